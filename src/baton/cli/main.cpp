@@ -1,0 +1,45 @@
+// baton: hosts several model engines on one GPU and shares it through a GPU turn.
+// main() only wires the verbs to the command line and maps failures to exit codes.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <stdexcept>
+
+#include "baton/cli/exit_codes.h"
+#include "baton/cli/repro_command.h"
+#include "baton/gpu/gpu_error.h"
+#include "baton/gpu/make_device.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"baton: several model engines, one GPU, a fair and healthy GPU turn"};
+  app.require_subcommand(1);
+  baton::ReproCommand repro;
+  CLI::App* repro_cmd = repro.attach(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return baton::kExitUsage;
+  }
+
+  try {
+    if (repro_cmd->parsed()) return repro.run();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "baton: " << e.what() << "\n";
+    return baton::kExitUsage;
+  } catch (const baton::BackendUnavailable& e) {
+    std::cerr << "baton: " << e.what() << "\n";
+    return baton::kExitUsage;
+  } catch (const baton::GpuError& e) {
+    std::cerr << "baton: " << e.what() << "\n";
+    return e.fatal() ? baton::kExitGpuFatal : baton::kExitFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "baton: " << e.what() << "\n";
+    return baton::kExitFailure;
+  }
+  return baton::kExitUsage;
+}

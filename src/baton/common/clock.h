@@ -1,0 +1,27 @@
+// Monotonic time for every measurement in baton: one clock, one duration type.
+// Thread-safety: stateless; safe from any thread.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+namespace baton {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+
+inline double seconds_between(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+inline double millis_between(TimePoint from, TimePoint to) {
+  return std::chrono::duration<double, std::milli>(to - from).count();
+}
+
+// Nanoseconds on the steady clock, for timestamps that travel through atomics.
+inline std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace baton

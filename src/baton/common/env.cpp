@@ -1,0 +1,23 @@
+#include "baton/common/env.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace baton {
+
+std::int64_t positive_int_from_env(const char* name, std::int64_t fallback) {
+  const char* raw = std::getenv(name);
+  if (raw == nullptr || *raw == '\0') return fallback;
+  std::string_view text(raw);
+  std::int64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
+    throw std::invalid_argument(std::string("[env] ") + name + "=" + raw +
+                                ": expected a positive integer");
+  }
+  return value;
+}
+
+}  // namespace baton

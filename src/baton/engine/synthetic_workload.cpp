@@ -1,0 +1,52 @@
+#include "baton/engine/synthetic_workload.h"
+
+#include <cblas.h>
+
+#include <random>
+#include <stdexcept>
+
+namespace baton {
+
+SyntheticShape SyntheticShape::decode_default() { return {BurstKind::decode, 32, 8, 1024, 512}; }
+
+SyntheticShape SyntheticShape::prefill_default(std::size_t tokens) {
+  return {BurstKind::prefill, 32, tokens == 0 ? 512 : tokens, 1024, 512};
+}
+
+SyntheticShape SyntheticShape::embed_default() { return {BurstKind::embed, 4, 64, 512, 512}; }
+
+SyntheticWorkload::SyntheticWorkload(SyntheticShape shape) : shape_(shape) {
+  if (shape_.layers == 0 || shape_.rows == 0 || shape_.k == 0 || shape_.n == 0) {
+    throw std::invalid_argument("[SyntheticWorkload] every dimension must be positive");
+  }
+  weights_.resize(shape_.layers * shape_.k * shape_.n);
+  input_.resize(shape_.rows * shape_.k);
+  output_.resize(shape_.rows * shape_.n);
+  // Small random values: the work must touch real, non-constant memory.
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<float> dist(-0.01f, 0.01f);
+  for (float& w : weights_) w = dist(rng);
+  for (float& x : input_) x = dist(rng);
+}
+
+void SyntheticWorkload::encode_burst(Stream& stream,
+                                     const std::function<void()>& between_layers) {
+  const int m = static_cast<int>(shape_.rows);
+  const int k = static_cast<int>(shape_.k);
+  const int n = static_cast<int>(shape_.n);
+  const std::size_t op_bytes = (shape_.k * shape_.n + shape_.rows * (shape_.k + shape_.n)) *
+                               sizeof(float);
+  for (std::size_t layer = 0; layer < shape_.layers; ++layer) {
+    const float* w = weights_.data() + layer * shape_.k * shape_.n;
+    const float* a = input_.data();
+    float* c = output_.data();
+    stream.encode(Op{[=] {
+                       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a,
+                                   k, w, n, 0.0f, c, n);
+                     },
+                     op_bytes});
+    if (layer + 1 < shape_.layers) between_layers();
+  }
+}
+
+}  // namespace baton

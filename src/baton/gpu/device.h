@@ -1,0 +1,48 @@
+// Device: one accelerator as baton sees it: a factory of streams, the process-wide
+// default stream, and the overlap meter every stream reports to.
+// A backend (cpu/, cuda/, a future metal/) derives from it and its Stream.
+// Thread-safety: create_stream() and the accessors are thread-safe; the default stream
+// follows Stream's rules (its owner is whoever holds the GPU turn, or the embedding
+// executor).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "baton/gpu/commit_limits.h"
+#include "baton/gpu/overlap_meter.h"
+#include "baton/gpu/stream.h"
+
+namespace baton {
+
+class Device {
+ public:
+  explicit Device(CommitLimits limits) : limits_(limits) {}
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  virtual std::string_view backend() const = 0;
+  // A new stream, owned by the caller, that reports to overlap(). Must not outlive the device.
+  std::unique_ptr<Stream> create_stream(std::string name) {
+    return make_stream(next_stream_id_.fetch_add(1), std::move(name));
+  }
+  Stream& default_stream() { return *default_stream_; }
+  OverlapMeter& overlap() { return overlap_; }
+  const CommitLimits& limits() const { return limits_; }
+
+ protected:
+  virtual std::unique_ptr<Stream> make_stream(StreamId id, std::string name) = 0;
+  // Derived constructors call this once, after they can make streams.
+  void create_default_stream() { default_stream_ = create_stream("default"); }
+
+ private:
+  const CommitLimits limits_;
+  std::atomic<StreamId> next_stream_id_{0};
+  OverlapMeter overlap_;                    // declared before any stream that reports to it
+  std::unique_ptr<Stream> default_stream_;  // destroyed before overlap_
+};
+
+}  // namespace baton

@@ -1,0 +1,99 @@
+// Stream: an in-order queue of device work, owned by one engine thread.
+//
+// Work is encoded op by op into an open command buffer, which is committed (handed to
+// the device) when it reaches CommitLimits (ops or bytes) or at an explicit commit().
+// Committed buffers execute asynchronously and in order; each commit and completion is
+// timestamped, and the busy/idle transitions go to a StreamObserver (the overlap meter).
+// The first error of any buffer is kept; later buffers are skipped but still completed,
+// so a failure never turns into a second hang; the error is raised at the next
+// synchronize() (or taken by whoever drains the stream).
+//
+// Thread-safety: encode(), commit() and synchronize() belong to the owning thread.
+// wait_idle(), take_error(), stats(), id() and name() are safe from any thread.
+// Backends implement submit(); complete() may be called from any thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "baton/gpu/command_buffer.h"
+#include "baton/gpu/commit_limits.h"
+#include "baton/gpu/gpu_error.h"
+#include "baton/gpu/stream_observer.h"
+
+namespace baton {
+
+struct StreamStats {
+  std::size_t in_flight = 0;        // committed, not yet completed
+  double oldest_age_s = 0.0;        // age of the oldest in-flight buffer; 0 when idle
+  std::uint64_t committed = 0;      // buffers committed so far
+  std::uint64_t completed = 0;
+  std::uint64_t ops_committed = 0;
+  std::optional<TimePoint> last_commit;
+  std::optional<TimePoint> last_completion;
+};
+
+class Stream {
+ public:
+  Stream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer);
+  virtual ~Stream() = default;
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  StreamId id() const noexcept { return id_; }
+  const std::string& name() const noexcept { return name_; }
+  const CommitLimits& limits() const noexcept { return limits_; }
+
+  // Owner thread. Appends `op` to the open buffer; commits when a cap is reached.
+  void encode(Op op);
+  // Owner thread. Commits the open buffer if it holds any op.
+  void commit();
+  // Owner thread. Commits, waits for all committed work, throws the first GpuError.
+  void synchronize();
+
+  // Any thread. Waits until every committed buffer has completed; errors stay pending.
+  void wait_idle();
+  // Any thread. Returns and clears the first unconsumed error.
+  [[nodiscard]] std::optional<GpuError> take_error();
+  // Any thread. Waits for committed work, then throws the first unconsumed error.
+  void drain();
+  StreamStats stats(TimePoint now = Clock::now()) const;
+
+ protected:
+  // Backend: execute `buffer` asynchronously after every earlier one, then complete().
+  virtual void submit(CommandBuffer buffer) = 0;
+  // Backend: buffer `buffer_id` (always the oldest in flight) has finished.
+  void complete(std::uint64_t buffer_id, std::optional<GpuError> error);
+  // True while an error is pending: a backend skips the ops of later buffers.
+  bool failed() const;
+
+ private:
+  struct InFlight {
+    std::uint64_t id;
+    TimePoint committed_at;
+  };
+
+  const StreamId id_;
+  const std::string name_;
+  const CommitLimits limits_;
+  StreamObserver* const observer_;  // may be null
+
+  CommandBuffer open_;           // owner thread only
+  std::uint64_t next_buffer_ = 1;  // owner thread only
+
+  mutable std::mutex mu_;
+  std::condition_variable idle_cv_;
+  std::deque<InFlight> in_flight_;      // guarded by mu_
+  std::optional<GpuError> error_;       // guarded by mu_
+  std::uint64_t committed_ = 0;         // guarded by mu_
+  std::uint64_t completed_ = 0;         // guarded by mu_
+  std::uint64_t ops_committed_ = 0;     // guarded by mu_
+  std::optional<TimePoint> last_commit_;      // guarded by mu_
+  std::optional<TimePoint> last_completion_;  // guarded by mu_
+};
+
+}  // namespace baton

@@ -1,0 +1,34 @@
+// ReproOptions: what one `baton repro` run does (backend, turn policy, engines, time).
+// Thread-safety: plain values and pure parsing functions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/engine/synthetic_workload.h"
+#include "baton/turn/turn_options.h"
+
+namespace baton {
+
+struct ReproEngine {
+  std::string name;  // e.g. "decode-1", "prefill-1"
+  SyntheticShape shape;
+};
+
+struct ReproOptions {
+  std::string backend = "cpu";
+  TurnOptions turn;
+  std::vector<ReproEngine> engines;
+  double duration_s = 5.0;
+  std::uint64_t seed = 1;
+  bool json = false;
+  bool compare = false;  // run the engines solo and under every policy, side by side
+};
+
+// Parses "decode", "prefill[:TOKENS]" or "embed"; names engines by kind and count.
+// Throws std::invalid_argument with a message for the user.
+std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& specs);
+
+}  // namespace baton

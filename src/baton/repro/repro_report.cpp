@@ -1,0 +1,119 @@
+#include "baton/repro/repro_report.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+namespace baton {
+namespace {
+
+nlohmann::json latency_json(const LatencySummary& s) {
+  return {{"p50", s.p50}, {"p99", s.p99}, {"mean", s.mean}, {"max", s.max}};
+}
+
+std::string scenario_name(const ReproResult& run) {
+  if (run.turn.policy == TurnPolicy::concurrent) return "concurrent";
+  std::string name = fmt::format("serialize/{}", to_string(run.turn.quantum));
+  if (run.turn.decode_first) name += "+decode-first";
+  return name;
+}
+
+const ClientTurnStats* client_stats(const ReproResult& run, const std::string& name) {
+  for (const auto& c : run.turn_stats.clients) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+void print_engine_rows(std::ostream& out, const ReproResult& run, const std::string& scenario,
+                       const std::vector<ReproResult>* solo) {
+  bool first = true;
+  for (const EngineResult& e : run.engines) {
+    const double base = solo != nullptr ? solo_p50_ms(*solo, e.name) : 0.0;
+    const ClientTurnStats* c = client_stats(run, e.name);
+    fmt::print(out, "{:<24} {:<11} {:>7} {:>9.3f} {:>9.3f} {:>8} {:>9.2f}\n",
+               first ? scenario : "", e.name, e.steps, e.step_ms.p50, e.step_ms.p99,
+               base > 0 ? fmt::format("{:.2f}x", e.step_ms.p50 / base) : "-",
+               c != nullptr ? c->wait_s : 0.0);
+    first = false;
+  }
+}
+
+void print_header(std::ostream& out) {
+  fmt::print(out, "{:<24} {:<11} {:>7} {:>9} {:>9} {:>8} {:>9}\n", "scenario", "engine",
+             "steps", "p50 ms", "p99 ms", "vs solo", "wait s");
+}
+
+void print_footer(std::ostream& out, const ReproResult& run, const std::vector<ReproResult>* solo) {
+  fmt::print(out, "{:<24} overlap {:.3f} s ({} episodes), hand-overs {} (p50 {:.1f} us, p99 {:.1f} us)",
+             "", run.overlap_s, run.overlap_episodes, run.turn_stats.handovers,
+             run.turn_stats.handover_us.p50, run.turn_stats.handover_us.p99);
+  if (solo != nullptr) fmt::print(out, ", aggregate {:.2f}", aggregate_throughput(run, *solo));
+  fmt::print(out, "\n");
+}
+
+}  // namespace
+
+nlohmann::json to_json(const ReproResult& run) {
+  nlohmann::json engines = nlohmann::json::array();
+  for (const EngineResult& e : run.engines) {
+    nlohmann::json entry = {{"name", e.name},
+                            {"kind", std::string(to_string(e.kind))},
+                            {"steps", e.steps},
+                            {"steps_per_s", e.steps_per_s},
+                            {"failed_requests", e.failed_requests},
+                            {"step_ms", latency_json(e.step_ms)}};
+    if (const ClientTurnStats* c = client_stats(run, e.name)) {
+      entry["turn"] = {{"acquisitions", c->acquisitions}, {"handovers_in", c->handovers_in},
+                       {"yields", c->yields},             {"wait_s", c->wait_s},
+                       {"hold_s", c->hold_s}};
+    }
+    engines.push_back(std::move(entry));
+  }
+  return {{"backend", run.backend},
+          {"policy", std::string(to_string(run.turn.policy))},
+          {"quantum", std::string(to_string(run.turn.quantum))},
+          {"decode_first", run.turn.decode_first},
+          {"duration_s", run.duration_s},
+          {"overlap_s", run.overlap_s},
+          {"overlap_episodes", run.overlap_episodes},
+          {"engines", std::move(engines)},
+          {"turn",
+           {{"handovers", run.turn_stats.handovers},
+            {"handover_us_p50", run.turn_stats.handover_us.p50},
+            {"handover_us_p99", run.turn_stats.handover_us.p99}}}};
+}
+
+nlohmann::json to_json(const ReproComparison& comparison) {
+  nlohmann::json solo = nlohmann::json::array();
+  for (const ReproResult& run : comparison.solo) solo.push_back(to_json(run));
+  nlohmann::json runs = nlohmann::json::array();
+  for (const ReproResult& run : comparison.runs) {
+    nlohmann::json entry = to_json(run);
+    entry["aggregate"] = aggregate_throughput(run, comparison.solo);
+    runs.push_back(std::move(entry));
+  }
+  return {{"solo", std::move(solo)}, {"runs", std::move(runs)}};
+}
+
+void print_table(std::ostream& out, const ReproResult& run) {
+  fmt::print(out, "baton repro: backend {}, {:.1f} s\n", run.backend, run.duration_s);
+  print_header(out);
+  print_engine_rows(out, run, scenario_name(run), nullptr);
+  print_footer(out, run, nullptr);
+}
+
+void print_table(std::ostream& out, const ReproComparison& comparison) {
+  const ReproResult& any = comparison.runs.empty() ? comparison.solo.front() : comparison.runs.front();
+  fmt::print(out, "baton repro --compare: backend {}, {:.1f} s per scenario\n", any.backend,
+             any.duration_s);
+  print_header(out);
+  for (const ReproResult& run : comparison.solo) {
+    print_engine_rows(out, run, "solo", &comparison.solo);
+  }
+  for (const ReproResult& run : comparison.runs) {
+    print_engine_rows(out, run, scenario_name(run), &comparison.solo);
+    print_footer(out, run, &comparison.solo);
+  }
+}
+
+}  // namespace baton

@@ -1,0 +1,71 @@
+// GpuTurn: the process-wide arbiter that decides which engine may put work on the device.
+//
+// Lifecycle of the turn (serialize):
+//   free ──acquire──> held(client, depth 1) ──re-entrant acquire──> held(depth n+1)
+//   held ──release at depth 1──> drain holder's stream + default stream
+//        ──> hand over to the first waiter (held by it) or free ──> raise the drain error
+//   held ──yield_point with a waiter──> drain ──> hand over ──> wait in line ──> held
+// Under `concurrent` every call returns at once and nothing is drained.
+//
+// Clients are registered before the engines start; each names the stream its bursts
+// encode on. A client id is used from one thread at a time (its engine's thread).
+// Thread-safety: acquire/release/yield_point are called concurrently by engine threads;
+// release() and yield_point() only by the thread that holds the turn.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "baton/gpu/stream.h"
+#include "baton/turn/burst_kind.h"
+#include "baton/turn/turn_metrics.h"
+
+namespace baton {
+
+class GpuTurn {
+ public:
+  virtual ~GpuTurn() = default;
+
+  virtual std::string_view policy_name() const = 0;
+  // Before any acquire(): a client whose bursts encode on `stream`.
+  virtual TurnClientId register_client(std::string name, Stream& stream) = 0;
+  // Blocks until `client` holds the turn. Re-entrant on the holding thread.
+  virtual void acquire(TurnClientId client, BurstKind kind) = 0;
+  // Holder thread. At depth 1: drains, hands the turn over, then throws the first
+  // GpuError the drain saw. The turn has moved on even when it throws.
+  virtual void release(TurnClientId client) = 0;
+  // Holder thread, on an error path: as release(), but drain errors stay pending on
+  // their streams for the next synchronize (never lost).
+  virtual void release_quietly(TurnClientId client) noexcept = 0;
+  // Holder thread, between layers of a burst: hands over if the quantum says so.
+  // Returns with the turn held again; throws a drain error after re-acquiring.
+  virtual void yield_point(TurnClientId client) = 0;
+  virtual TurnStats stats() const = 0;
+};
+
+// Holds the turn for one burst (RAII). release() raises drain errors; the destructor,
+// reached on an error path, releases quietly.
+class TurnHold {
+ public:
+  TurnHold(GpuTurn& turn, TurnClientId client, BurstKind kind) : turn_(turn), client_(client) {
+    turn_.acquire(client_, kind);
+  }
+  ~TurnHold() {
+    if (held_) turn_.release_quietly(client_);
+  }
+  TurnHold(const TurnHold&) = delete;
+  TurnHold& operator=(const TurnHold&) = delete;
+
+  void yield_point() { turn_.yield_point(client_); }
+  void release() {
+    held_ = false;
+    turn_.release(client_);
+  }
+
+ private:
+  GpuTurn& turn_;
+  TurnClientId client_;
+  bool held_ = true;
+};
+
+}  // namespace baton

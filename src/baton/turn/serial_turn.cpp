@@ -1,0 +1,158 @@
+#include "baton/turn/serial_turn.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "baton/common/clock.h"
+
+namespace baton {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+}  // namespace
+
+SerialTurn::SerialTurn(Stream& default_stream, TurnOptions options)
+    : default_stream_(default_stream), options_(options) {}
+
+TurnClientId SerialTurn::register_client(std::string name, Stream& stream) {
+  auto client = std::make_unique<Client>();
+  client->stream = &stream;
+  clients_.push_back(std::move(client));
+  return metrics_.add_client(std::move(name));
+}
+
+void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
+  Client& client = *clients_.at(id);
+  const std::int64_t asked_at = now_ns();
+  {
+    std::lock_guard lock(mu_);
+    if (holder_ && holder_thread_ == std::this_thread::get_id()) {
+      ++depth_;  // re-entrant: the holder's thread keeps the turn
+      return;
+    }
+    if (!holder_) {
+      assert(waiters_.empty());
+      holder_ = id;
+      holder_thread_ = std::this_thread::get_id();
+      holder_kind_ = kind;
+      depth_ = 1;
+      hold_start_ns_ = asked_at;
+      metrics_.record_acquire(id, 0);
+      return;
+    }
+    enqueue_locked(id, kind);
+  }
+  wait_for_grant(client);
+  const std::int64_t running_at = now_ns();
+  hold_start_ns_ = running_at;
+  metrics_.record_acquire(id, running_at - asked_at);
+  metrics_.record_handover(id, running_at - client.granted_at_ns.load(std::memory_order_relaxed));
+}
+
+void SerialTurn::enqueue_locked(TurnClientId id, BurstKind kind) {
+  Client& client = *clients_[id];
+  assert(std::find(waiters_.begin(), waiters_.end(), id) == waiters_.end() &&
+         "a client waits from one thread at a time");
+  client.waiting_kind = kind;
+  client.waiting_thread = std::this_thread::get_id();
+  auto position = waiters_.end();
+  if (options_.decode_first && kind == BurstKind::decode) {
+    // Behind every waiting decode burst, ahead of every other waiter.
+    position = std::find_if(waiters_.begin(), waiters_.end(), [this](TurnClientId w) {
+      return clients_[w]->waiting_kind != BurstKind::decode;
+    });
+  }
+  waiters_.insert(position, id);
+  waiting_.fetch_add(1, std::memory_order_release);
+}
+
+void SerialTurn::wait_for_grant(Client& client) const {
+  const std::int64_t spin_until =
+      now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.spin).count();
+  while (client.granted.load(std::memory_order_acquire) == 0) {
+    if (now_ns() >= spin_until) {
+      client.granted.wait(0, std::memory_order_acquire);
+    } else {
+      cpu_relax();
+    }
+  }
+  client.granted.store(0, std::memory_order_relaxed);
+}
+
+void SerialTurn::release(TurnClientId id) {
+  assert(depth_ > 0);
+  if (--depth_ > 0) return;
+  if (auto error = hand_over(id, /*take_errors=*/true)) throw *error;
+}
+
+void SerialTurn::release_quietly(TurnClientId id) noexcept {
+  assert(depth_ > 0);
+  if (--depth_ > 0) return;
+  (void)hand_over(id, /*take_errors=*/false);
+}
+
+std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors) noexcept {
+  std::optional<GpuError> error = drain(*clients_[id], take_errors);
+  metrics_.record_hold(id, now_ns() - hold_start_ns_);
+  pass_turn();
+  return error;
+}
+
+std::optional<GpuError> SerialTurn::drain(Client& client, bool take_errors) noexcept {
+  client.stream->commit();
+  client.stream->wait_idle();
+  default_stream_.wait_idle();
+  if (!take_errors) return std::nullopt;
+  std::optional<GpuError> error = client.stream->take_error();
+  std::optional<GpuError> default_error = default_stream_.take_error();
+  return error ? error : default_error;
+}
+
+void SerialTurn::pass_turn() {
+  Client* next = nullptr;
+  {
+    std::lock_guard lock(mu_);
+    if (waiters_.empty()) {
+      holder_.reset();
+      holder_thread_ = std::thread::id();
+      depth_ = 0;
+      return;
+    }
+    const TurnClientId next_id = waiters_.front();
+    waiters_.pop_front();
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
+    next = clients_[next_id].get();
+    holder_ = next_id;
+    holder_thread_ = next->waiting_thread;
+    holder_kind_ = next->waiting_kind;
+    depth_ = 1;
+  }
+  next->granted_at_ns.store(now_ns(), std::memory_order_relaxed);
+  next->granted.store(1, std::memory_order_release);
+  next->granted.notify_one();
+}
+
+void SerialTurn::yield_point(TurnClientId id) {
+  if (options_.quantum != Quantum::layer || holder_kind_ != BurstKind::prefill) return;
+  Client& client = *clients_[id];
+  // Keep at most one layer in flight, so a waiter never waits for more than one.
+  client.stream->synchronize();
+  if (waiting_.load(std::memory_order_acquire) == 0) return;
+  const int saved_depth = depth_;
+  const BurstKind kind = holder_kind_;
+  depth_ = 1;
+  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true);
+  metrics_.record_yield(id);
+  acquire(id, kind);
+  depth_ = saved_depth;
+  if (error) throw *error;
+}
+
+}  // namespace baton

@@ -1,0 +1,53 @@
+#include "baton/turn/turn_metrics.h"
+
+namespace baton {
+
+TurnClientId TurnMetrics::add_client(std::string name) {
+  auto counters = std::make_unique<Counters>();
+  counters->name = std::move(name);
+  clients_.push_back(std::move(counters));
+  return static_cast<TurnClientId>(clients_.size() - 1);
+}
+
+void TurnMetrics::record_acquire(TurnClientId client, std::int64_t wait_ns) {
+  Counters& c = *clients_.at(client);
+  c.acquisitions.fetch_add(1, std::memory_order_relaxed);
+  if (wait_ns > 0) c.wait_ns.fetch_add(wait_ns, std::memory_order_relaxed);
+}
+
+void TurnMetrics::record_handover(TurnClientId client, std::int64_t latency_ns) {
+  clients_.at(client)->handovers_in.fetch_add(1, std::memory_order_relaxed);
+  std::lock_guard lock(samples_mu_);
+  ++handovers_;
+  if (handover_us_.size() < kMaxHandoverSamples) {
+    handover_us_.push_back(static_cast<double>(latency_ns) / 1000.0);
+  }
+}
+
+void TurnMetrics::record_hold(TurnClientId client, std::int64_t hold_ns) {
+  clients_.at(client)->hold_ns.fetch_add(hold_ns, std::memory_order_relaxed);
+}
+
+void TurnMetrics::record_yield(TurnClientId client) {
+  clients_.at(client)->yields.fetch_add(1, std::memory_order_relaxed);
+}
+
+TurnStats TurnMetrics::snapshot() const {
+  TurnStats stats;
+  for (const auto& c : clients_) {
+    ClientTurnStats s;
+    s.name = c->name;
+    s.acquisitions = c->acquisitions.load(std::memory_order_relaxed);
+    s.handovers_in = c->handovers_in.load(std::memory_order_relaxed);
+    s.yields = c->yields.load(std::memory_order_relaxed);
+    s.wait_s = static_cast<double>(c->wait_ns.load(std::memory_order_relaxed)) * 1e-9;
+    s.hold_s = static_cast<double>(c->hold_ns.load(std::memory_order_relaxed)) * 1e-9;
+    stats.clients.push_back(std::move(s));
+  }
+  std::lock_guard lock(samples_mu_);
+  stats.handovers = handovers_;
+  stats.handover_us = summarize(handover_us_);
+  return stats;
+}
+
+}  // namespace baton

@@ -1,0 +1,63 @@
+// TurnMetrics: what the GPU turn counts per client (acquisitions, hand-overs received,
+// wait and hold time) and for the whole turn (hand-overs and their latency).
+// Thread-safety: record_*() are thread-safe and cheap (relaxed atomics on a per-client
+// cache line; hand-over samples under a small mutex). add_client() must happen before
+// any record_*() or snapshot() runs concurrently.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "baton/common/percentiles.h"
+
+namespace baton {
+
+using TurnClientId = std::uint32_t;
+
+struct ClientTurnStats {
+  std::string name;
+  std::uint64_t acquisitions = 0;  // non-re-entrant acquires
+  std::uint64_t handovers_in = 0;  // acquires that had to wait for another holder
+  std::uint64_t yields = 0;        // quantum hand-overs at a yield point
+  double wait_s = 0.0;
+  double hold_s = 0.0;
+};
+
+struct TurnStats {
+  std::vector<ClientTurnStats> clients;
+  std::uint64_t handovers = 0;
+  LatencySummary handover_us;  // from the releaser's grant to the waiter running
+};
+
+class TurnMetrics {
+ public:
+  TurnClientId add_client(std::string name);
+  void record_acquire(TurnClientId client, std::int64_t wait_ns);
+  void record_handover(TurnClientId client, std::int64_t latency_ns);
+  void record_hold(TurnClientId client, std::int64_t hold_ns);
+  void record_yield(TurnClientId client);
+  TurnStats snapshot() const;
+
+ private:
+  struct alignas(64) Counters {
+    std::string name;
+    std::atomic<std::uint64_t> acquisitions{0};
+    std::atomic<std::uint64_t> handovers_in{0};
+    std::atomic<std::uint64_t> yields{0};
+    std::atomic<std::int64_t> wait_ns{0};
+    std::atomic<std::int64_t> hold_ns{0};
+  };
+  // Bounds memory on long runs; the first samples are representative of a steady state.
+  static constexpr std::size_t kMaxHandoverSamples = 1 << 20;
+
+  std::vector<std::unique_ptr<Counters>> clients_;  // fixed once the turn is in use
+  mutable std::mutex samples_mu_;
+  std::uint64_t handovers_ = 0;          // guarded by samples_mu_
+  std::vector<double> handover_us_;      // guarded by samples_mu_
+};
+
+}  // namespace baton

@@ -1,0 +1,32 @@
+#include "baton/turn/turn_options.h"
+
+#include "baton/common/env.h"
+
+namespace baton {
+
+TurnOptions TurnOptions::with_env_defaults() {
+  TurnOptions options;
+  options.spin = std::chrono::microseconds(
+      positive_int_from_env("BATON_TURN_SPIN_US", options.spin.count()));
+  return options;
+}
+
+std::optional<TurnPolicy> parse_turn_policy(std::string_view name) {
+  if (name == "concurrent") return TurnPolicy::concurrent;
+  if (name == "serialize") return TurnPolicy::serialize;
+  return std::nullopt;
+}
+
+std::optional<Quantum> parse_quantum(std::string_view name) {
+  if (name == "burst") return Quantum::burst;
+  if (name == "layer") return Quantum::layer;
+  return std::nullopt;
+}
+
+std::string_view to_string(TurnPolicy policy) {
+  return policy == TurnPolicy::serialize ? "serialize" : "concurrent";
+}
+
+std::string_view to_string(Quantum quantum) { return quantum == Quantum::layer ? "layer" : "burst"; }
+
+}  // namespace baton

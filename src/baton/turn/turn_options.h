@@ -1,0 +1,36 @@
+// TurnOptions: which GPU turn policy runs and how its quantum behaves.
+// Thread-safety: a plain value.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string_view>
+
+namespace baton {
+
+enum class TurnPolicy {
+  concurrent,  // no arbitration: every engine submits whenever it likes (today's design)
+  serialize,   // one holder at a time, FIFO, drained before every hand-over
+};
+
+enum class Quantum {
+  burst,  // the turn is held for a whole burst
+  layer,  // a prefill chunk hands the turn over at each layer boundary when someone waits
+};
+
+struct TurnOptions {
+  TurnPolicy policy = TurnPolicy::concurrent;
+  Quantum quantum = Quantum::burst;
+  bool decode_first = false;  // waiting decode bursts go before waiting prefill chunks
+  // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
+  std::chrono::microseconds spin{50};
+
+  static TurnOptions with_env_defaults();
+};
+
+std::optional<TurnPolicy> parse_turn_policy(std::string_view name);
+std::optional<Quantum> parse_quantum(std::string_view name);
+std::string_view to_string(TurnPolicy policy);
+std::string_view to_string(Quantum quantum);
+
+}  // namespace baton

@@ -1,0 +1,190 @@
+#include "baton/gpu/stream.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+#include "baton/gpu/cpu/cpu_device.h"
+#include "test_util.h"
+
+namespace baton {
+namespace {
+
+using testing::Gate;
+
+Op nop(std::size_t bytes = 0) { return Op{[] {}, bytes}; }
+
+TEST(Stream, CommitsWhenTheOpsCapIsReached) {
+  cpu::CpuDevice device(CommitLimits{3, std::size_t{1} << 30});
+  auto stream = device.create_stream("s");
+  for (int i = 0; i < 7; ++i) stream->encode(nop());
+  EXPECT_EQ(stream->stats().committed, 2u);  // 3 + 3; one op still open
+  stream->synchronize();
+  const StreamStats s = stream->stats();
+  EXPECT_EQ(s.committed, 3u);
+  EXPECT_EQ(s.completed, 3u);
+  EXPECT_EQ(s.ops_committed, 7u);
+}
+
+TEST(Stream, CommitsWhenTheBytesCapIsReached) {
+  cpu::CpuDevice device(CommitLimits{1000, 10});
+  auto stream = device.create_stream("s");
+  stream->encode(nop(4));
+  stream->encode(nop(4));
+  EXPECT_EQ(stream->stats().committed, 0u);
+  stream->encode(nop(4));  // 12 bytes >= 10
+  EXPECT_EQ(stream->stats().committed, 1u);
+  stream->encode(nop(1));
+  stream->commit();  // explicit commit of a partial buffer
+  EXPECT_EQ(stream->stats().committed, 2u);
+  stream->commit();  // nothing open: no empty buffer
+  EXPECT_EQ(stream->stats().committed, 2u);
+  stream->synchronize();
+}
+
+TEST(CommitLimits, DefaultsAndEnvironmentOverrides) {
+  unsetenv("BATON_MAX_OPS_PER_BUFFER");
+  unsetenv("BATON_MAX_MB_PER_BUFFER");
+  EXPECT_EQ(CommitLimits::from_env().max_ops, 50u);
+  EXPECT_EQ(CommitLimits::from_env().max_bytes, std::size_t{50} << 20);
+  setenv("BATON_MAX_OPS_PER_BUFFER", "7", 1);
+  setenv("BATON_MAX_MB_PER_BUFFER", "3", 1);
+  EXPECT_EQ(CommitLimits::from_env().max_ops, 7u);
+  EXPECT_EQ(CommitLimits::from_env().max_bytes, std::size_t{3} << 20);
+  setenv("BATON_MAX_OPS_PER_BUFFER", "seven", 1);
+  EXPECT_THROW(CommitLimits::from_env(), std::invalid_argument);
+  setenv("BATON_MAX_OPS_PER_BUFFER", "0", 1);
+  EXPECT_THROW(CommitLimits::from_env(), std::invalid_argument);
+  unsetenv("BATON_MAX_OPS_PER_BUFFER");
+  unsetenv("BATON_MAX_MB_PER_BUFFER");
+}
+
+TEST(Stream, CommitReturnsBeforeTheWorkRunsAndStatsShowIt) {
+  cpu::CpuDevice device(CommitLimits{});
+  auto stream = device.create_stream("s");
+  Gate gate;
+  stream->encode(gate.op());
+  stream->commit();  // must not block on the gated op
+  stream->encode(nop());
+  stream->commit();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  StreamStats s = stream->stats();
+  EXPECT_EQ(s.in_flight, 2u);
+  EXPECT_GE(s.oldest_age_s, 0.004);
+  EXPECT_TRUE(s.last_commit.has_value());
+  EXPECT_FALSE(s.last_completion.has_value());
+  gate.open();
+  stream->synchronize();
+  s = stream->stats();
+  EXPECT_EQ(s.in_flight, 0u);
+  EXPECT_EQ(s.oldest_age_s, 0.0);
+  EXPECT_TRUE(s.last_completion.has_value());
+}
+
+TEST(Stream, ExecutesBuffersInOrderOffTheEncodingThread) {
+  cpu::CpuDevice device(CommitLimits{2, std::size_t{1} << 30});
+  auto stream = device.create_stream("s");
+  std::vector<int> order;  // written only by the executor, read after synchronize
+  std::thread::id executor;
+  for (int i = 0; i < 20; ++i) {
+    stream->encode(Op{[&order, &executor, i] {
+      order.push_back(i);
+      executor = std::this_thread::get_id();
+    }});
+  }
+  stream->synchronize();
+  ASSERT_EQ(order.size(), 20u);
+  for (int i = 0; i < 20; ++i) EXPECT_EQ(order[static_cast<std::size_t>(i)], i);
+  EXPECT_NE(executor, std::this_thread::get_id());
+}
+
+TEST(Stream, FirstErrorIsRaisedAtSynchronizeAndLaterBuffersAreSkipped) {
+  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30});
+  auto stream = device.create_stream("s");
+  bool later_ran = false;
+  stream->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "first"); }});
+  stream->encode(Op{[] { throw GpuError(GpuErrorClass::timeout, "test", "second"); }});
+  stream->encode(Op{[&later_ran] { later_ran = true; }});
+  try {
+    stream->synchronize();
+    FAIL() << "synchronize did not raise";
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.error_class(), GpuErrorClass::hang);
+    EXPECT_NE(std::string(e.what()).find("first"), std::string::npos);
+  }
+  EXPECT_FALSE(later_ran);
+  EXPECT_EQ(stream->stats().completed, 3u);  // skipped buffers still complete
+  EXPECT_NO_THROW(stream->synchronize());    // the error was consumed
+  stream->encode(Op{[&later_ran] { later_ran = true; }});
+  stream->synchronize();
+  EXPECT_TRUE(later_ran);  // the stream works again
+}
+
+TEST(Stream, OtherExceptionsBecomeGpuErrorsOfClassOther) {
+  cpu::CpuDevice device(CommitLimits{});
+  auto stream = device.create_stream("s");
+  stream->encode(Op{[] { throw std::runtime_error("boom"); }});
+  try {
+    stream->synchronize();
+    FAIL();
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.error_class(), GpuErrorClass::other);
+    EXPECT_NE(std::string(e.what()).find("boom"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("cpu::Stream s"), std::string::npos);
+  }
+}
+
+TEST(Stream, DrainFromAnotherThreadTakesTheError) {
+  cpu::CpuDevice device(CommitLimits{});
+  Stream& stream = device.default_stream();
+  stream.encode(Op{[] { throw GpuError(GpuErrorClass::submissions_ignored, "test", "x"); }});
+  stream.commit();
+  std::thread other([&stream] {
+    try {
+      stream.drain();
+      ADD_FAILURE() << "drain did not raise";
+    } catch (const GpuError& e) {
+      EXPECT_TRUE(e.fatal());
+    }
+  });
+  other.join();
+  EXPECT_NO_THROW(stream.synchronize());
+}
+
+TEST(Stream, TwoStreamsRunAtOnceAndTheMeterSeesIt) {
+  cpu::CpuDevice device(CommitLimits{});
+  auto a = device.create_stream("a");
+  auto b = device.create_stream("b");
+  Gate gate;
+  a->encode(gate.op());
+  a->commit();
+  b->encode(gate.op());
+  b->commit();
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  gate.open();
+  a->synchronize();
+  b->synchronize();
+  const OverlapReading r = device.overlap().read();
+  EXPECT_GE(r.overlap_s, 0.004);
+  EXPECT_EQ(r.max_busy, 2u);
+  EXPECT_EQ(r.busy_now, 0u);
+}
+
+TEST(Stream, DestructorFinishesCommittedWork) {
+  cpu::CpuDevice device(CommitLimits{});
+  int ran = 0;
+  {
+    auto stream = device.create_stream("s");
+    for (int i = 0; i < 5; ++i) {
+      stream->encode(Op{[&ran] { ++ran; }});
+      stream->commit();
+    }
+  }
+  EXPECT_EQ(ran, 5);
+  EXPECT_EQ(device.overlap().read().busy_now, 0u);
+}
+
+}  // namespace
+}  // namespace baton

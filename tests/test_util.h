@@ -1,0 +1,39 @@
+// Helpers shared by the tests: a gate that device work can wait on, and polling with a
+// deadline (tests never sleep for a fixed time to "let things happen").
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <thread>
+
+#include "baton/gpu/command_buffer.h"
+
+namespace baton::testing {
+
+// Device work that blocks until open() is called: keeps a buffer in flight on purpose.
+class Gate {
+ public:
+  Gate() : opened_(promise_.get_future().share()) {}
+  void open() { promise_.set_value(); }
+  Op op(std::size_t bytes = 0) const {
+    return Op{[f = opened_] { f.wait(); }, bytes};
+  }
+
+ private:
+  std::promise<void> promise_;
+  std::shared_future<void> opened_;
+};
+
+// Polls `condition` until it holds or `timeout` passes; returns its last value.
+inline bool eventually(const std::function<bool()>& condition,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  return true;
+}
+
+}  // namespace baton::testing
