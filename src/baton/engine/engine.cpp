@@ -59,13 +59,17 @@ Engine::Engine(std::string name, std::unique_ptr<Workload> workload, Worker& sha
 Engine::~Engine() {
   stop();
   // Jobs on a shared worker still point at this engine; they fail fast once stopped.
-  for (auto n = pending_jobs_.load(); n != 0; n = pending_jobs_.load()) pending_jobs_.wait(n);
+  std::unique_lock lock(jobs_mu_);
+  jobs_cv_.wait(lock, [this] { return pending_jobs_ == 0; });
 }
 
 std::future<RequestResult> Engine::submit(Request request) {
   auto job = std::make_unique<RequestJob>(*this, request);
   auto future = job->future();
-  pending_jobs_.fetch_add(1);
+  {
+    std::lock_guard lock(jobs_mu_);
+    ++pending_jobs_;
+  }
   if (stopped_.load(std::memory_order_acquire)) {
     job->cancel();
   } else {
@@ -85,8 +89,10 @@ EngineStats Engine::stats() const {
 }
 
 void Engine::job_finished() {
-  pending_jobs_.fetch_sub(1);
-  pending_jobs_.notify_all();
+  // Notified under the lock: the destructor may free the engine as soon as it sees 0.
+  std::lock_guard lock(jobs_mu_);
+  --pending_jobs_;
+  jobs_cv_.notify_all();
 }
 
 void Engine::count_failure() {

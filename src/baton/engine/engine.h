@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <future>
 #include <memory>
 #include <mutex>
@@ -68,7 +69,9 @@ class Engine {
   GpuTurn& turn_;
   TurnClientId client_;
   std::atomic<bool> stopped_{false};
-  std::atomic<std::uint32_t> pending_jobs_{0};  // posted and not yet finished
+  std::mutex jobs_mu_;
+  std::condition_variable jobs_cv_;
+  std::uint32_t pending_jobs_ = 0;  // posted and not yet finished; guarded by jobs_mu_
 
   mutable std::mutex stats_mu_;
   EngineStats stats_;  // guarded by stats_mu_

@@ -25,6 +25,7 @@ void Worker::stop() {
     stopping_ = true;
   }
   thread_.request_stop();
+  std::lock_guard join_lock(join_mu_);
   if (thread_.joinable()) thread_.join();
 }
 

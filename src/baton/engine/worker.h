@@ -36,7 +36,7 @@ class Worker {
   // Queues `job`; when the worker is stopping, cancels it at once instead.
   void post(std::unique_ptr<Job> job);
   // Stops: the running job is asked to stop, queued jobs are cancelled, the thread joins.
-  // Idempotent.
+  // Idempotent and thread-safe; must not be called from a job.
   void stop();
 
  private:
@@ -47,6 +47,7 @@ class Worker {
   std::condition_variable_any cv_;
   std::deque<std::unique_ptr<Job>> jobs_;  // guarded by mu_
   bool stopping_ = false;                  // guarded by mu_
+  std::mutex join_mu_;                     // one joiner at a time
   std::jthread thread_;                    // last: starts after the rest
 };
 

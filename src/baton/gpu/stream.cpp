@@ -76,8 +76,9 @@ void Stream::complete(std::uint64_t buffer_id, std::optional<GpuError> error) {
     if (error && !error_) error_ = std::move(error);
     // Reported idle before any waiter wakes, so a drained stream is idle in the meter too.
     if (in_flight_.empty() && observer_ != nullptr) observer_->stream_idle(id_, now);
+    // Under the lock: a woken owner may destroy the stream right away.
+    idle_cv_.notify_all();
   }
-  idle_cv_.notify_all();
 }
 
 bool Stream::failed() const {

@@ -34,7 +34,10 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
   {
     std::lock_guard lock(mu_);
     if (holder_ && holder_thread_ == std::this_thread::get_id()) {
-      ++depth_;  // re-entrant: the holder's thread keeps the turn
+      // Re-entrant: the holder's thread keeps the turn. Only its own stream is drained at
+      // the end, so a nested hold must be for the same client.
+      assert(*holder_ == id && "nested acquire by a different client");
+      ++depth_;
       return;
     }
     if (!holder_) {
@@ -106,13 +109,15 @@ std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors)
 }
 
 std::optional<GpuError> SerialTurn::drain(Client& client, bool take_errors) noexcept {
+  // Under this policy only the holder encodes, so it may commit the default stream too.
   client.stream->commit();
+  default_stream_.commit();
   client.stream->wait_idle();
   default_stream_.wait_idle();
   if (!take_errors) return std::nullopt;
-  std::optional<GpuError> error = client.stream->take_error();
-  std::optional<GpuError> default_error = default_stream_.take_error();
-  return error ? error : default_error;
+  // One error at a time; a second one stays pending for the next sync point.
+  if (std::optional<GpuError> error = client.stream->take_error()) return error;
+  return default_stream_.take_error();
 }
 
 void SerialTurn::pass_turn() {
