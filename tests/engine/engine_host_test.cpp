@@ -74,6 +74,14 @@ TEST(EngineHost, SerializeMeansZeroOverlapPerLayerWithDecodeFirst) {
   EXPECT_GT(bursts, 100u);
 }
 
+TEST(EngineHost, SerializeMeansZeroOverlapPerOp) {
+  std::uint64_t bursts = 0;
+  const OverlapReading r = stress(serialize(Quantum::op, false), 1000ms, &bursts);
+  EXPECT_EQ(r.overlap_s, 0.0);
+  EXPECT_EQ(r.max_busy, 1u);
+  EXPECT_GT(bursts, 50u);
+}
+
 TEST(EngineHost, ConcurrentOverlapsAndTheMeterSeesIt) {
   std::uint64_t bursts = 0;
   const OverlapReading r = stress(TurnOptions{}, 1000ms, &bursts);

@@ -20,7 +20,7 @@ using namespace std::chrono_literals;
 class GatedWorkload final : public Workload {
  public:
   BurstKind kind() const override { return BurstKind::decode; }
-  void encode_burst(Stream& stream, const std::function<void()>&) override {
+  void encode_burst(Stream& stream, const std::function<void(Boundary)>&) override {
     ++bursts_started;
     stream.encode(gate.op());
   }
@@ -31,14 +31,14 @@ class GatedWorkload final : public Workload {
 TEST(Engine, RunsRequestsAndRecordsBursts) {
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), TurnOptions{});
   Engine& engine = host.add_engine(
-      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 4, 2, 32, 32}));
+      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 4, 2, 32, 32, 2}));
   RequestResult result = engine.submit(Request{7, 5}).get();
   EXPECT_EQ(result.id, 7u);
   EXPECT_EQ(result.burst_ms.size(), 5u);
   const EngineStats stats = engine.stats();
   EXPECT_EQ(stats.requests_done, 1u);
   EXPECT_EQ(stats.burst_ms.size(), 5u);
-  EXPECT_EQ(engine.stream().stats().ops_committed, 20u);  // 5 bursts x 4 layers
+  EXPECT_EQ(engine.stream().stats().ops_committed, 40u);  // 5 bursts x 4 layers x 2 ops
 }
 
 TEST(Engine, StopsCleanlyWithRequestsInFlightAndQueued) {
@@ -92,7 +92,7 @@ TEST(Engine, GpuErrorFailsTheRequestAndTheEngineGoesOn) {
   class FailingOnce final : public Workload {
    public:
     BurstKind kind() const override { return BurstKind::decode; }
-    void encode_burst(Stream& stream, const std::function<void()>&) override {
+    void encode_burst(Stream& stream, const std::function<void(Boundary)>&) override {
       const bool fail = first_;
       first_ = false;
       stream.encode(Op{[fail] {

@@ -172,7 +172,7 @@ TEST(SerialTurn, LayerQuantumHandsOverAtAYieldPointAndQueuesAgain) {
   TurnFixture f(2, options);
   std::vector<std::string> events;  // only touched while holding the turn
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  f.turn.yield_point(f.ids[0]);  // nobody waits: keeps the turn
+  f.turn.yield_point(f.ids[0], Boundary::layer);  // nobody waits: keeps the turn
   events.push_back("prefill layer 1");
   std::thread decode([&] {
     f.turn.acquire(f.ids[1], BurstKind::decode);
@@ -180,7 +180,7 @@ TEST(SerialTurn, LayerQuantumHandsOverAtAYieldPointAndQueuesAgain) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.turn.yield_point(f.ids[0]);  // hands over, waits, gets it back
+  f.turn.yield_point(f.ids[0], Boundary::layer);  // hands over, waits, gets it back
   events.push_back("prefill layer 2");
   f.turn.release(f.ids[0]);
   decode.join();
@@ -199,7 +199,7 @@ TEST(SerialTurn, BurstQuantumAndDecodeBurstsDoNotYield) {
     burst.turn.release(burst.ids[1]);
   });
   burst.await_waiters(1);
-  burst.turn.yield_point(burst.ids[0]);
+  burst.turn.yield_point(burst.ids[0], Boundary::layer);
   EXPECT_FALSE(other_holds.load());
   burst.turn.release(burst.ids[0]);
   other.join();
@@ -215,10 +215,31 @@ TEST(SerialTurn, BurstQuantumAndDecodeBurstsDoNotYield) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.turn.yield_point(f.ids[0]);
+  f.turn.yield_point(f.ids[0], Boundary::layer);
   EXPECT_FALSE(other_holds.load());
   f.turn.release(f.ids[0]);
   waiter.join();
+}
+
+TEST(SerialTurn, OpQuantumAlsoHandsOverInsideALayer) {
+  for (const Quantum quantum : {Quantum::layer, Quantum::op}) {
+    TurnOptions options = TurnFixture::serialize_options();
+    options.quantum = quantum;
+    TurnFixture f(2, options);
+    std::atomic<bool> decode_ran{false};
+    f.turn.acquire(f.ids[0], BurstKind::prefill);
+    std::thread decode([&] {
+      f.turn.acquire(f.ids[1], BurstKind::decode);
+      decode_ran = true;
+      f.turn.release(f.ids[1]);
+    });
+    f.await_waiters(1);
+    f.turn.yield_point(f.ids[0], Boundary::op);
+    // Under `layer` an op boundary is no quantum; under `op` the decode ran meanwhile.
+    EXPECT_EQ(decode_ran.load(), quantum == Quantum::op) << to_string(quantum);
+    f.turn.release(f.ids[0]);
+    decode.join();
+  }
 }
 
 TEST(SerialTurn, MutualExclusionUnderContention) {

@@ -16,8 +16,9 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_option("--policy", policy, "GPU turn policy")->capture_default_str()
       ->check(CLI::IsMember({"concurrent", "serialize"}));
   cmd->add_option("--quantum", quantum,
-                  "serialize: hand the turn over per burst, or between the layers of a prefill chunk")
-      ->capture_default_str()->check(CLI::IsMember({"burst", "layer"}));
+                  "serialize: hand the turn over per burst, between the layers of a prefill "
+                  "chunk, or between its ops")
+      ->capture_default_str()->check(CLI::IsMember({"burst", "layer", "op"}));
   cmd->add_flag("--decode-first", options.turn.decode_first,
                 "serialize: waiting decode bursts go before waiting prefill chunks");
   cmd->add_option("--engine", engine_specs,

@@ -120,7 +120,7 @@ RequestResult Engine::run(const Request& request, std::stop_token stop) {
 double Engine::run_burst() {
   const TimePoint start = Clock::now();
   TurnHold hold(turn_, client_, workload_->kind());
-  workload_->encode_burst(*stream_, [&hold] { hold.yield_point(); });
+  workload_->encode_burst(*stream_, [&hold](Boundary b) { hold.yield_point(b); });
   stream_->synchronize();
   hold.release();
   return millis_between(start, Clock::now());

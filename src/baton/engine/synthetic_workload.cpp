@@ -7,17 +7,19 @@
 
 namespace baton {
 
-SyntheticShape SyntheticShape::decode_default() { return {BurstKind::decode, 32, 8, 1024, 512}; }
+SyntheticShape SyntheticShape::decode_default() { return {BurstKind::decode, 32, 8, 1024, 512, 4}; }
 
 SyntheticShape SyntheticShape::prefill_default(std::size_t tokens) {
-  return {BurstKind::prefill, 32, tokens == 0 ? 512 : tokens, 1024, 512};
+  return {BurstKind::prefill, 32, tokens == 0 ? kPrefillDefaultTokens : tokens, 1024, 512, 4};
 }
 
-SyntheticShape SyntheticShape::embed_default() { return {BurstKind::embed, 4, 64, 512, 512}; }
+SyntheticShape SyntheticShape::embed_default() { return {BurstKind::embed, 4, 64, 512, 512, 1}; }
 
 SyntheticWorkload::SyntheticWorkload(SyntheticShape shape) : shape_(shape) {
-  if (shape_.layers == 0 || shape_.rows == 0 || shape_.k == 0 || shape_.n == 0) {
-    throw std::invalid_argument("[SyntheticWorkload] every dimension must be positive");
+  if (shape_.layers == 0 || shape_.rows == 0 || shape_.k == 0 || shape_.n == 0 ||
+      shape_.ops_per_layer == 0 || shape_.n % shape_.ops_per_layer != 0) {
+    throw std::invalid_argument(
+        "[SyntheticWorkload] dimensions must be positive and ops_per_layer must divide n");
   }
   weights_.resize(shape_.layers * shape_.k * shape_.n);
   input_.resize(shape_.rows * shape_.k);
@@ -30,22 +32,26 @@ SyntheticWorkload::SyntheticWorkload(SyntheticShape shape) : shape_(shape) {
 }
 
 void SyntheticWorkload::encode_burst(Stream& stream,
-                                     const std::function<void()>& between_layers) {
+                                     const std::function<void(Boundary)>& yield_point) {
   const int m = static_cast<int>(shape_.rows);
   const int k = static_cast<int>(shape_.k);
   const int n = static_cast<int>(shape_.n);
-  const std::size_t op_bytes = (shape_.k * shape_.n + shape_.rows * (shape_.k + shape_.n)) *
-                               sizeof(float);
+  const std::size_t block = shape_.n / shape_.ops_per_layer;  // output columns per op
+  const std::size_t op_bytes = (shape_.k * block + shape_.rows * (shape_.k + block)) * sizeof(float);
   for (std::size_t layer = 0; layer < shape_.layers; ++layer) {
-    const float* w = weights_.data() + layer * shape_.k * shape_.n;
-    const float* a = input_.data();
-    float* c = output_.data();
-    stream.encode(Op{[=] {
-                       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a,
-                                   k, w, n, 0.0f, c, n);
-                     },
-                     op_bytes});
-    if (layer + 1 < shape_.layers) between_layers();
+    for (std::size_t part = 0; part < shape_.ops_per_layer; ++part) {
+      const float* w = weights_.data() + layer * shape_.k * shape_.n + part * block;
+      const float* a = input_.data();
+      float* c = output_.data() + part * block;
+      const int cols = static_cast<int>(block);
+      stream.encode(Op{[=] {
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0f,
+                                     a, k, w, n, 0.0f, c, n);
+                       },
+                       op_bytes});
+      if (part + 1 < shape_.ops_per_layer) yield_point(Boundary::op);
+    }
+    if (layer + 1 < shape_.layers) yield_point(Boundary::layer);
   }
 }
 

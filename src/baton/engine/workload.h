@@ -14,9 +14,10 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual BurstKind kind() const = 0;
-  // Encodes one burst on `stream`, calling `between_layers` after each layer (the
-  // turn's yield point). The caller synchronizes the stream afterwards.
-  virtual void encode_burst(Stream& stream, const std::function<void()>& between_layers) = 0;
+  // Encodes one burst on `stream`, calling `yield_point` between ops and between layers
+  // (the turn decides whether to hand over there). The caller synchronizes afterwards.
+  virtual void encode_burst(Stream& stream,
+                            const std::function<void(Boundary)>& yield_point) = 0;
 };
 
 }  // namespace baton

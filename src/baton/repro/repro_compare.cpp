@@ -24,7 +24,8 @@ ReproComparison run_comparison(const ReproOptions& options) {
   }
   const std::pair<TurnPolicy, Quantum> policies[] = {{TurnPolicy::concurrent, Quantum::burst},
                                                      {TurnPolicy::serialize, Quantum::burst},
-                                                     {TurnPolicy::serialize, Quantum::layer}};
+                                                     {TurnPolicy::serialize, Quantum::layer},
+                                                     {TurnPolicy::serialize, Quantum::op}};
   for (auto [policy, quantum] : policies) {
     ReproOptions together = options;
     together.turn.policy = policy;

@@ -10,6 +10,9 @@ namespace baton {
 // embed: one call of an embedding model on the shared executor.
 enum class BurstKind { decode, prefill, embed };
 
+// Where inside a burst a yield point sits: between two ops of a layer, or between layers.
+enum class Boundary { op, layer };
+
 constexpr std::string_view to_string(BurstKind kind) {
   switch (kind) {
     case BurstKind::decode: return "decode";

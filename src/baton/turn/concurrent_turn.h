@@ -14,7 +14,7 @@ class ConcurrentTurn final : public GpuTurn {
   void acquire(TurnClientId client, BurstKind kind) override;
   void release(TurnClientId) override {}
   void release_quietly(TurnClientId) noexcept override {}
-  void yield_point(TurnClientId) override {}
+  void yield_point(TurnClientId, Boundary) override {}
   TurnStats stats() const override { return metrics_.snapshot(); }
 
  private:

@@ -37,9 +37,9 @@ class GpuTurn {
   // Holder thread, on an error path: as release(), but drain errors stay pending on
   // their streams for the next synchronize (never lost).
   virtual void release_quietly(TurnClientId client) noexcept = 0;
-  // Holder thread, between layers of a burst: hands over if the quantum says so.
+  // Holder thread, at a boundary inside a burst: hands over if the quantum says so.
   // Returns with the turn held again; throws a drain error after re-acquiring.
-  virtual void yield_point(TurnClientId client) = 0;
+  virtual void yield_point(TurnClientId client, Boundary boundary) = 0;
   virtual TurnStats stats() const = 0;
 };
 
@@ -56,7 +56,7 @@ class TurnHold {
   TurnHold(const TurnHold&) = delete;
   TurnHold& operator=(const TurnHold&) = delete;
 
-  void yield_point() { turn_.yield_point(client_); }
+  void yield_point(Boundary boundary) { turn_.yield_point(client_, boundary); }
   void release() {
     held_ = false;
     turn_.release(client_);

@@ -144,10 +144,14 @@ void SerialTurn::pass_turn() {
   next->granted.notify_one();
 }
 
-void SerialTurn::yield_point(TurnClientId id) {
-  if (options_.quantum != Quantum::layer || holder_kind_ != BurstKind::prefill) return;
+void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
+  // Only prefill chunks are split: a decode step is short and latency-bound as it is.
+  if (holder_kind_ != BurstKind::prefill) return;
+  const bool at_quantum = options_.quantum == Quantum::op ||
+                          (options_.quantum == Quantum::layer && boundary == Boundary::layer);
+  if (!at_quantum) return;
   Client& client = *clients_[id];
-  // Keep at most one layer in flight, so a waiter never waits for more than one.
+  // Keep at most one quantum in flight, so a waiter never waits for more than one.
   client.stream->synchronize();
   if (waiting_.load(std::memory_order_acquire) == 0) return;
   const int saved_depth = depth_;

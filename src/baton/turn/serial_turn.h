@@ -33,7 +33,7 @@ class SerialTurn final : public GpuTurn {
   void acquire(TurnClientId client, BurstKind kind) override;
   void release(TurnClientId client) override;
   void release_quietly(TurnClientId client) noexcept override;
-  void yield_point(TurnClientId client) override;
+  void yield_point(TurnClientId client, Boundary boundary) override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients waiting in line right now (a momentary reading).
   std::size_t waiting() const { return waiting_.load(std::memory_order_acquire); }

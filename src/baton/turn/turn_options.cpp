@@ -20,6 +20,7 @@ std::optional<TurnPolicy> parse_turn_policy(std::string_view name) {
 std::optional<Quantum> parse_quantum(std::string_view name) {
   if (name == "burst") return Quantum::burst;
   if (name == "layer") return Quantum::layer;
+  if (name == "op") return Quantum::op;
   return std::nullopt;
 }
 
@@ -27,6 +28,13 @@ std::string_view to_string(TurnPolicy policy) {
   return policy == TurnPolicy::serialize ? "serialize" : "concurrent";
 }
 
-std::string_view to_string(Quantum quantum) { return quantum == Quantum::layer ? "layer" : "burst"; }
+std::string_view to_string(Quantum quantum) {
+  switch (quantum) {
+    case Quantum::burst: return "burst";
+    case Quantum::layer: return "layer";
+    case Quantum::op: return "op";
+  }
+  return "burst";
+}
 
 }  // namespace baton

@@ -16,6 +16,7 @@ enum class TurnPolicy {
 enum class Quantum {
   burst,  // the turn is held for a whole burst
   layer,  // a prefill chunk hands the turn over at each layer boundary when someone waits
+  op,     // ... and also between the ops inside a layer (the finest quantum)
 };
 
 struct TurnOptions {
