@@ -3,11 +3,23 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <stdexcept>
+#include <string_view>
 
 #include "baton/cli/exit_codes.h"
 #include "baton/cli/repro_command.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/make_device.h"
+
+namespace {
+
+bool is_verb(CLI::App& app, std::string_view name) {
+  for (const CLI::App* verb : app.get_subcommands([](CLI::App*) { return true; })) {
+    if (verb->get_name() == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"baton: several model engines, one GPU, a fair and healthy GPU turn"};
@@ -15,6 +27,10 @@ int main(int argc, char** argv) {
   baton::ReproCommand repro;
   CLI::App* repro_cmd = repro.attach(app);
 
+  if (argc > 1 && argv[1][0] != '-' && !is_verb(app, argv[1])) {
+    std::cerr << "baton: unknown verb '" << argv[1] << "'; see baton --help\n";
+    return baton::kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,82 @@
+// End-to-end checks of the `baton repro` command line: exit codes and the JSON shape.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CommandResult run_baton(const std::string& args) {
+  const std::string command = std::string(BATON_BINARY) + " " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"repro --engine decode --policy fastest", "--policy"},
+      {"repro --engine decode --quantum token", "--quantum"},
+      {"repro --engine dance", "expected decode, prefill[:TOKENS] or embed"},
+      {"repro --engine prefill:zero", "TOKENS must be an integer"},
+      {"repro --engine decode:8", "only prefill takes :TOKENS"},
+      {"repro --engine decode --duration -1", "--duration"},
+      {"repro --duration 1", "--engine is required"},
+      {"repro --engine decode --backend cuda", "cuda backend"},
+      {"no-such-verb", "no-such-verb"},
+  };
+  for (const auto& c : cases) {
+    const CommandResult r = run_baton(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(ReproCli, JsonReportHasTheDocumentedKeys) {
+  const CommandResult r = run_baton(
+      "repro --backend cpu --policy serialize --quantum layer --decode-first --engine decode "
+      "--engine embed --duration 0.6 --seed 3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j.at("backend"), "cpu");
+  EXPECT_EQ(j.at("policy"), "serialize");
+  EXPECT_EQ(j.at("quantum"), "layer");
+  EXPECT_EQ(j.at("decode_first"), true);
+  EXPECT_GE(j.at("duration_s").get<double>(), 0.6);
+  EXPECT_EQ(j.at("overlap_s").get<double>(), 0.0);
+  ASSERT_EQ(j.at("engines").size(), 2u);
+  const auto& decode = j.at("engines").at(0);
+  EXPECT_EQ(decode.at("name"), "decode-1");
+  EXPECT_EQ(decode.at("kind"), "decode");
+  EXPECT_GT(decode.at("steps").get<int>(), 0);
+  EXPECT_GT(decode.at("step_ms").at("p50").get<double>(), 0.0);
+  EXPECT_GE(decode.at("step_ms").at("p99").get<double>(),
+            decode.at("step_ms").at("p50").get<double>());
+  EXPECT_EQ(j.at("engines").at(1).at("kind"), "embed");
+  EXPECT_TRUE(j.at("turn").contains("handovers"));
+  EXPECT_TRUE(j.at("turn").contains("handover_us_p50"));
+}
+
+TEST(ReproCli, HelpExitsWithZero) {
+  const CommandResult r = run_baton("repro --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--quantum"), std::string::npos);
+}
+
+}  // namespace
