@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstdio>
+#include <latch>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -42,6 +43,13 @@ BENCHMARK(BM_AcquireRelease)
     ->Arg(static_cast<int>(TurnPolicy::concurrent))
     ->Arg(static_cast<int>(TurnPolicy::serialize));
 
+// A 2 us busy hold, like a tiny burst.
+void hold_briefly() {
+  const std::int64_t until = now_ns() + 2000;
+  while (now_ns() < until) {
+  }
+}
+
 // Two threads alternate holding a serialize turn; returns hand-over latency in us.
 LatencySummary serialize_handover(std::chrono::microseconds spin, int rounds) {
   cpu::CpuDevice device(CommitLimits{});
@@ -49,9 +57,12 @@ LatencySummary serialize_handover(std::chrono::microseconds spin, int rounds) {
   auto b = device.create_stream("b");
   auto turn = make_turn(options_for(TurnPolicy::serialize, spin), device.default_stream());
   const TurnClientId ids[] = {turn->register_client("a", *a), turn->register_client("b", *b)};
-  auto loop = [&turn, rounds](TurnClientId id) {
+  std::latch start(2);
+  auto loop = [&turn, &start, rounds](TurnClientId id) {
+    start.arrive_and_wait();
     for (int r = 0; r < rounds; ++r) {
       turn->acquire(id, BurstKind::decode);
+      hold_briefly();  // the other thread is in line by the time this one releases
       turn->release(id);
     }
   };
@@ -69,7 +80,9 @@ LatencySummary condition_variable_handover(int rounds) {
   int owner = 0;
   std::int64_t handed_at = 0;
   std::vector<double> samples;
+  std::latch start(2);
   auto loop = [&](int me) {
+    start.arrive_and_wait();
     for (int r = 0; r < rounds; ++r) {
       std::unique_lock lock(mu);
       cv.wait(lock, [&] { return owner == me; });
