@@ -1,5 +1,6 @@
 #include "baton/cli/repro_command.h"
 
+#include <cmath>
 #include <iostream>
 #include <stdexcept>
 
@@ -27,11 +28,56 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--seed", options.seed, "Seed of the clients' request sizes")->capture_default_str();
   cmd->add_flag("--json", options.json, "Print one JSON object instead of a table");
+  attach_fault_options(*cmd);
   cmd->add_flag("--compare", options.compare,
                 "Run each engine solo, then all together under concurrent, serialize/burst and "
                 "serialize/layer, side by side");
   return cmd;
 }
+
+void ReproCommand::attach_fault_options(CLI::App& cmd) {
+  FaultPlan& f = options.faults;
+  const auto non_negative = CLI::Range(0.0, 1e9);
+  const auto probability = CLI::Range(0.0, 1.0);
+  cmd.add_option("--inject-hang-rate", f.hang_rate,
+                 "Inject hangs at this rate per second of overlap (two or more streams busy)")
+      ->check(non_negative)->group("Fault injection");
+  cmd.add_option("--inject-hang-prob", f.hang_probability,
+                 "Probability that a committed command buffer hangs, overlap or not")
+      ->check(probability)->group("Fault injection");
+  cmd.add_option("--inject-timeout-prob", f.timeout_probability,
+                 "Probability that a committed command buffer fails with a timeout")
+      ->check(probability)->group("Fault injection");
+  cmd.add_option("--inject-slowdown-rate", f.slowdown_rate,
+                 "Slowdown episodes per second: a busy stream runs slower for a while")
+      ->check(non_negative)->group("Fault injection");
+  cmd.add_option("--slowdown-factor", f.slowdown_factor, "How many times slower")
+      ->capture_default_str()->check(CLI::Range(1.0, 1000.0))->group("Fault injection");
+  cmd.add_option("--slowdown-seconds", f.slowdown_seconds, "How long a slowdown episode lasts")
+      ->capture_default_str()->check(CLI::Range(0.001, 3600.0))->group("Fault injection");
+  cmd.add_option("--inject-fatal-after", f.fatal_after_s,
+                 "After this many seconds the device ignores submissions (fatal: exit 70)")
+      ->check(CLI::Range(0.001, 1e9))->group("Fault injection");
+  cmd.add_option("--fault-seed", fault_seed, "Seed of the fault injector (default: --seed)")
+      ->group("Fault injection");
+  watchdog_deadline_s = std::chrono::duration<double>(options.watchdog.deadline).count();
+  cmd.add_option("--watchdog-deadline", watchdog_deadline_s,
+                 "Seconds without progress after which a stream is hung")
+      ->capture_default_str()->check(CLI::Range(0.01, 3600.0))->group("Watchdog");
+  cmd.add_option("--slowdown-threshold", options.watchdog.slowdown_factor,
+                 "A burst this many times its rolling median is a slowdown")
+      ->capture_default_str()->check(CLI::Range(1.5, 1000.0))->group("Watchdog");
+}
+
+namespace {
+
+int fatal_exit(const std::string& why) {
+  std::cerr << "baton: the device can no longer be used (" << why << "); exiting with "
+            << kExitGpuFatal << " so that a supervisor restarts the process\n";
+  return kExitGpuFatal;
+}
+
+}  // namespace
 
 int ReproCommand::run() {
   options.engines = parse_engine_specs(engine_specs);
@@ -39,6 +85,9 @@ int ReproCommand::run() {
   options.turn.spin = env.spin;
   options.turn.policy = *parse_turn_policy(policy);
   options.turn.quantum = *parse_quantum(quantum);
+  options.faults.seed = fault_seed.value_or(options.seed);
+  options.watchdog.deadline = std::chrono::milliseconds(
+      static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));
 
   if (options.compare) {
     const ReproComparison comparison = run_comparison(options);
@@ -47,6 +96,9 @@ int ReproCommand::run() {
     } else {
       print_table(std::cout, comparison);
     }
+    for (const ReproResult& run : comparison.runs) {
+      if (run.faults.fatal) return fatal_exit(run.faults.fatal_detail);
+    }
   } else {
     const ReproResult result = run_repro(options);
     if (options.json) {
@@ -54,6 +106,7 @@ int ReproCommand::run() {
     } else {
       print_table(std::cout, result);
     }
+    if (result.faults.fatal) return fatal_exit(result.faults.fatal_detail);
   }
   return kExitOk;
 }

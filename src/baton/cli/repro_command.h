@@ -3,6 +3,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,11 +16,16 @@ struct ReproCommand {
   std::string policy = "concurrent";
   std::string quantum = "burst";
   std::vector<std::string> engine_specs;
+  std::optional<std::uint64_t> fault_seed;
+  double watchdog_deadline_s = 0.0;  // from options.watchdog when not given
 
   // Declares the verb's options on `app` and returns the subcommand.
   CLI::App* attach(CLI::App& app);
   // Checks what CLI11 cannot (throws std::invalid_argument), then runs; returns the exit code.
   int run();
+
+ private:
+  void attach_fault_options(CLI::App& cmd);
 };
 
 }  // namespace baton

@@ -107,7 +107,7 @@ RequestResult Engine::run(const Request& request, std::stop_token stop) {
     if (stop.stop_requested() || stopped_.load(std::memory_order_acquire)) {
       throw EngineStopped(name_);
     }
-    const double ms = run_burst();
+    const double ms = run_burst(request);
     result.burst_ms.push_back(ms);
     std::lock_guard lock(stats_mu_);
     stats_.burst_ms.push_back(ms);
@@ -117,13 +117,36 @@ RequestResult Engine::run(const Request& request, std::stop_token stop) {
   return result;
 }
 
-double Engine::run_burst() {
-  const TimePoint start = Clock::now();
-  TurnHold hold(turn_, client_, workload_->kind());
-  workload_->encode_burst(*stream_, [&hold](Boundary b) { hold.yield_point(b); });
-  stream_->synchronize();
-  hold.release();
-  return millis_between(start, Clock::now());
+EngineActivity Engine::activity() const {
+  return EngineActivity{name_, stream_->name(), workload_->kind(),
+                        state_.load(std::memory_order_relaxed)};
+}
+
+double Engine::run_burst(const Request& request) {
+  BurstRecord record{name_, workload_->kind(), request.id, workload_->context_tokens(),
+                     Clock::now()};
+  state_.store(EngineState::waiting, std::memory_order_relaxed);
+  try {
+    TurnHold hold(turn_, client_, workload_->kind());
+    record.granted = Clock::now();
+    state_.store(EngineState::running, std::memory_order_relaxed);
+    workload_->encode_burst(*stream_, [&hold](Boundary b) { hold.yield_point(b); });
+    stream_->synchronize();
+    hold.release();
+  } catch (...) {
+    finish_burst(record, false);
+    throw;
+  }
+  finish_burst(record, true);
+  return millis_between(record.asked, record.done);
+}
+
+void Engine::finish_burst(BurstRecord& record, bool ok) {
+  record.done = Clock::now();
+  record.ok = ok;
+  if (record.granted == TimePoint{}) record.granted = record.done;
+  state_.store(EngineState::idle, std::memory_order_relaxed);
+  for (BurstObserver* observer : burst_observers_) observer->burst_done(record);
 }
 
 }  // namespace baton

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/engine/burst_observer.h"
 #include "baton/engine/request.h"
 #include "baton/engine/worker.h"
 #include "baton/engine/workload.h"
@@ -54,11 +55,16 @@ class Engine {
   // queued ones (EngineStopped) and, for an owned worker, joins its thread.
   void stop();
   EngineStats stats() const;
+  // What the engine is doing right now (a momentary reading, lock-free).
+  EngineActivity activity() const;
+  // Set-up only, before any request: one more observer of every finished burst.
+  void add_burst_observer(BurstObserver& observer) { burst_observers_.push_back(&observer); }
 
  private:
   class RequestJob;
   RequestResult run(const Request& request, std::stop_token stop);
-  double run_burst();
+  double run_burst(const Request& request);
+  void finish_burst(BurstRecord& record, bool ok);
   void count_failure();
   void job_finished();
 
@@ -69,6 +75,8 @@ class Engine {
   GpuTurn& turn_;
   TurnClientId client_;
   std::atomic<bool> stopped_{false};
+  std::atomic<EngineState> state_{EngineState::idle};
+  std::vector<BurstObserver*> burst_observers_;  // set-up only
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;
   std::uint32_t pending_jobs_ = 0;  // posted and not yet finished; guarded by jobs_mu_

@@ -4,8 +4,21 @@
 
 namespace baton {
 
-EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options)
-    : device_(std::move(device)), turn_(make_turn(turn_options, device_->default_stream())) {}
+EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options,
+                       const WatchdogOptions& watchdog_options,
+                       std::unique_ptr<FaultInjector> injector)
+    : injector_(std::move(injector)),
+      device_(std::move(device)),
+      watchdog_(watchdog_options, faults_),
+      slowdowns_(watchdog_options.slowdown_factor, watchdog_options.slowdown_min_excess, faults_,
+                 [this] { return activity(); }),
+      turn_(make_turn(turn_options, device_->default_stream())) {
+  if (injector_) device_->add_observer(*injector_);
+  device_->add_observer(watchdog_);
+  watchdog_.set_activity_probe([this] { return activity(); });
+  watchdog_.watch(device_->default_stream(), "embedding-executor");
+  watchdog_.start();
+}
 
 EngineHost::~EngineHost() { stop(); }
 
@@ -17,13 +30,23 @@ Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload
   } else {
     engines_.push_back(std::make_unique<Engine>(name, std::move(workload),
                                                 device_->create_stream(name), *turn_));
+    watchdog_.watch(engines_.back()->stream(), name);
   }
+  engines_.back()->add_burst_observer(slowdowns_);
   return *engines_.back();
+}
+
+std::vector<EngineActivity> EngineHost::activity() const {
+  std::vector<EngineActivity> all;
+  all.reserve(engines_.size());
+  for (const auto& engine : engines_) all.push_back(engine->activity());
+  return all;
 }
 
 void EngineHost::stop() {
   for (auto& engine : engines_) engine->stop();
   if (embedding_executor_) embedding_executor_->stop();
+  watchdog_.stop();
 }
 
 }  // namespace baton

@@ -1,5 +1,7 @@
-// EngineHost: owns the device, the GPU turn, the shared embedding executor and every
-// engine, and tears them down in the right order (engines, executor, turn, device).
+// EngineHost: owns the fault injector (if any), the device, the fault log, the watchdog,
+// the slowdown detector, the GPU turn, the shared embedding executor and every engine,
+// and tears them down in the reverse order (engines first, while the watchdog can still
+// free a hung stream).
 // Thread-safety: add_engine() during set-up only, before any request is submitted;
 // everything else is thread-safe.
 #pragma once
@@ -10,13 +12,20 @@
 
 #include "baton/engine/engine.h"
 #include "baton/gpu/device.h"
+#include "baton/gpu/fault_injector.h"
 #include "baton/turn/turn_options.h"
+#include "baton/watchdog/fault_log.h"
+#include "baton/watchdog/slowdown_detector.h"
+#include "baton/watchdog/watchdog.h"
 
 namespace baton {
 
 class EngineHost {
  public:
-  EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options);
+  // `injector`, when given, must be the FaultHooks that `device` was made with.
+  EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options,
+             const WatchdogOptions& watchdog_options = {},
+             std::unique_ptr<FaultInjector> injector = nullptr);
   ~EngineHost();
   EngineHost(const EngineHost&) = delete;
   EngineHost& operator=(const EngineHost&) = delete;
@@ -27,12 +36,21 @@ class EngineHost {
 
   Device& device() { return *device_; }
   GpuTurn& turn() { return *turn_; }
+  FaultLog& faults() { return faults_; }
+  const FaultInjector* injector() const { return injector_.get(); }
   const std::vector<std::unique_ptr<Engine>>& engines() const { return engines_; }
-  // Stops every engine (in-flight requests end with EngineStopped), then the executor.
+  // What every engine is doing right now.
+  std::vector<EngineActivity> activity() const;
+  // Stops every engine (in-flight requests end with EngineStopped), then the executor
+  // and the watchdog.
   void stop();
 
  private:
+  std::unique_ptr<FaultInjector> injector_;  // outlives the device's streams
   std::unique_ptr<Device> device_;
+  FaultLog faults_;
+  Watchdog watchdog_;
+  SlowdownDetector slowdowns_;
   std::unique_ptr<GpuTurn> turn_;
   std::unique_ptr<Worker> embedding_executor_;  // made with the first embedding engine
   std::vector<std::unique_ptr<Engine>> engines_;

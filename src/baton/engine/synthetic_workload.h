@@ -41,6 +41,7 @@ class SyntheticWorkload final : public Workload {
  public:
   explicit SyntheticWorkload(SyntheticShape shape);
   BurstKind kind() const override { return shape_.kind; }
+  std::size_t context_tokens() const override { return shape_.rows; }
   const SyntheticShape& shape() const { return shape_; }
   void encode_burst(Stream& stream, const std::function<void(Boundary)>& yield_point) override;
 

@@ -14,6 +14,8 @@ class Workload {
  public:
   virtual ~Workload() = default;
   virtual BurstKind kind() const = 0;
+  // Tokens of context the next burst works on (for slowdown buckets and the ledger).
+  virtual std::size_t context_tokens() const { return 0; }
   // Encodes one burst on `stream`, calling `yield_point` between ops and between layers
   // (the turn decides whether to hand over there). The caller synchronizes afterwards.
   virtual void encode_burst(Stream& stream,

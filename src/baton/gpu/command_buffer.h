@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "baton/common/clock.h"
+#include "baton/gpu/fault_hooks.h"
 
 namespace baton {
 
@@ -23,6 +24,7 @@ struct CommandBuffer {
   std::vector<Op> ops;
   std::size_t bytes = 0;
   TimePoint committed_at{};
+  BufferFault fault = BufferFault::none;  // decided at commit by the fault hooks, if any
 };
 
 }  // namespace baton

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "baton/gpu/commit_limits.h"
+#include "baton/gpu/fault_hooks.h"
 #include "baton/gpu/overlap_meter.h"
 #include "baton/gpu/stream.h"
 
@@ -19,7 +20,8 @@ namespace baton {
 
 class Device {
  public:
-  explicit Device(CommitLimits limits) : limits_(limits) {}
+  // `faults` (may be null) is handed to every stream, the default stream included.
+  Device(CommitLimits limits, FaultHooks* faults) : limits_(limits), faults_(faults) {}
   virtual ~Device() = default;
   Device(const Device&) = delete;
   Device& operator=(const Device&) = delete;
@@ -32,17 +34,28 @@ class Device {
   Stream& default_stream() { return *default_stream_; }
   OverlapMeter& overlap() { return overlap_; }
   const CommitLimits& limits() const { return limits_; }
+  // Set-up only, before any work is committed: one more observer of every stream.
+  void add_observer(StreamObserver& observer) { observers_.add(observer); }
 
  protected:
   virtual std::unique_ptr<Stream> make_stream(StreamId id, std::string name) = 0;
   // Derived constructors call this once, after they can make streams.
-  void create_default_stream() { default_stream_ = create_stream("default"); }
+  void create_default_stream() {
+    observers_.add(overlap_);
+    default_stream_ = create_stream("default");
+  }
+
+ protected:
+  StreamObserver* observers() { return &observers_; }
+  FaultHooks* faults() { return faults_; }
 
  private:
   const CommitLimits limits_;
+  FaultHooks* const faults_;
   std::atomic<StreamId> next_stream_id_{0};
   OverlapMeter overlap_;                    // declared before any stream that reports to it
-  std::unique_ptr<Stream> default_stream_;  // destroyed before overlap_
+  ObserverList observers_;                  // the meter first, then what add_observer() adds
+  std::unique_ptr<Stream> default_stream_;  // destroyed before the observers
 };
 
 }  // namespace baton

@@ -23,6 +23,10 @@ class GpuError : public std::runtime_error {
   const std::string& origin() const noexcept { return origin_; }
   // True when the process must exit so its supervisor restarts it.
   bool fatal() const noexcept { return class_ == GpuErrorClass::submissions_ignored; }
+  // True when the same request may be sent again: the device recovered in place.
+  bool retryable() const noexcept {
+    return class_ == GpuErrorClass::hang || class_ == GpuErrorClass::timeout;
+  }
 
  private:
   GpuErrorClass class_;

@@ -6,8 +6,8 @@
 
 namespace baton {
 
-std::unique_ptr<Device> make_device(std::string_view backend) {
-  if (backend == "cpu") return std::make_unique<cpu::CpuDevice>();
+std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults) {
+  if (backend == "cpu") return std::make_unique<cpu::CpuDevice>(CommitLimits::from_env(), faults);
   if (backend == "cuda") {
     throw BackendUnavailable("[make_device] the cuda backend is not part of this build yet");
   }

@@ -16,6 +16,7 @@ class BackendUnavailable : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::unique_ptr<Device> make_device(std::string_view backend);
+// `faults` (may be null) must outlive the device.
+std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults = nullptr);
 
 }  // namespace baton

@@ -1,12 +1,14 @@
 #include "baton/gpu/stream.h"
 
 #include <cassert>
+#include <thread>
 #include <utility>
 
 namespace baton {
 
-Stream::Stream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer)
-    : id_(id), name_(std::move(name)), limits_(limits), observer_(observer) {}
+Stream::Stream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
+               FaultHooks* faults)
+    : id_(id), name_(std::move(name)), limits_(limits), observer_(observer), faults_(faults) {}
 
 void Stream::encode(Op op) {
   open_.bytes += op.bytes;
@@ -19,6 +21,7 @@ void Stream::commit() {
   CommandBuffer buffer = std::exchange(open_, CommandBuffer{});
   buffer.id = next_buffer_++;
   buffer.committed_at = Clock::now();
+  if (faults_ != nullptr) buffer.fault = faults_->on_commit(id_);
   {
     std::lock_guard lock(mu_);
     // Recorded as in flight before the device can start it, so observers never miss work.
@@ -55,7 +58,16 @@ StreamStats Stream::stats(TimePoint now) const {
   std::lock_guard lock(mu_);
   StreamStats s;
   s.in_flight = in_flight_.size();
-  if (!in_flight_.empty()) s.oldest_age_s = seconds_between(in_flight_.front().committed_at, now);
+  if (!in_flight_.empty()) {
+    const TimePoint committed = in_flight_.front().committed_at;
+    s.oldest_id = in_flight_.front().id;
+    s.oldest_age_s = seconds_between(committed, now);
+    const TimePoint progress =
+        last_completion_ && *last_completion_ > committed ? *last_completion_ : committed;
+    s.no_progress_s = seconds_between(progress, now);
+  }
+  s.stalled_since = stalled_since_;
+  s.resets = resets_;
   s.committed = committed_;
   s.completed = completed_;
   s.ops_committed = ops_committed_;
@@ -73,7 +85,10 @@ void Stream::complete(std::uint64_t buffer_id, std::optional<GpuError> error) {
     in_flight_.pop_front();
     ++completed_;
     last_completion_ = now;
-    if (error && !error_) error_ = std::move(error);
+    if (error) {
+      if (observer_ != nullptr) observer_->buffer_failed(id_, *error, now);
+      if (!error_) error_ = std::move(error);
+    }
     // Reported idle before any waiter wakes, so a drained stream is idle in the meter too.
     if (in_flight_.empty() && observer_ != nullptr) observer_->stream_idle(id_, now);
     // Under the lock: a woken owner may destroy the stream right away.
@@ -84,6 +99,69 @@ void Stream::complete(std::uint64_t buffer_id, std::optional<GpuError> error) {
 bool Stream::failed() const {
   std::lock_guard lock(mu_);
   return error_.has_value();
+}
+
+void Stream::reset(GpuError error) {
+  std::lock_guard lock(mu_);
+  if (!error_) error_ = std::move(error);
+  ++resets_;
+  reset_cv_.notify_all();
+}
+
+void Stream::close() {
+  std::lock_guard lock(mu_);
+  closed_ = true;
+  reset_cv_.notify_all();
+}
+
+void Stream::stall() {
+  std::unique_lock lock(mu_);
+  const std::uint64_t generation = resets_;
+  stalled_since_ = Clock::now();
+  reset_cv_.wait(lock, [&] { return resets_ != generation || closed_; });
+  stalled_since_.reset();
+}
+
+std::optional<GpuError> Stream::run_ops(CommandBuffer& buffer) {
+  const std::string origin = "stream " + name_;
+  switch (buffer.fault) {
+    case BufferFault::none: break;
+    case BufferFault::hang:
+      if (failed()) return std::nullopt;
+      faults_->realized(id_, BufferFault::hang);
+      stall();
+      return std::nullopt;  // the reset put its error on the stream
+    case BufferFault::timeout:
+      faults_->realized(id_, BufferFault::timeout);
+      return GpuError(GpuErrorClass::timeout, origin, "injected: buffer " +
+                      std::to_string(buffer.id) + " timed out");
+    case BufferFault::submissions_ignored:
+      faults_->realized(id_, BufferFault::submissions_ignored);
+      return GpuError(GpuErrorClass::submissions_ignored, origin,
+                      "injected: the device ignores submissions");
+  }
+  try {
+    for (Op& op : buffer.ops) {
+      if (failed()) return std::nullopt;  // skipped after an earlier error or a reset
+      if (faults_ != nullptr && faults_->stall_now(id_)) {
+        faults_->realized(id_, BufferFault::hang);
+        stall();
+        return std::nullopt;
+      }
+      const TimePoint start = Clock::now();
+      op.run();
+      if (faults_ != nullptr) {
+        const TimePoint end = Clock::now();
+        const double factor = faults_->slowdown(id_, end);
+        if (factor > 1.0) std::this_thread::sleep_for((end - start) * (factor - 1.0));
+      }
+    }
+  } catch (const GpuError& error) {
+    return error;
+  } catch (const std::exception& error) {
+    return GpuError(GpuErrorClass::other, origin, error.what());
+  }
+  return std::nullopt;
 }
 
 }  // namespace baton

@@ -6,11 +6,12 @@
 // timestamped, and the busy/idle transitions go to a StreamObserver (the overlap meter).
 // The first error of any buffer is kept; later buffers are skipped but still completed,
 // so a failure never turns into a second hang; the error is raised at the next
-// synchronize() (or taken by whoever drains the stream).
+// synchronize() (or taken by whoever drains the stream). A hung stream makes no progress
+// until reset() (the watchdog's in-place recovery) fails its work and lets it go on.
 //
 // Thread-safety: encode(), commit() and synchronize() belong to the owning thread.
-// wait_idle(), take_error(), stats(), id() and name() are safe from any thread.
-// Backends implement submit(); complete() may be called from any thread.
+// wait_idle(), take_error(), drain(), reset(), stats(), id() and name() are safe from
+// any thread. Backends implement submit(); complete() may be called from any thread.
 #pragma once
 
 #include <condition_variable>
@@ -29,7 +30,14 @@ namespace baton {
 
 struct StreamStats {
   std::size_t in_flight = 0;        // committed, not yet completed
+  std::uint64_t oldest_id = 0;      // the oldest in-flight buffer; 0 when idle
   double oldest_age_s = 0.0;        // age of the oldest in-flight buffer; 0 when idle
+  // While busy: time since the stream last made progress (the later of the oldest
+  // buffer's commit and the last completion); 0 when idle. What the watchdog reads.
+  double no_progress_s = 0.0;
+  // While an injected hang holds the stream: when it began (for measurements only).
+  std::optional<TimePoint> stalled_since;
+  std::uint64_t resets = 0;
   std::uint64_t committed = 0;      // buffers committed so far
   std::uint64_t completed = 0;
   std::uint64_t ops_committed = 0;
@@ -39,7 +47,9 @@ struct StreamStats {
 
 class Stream {
  public:
-  Stream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer);
+  // `observer` and `faults` may be null and must outlive the stream.
+  Stream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
+         FaultHooks* faults);
   virtual ~Stream() = default;
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -61,6 +71,10 @@ class Stream {
   [[nodiscard]] std::optional<GpuError> take_error();
   // Any thread. Waits for committed work, then throws the first unconsumed error.
   void drain();
+  // Any thread. In-place recovery: fails the stream's in-flight work with `error` (unless
+  // an error is pending already), releases a hung buffer, and returns at once. The
+  // stream serves new work once the owner has taken the error.
+  void reset(GpuError error);
   StreamStats stats(TimePoint now = Clock::now()) const;
 
  protected:
@@ -70,6 +84,12 @@ class Stream {
   void complete(std::uint64_t buffer_id, std::optional<GpuError> error);
   // True while an error is pending: a backend skips the ops of later buffers.
   bool failed() const;
+  // For backends that run ops on the host: runs `buffer`'s ops in order with the fault
+  // hooks applied (hangs, slowdowns, injected failures) and maps exceptions to GpuError.
+  // Returns the buffer's own error, if any. Call from the executor, then complete().
+  std::optional<GpuError> run_ops(CommandBuffer& buffer);
+  // Backend destructors: releases a hung buffer and keeps later ones from hanging.
+  void close();
 
  private:
   struct InFlight {
@@ -79,14 +99,22 @@ class Stream {
 
   const StreamId id_;
   const std::string name_;
+  // Blocks the executor like a hung GPU queue until reset(); returns after the reset.
+  void stall();
+
   const CommitLimits limits_;
   StreamObserver* const observer_;  // may be null
+  FaultHooks* const faults_;        // may be null
 
   CommandBuffer open_;           // owner thread only
   std::uint64_t next_buffer_ = 1;  // owner thread only
 
   mutable std::mutex mu_;
   std::condition_variable idle_cv_;
+  std::condition_variable reset_cv_;
+  std::uint64_t resets_ = 0;                  // guarded by mu_
+  bool closed_ = false;                       // guarded by mu_
+  std::optional<TimePoint> stalled_since_;    // guarded by mu_
   std::deque<InFlight> in_flight_;      // guarded by mu_
   std::optional<GpuError> error_;       // guarded by mu_
   std::uint64_t committed_ = 0;         // guarded by mu_

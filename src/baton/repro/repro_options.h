@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "baton/engine/synthetic_workload.h"
+#include "baton/gpu/fault_injector.h"
 #include "baton/turn/turn_options.h"
+#include "baton/watchdog/watchdog.h"
 
 namespace baton {
 
@@ -20,6 +22,8 @@ struct ReproEngine {
 struct ReproOptions {
   std::string backend = "cpu";
   TurnOptions turn;
+  FaultPlan faults;
+  WatchdogOptions watchdog;
   std::vector<ReproEngine> engines;
   double duration_s = 5.0;
   std::uint64_t seed = 1;

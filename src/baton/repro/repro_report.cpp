@@ -10,6 +10,20 @@ nlohmann::json latency_json(const LatencySummary& s) {
   return {{"p50", s.p50}, {"p99", s.p99}, {"mean", s.mean}, {"max", s.max}};
 }
 
+nlohmann::json faults_json(const FaultReport& faults) {
+  nlohmann::json by_class = nlohmann::json::object();
+  for (FaultKind kind : {FaultKind::hang, FaultKind::timeout, FaultKind::submissions_ignored,
+                         FaultKind::other, FaultKind::slowdown}) {
+    auto it = faults.by_kind.find(kind);
+    const FaultReport::Counts counts = it != faults.by_kind.end() ? it->second : FaultReport::Counts{};
+    by_class[std::string(to_string(kind))] = {{"injected", counts.injected},
+                                              {"detected", counts.detected}};
+  }
+  return {{"injected", faults.injected()}, {"detected", faults.detected()},
+          {"recovered", faults.recovered}, {"fatal", faults.fatal},
+          {"fatal_detail", faults.fatal_detail}, {"by_class", std::move(by_class)}};
+}
+
 std::string scenario_name(const ReproResult& run) {
   if (run.turn.policy == TurnPolicy::concurrent) return "concurrent";
   std::string name = fmt::format("serialize/{}", to_string(run.turn.quantum));
@@ -49,6 +63,21 @@ void print_footer(std::ostream& out, const ReproResult& run, const std::vector<R
              run.turn_stats.handover_us.p50, run.turn_stats.handover_us.p99);
   if (solo != nullptr) fmt::print(out, ", aggregate {:.2f}", aggregate_throughput(run, *solo));
   fmt::print(out, "\n");
+  const FaultReport& f = run.faults;
+  if (f.injected() + f.detected() == 0) return;
+  fmt::print(out, "{:<24} faults: injected {}, detected {}, recovered {}", "", f.injected(),
+             f.detected(), f.recovered);
+  for (const auto& [kind, counts] : f.by_kind) {
+    if (counts.injected + counts.detected > 0) {
+      fmt::print(out, "; {} {}/{}", to_string(kind), counts.detected, counts.injected);
+    }
+  }
+  if (f.detect_latency_ms.count > 0) {
+    fmt::print(out, "; hang detection p50 {:.0f} ms, max {:.0f} ms", f.detect_latency_ms.p50,
+               f.detect_latency_ms.max);
+  }
+  fmt::print(out, "\n");
+  if (f.fatal) fmt::print(out, "{:<24} FATAL: {}\n", "", f.fatal_detail);
 }
 
 }  // namespace
@@ -61,6 +90,7 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"steps", e.steps},
                             {"steps_per_s", e.steps_per_s},
                             {"failed_requests", e.failed_requests},
+                            {"hangs", e.hangs},
                             {"step_ms", latency_json(e.step_ms)}};
     if (const ClientTurnStats* c = client_stats(run, e.name)) {
       entry["turn"] = {{"acquisitions", c->acquisitions}, {"handovers_in", c->handovers_in},
@@ -80,7 +110,10 @@ nlohmann::json to_json(const ReproResult& run) {
           {"turn",
            {{"handovers", run.turn_stats.handovers},
             {"handover_us_p50", run.turn_stats.handover_us.p50},
-            {"handover_us_p99", run.turn_stats.handover_us.p99}}}};
+            {"handover_us_p99", run.turn_stats.handover_us.p99}}},
+          {"faults", faults_json(run.faults)},
+          {"detect_latency_ms",
+           {{"p50", run.faults.detect_latency_ms.p50}, {"max", run.faults.detect_latency_ms.max}}}};
 }
 
 nlohmann::json to_json(const ReproComparison& comparison) {

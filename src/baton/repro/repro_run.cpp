@@ -31,6 +31,30 @@ void drive(Engine& engine, std::uint64_t seed, std::stop_token stop) {
   }
 }
 
+FaultReport summarize_faults(const EngineHost& host, const std::vector<FaultEvent>& events,
+                             FaultLog& log) {
+  FaultReport report;
+  if (const FaultInjector* injector = host.injector()) {
+    const InjectedCounts injected = injector->injected();
+    report.by_kind[FaultKind::hang].injected = injected.hangs;
+    report.by_kind[FaultKind::timeout].injected = injected.timeouts;
+    report.by_kind[FaultKind::slowdown].injected = injected.slowdowns;
+    report.by_kind[FaultKind::submissions_ignored].injected = injected.ignored_submissions > 0;
+  }
+  std::vector<double> latencies;
+  for (const FaultEvent& event : events) {
+    ++report.by_kind[event.kind].detected;
+    if (event.detect_latency_ms) latencies.push_back(*event.detect_latency_ms);
+  }
+  report.detect_latency_ms = summarize(latencies);
+  report.recovered = log.recovered();
+  if (auto fatal = log.fatal()) {
+    report.fatal = true;
+    report.fatal_detail = fatal->detail;
+  }
+  return report;
+}
+
 EngineResult summarize_engine(const Engine& engine, double duration_s) {
   EngineStats stats = engine.stats();
   EngineResult r;
@@ -45,8 +69,22 @@ EngineResult summarize_engine(const Engine& engine, double duration_s) {
 
 }  // namespace
 
+std::uint64_t FaultReport::injected() const {
+  std::uint64_t total = 0;
+  for (const auto& [kind, counts] : by_kind) total += counts.injected;
+  return total;
+}
+
+std::uint64_t FaultReport::detected() const {
+  std::uint64_t total = 0;
+  for (const auto& [kind, counts] : by_kind) total += counts.detected;
+  return total;
+}
+
 ReproResult run_repro(const ReproOptions& options) {
-  EngineHost host(make_device(options.backend), options.turn);
+  auto injector = options.faults.any() ? std::make_unique<FaultInjector>(options.faults) : nullptr;
+  auto device = make_device(options.backend, injector.get());
+  EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));
   for (const ReproEngine& spec : options.engines) {
     host.add_engine(spec.name, std::make_unique<SyntheticWorkload>(spec.shape));
   }
@@ -60,7 +98,8 @@ ReproResult run_repro(const ReproOptions& options) {
         drive(engine, s, stop);
       });
     }
-    std::this_thread::sleep_for(std::chrono::duration<double>(options.duration_s));
+    // Ends early if the device turns fatal: nothing is gained by running on.
+    (void)host.faults().wait_fatal_for(std::chrono::duration<double>(options.duration_s));
     for (auto& client : clients) client.request_stop();
     host.stop();  // in-flight requests end with EngineStopped; clients return
   }
@@ -73,10 +112,16 @@ ReproResult run_repro(const ReproOptions& options) {
   const OverlapReading overlap = host.device().overlap().read(end);
   result.overlap_s = overlap.overlap_s;
   result.overlap_episodes = overlap.episodes;
+  result.events = host.faults().events();
   for (const auto& engine : host.engines()) {
-    result.engines.push_back(summarize_engine(*engine, result.duration_s));
+    EngineResult summary = summarize_engine(*engine, result.duration_s);
+    for (const FaultEvent& event : result.events) {
+      if (event.kind == FaultKind::hang && event.engine == summary.name) ++summary.hangs;
+    }
+    result.engines.push_back(std::move(summary));
   }
   result.turn_stats = host.turn().stats();
+  result.faults = summarize_faults(host, result.events, host.faults());
   return result;
 }
 

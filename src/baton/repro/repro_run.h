@@ -1,16 +1,20 @@
 // run_repro: runs synthetic engines side by side under one turn policy for a while and
 // measures them. Each engine gets a client thread that keeps it busy (closed loop:
 // decode requests of 16-64 tokens, back-to-back prefill chunks, embedding calls every
-// ~20 ms on average), like a server under steady load.
+// ~20 ms on average), like a server under steady load. A request that fails with a
+// GpuError is counted and the client sends the next one, as a retrying client would.
+// The run ends early when the device turns fatal (FaultReport::fatal).
 // Thread-safety: run_repro is self-contained; call it from any one thread.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "baton/common/percentiles.h"
 #include "baton/repro/repro_options.h"
 #include "baton/turn/turn_metrics.h"
+#include "baton/watchdog/fault_event.h"
 
 namespace baton {
 
@@ -21,6 +25,21 @@ struct EngineResult {
   LatencySummary step_ms;    // burst latency, turn wait included
   double steps_per_s = 0.0;
   std::uint64_t failed_requests = 0;
+  std::uint64_t hangs = 0;  // hangs blamed on this engine
+};
+
+struct FaultReport {
+  struct Counts {
+    std::uint64_t injected = 0;
+    std::uint64_t detected = 0;
+  };
+  std::map<FaultKind, Counts> by_kind;  // hang, timeout, submissions_ignored, slowdown, other
+  std::uint64_t recovered = 0;
+  bool fatal = false;
+  std::string fatal_detail;
+  LatencySummary detect_latency_ms;  // injected hangs: stall to detection
+  std::uint64_t injected() const;    // all kinds
+  std::uint64_t detected() const;
 };
 
 struct ReproResult {
@@ -31,6 +50,8 @@ struct ReproResult {
   std::uint64_t overlap_episodes = 0;
   std::vector<EngineResult> engines;
   TurnStats turn_stats;
+  FaultReport faults;
+  std::vector<FaultEvent> events;
 };
 
 ReproResult run_repro(const ReproOptions& options);

@@ -9,7 +9,7 @@ namespace baton::cpu {
 
 class CpuDevice final : public Device {
  public:
-  explicit CpuDevice(CommitLimits limits = CommitLimits::from_env());
+  explicit CpuDevice(CommitLimits limits = CommitLimits::from_env(), FaultHooks* faults = nullptr);
   std::string_view backend() const override { return "cpu"; }
 
  protected:

@@ -4,11 +4,13 @@
 
 namespace baton::cpu {
 
-CpuStream::CpuStream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer)
-    : Stream(id, std::move(name), limits, observer),
+CpuStream::CpuStream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
+                     FaultHooks* faults)
+    : Stream(id, std::move(name), limits, observer, faults),
       executor_([this](std::stop_token stop) { execute_loop(stop); }) {}
 
 CpuStream::~CpuStream() {
+  close();  // a hung buffer must not keep the executor from joining
   executor_.request_stop();
   executor_.join();
 }
@@ -32,21 +34,9 @@ void CpuStream::execute_loop(std::stop_token stop) {
       buffer = std::move(queue_.front());
       queue_.pop_front();
     }
-    std::optional<GpuError> error = execute(buffer);
+    std::optional<GpuError> error = failed() ? std::nullopt : run_ops(buffer);
     complete(buffer.id, std::move(error));
   }
-}
-
-std::optional<GpuError> CpuStream::execute(CommandBuffer& buffer) {
-  if (failed()) return std::nullopt;  // skipped after an earlier error, still completed
-  try {
-    for (Op& op : buffer.ops) op.run();
-  } catch (const GpuError& error) {
-    return error;
-  } catch (const std::exception& error) {
-    return GpuError(GpuErrorClass::other, "cpu::Stream " + name(), error.what());
-  }
-  return std::nullopt;
 }
 
 }  // namespace baton::cpu

@@ -1,7 +1,7 @@
 // CpuStream: the CPU backend's Stream. Each stream has its own executor thread that runs
 // committed buffers in order, so submission and completion are asynchronous as on a GPU.
-// Thread-safety: as Stream. The executor thread is owned (RAII): the destructor lets it
-// finish what was committed, then joins it.
+// Thread-safety: as Stream. The executor thread is owned (RAII): the destructor releases
+// a hung buffer, lets the executor finish what was committed, then joins it.
 #pragma once
 
 #include <condition_variable>
@@ -15,7 +15,8 @@ namespace baton::cpu {
 
 class CpuStream final : public Stream {
  public:
-  CpuStream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer);
+  CpuStream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
+            FaultHooks* faults);
   ~CpuStream() override;
 
  protected:
@@ -23,7 +24,6 @@ class CpuStream final : public Stream {
 
  private:
   void execute_loop(std::stop_token stop);
-  std::optional<GpuError> execute(CommandBuffer& buffer);
 
   std::mutex queue_mu_;
   std::condition_variable_any queue_cv_;

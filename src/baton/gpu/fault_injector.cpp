@@ -1,0 +1,152 @@
+#include "baton/gpu/fault_injector.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+
+namespace baton {
+
+bool FaultPlan::any() const {
+  return hang_rate > 0 || hang_probability > 0 || timeout_probability > 0 || slowdown_rate > 0 ||
+         fatal_after_s > 0;
+}
+
+FaultInjector::FaultInjector(FaultPlan plan)
+    : plan_(plan), start_(Clock::now()), rng_(plan.seed) {
+  std::lock_guard lock(mu_);
+  next_hang_at_overlap_s_ = draw_exponential_locked(plan_.hang_rate);
+  const double first_slowdown = draw_exponential_locked(plan_.slowdown_rate);
+  next_slowdown_at_ = first_slowdown == std::numeric_limits<double>::infinity()
+                          ? TimePoint::max()
+                          : start_ + std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(first_slowdown));
+  clocks_ = std::jthread([this](std::stop_token stop) { run_clocks(stop); });
+}
+
+FaultInjector::~FaultInjector() {
+  clocks_.request_stop();
+  if (clocks_.joinable()) clocks_.join();
+}
+
+double FaultInjector::draw_exponential_locked(double rate) {
+  if (rate <= 0) return std::numeric_limits<double>::infinity();
+  return std::exponential_distribution<double>(rate)(rng_);
+}
+
+bool FaultInjector::uniform_below_locked(double probability) {
+  if (probability <= 0) return false;
+  return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < probability;
+}
+
+BufferFault FaultInjector::on_commit(StreamId /*stream*/) {
+  std::lock_guard lock(mu_);
+  if (ignoring_) return BufferFault::submissions_ignored;
+  if (uniform_below_locked(plan_.hang_probability)) return BufferFault::hang;
+  if (uniform_below_locked(plan_.timeout_probability)) return BufferFault::timeout;
+  return BufferFault::none;
+}
+
+bool FaultInjector::stall_now(StreamId stream) {
+  if (!hang_pending_.load(std::memory_order_acquire)) return false;
+  std::lock_guard lock(mu_);
+  // The hang arrived during overlap; it lands on a stream that takes part in one.
+  if (busy_.size() < 2 || busy_.count(stream) == 0) return false;
+  return hang_pending_.exchange(false, std::memory_order_acq_rel);
+}
+
+double FaultInjector::slowdown(StreamId stream, TimePoint now) {
+  if (!slowdowns_active_.load(std::memory_order_acquire)) return 1.0;
+  std::lock_guard lock(mu_);
+  auto it = slowed_.find(stream);
+  if (it == slowed_.end()) return 1.0;
+  if (now >= it->second.until) {
+    slowed_.erase(it);
+    slowdowns_active_.store(!slowed_.empty(), std::memory_order_release);
+    return 1.0;
+  }
+  return it->second.factor;
+}
+
+void FaultInjector::realized(StreamId /*stream*/, BufferFault fault) {
+  std::lock_guard lock(mu_);
+  switch (fault) {
+    case BufferFault::hang: ++counts_.hangs; break;
+    case BufferFault::timeout: ++counts_.timeouts; break;
+    case BufferFault::submissions_ignored: ++counts_.ignored_submissions; break;
+    case BufferFault::none: break;
+  }
+}
+
+void FaultInjector::stream_busy(StreamId stream, TimePoint at) {
+  std::lock_guard lock(mu_);
+  busy_.insert(stream);
+  if (busy_.size() == 2) {
+    overlap_since_ = at;
+    ++overlap_starts_;
+    wake_.notify_all();  // the overlap clock runs again
+  }
+}
+
+void FaultInjector::stream_idle(StreamId stream, TimePoint at) {
+  std::lock_guard lock(mu_);
+  if (busy_.size() == 2 && busy_.count(stream) != 0) {
+    overlap_closed_s_ += std::max(0.0, seconds_between(overlap_since_, at));
+  }
+  busy_.erase(stream);
+}
+
+double FaultInjector::overlap_s_locked(TimePoint now) const {
+  double total = overlap_closed_s_;
+  if (busy_.size() >= 2) total += std::max(0.0, seconds_between(overlap_since_, now));
+  return total;
+}
+
+void FaultInjector::start_slowdown_locked(TimePoint now) {
+  if (!busy_.empty()) {
+    auto it = busy_.begin();
+    std::advance(it, std::uniform_int_distribution<std::size_t>(0, busy_.size() - 1)(rng_));
+    const auto length = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(plan_.slowdown_seconds));
+    slowed_[*it] = Slowdown{now + length, plan_.slowdown_factor};
+    slowdowns_active_.store(true, std::memory_order_release);
+    ++counts_.slowdowns;
+  }
+  next_slowdown_at_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                draw_exponential_locked(plan_.slowdown_rate)));
+}
+
+void FaultInjector::run_clocks(std::stop_token stop) {
+  const auto fatal_at =
+      plan_.fatal_after_s > 0
+          ? start_ + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(plan_.fatal_after_s))
+          : TimePoint::max();
+  std::unique_lock lock(mu_);
+  while (!stop.stop_requested()) {
+    const TimePoint now = Clock::now();
+    if (now >= fatal_at) ignoring_ = true;
+    if (overlap_s_locked(now) >= next_hang_at_overlap_s_) {
+      hang_pending_.store(true, std::memory_order_release);
+      next_hang_at_overlap_s_ += draw_exponential_locked(plan_.hang_rate);
+    }
+    if (now >= next_slowdown_at_) start_slowdown_locked(now);
+
+    // Sleep until the next clock can fire; an overlap that begins wakes us early.
+    TimePoint wake_at = std::min(next_slowdown_at_, ignoring_ ? TimePoint::max() : fatal_at);
+    if (busy_.size() >= 2 && plan_.hang_rate > 0) {
+      const double left = next_hang_at_overlap_s_ - overlap_s_locked(now);
+      wake_at = std::min(wake_at, now + std::chrono::duration_cast<Clock::duration>(
+                                            std::chrono::duration<double>(std::max(left, 0.0))));
+    }
+    const std::uint64_t seen = overlap_starts_;
+    wake_.wait_until(lock, stop, std::min(wake_at, now + std::chrono::milliseconds(100)),
+                     [&] { return overlap_starts_ != seen; });
+  }
+}
+
+InjectedCounts FaultInjector::injected() const {
+  std::lock_guard lock(mu_);
+  return counts_;
+}
+
+}  // namespace baton

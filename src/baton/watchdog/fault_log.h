@@ -1,0 +1,40 @@
+// FaultLog: every detected fault of this process, in memory, and the fatal latch the
+// process waits on to exit with code 70.
+// Thread-safety: all members are thread-safe (one mutex, one condition variable).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "baton/watchdog/fault_event.h"
+
+namespace baton {
+
+class FaultLog {
+ public:
+  // Records `event`; a fatal one also trips the latch (only the first is kept as "the"
+  // fatal event; later fatal reports of the same state are counted, not stored).
+  void record(FaultEvent event);
+  void count_recovered();
+
+  std::vector<FaultEvent> events() const;
+  std::uint64_t recovered() const;
+  std::uint64_t fatal_reports() const;
+  std::optional<FaultEvent> fatal() const;
+  // Waits up to `timeout` for a fatal event; true when there is one.
+  bool wait_fatal_for(std::chrono::duration<double> timeout);
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable fatal_cv_;
+  std::vector<FaultEvent> events_;    // guarded by mu_
+  std::optional<FaultEvent> fatal_;   // guarded by mu_
+  std::uint64_t fatal_reports_ = 0;   // guarded by mu_
+  std::uint64_t recovered_ = 0;       // guarded by mu_
+};
+
+}  // namespace baton

@@ -1,0 +1,82 @@
+// In-place recovery seen from an engine: a hang in the middle of its work fails only the
+// request that was running, with a retryable error, and the engine goes on.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <future>
+#include <vector>
+
+#include "baton/engine/engine_host.h"
+#include "baton/engine/synthetic_workload.h"
+#include "baton/gpu/cpu/cpu_device.h"
+#include "test_util.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Hangs exactly the Nth committed buffer of the process.
+class HangNth final : public FaultHooks {
+ public:
+  explicit HangNth(std::uint64_t n) : n_(n) {}
+  BufferFault on_commit(StreamId) override {
+    return ++commits_ == n_ ? BufferFault::hang : BufferFault::none;
+  }
+  bool stall_now(StreamId) override { return false; }
+  double slowdown(StreamId, TimePoint) override { return 1.0; }
+  void realized(StreamId, BufferFault) override { ++hangs; }
+  std::atomic<int> hangs{0};
+
+ private:
+  const std::uint64_t n_;
+  std::atomic<std::uint64_t> commits_{0};
+};
+
+void requests_survive_a_hang(TurnPolicy policy) {
+  HangNth hooks(7);
+  WatchdogOptions watchdog;
+  watchdog.deadline = 100ms;
+  TurnOptions turn;
+  turn.policy = policy;
+  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{2, std::size_t{1} << 30}, &hooks),
+                  turn, watchdog);
+  Engine& engine = host.add_engine(
+      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 4, 2, 32, 32, 1}));
+  std::vector<std::future<RequestResult>> futures;
+  for (std::uint64_t id = 1; id <= 6; ++id) futures.push_back(engine.submit(Request{id, 2}));
+
+  int completed = 0;
+  int failed = 0;
+  for (auto& f : futures) {
+    ASSERT_EQ(f.wait_for(10s), std::future_status::ready) << "a request was left waiting";
+    try {
+      EXPECT_EQ(f.get().burst_ms.size(), 2u);
+      ++completed;
+    } catch (const GpuError& e) {
+      EXPECT_EQ(e.error_class(), GpuErrorClass::hang);
+      EXPECT_TRUE(e.retryable());
+      ++failed;
+    }
+  }
+  EXPECT_EQ(hooks.hangs.load(), 1);
+  EXPECT_EQ(failed, 1);  // only the request whose burst hung
+  EXPECT_EQ(completed, 5);
+  // The engine serves new work on the recovered stream.
+  EXPECT_EQ(engine.submit(Request{99, 3}).get().burst_ms.size(), 3u);
+  const auto events = host.faults().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FaultKind::hang);
+  EXPECT_EQ(events[0].engine, "decode-1");
+  // The watchdog counts the recovery once it sees the hung buffer complete.
+  EXPECT_TRUE(testing::eventually([&] { return host.faults().recovered() == 1; }));
+}
+
+TEST(FaultRecovery, RequestsSurviveAHangUnderConcurrent) { requests_survive_a_hang(TurnPolicy::concurrent); }
+
+TEST(FaultRecovery, RequestsSurviveAHangUnderSerializeAndTheTurnMovesOn) {
+  requests_survive_a_hang(TurnPolicy::serialize);
+}
+
+}  // namespace
+}  // namespace baton

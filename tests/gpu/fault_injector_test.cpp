@@ -1,0 +1,142 @@
+#include "baton/gpu/fault_injector.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "baton/gpu/cpu/cpu_device.h"
+#include "test_util.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::eventually;
+
+Op sleep_op(std::chrono::microseconds d) {
+  return Op{[d] { std::this_thread::sleep_for(d); }};
+}
+
+TEST(FaultInjector, TimeoutProbabilityOneFailsEveryBuffer) {
+  FaultPlan plan;
+  plan.timeout_probability = 1.0;
+  FaultInjector injector(plan);
+  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+  auto stream = device.create_stream("s");
+  bool ran = false;
+  stream->encode(Op{[&ran] { ran = true; }});
+  try {
+    stream->synchronize();
+    FAIL() << "no timeout";
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.error_class(), GpuErrorClass::timeout);
+    EXPECT_TRUE(e.retryable());
+  }
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(injector.injected().timeouts, 1u);
+}
+
+TEST(FaultInjector, HungBufferNeverCompletesUntilReset) {
+  FaultPlan plan;
+  plan.hang_probability = 1.0;
+  FaultInjector injector(plan);
+  cpu::CpuDevice device(CommitLimits{}, &injector);
+  auto stream = device.create_stream("s");
+  stream->encode(Op{[] {}});
+  stream->commit();
+  ASSERT_TRUE(eventually([&] { return stream->stats().stalled_since.has_value(); }));
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(stream->stats().in_flight, 1u);  // stuck, as on a real GPU
+  EXPECT_GE(stream->stats().no_progress_s, 0.05);
+  stream->reset(GpuError(GpuErrorClass::hang, "test", "recovered"));
+  try {
+    stream->synchronize();
+    FAIL() << "the reset's error was not raised";
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.error_class(), GpuErrorClass::hang);
+  }
+  EXPECT_EQ(injector.injected().hangs, 1u);
+  EXPECT_EQ(stream->stats().resets, 1u);
+}
+
+// Two streams doing 1 ms ops side by side, or one after the other.
+std::uint64_t hangs_injected(bool overlap) {
+  FaultPlan plan;
+  plan.hang_rate = 20.0;  // per second of overlap: expect ~8 in 0.4 s of overlap
+  plan.seed = 42;
+  FaultInjector injector(plan);
+  {
+    cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+    device.add_observer(injector);
+    auto a = device.create_stream("a");
+    auto b = device.create_stream("b");
+    for (int i = 0; i < 400; ++i) a->encode(sleep_op(1ms));
+    if (!overlap) {
+      a->wait_idle();
+      EXPECT_FALSE(a->stats().stalled_since.has_value());
+    }
+    for (int i = 0; i < 400; ++i) b->encode(sleep_op(1ms));
+    // A hung stream stays hung: wait for both to stall or finish, then free them.
+    EXPECT_TRUE(eventually([&] {
+      auto done = [](const Stream& s) { return s.stats().in_flight == 0 || s.stats().stalled_since; };
+      return done(*a) && done(*b);
+    }));
+    a->reset(GpuError(GpuErrorClass::hang, "test", "free"));
+    b->reset(GpuError(GpuErrorClass::hang, "test", "free"));
+    EXPECT_THROW(a->synchronize(), GpuError);
+    EXPECT_THROW(b->synchronize(), GpuError);
+  }
+  return injector.injected().hangs;
+}
+
+TEST(FaultInjector, OverlapHangsArriveOnlyDuringOverlap) {
+  EXPECT_GE(hangs_injected(true), 1u);
+  EXPECT_EQ(hangs_injected(false), 0u);
+}
+
+TEST(FaultInjector, FatalSwitchMakesEverySubmissionFail) {
+  FaultPlan plan;
+  plan.fatal_after_s = 0.02;
+  FaultInjector injector(plan);
+  cpu::CpuDevice device(CommitLimits{}, &injector);
+  auto stream = device.create_stream("s");
+  std::this_thread::sleep_for(60ms);
+  for (int i = 0; i < 3; ++i) {
+    stream->encode(Op{[] {}});
+    try {
+      stream->synchronize();
+      FAIL() << "submission was not ignored";
+    } catch (const GpuError& e) {
+      EXPECT_TRUE(e.fatal());
+      EXPECT_FALSE(e.retryable());
+    }
+  }
+  EXPECT_EQ(injector.injected().ignored_submissions, 3u);
+}
+
+TEST(FaultInjector, SlowdownMakesAStreamSlower) {
+  FaultPlan plan;
+  plan.slowdown_rate = 1000.0;  // starts at once
+  plan.slowdown_factor = 5.0;
+  plan.slowdown_seconds = 10.0;
+  FaultInjector injector(plan);
+  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+  device.add_observer(injector);
+  auto stream = device.create_stream("s");
+  stream->encode(sleep_op(2ms));  // busy, so a slowdown episode can pick it
+  stream->synchronize();
+  ASSERT_TRUE(eventually([&] { return injector.injected().slowdowns > 0; }));
+  testing::Gate gate;
+  stream->encode(gate.op());
+  stream->commit();
+  ASSERT_TRUE(eventually([&] { return injector.slowdown(stream->id(), Clock::now()) > 1.0; }));
+  gate.open();
+  stream->synchronize();
+  const TimePoint start = Clock::now();
+  stream->encode(sleep_op(4ms));
+  stream->synchronize();
+  EXPECT_GE(millis_between(start, Clock::now()), 15.0);  // 4 ms at 5x is 20 ms
+}
+
+}  // namespace
+}  // namespace baton
