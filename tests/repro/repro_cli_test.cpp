@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -71,6 +72,42 @@ TEST(ReproCli, JsonReportHasTheDocumentedKeys) {
   EXPECT_EQ(j.at("engines").at(1).at("kind"), "embed");
   EXPECT_TRUE(j.at("turn").contains("handovers"));
   EXPECT_TRUE(j.at("turn").contains("handover_us_p50"));
+}
+
+TEST(ReproCli, AFatalDeviceStateEndsTheProcessWithCode70) {
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult r = run_baton(
+      "repro --engine decode --engine embed --duration 30 --inject-fatal-after 0.3 --json");
+  EXPECT_EQ(r.exit_code, 70) << r.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20))
+      << "the run did not end early";
+  EXPECT_NE(r.output.find("exiting with 70"), std::string::npos) << r.output;
+  const auto json_start = r.output.find('{');
+  ASSERT_NE(json_start, std::string::npos);
+  const auto json_end = r.output.rfind('}');
+  const nlohmann::json j = nlohmann::json::parse(r.output.substr(json_start, json_end - json_start + 1));
+  EXPECT_EQ(j.at("faults").at("fatal"), true);
+  EXPECT_EQ(j.at("faults").at("by_class").at("submissions_ignored").at("detected"), 1);
+}
+
+TEST(ReproCli, JsonReportsInjectedAndDetectedFaults) {
+  const CommandResult r = run_baton(
+      "repro --engine decode --engine decode --duration 3 --inject-hang-rate 2 "
+      "--watchdog-deadline 0.2 --fault-seed 5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json j = nlohmann::json::parse(r.output);
+  const auto& faults = j.at("faults");
+  for (const char* key : {"injected", "detected", "recovered", "fatal", "by_class"}) {
+    EXPECT_TRUE(faults.contains(key)) << key;
+  }
+  const auto& hang = faults.at("by_class").at("hang");
+  EXPECT_GT(hang.at("injected").get<int>(), 0);
+  EXPECT_EQ(hang.at("detected"), hang.at("injected"));
+  EXPECT_TRUE(j.at("detect_latency_ms").contains("p50"));
+  EXPECT_TRUE(j.at("detect_latency_ms").contains("max"));
+  int blamed = 0;
+  for (const auto& e : j.at("engines")) blamed += e.at("hangs").get<int>();
+  EXPECT_EQ(blamed, hang.at("detected").get<int>());
 }
 
 TEST(ReproCli, HelpExitsWithZero) {

@@ -70,8 +70,10 @@ void Watchdog::check(Watched& watched, TimePoint now) {
                  std::to_string(deadline_s) + " s)";
   if (stats.stalled_since) event.detect_latency_ms = millis_between(*stats.stalled_since, now);
   watched.flagged_buffer = stats.oldest_id;
-  watched.stream->reset(GpuError(GpuErrorClass::hang, "watchdog", event.detail));
+  GpuError error(GpuErrorClass::hang, "watchdog", event.detail);
+  // Recorded before the reset: whoever sees the error can already find the event.
   log_.record(std::move(event));
+  watched.stream->reset(std::move(error));
 }
 
 void Watchdog::buffer_failed(StreamId stream, const GpuError& error, TimePoint /*at*/) {
