@@ -37,6 +37,10 @@ void Watchdog::stop() {
   if (!thread_.joinable()) return;
   thread_.request_stop();
   thread_.join();
+  // One last look, so a recovery that completed after the last poll is counted.
+  std::lock_guard watched_lock(watched_mu_);
+  const TimePoint now = Clock::now();
+  for (Watched& watched : watched_) check(watched, now);
 }
 
 void Watchdog::run(std::stop_token stop) {
