@@ -7,6 +7,7 @@
 
 #include "baton/cli/exit_codes.h"
 #include "baton/cli/repro_command.h"
+#include "baton/cli/supervise_command.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/make_device.h"
 
@@ -26,6 +27,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   baton::ReproCommand repro;
   CLI::App* repro_cmd = repro.attach(app);
+  baton::SuperviseCommand supervise;
+  CLI::App* supervise_cmd = supervise.attach(app);
 
   if (argc > 1 && argv[1][0] != '-' && !is_verb(app, argv[1])) {
     std::cerr << "baton: unknown verb '" << argv[1] << "'; see baton --help\n";
@@ -44,6 +47,7 @@ int main(int argc, char** argv) {
 
   try {
     if (repro_cmd->parsed()) return repro.run();
+    if (supervise_cmd->parsed()) return supervise.run();
   } catch (const std::invalid_argument& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return baton::kExitUsage;
