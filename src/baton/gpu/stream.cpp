@@ -123,31 +123,28 @@ void Stream::stall() {
 }
 
 std::optional<GpuError> Stream::run_ops(CommandBuffer& buffer) {
-  const std::string origin = "stream " + name_;
+  auto origin = [this] { return "stream " + name_; };
+  auto hang = [this] {
+    faults_->realized(id_, BufferFault::hang);
+    stall();
+    return std::nullopt;  // the reset put its error on the stream
+  };
   switch (buffer.fault) {
     case BufferFault::none: break;
-    case BufferFault::hang:
-      if (failed()) return std::nullopt;
-      faults_->realized(id_, BufferFault::hang);
-      stall();
-      return std::nullopt;  // the reset put its error on the stream
+    case BufferFault::hang: return failed() ? std::nullopt : hang();
     case BufferFault::timeout:
       faults_->realized(id_, BufferFault::timeout);
-      return GpuError(GpuErrorClass::timeout, origin, "injected: buffer " +
-                      std::to_string(buffer.id) + " timed out");
+      return GpuError(GpuErrorClass::timeout, origin(),
+                      "injected: buffer " + std::to_string(buffer.id) + " timed out");
     case BufferFault::submissions_ignored:
       faults_->realized(id_, BufferFault::submissions_ignored);
-      return GpuError(GpuErrorClass::submissions_ignored, origin,
+      return GpuError(GpuErrorClass::submissions_ignored, origin(),
                       "injected: the device ignores submissions");
   }
   try {
     for (Op& op : buffer.ops) {
       if (failed()) return std::nullopt;  // skipped after an earlier error or a reset
-      if (faults_ != nullptr && faults_->stall_now(id_)) {
-        faults_->realized(id_, BufferFault::hang);
-        stall();
-        return std::nullopt;
-      }
+      if (faults_ != nullptr && faults_->stall_now(id_)) return hang();
       const TimePoint start = Clock::now();
       op.run();
       if (faults_ != nullptr) {
@@ -159,7 +156,7 @@ std::optional<GpuError> Stream::run_ops(CommandBuffer& buffer) {
   } catch (const GpuError& error) {
     return error;
   } catch (const std::exception& error) {
-    return GpuError(GpuErrorClass::other, origin, error.what());
+    return GpuError(GpuErrorClass::other, origin(), error.what());
   }
   return std::nullopt;
 }
