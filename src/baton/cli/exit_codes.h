@@ -7,5 +7,11 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;    // the run itself failed (device, I/O, ...)
 inline constexpr int kExitUsage = 2;      // bad command-line arguments
 inline constexpr int kExitGpuFatal = 70;  // the device can no longer be used; restart the process
+// The shell's convention for "the command could not be executed" (not found, not
+// executable). `baton supervise` returns it without a restart: running it again would fail
+// the same way.
+inline constexpr int kExitCannotExecute = 127;
+// A process stopped by signal N exits with 128 + N, as shells report it.
+inline constexpr int kExitSignalBase = 128;
 
 }  // namespace baton

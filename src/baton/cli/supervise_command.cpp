@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "baton/supervise/backoff.h"
 #include "baton/supervise/supervisor.h"
 
 namespace baton {

@@ -1,47 +1,27 @@
 // `baton supervise`: runs a command as a child process and starts it again when it ends
 // in a way that a restart can fix: the fatal exit code 70 (kExitGpuFatal, the device can
-// no longer be used) or death by a signal. Restarts wait an exponential backoff and are
-// capped. SIGTERM and SIGINT are forwarded to the child for a clean stop; after one, the
-// supervisor restarts nothing. Every other exit of the child ends the supervision with
-// the child's code. See docs/operations.md for the exit codes and service managers.
+// no longer be used) or death by a signal. Restarts wait an exponential backoff (Backoff,
+// in backoff.h) and are capped. SIGTERM and SIGINT are forwarded to the child for a clean
+// stop; after one, the supervisor restarts nothing. Every other exit of the child ends the
+// supervision with the child's code. See docs/operations.md for the exit codes and service
+// managers; the codes themselves are in cli/exit_codes.h.
 //
 // Thread-safety: supervise() takes over the process's SIGTERM, SIGINT and SIGCHLD
 // handlers while it runs (restoring them when it returns), so at most one call may run in
 // a process at a time; a second concurrent call throws std::logic_error. It never calls
-// waitpid(-1): other children of the process are left alone. The parsing functions and
-// Backoff are plain values, safe from any thread.
+// waitpid(-1): other children of the process are left alone. SuperviseOptions and
+// SuperviseOutcome are plain values.
 #pragma once
 
-#include <chrono>
 #include <iosfwd>
 #include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
+#include "baton/cli/exit_codes.h"      // kExitCannotExecute, kExitSignalBase, kExitGpuFatal
+#include "baton/supervise/backoff.h"  // Backoff, parse_duration, parse_backoff
+
 namespace baton {
-
-// The shell's convention for "the command could not be executed" (not found, not
-// executable). Returned without a restart: running it again would fail the same way.
-inline constexpr int kExitCannotExecute = 127;
-// A process stopped by signal N exits with 128 + N, as shells report it.
-inline constexpr int kExitSignalBase = 128;
-
-struct Backoff {
-  std::chrono::milliseconds initial{1000};
-  std::chrono::milliseconds max{60000};
-
-  // The wait before restart number `restart` (1 for the first):
-  // initial * 2^(restart - 1), at most max.
-  std::chrono::milliseconds before_restart(int restart) const;
-};
-
-// "200ms", "5s" or "1.5" (seconds when there is no suffix). Throws std::invalid_argument
-// starting with "[supervise]" for anything else, a negative value or more than a day.
-std::chrono::milliseconds parse_duration(std::string_view text);
-// "INITIAL[:MAX]", each a parse_duration. Without MAX the cap stays at the default 60 s,
-// or at INITIAL when that is longer. Throws std::invalid_argument when MAX < INITIAL.
-Backoff parse_backoff(std::string_view text);
 
 struct SuperviseOptions {
   std::vector<std::string> command;  // the child's argv; command[0] is looked up in PATH
