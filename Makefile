@@ -24,7 +24,8 @@ test: build
 # The soak tests check timing (detection latency, no false slowdowns); under a sanitizer
 # every thread runs 5-15x slower, so there they would measure the sanitizer.
 test-tsan:
-	@$(MAKE) --no-print-directory test PRESET=tsan CTEST_ARGS="-LE soak"
+	@TSAN_OPTIONS="halt_on_error=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+	  $(MAKE) --no-print-directory test PRESET=tsan CTEST_ARGS="-LE soak"
 
 test-asan:
 	@$(MAKE) --no-print-directory test PRESET=asan CTEST_ARGS="-LE soak"

@@ -31,7 +31,8 @@ void BM_AcquireRelease(benchmark::State& state) {
   const auto policy = static_cast<TurnPolicy>(state.range(0));
   cpu::CpuDevice device(CommitLimits{});
   auto stream = device.create_stream("bench");
-  auto turn = make_turn(options_for(policy, std::chrono::microseconds(50)), device.default_stream());
+  auto turn =
+      make_turn(options_for(policy, std::chrono::microseconds(50)), device.default_stream());
   const TurnClientId id = turn->register_client("bench", *stream);
   for (auto _ : state) {
     turn->acquire(id, BurstKind::decode);

@@ -18,8 +18,7 @@ using namespace std::chrono_literals;
 // overlap reading. Shapes are small so the test is quick, with many hand-overs.
 OverlapReading stress(const TurnOptions& options, std::chrono::milliseconds duration,
                       std::uint64_t* bursts_done) {
-  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{4, std::size_t{1} << 30}),
-                  options);
+  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{4, std::size_t{1} << 30}), options);
   const SyntheticShape decode{BurstKind::decode, 8, 4, 64, 64};
   const SyntheticShape prefill{BurstKind::prefill, 8, 96, 64, 64};
   const SyntheticShape embed{BurstKind::embed, 2, 16, 32, 32};

@@ -30,8 +30,8 @@ class GatedWorkload final : public Workload {
 
 TEST(Engine, RunsRequestsAndRecordsBursts) {
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), TurnOptions{});
-  Engine& engine = host.add_engine(
-      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 4, 2, 32, 32, 2}));
+  Engine& engine = host.add_engine("decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{
+                                                   BurstKind::decode, 4, 2, 32, 32, 2}));
   RequestResult result = engine.submit(Request{7, 5}).get();
   EXPECT_EQ(result.id, 7u);
   EXPECT_EQ(result.burst_ms.size(), 5u);

@@ -41,8 +41,8 @@ void requests_survive_a_hang(TurnPolicy policy) {
   turn.policy = policy;
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{2, std::size_t{1} << 30}, &hooks),
                   turn, watchdog);
-  Engine& engine = host.add_engine(
-      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 4, 2, 32, 32, 1}));
+  Engine& engine = host.add_engine("decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{
+                                                   BurstKind::decode, 4, 2, 32, 32, 1}));
   std::vector<std::future<RequestResult>> futures;
   for (std::uint64_t id = 1; id <= 6; ++id) futures.push_back(engine.submit(Request{id, 2}));
 
@@ -72,7 +72,9 @@ void requests_survive_a_hang(TurnPolicy policy) {
   EXPECT_TRUE(testing::eventually([&] { return host.faults().recovered() == 1; }));
 }
 
-TEST(FaultRecovery, RequestsSurviveAHangUnderConcurrent) { requests_survive_a_hang(TurnPolicy::concurrent); }
+TEST(FaultRecovery, RequestsSurviveAHangUnderConcurrent) {
+  requests_survive_a_hang(TurnPolicy::concurrent);
+}
 
 TEST(FaultRecovery, RequestsSurviveAHangUnderSerializeAndTheTurnMovesOn) {
   requests_survive_a_hang(TurnPolicy::serialize);

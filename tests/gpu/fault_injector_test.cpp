@@ -78,7 +78,9 @@ std::uint64_t hangs_injected(bool overlap) {
     for (int i = 0; i < 400; ++i) b->encode(sleep_op(1ms));
     // A hung stream stays hung: wait for both to stall or finish, then free them.
     EXPECT_TRUE(eventually([&] {
-      auto done = [](const Stream& s) { return s.stats().in_flight == 0 || s.stats().stalled_since; };
+      auto done = [](const Stream& s) {
+        return s.stats().in_flight == 0 || s.stats().stalled_since;
+      };
       return done(*a) && done(*b);
     }));
     a->reset(GpuError(GpuErrorClass::hang, "test", "free"));

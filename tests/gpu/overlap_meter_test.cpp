@@ -11,11 +11,11 @@ TEST(OverlapMeter, CountsOnlyTimeWithTwoOrMoreBusyStreams) {
   OverlapMeter meter;
   const TimePoint t0{};
   meter.stream_busy(0, t0);
-  meter.stream_busy(1, t0 + milliseconds(10));   // overlap starts
+  meter.stream_busy(1, t0 + milliseconds(10));  // overlap starts
   meter.stream_busy(2, t0 + milliseconds(15));
   meter.stream_idle(0, t0 + milliseconds(20));
-  meter.stream_idle(1, t0 + milliseconds(30));   // back to one busy: overlap 10..30
-  meter.stream_busy(0, t0 + milliseconds(40));   // second episode 40..45
+  meter.stream_idle(1, t0 + milliseconds(30));  // back to one busy: overlap 10..30
+  meter.stream_busy(0, t0 + milliseconds(40));  // second episode 40..45
   meter.stream_idle(2, t0 + milliseconds(45));
   meter.stream_idle(0, t0 + milliseconds(50));
   const OverlapReading r = meter.read(t0 + milliseconds(60));

@@ -14,7 +14,9 @@ namespace {
 
 using testing::Gate;
 
-Op nop(std::size_t bytes = 0) { return Op{[] {}, bytes}; }
+Op nop(std::size_t bytes = 0) {
+  return Op{[] {}, bytes};
+}
 
 TEST(Stream, CommitsWhenTheOpsCapIsReached) {
   cpu::CpuDevice device(CommitLimits{3, std::size_t{1} << 30});

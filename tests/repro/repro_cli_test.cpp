@@ -85,7 +85,8 @@ TEST(ReproCli, AFatalDeviceStateEndsTheProcessWithCode70) {
   const auto json_start = r.output.find('{');
   ASSERT_NE(json_start, std::string::npos);
   const auto json_end = r.output.rfind('}');
-  const nlohmann::json j = nlohmann::json::parse(r.output.substr(json_start, json_end - json_start + 1));
+  const nlohmann::json j =
+      nlohmann::json::parse(r.output.substr(json_start, json_end - json_start + 1));
   EXPECT_EQ(j.at("faults").at("fatal"), true);
   EXPECT_EQ(j.at("faults").at("by_class").at("submissions_ignored").at("detected"), 1);
 }

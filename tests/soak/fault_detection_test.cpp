@@ -57,8 +57,8 @@ TEST(FaultDetection, NoHangIsInjectedOrDetectedUnderSerialize) {
 TEST(FaultDetection, SoakWithoutInjectionDetectsNothing) {
   for (TurnPolicy policy : {TurnPolicy::concurrent, TurnPolicy::serialize}) {
     const ReproResult r = run_repro(small_engines(policy, 10.0));
-    EXPECT_EQ(r.faults.detected(), 0u) << to_string(policy) << ": "
-                                       << (r.events.empty() ? "" : r.events[0].detail);
+    EXPECT_EQ(r.faults.detected(), 0u)
+        << to_string(policy) << ": " << (r.events.empty() ? "" : r.events[0].detail);
     std::uint64_t steps = 0;
     for (const EngineResult& e : r.engines) steps += e.steps;
     EXPECT_GT(steps, 500u);

@@ -72,8 +72,7 @@ int count_lines(const std::string& path) {
 
 // A shell fragment that counts this start in `counter` and leaves the count in $n.
 std::string count_start(const std::string& counter) {
-  return "n=$(($(cat '" + counter + "' 2>/dev/null || echo 0) + 1)); echo $n > '" + counter +
-         "'; ";
+  return "n=$(($(cat '" + counter + "' 2>/dev/null || echo 0) + 1)); echo $n > '" + counter + "'; ";
 }
 
 struct Supervised {
@@ -117,7 +116,8 @@ TEST(SupervisorBackoff, ParsesSecondsAndMilliseconds) {
 }
 
 TEST(SupervisorBackoff, RejectsMalformedValuesWithTheirOrigin) {
-  for (const char* text : {"", "abc", "-1s", "1m", "5s:1s", "1s:", ":5s", "1s:2s:3s", "2d", "inf"}) {
+  for (const char* text :
+       {"", "abc", "-1s", "1m", "5s:1s", "1s:", ":5s", "1s:2s:3s", "2d", "inf"}) {
     try {
       parse_backoff(text);
       ADD_FAILURE() << "accepted '" << text << "'";
@@ -173,8 +173,9 @@ TEST(Supervisor, RestartsAfterTheFatalCodeUntilTheChildSucceeds) {
   EXPECT_EQ(r.outcome.starts, 3);
   EXPECT_EQ(r.outcome.restarts, 2);
   EXPECT_EQ(read_file(counter), "3\n");
-  EXPECT_TRUE(contains(r.log, "exited with code 70 (the device can no longer be used); "
-                              "restart 1 of 5 in 10ms"))
+  EXPECT_TRUE(contains(r.log,
+                       "exited with code 70 (the device can no longer be used); "
+                       "restart 1 of 5 in 10ms"))
       << r.log;
   EXPECT_TRUE(contains(r.log, "restart 2 of 5 in 20ms")) << r.log;
 }
@@ -182,7 +183,8 @@ TEST(Supervisor, RestartsAfterTheFatalCodeUntilTheChildSucceeds) {
 TEST(Supervisor, RestartsAChildKilledByASignal) {
   TempDir dir;
   const std::string counter = dir.file("starts");
-  const Supervised r = supervise_script(count_start(counter) + "[ $n -le 1 ] && kill -KILL $$; exit 0");
+  const Supervised r =
+      supervise_script(count_start(counter) + "[ $n -le 1 ] && kill -KILL $$; exit 0");
   EXPECT_EQ(r.outcome.exit_code, 0) << r.log;
   EXPECT_EQ(r.outcome.restarts, 1);
   EXPECT_EQ(read_file(counter), "2\n");
@@ -417,8 +419,9 @@ TEST(SupervisorStop, ASignalDuringTheBackoffStopsAtOnceWithoutANewChild) {
   const std::string starts = dir.file("starts");
   const std::string log = dir.file("log");
   HelperProcess helper("echo x >> '" + starts + "'; exit 70", "30s", log);
-  ASSERT_TRUE(testing::eventually([&] { return contains(read_file(log), "restart 1 of 3 in 30s"); }))
-      << read_file(log);
+  ASSERT_TRUE(testing::eventually([&] {
+    return contains(read_file(log), "restart 1 of 3 in 30s");
+  })) << read_file(log);
 
   const auto sent = std::chrono::steady_clock::now();
   ASSERT_EQ(::kill(helper.pid(), SIGTERM), 0);

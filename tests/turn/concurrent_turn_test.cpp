@@ -41,8 +41,8 @@ TEST(ConcurrentTurn, ReleaseDoesNotDrain) {
   turn.acquire(id, BurstKind::prefill);
   stream->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "x"); }});
   stream->commit();
-  EXPECT_NO_THROW(turn.release(id));                 // nothing drained, nothing raised
-  EXPECT_THROW(stream->synchronize(), GpuError);     // the error waits for the owner
+  EXPECT_NO_THROW(turn.release(id));              // nothing drained, nothing raised
+  EXPECT_THROW(stream->synchronize(), GpuError);  // the error waits for the owner
 }
 
 }  // namespace

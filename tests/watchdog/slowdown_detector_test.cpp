@@ -34,7 +34,8 @@ TEST(SlowdownDetector, FlagsABurstFarAboveItsRollingMedian) {
 TEST(SlowdownDetector, NoVerdictBeforeEnoughSamples) {
   FaultLog log;
   SlowdownDetector detector(5.0, milliseconds(10), log, nullptr);
-  for (std::size_t i = 0; i + 1 < SlowdownDetector::kMinSamples; ++i) detector.burst_done(burst(10.0));
+  for (std::size_t i = 0; i + 1 < SlowdownDetector::kMinSamples; ++i)
+    detector.burst_done(burst(10.0));
   detector.burst_done(burst(100.0));
   EXPECT_TRUE(log.events().empty());
 }

@@ -12,21 +12,27 @@ namespace baton {
 CLI::App* ReproCommand::attach(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "repro", "Run synthetic engines side by side under a GPU turn policy and measure them");
-  cmd->add_option("--backend", options.backend, "Device backend")->capture_default_str()
+  cmd->add_option("--backend", options.backend, "Device backend")
+      ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--policy", policy, "GPU turn policy")->capture_default_str()
+  cmd->add_option("--policy", policy, "GPU turn policy")
+      ->capture_default_str()
       ->check(CLI::IsMember({"concurrent", "serialize"}));
   cmd->add_option("--quantum", quantum,
                   "serialize: hand the turn over per burst, between the layers of a prefill "
                   "chunk, or between its ops")
-      ->capture_default_str()->check(CLI::IsMember({"burst", "layer", "op"}));
+      ->capture_default_str()
+      ->check(CLI::IsMember({"burst", "layer", "op"}));
   cmd->add_flag("--decode-first", options.turn.decode_first,
                 "serialize: waiting decode bursts go before waiting prefill chunks");
   cmd->add_option("--engine", engine_specs,
-                  "An engine: decode, prefill[:TOKENS] or embed (repeat for more)")->required();
+                  "An engine: decode, prefill[:TOKENS] or embed (repeat for more)")
+      ->required();
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
-      ->capture_default_str()->check(CLI::Range(0.1, 86400.0));
-  cmd->add_option("--seed", options.seed, "Seed of the clients' request sizes")->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_option("--seed", options.seed, "Seed of the clients' request sizes")
+      ->capture_default_str();
   cmd->add_flag("--json", options.json, "Print one JSON object instead of a table");
   attach_fault_options(*cmd);
   cmd->add_flag("--compare", options.compare,
@@ -41,32 +47,45 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
   const auto probability = CLI::Range(0.0, 1.0);
   cmd.add_option("--inject-hang-rate", f.hang_rate,
                  "Inject hangs at this rate per second of overlap (two or more streams busy)")
-      ->check(non_negative)->group("Fault injection");
+      ->check(non_negative)
+      ->group("Fault injection");
   cmd.add_option("--inject-hang-prob", f.hang_probability,
                  "Probability that a committed command buffer hangs, overlap or not")
-      ->check(probability)->group("Fault injection");
+      ->check(probability)
+      ->group("Fault injection");
   cmd.add_option("--inject-timeout-prob", f.timeout_probability,
                  "Probability that a committed command buffer fails with a timeout")
-      ->check(probability)->group("Fault injection");
+      ->check(probability)
+      ->group("Fault injection");
   cmd.add_option("--inject-slowdown-rate", f.slowdown_rate,
                  "Slowdown episodes per second: a busy stream runs slower for a while")
-      ->check(non_negative)->group("Fault injection");
+      ->check(non_negative)
+      ->group("Fault injection");
   cmd.add_option("--slowdown-factor", f.slowdown_factor, "How many times slower")
-      ->capture_default_str()->check(CLI::Range(1.0, 1000.0))->group("Fault injection");
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 1000.0))
+      ->group("Fault injection");
   cmd.add_option("--slowdown-seconds", f.slowdown_seconds, "How long a slowdown episode lasts")
-      ->capture_default_str()->check(CLI::Range(0.001, 3600.0))->group("Fault injection");
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 3600.0))
+      ->group("Fault injection");
   cmd.add_option("--inject-fatal-after", f.fatal_after_s,
                  "After this many seconds the device ignores submissions (fatal: exit 70)")
-      ->check(CLI::Range(0.001, 1e9))->group("Fault injection");
+      ->check(CLI::Range(0.001, 1e9))
+      ->group("Fault injection");
   cmd.add_option("--fault-seed", fault_seed, "Seed of the fault injector (default: --seed)")
       ->group("Fault injection");
   watchdog_deadline_s = std::chrono::duration<double>(options.watchdog.deadline).count();
   cmd.add_option("--watchdog-deadline", watchdog_deadline_s,
                  "Seconds without progress after which a stream is hung")
-      ->capture_default_str()->check(CLI::Range(0.01, 3600.0))->group("Watchdog");
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 3600.0))
+      ->group("Watchdog");
   cmd.add_option("--slowdown-threshold", options.watchdog.slowdown_factor,
                  "A burst this many times its rolling median is a slowdown")
-      ->capture_default_str()->check(CLI::Range(1.5, 1000.0))->group("Watchdog");
+      ->capture_default_str()
+      ->check(CLI::Range(1.5, 1000.0))
+      ->group("Watchdog");
 }
 
 namespace {

@@ -14,13 +14,13 @@ CLI::App* SuperviseCommand::attach(CLI::App& app) {
       "or dies by a signal");
   cmd->add_option("--max-restarts", max_restarts,
                   "Restarts allowed; when they are used up, exit with 70")
-      ->capture_default_str()->check(CLI::Range(0, 1000000));
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--backoff", backoff,
                   "Wait before a restart, INITIAL[:MAX]: doubles from INITIAL up to MAX "
                   "(seconds, or with the suffix ms or s: 200ms:5s)")
       ->capture_default_str();
-  cmd->add_option("COMMAND", command, "The command to run and its arguments, after --")
-      ->required();
+  cmd->add_option("COMMAND", command, "The command to run and its arguments, after --")->required();
   // Everything from COMMAND on belongs to it, even without --: `supervise sh -c 'exit 3'`.
   cmd->positionals_at_end();
   return cmd;

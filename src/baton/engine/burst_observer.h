@@ -40,9 +40,12 @@ struct EngineActivity {
 
 constexpr std::string_view to_string(EngineState state) {
   switch (state) {
-    case EngineState::idle: return "idle";
-    case EngineState::waiting: return "waiting";
-    case EngineState::running: return "running";
+    case EngineState::idle:
+      return "idle";
+    case EngineState::waiting:
+      return "waiting";
+    case EngineState::running:
+      return "running";
   }
   return "idle";
 }

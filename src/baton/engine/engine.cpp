@@ -30,8 +30,8 @@ class Engine::RequestJob final : public Job {
   std::promise<RequestResult> promise_;
 };
 
-Engine::Engine(std::string name, std::unique_ptr<Workload> workload,
-               std::unique_ptr<Stream> stream, GpuTurn& turn)
+Engine::Engine(std::string name, std::unique_ptr<Workload> workload, std::unique_ptr<Stream> stream,
+               GpuTurn& turn)
     : name_(std::move(name)),
       workload_(std::move(workload)),
       owned_stream_(std::move(stream)),

@@ -28,8 +28,8 @@ Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload
     engines_.push_back(std::make_unique<Engine>(name, std::move(workload), *embedding_executor_,
                                                 device_->default_stream(), *turn_));
   } else {
-    engines_.push_back(std::make_unique<Engine>(name, std::move(workload),
-                                                device_->create_stream(name), *turn_));
+    engines_.push_back(
+        std::make_unique<Engine>(name, std::move(workload), device_->create_stream(name), *turn_));
     watchdog_.watch(engines_.back()->stream(), name);
   }
   engines_.back()->add_burst_observer(slowdowns_);

@@ -37,7 +37,8 @@ void SyntheticWorkload::encode_burst(Stream& stream,
   const int k = static_cast<int>(shape_.k);
   const int n = static_cast<int>(shape_.n);
   const std::size_t block = shape_.n / shape_.ops_per_layer;  // output columns per op
-  const std::size_t op_bytes = (shape_.k * block + shape_.rows * (shape_.k + block)) * sizeof(float);
+  const std::size_t op_bytes =
+      (shape_.k * block + shape_.rows * (shape_.k + block)) * sizeof(float);
   for (std::size_t layer = 0; layer < shape_.layers; ++layer) {
     for (std::size_t part = 0; part < shape_.ops_per_layer; ++part) {
       const float* w = weights_.data() + layer * shape_.k * shape_.n + part * block;
@@ -45,8 +46,8 @@ void SyntheticWorkload::encode_burst(Stream& stream,
       float* c = output_.data() + part * block;
       const int cols = static_cast<int>(block);
       stream.encode(Op{[=] {
-                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0f,
-                                     a, k, w, n, 0.0f, c, n);
+                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0f, a,
+                                     k, w, n, 0.0f, c, n);
                        },
                        op_bytes});
       if (part + 1 < shape_.ops_per_layer) yield_point(Boundary::op);

@@ -23,9 +23,9 @@ inline constexpr std::size_t kPrefillDefaultTokens = 1408;
 struct SyntheticShape {
   BurstKind kind = BurstKind::decode;
   std::size_t layers = 32;
-  std::size_t rows = 8;   // tokens in the burst
-  std::size_t k = 1024;   // weight rows
-  std::size_t n = 512;    // weight columns
+  std::size_t rows = 8;           // tokens in the burst
+  std::size_t k = 1024;           // weight rows
+  std::size_t n = 512;            // weight columns
   std::size_t ops_per_layer = 4;  // must divide n
 
   std::size_t weight_bytes() const { return layers * k * n * sizeof(float); }

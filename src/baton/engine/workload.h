@@ -18,8 +18,7 @@ class Workload {
   virtual std::size_t context_tokens() const { return 0; }
   // Encodes one burst on `stream`, calling `yield_point` between ops and between layers
   // (the turn decides whether to hand over there). The caller synchronizes afterwards.
-  virtual void encode_burst(Stream& stream,
-                            const std::function<void(Boundary)>& yield_point) = 0;
+  virtual void encode_burst(Stream& stream, const std::function<void(Boundary)>& yield_point) = 0;
 };
 
 }  // namespace baton

@@ -11,8 +11,7 @@ bool FaultPlan::any() const {
          fatal_after_s > 0;
 }
 
-FaultInjector::FaultInjector(FaultPlan plan)
-    : plan_(plan), start_(Clock::now()), rng_(plan.seed) {
+FaultInjector::FaultInjector(FaultPlan plan) : plan_(plan), start_(Clock::now()), rng_(plan.seed) {
   std::lock_guard lock(mu_);
   next_hang_at_overlap_s_ = draw_exponential_locked(plan_.hang_rate);
   const double first_slowdown = draw_exponential_locked(plan_.slowdown_rate);
@@ -70,10 +69,17 @@ double FaultInjector::slowdown(StreamId stream, TimePoint now) {
 void FaultInjector::realized(StreamId /*stream*/, BufferFault fault) {
   std::lock_guard lock(mu_);
   switch (fault) {
-    case BufferFault::hang: ++counts_.hangs; break;
-    case BufferFault::timeout: ++counts_.timeouts; break;
-    case BufferFault::submissions_ignored: ++counts_.ignored_submissions; break;
-    case BufferFault::none: break;
+    case BufferFault::hang:
+      ++counts_.hangs;
+      break;
+    case BufferFault::timeout:
+      ++counts_.timeouts;
+      break;
+    case BufferFault::submissions_ignored:
+      ++counts_.ignored_submissions;
+      break;
+    case BufferFault::none:
+      break;
   }
 }
 
@@ -111,16 +117,16 @@ void FaultInjector::start_slowdown_locked(TimePoint now) {
     slowdowns_active_.store(true, std::memory_order_release);
     ++counts_.slowdowns;
   }
-  next_slowdown_at_ = now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
-                                draw_exponential_locked(plan_.slowdown_rate)));
+  next_slowdown_at_ =
+      now + std::chrono::duration_cast<Clock::duration>(
+                std::chrono::duration<double>(draw_exponential_locked(plan_.slowdown_rate)));
 }
 
 void FaultInjector::run_clocks(std::stop_token stop) {
-  const auto fatal_at =
-      plan_.fatal_after_s > 0
-          ? start_ + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(plan_.fatal_after_s))
-          : TimePoint::max();
+  const auto fatal_at = plan_.fatal_after_s > 0
+                            ? start_ + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(plan_.fatal_after_s))
+                            : TimePoint::max();
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
     const TimePoint now = Clock::now();

@@ -35,7 +35,7 @@ struct FaultPlan {
   double slowdown_rate = 0.0;        // slowdown episodes per second
   double slowdown_factor = 10.0;
   double slowdown_seconds = 2.0;
-  double fatal_after_s = 0.0;        // > 0: submissions are ignored from then on
+  double fatal_after_s = 0.0;  // > 0: submissions are ignored from then on
   std::uint64_t seed = 1;
 
   bool any() const;
@@ -85,18 +85,18 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
 
   mutable std::mutex mu_;
   std::condition_variable_any wake_;
-  std::mt19937_64 rng_;                              // guarded by mu_
-  std::set<StreamId> busy_;                          // guarded by mu_
-  TimePoint overlap_since_{};                        // guarded by mu_; valid while busy_ >= 2
-  double overlap_closed_s_ = 0.0;                    // guarded by mu_
-  std::uint64_t overlap_starts_ = 0;                 // guarded by mu_
-  double next_hang_at_overlap_s_ = 0.0;              // guarded by mu_
-  TimePoint next_slowdown_at_{};                     // guarded by mu_
-  std::unordered_map<StreamId, Slowdown> slowed_;    // guarded by mu_
-  bool ignoring_ = false;                            // guarded by mu_
-  InjectedCounts counts_;                            // guarded by mu_
-  std::atomic<bool> hang_pending_{false};            // a hang arrived and waits for a stream
-  std::atomic<bool> slowdowns_active_{false};        // fast path: any stream slowed
+  std::mt19937_64 rng_;                            // guarded by mu_
+  std::set<StreamId> busy_;                        // guarded by mu_
+  TimePoint overlap_since_{};                      // guarded by mu_; valid while busy_ >= 2
+  double overlap_closed_s_ = 0.0;                  // guarded by mu_
+  std::uint64_t overlap_starts_ = 0;               // guarded by mu_
+  double next_hang_at_overlap_s_ = 0.0;            // guarded by mu_
+  TimePoint next_slowdown_at_{};                   // guarded by mu_
+  std::unordered_map<StreamId, Slowdown> slowed_;  // guarded by mu_
+  bool ignoring_ = false;                          // guarded by mu_
+  InjectedCounts counts_;                          // guarded by mu_
+  std::atomic<bool> hang_pending_{false};          // a hang arrived and waits for a stream
+  std::atomic<bool> slowdowns_active_{false};      // fast path: any stream slowed
 
   std::jthread clocks_;  // last: starts after the rest
 };

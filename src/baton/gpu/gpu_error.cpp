@@ -4,10 +4,14 @@ namespace baton {
 
 std::string_view to_string(GpuErrorClass error_class) {
   switch (error_class) {
-    case GpuErrorClass::hang: return "hang";
-    case GpuErrorClass::timeout: return "timeout";
-    case GpuErrorClass::submissions_ignored: return "submissions_ignored";
-    case GpuErrorClass::other: return "other";
+    case GpuErrorClass::hang:
+      return "hang";
+    case GpuErrorClass::timeout:
+      return "timeout";
+    case GpuErrorClass::submissions_ignored:
+      return "submissions_ignored";
+    case GpuErrorClass::other:
+      return "other";
   }
   return "other";
 }

@@ -13,9 +13,9 @@
 namespace baton {
 
 struct OverlapReading {
-  double overlap_s = 0.0;          // time with >= 2 streams busy, including an open episode
-  std::uint64_t episodes = 0;      // times the busy count rose from 1 to 2
-  std::uint32_t max_busy = 0;      // most streams busy at once
+  double overlap_s = 0.0;      // time with >= 2 streams busy, including an open episode
+  std::uint64_t episodes = 0;  // times the busy count rose from 1 to 2
+  std::uint32_t max_busy = 0;  // most streams busy at once
   std::uint32_t busy_now = 0;
 };
 

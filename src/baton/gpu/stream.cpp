@@ -25,7 +25,8 @@ void Stream::commit() {
   {
     std::lock_guard lock(mu_);
     // Recorded as in flight before the device can start it, so observers never miss work.
-    if (in_flight_.empty() && observer_ != nullptr) observer_->stream_busy(id_, buffer.committed_at);
+    if (in_flight_.empty() && observer_ != nullptr)
+      observer_->stream_busy(id_, buffer.committed_at);
     in_flight_.push_back({buffer.id, buffer.committed_at});
     ++committed_;
     ops_committed_ += buffer.ops.size();
@@ -130,8 +131,10 @@ std::optional<GpuError> Stream::run_ops(CommandBuffer& buffer) {
     return std::nullopt;  // the reset put its error on the stream
   };
   switch (buffer.fault) {
-    case BufferFault::none: break;
-    case BufferFault::hang: return failed() ? std::nullopt : hang();
+    case BufferFault::none:
+      break;
+    case BufferFault::hang:
+      return failed() ? std::nullopt : hang();
     case BufferFault::timeout:
       faults_->realized(id_, BufferFault::timeout);
       return GpuError(GpuErrorClass::timeout, origin(),

@@ -29,16 +29,16 @@
 namespace baton {
 
 struct StreamStats {
-  std::size_t in_flight = 0;        // committed, not yet completed
-  std::uint64_t oldest_id = 0;      // the oldest in-flight buffer; 0 when idle
-  double oldest_age_s = 0.0;        // age of the oldest in-flight buffer; 0 when idle
+  std::size_t in_flight = 0;    // committed, not yet completed
+  std::uint64_t oldest_id = 0;  // the oldest in-flight buffer; 0 when idle
+  double oldest_age_s = 0.0;    // age of the oldest in-flight buffer; 0 when idle
   // While busy: time since the stream last made progress (the later of the oldest
   // buffer's commit and the last completion); 0 when idle. What the watchdog reads.
   double no_progress_s = 0.0;
   // While an injected hang holds the stream: when it began (for measurements only).
   std::optional<TimePoint> stalled_since;
   std::uint64_t resets = 0;
-  std::uint64_t committed = 0;      // buffers committed so far
+  std::uint64_t committed = 0;  // buffers committed so far
   std::uint64_t completed = 0;
   std::uint64_t ops_committed = 0;
   std::optional<TimePoint> last_commit;
@@ -106,7 +106,7 @@ class Stream {
   StreamObserver* const observer_;  // may be null
   FaultHooks* const faults_;        // may be null
 
-  CommandBuffer open_;           // owner thread only
+  CommandBuffer open_;             // owner thread only
   std::uint64_t next_buffer_ = 1;  // owner thread only
 
   mutable std::mutex mu_;
@@ -115,11 +115,11 @@ class Stream {
   std::uint64_t resets_ = 0;                  // guarded by mu_
   bool closed_ = false;                       // guarded by mu_
   std::optional<TimePoint> stalled_since_;    // guarded by mu_
-  std::deque<InFlight> in_flight_;      // guarded by mu_
-  std::optional<GpuError> error_;       // guarded by mu_
-  std::uint64_t committed_ = 0;         // guarded by mu_
-  std::uint64_t completed_ = 0;         // guarded by mu_
-  std::uint64_t ops_committed_ = 0;     // guarded by mu_
+  std::deque<InFlight> in_flight_;            // guarded by mu_
+  std::optional<GpuError> error_;             // guarded by mu_
+  std::uint64_t committed_ = 0;               // guarded by mu_
+  std::uint64_t completed_ = 0;               // guarded by mu_
+  std::uint64_t ops_committed_ = 0;           // guarded by mu_
   std::optional<TimePoint> last_commit_;      // guarded by mu_
   std::optional<TimePoint> last_completion_;  // guarded by mu_
 };

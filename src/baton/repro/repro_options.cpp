@@ -22,7 +22,8 @@ SyntheticShape parse_shape(std::string_view spec) {
   const std::string_view kind = spec.substr(0, colon);
   const bool has_arg = colon != std::string_view::npos;
   if (kind == "prefill") {
-    return SyntheticShape::prefill_default(has_arg ? parse_tokens(spec, spec.substr(colon + 1)) : 0);
+    return SyntheticShape::prefill_default(has_arg ? parse_tokens(spec, spec.substr(colon + 1))
+                                                   : 0);
   }
   if (has_arg) {
     throw std::invalid_argument("--engine " + std::string(spec) + ": only prefill takes :TOKENS");

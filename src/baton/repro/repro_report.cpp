@@ -15,12 +15,13 @@ nlohmann::json faults_json(const FaultReport& faults) {
   for (FaultKind kind : {FaultKind::hang, FaultKind::timeout, FaultKind::submissions_ignored,
                          FaultKind::other, FaultKind::slowdown}) {
     auto it = faults.by_kind.find(kind);
-    const FaultReport::Counts counts = it != faults.by_kind.end() ? it->second : FaultReport::Counts{};
+    const FaultReport::Counts counts =
+        it != faults.by_kind.end() ? it->second : FaultReport::Counts{};
     by_class[std::string(to_string(kind))] = {{"injected", counts.injected},
                                               {"detected", counts.detected}};
   }
-  return {{"injected", faults.injected()}, {"detected", faults.detected()},
-          {"recovered", faults.recovered}, {"fatal", faults.fatal},
+  return {{"injected", faults.injected()},       {"detected", faults.detected()},
+          {"recovered", faults.recovered},       {"fatal", faults.fatal},
           {"fatal_detail", faults.fatal_detail}, {"by_class", std::move(by_class)}};
 }
 
@@ -44,8 +45,8 @@ void print_engine_rows(std::ostream& out, const ReproResult& run, const std::str
   for (const EngineResult& e : run.engines) {
     const double base = solo != nullptr ? solo_p50_ms(*solo, e.name) : 0.0;
     const ClientTurnStats* c = client_stats(run, e.name);
-    fmt::print(out, "{:<24} {:<11} {:>7} {:>9.3f} {:>9.3f} {:>8} {:>9.2f}\n",
-               first ? scenario : "", e.name, e.steps, e.step_ms.p50, e.step_ms.p99,
+    fmt::print(out, "{:<24} {:<11} {:>7} {:>9.3f} {:>9.3f} {:>8} {:>9.2f}\n", first ? scenario : "",
+               e.name, e.steps, e.step_ms.p50, e.step_ms.p99,
                base > 0 ? fmt::format("{:.2f}x", e.step_ms.p50 / base) : "-",
                c != nullptr ? c->wait_s : 0.0);
     first = false;
@@ -53,12 +54,13 @@ void print_engine_rows(std::ostream& out, const ReproResult& run, const std::str
 }
 
 void print_header(std::ostream& out) {
-  fmt::print(out, "{:<24} {:<11} {:>7} {:>9} {:>9} {:>8} {:>9}\n", "scenario", "engine",
-             "steps", "p50 ms", "p99 ms", "vs solo", "wait s");
+  fmt::print(out, "{:<24} {:<11} {:>7} {:>9} {:>9} {:>8} {:>9}\n", "scenario", "engine", "steps",
+             "p50 ms", "p99 ms", "vs solo", "wait s");
 }
 
 void print_footer(std::ostream& out, const ReproResult& run, const std::vector<ReproResult>* solo) {
-  fmt::print(out, "{:<24} overlap {:.3f} s ({} episodes), hand-overs {} (p50 {:.1f} us, p99 {:.1f} us)",
+  fmt::print(out,
+             "{:<24} overlap {:.3f} s ({} episodes), hand-overs {} (p50 {:.1f} us, p99 {:.1f} us)",
              "", run.overlap_s, run.overlap_episodes, run.turn_stats.handovers,
              run.turn_stats.handover_us.p50, run.turn_stats.handover_us.p99);
   if (solo != nullptr) fmt::print(out, ", aggregate {:.2f}", aggregate_throughput(run, *solo));
@@ -93,8 +95,10 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"hangs", e.hangs},
                             {"step_ms", latency_json(e.step_ms)}};
     if (const ClientTurnStats* c = client_stats(run, e.name)) {
-      entry["turn"] = {{"acquisitions", c->acquisitions}, {"handovers_in", c->handovers_in},
-                       {"yields", c->yields},             {"wait_s", c->wait_s},
+      entry["turn"] = {{"acquisitions", c->acquisitions},
+                       {"handovers_in", c->handovers_in},
+                       {"yields", c->yields},
+                       {"wait_s", c->wait_s},
                        {"hold_s", c->hold_s}};
     }
     engines.push_back(std::move(entry));
@@ -136,7 +140,8 @@ void print_table(std::ostream& out, const ReproResult& run) {
 }
 
 void print_table(std::ostream& out, const ReproComparison& comparison) {
-  const ReproResult& any = comparison.runs.empty() ? comparison.solo.front() : comparison.runs.front();
+  const ReproResult& any =
+      comparison.runs.empty() ? comparison.solo.front() : comparison.runs.front();
   fmt::print(out, "baton repro --compare: backend {}, {:.1f} s per scenario\n", any.backend,
              any.duration_s);
   print_header(out);

@@ -94,9 +94,8 @@ ReproResult run_repro(const ReproOptions& options) {
     std::vector<std::jthread> clients;
     std::uint64_t seed = options.seed;
     for (const auto& engine : host.engines()) {
-      clients.emplace_back([&engine = *engine, s = seed++](std::stop_token stop) {
-        drive(engine, s, stop);
-      });
+      clients.emplace_back(
+          [&engine = *engine, s = seed++](std::stop_token stop) { drive(engine, s, stop); });
     }
     // Ends early if the device turns fatal: nothing is gained by running on.
     (void)host.faults().wait_fatal_for(std::chrono::duration<double>(options.duration_s));

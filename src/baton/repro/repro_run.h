@@ -21,8 +21,8 @@ namespace baton {
 struct EngineResult {
   std::string name;
   BurstKind kind = BurstKind::decode;
-  std::uint64_t steps = 0;   // bursts completed
-  LatencySummary step_ms;    // burst latency, turn wait included
+  std::uint64_t steps = 0;  // bursts completed
+  LatencySummary step_ms;   // burst latency, turn wait included
   double steps_per_s = 0.0;
   std::uint64_t failed_requests = 0;
   std::uint64_t hangs = 0;  // hangs blamed on this engine

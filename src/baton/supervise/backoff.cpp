@@ -54,8 +54,8 @@ milliseconds parse_duration(std::string_view text) {
 
 Backoff parse_backoff(std::string_view text) {
   const auto fail = [text](const std::string& why) {
-    return std::invalid_argument("[supervise] --backoff '" + std::string(text) +
-                                 "': " + why + "; expected INITIAL[:MAX], such as 200ms:5s");
+    return std::invalid_argument("[supervise] --backoff '" + std::string(text) + "': " + why +
+                                 "; expected INITIAL[:MAX], such as 200ms:5s");
   };
   const std::size_t colon = text.find(':');
   Backoff backoff;

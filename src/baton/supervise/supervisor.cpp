@@ -52,9 +52,9 @@ int wait_for_end(Child& child, SignalPipe& signals, SuperviseOutcome& outcome, s
 std::optional<int> sleep_unless_stopped(SignalPipe& signals, milliseconds wait) {
   const auto deadline = std::chrono::steady_clock::now() + wait;
   for (;;) {
-    const milliseconds left = std::max(
-        milliseconds(0),
-        std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now()));
+    const milliseconds left =
+        std::max(milliseconds(0),
+                 std::chrono::ceil<milliseconds>(deadline - std::chrono::steady_clock::now()));
     for (const int sig : signals.wait(left)) {
       if (sig != SIGCHLD) return sig;
     }
@@ -82,8 +82,8 @@ SuperviseOutcome supervise(const SuperviseOptions& options, std::ostream& log) {
     Start started = start_child(options.command);
     ++outcome.starts;
     if (started.exec_error != 0) {
-      say(log, "cannot execute '" + options.command.front() + "': " +
-                   std::generic_category().message(started.exec_error) + "; exiting with " +
+      say(log, "cannot execute '" + options.command.front() +
+                   "': " + std::generic_category().message(started.exec_error) + "; exiting with " +
                    std::to_string(kExitCannotExecute));
       outcome.exit_code = kExitCannotExecute;
       return outcome;
@@ -95,21 +95,21 @@ SuperviseOutcome supervise(const SuperviseOptions& options, std::ostream& log) {
       return outcome;
     }
     if (outcome.restarts >= options.max_restarts) {
-      say(log, describe_end(pid, status) + "; giving up after " +
-                   std::to_string(outcome.restarts) + " restarts (--max-restarts " +
-                   std::to_string(options.max_restarts) + "), exiting with " +
-                   std::to_string(kExitGpuFatal));
+      say(log, describe_end(pid, status) + "; giving up after " + std::to_string(outcome.restarts) +
+                   " restarts (--max-restarts " + std::to_string(options.max_restarts) +
+                   "), exiting with " + std::to_string(kExitGpuFatal));
       outcome.exit_code = kExitGpuFatal;
       return outcome;
     }
     ++outcome.restarts;
     const milliseconds wait = options.backoff.before_restart(outcome.restarts);
-    say(log, describe_end(pid, status) + "; restart " + std::to_string(outcome.restarts) +
-                 " of " + std::to_string(options.max_restarts) + " in " + format_duration(wait));
+    say(log, describe_end(pid, status) + "; restart " + std::to_string(outcome.restarts) + " of " +
+                 std::to_string(options.max_restarts) + " in " + format_duration(wait));
     if (const std::optional<int> sig = sleep_unless_stopped(signals, wait)) {
       outcome.stop_signal = sig;
       outcome.exit_code = kExitSignalBase + *sig;
-      say(log, signal_name(*sig) + " during the backoff: stopping without a new child, exiting with " +
+      say(log, signal_name(*sig) +
+                   " during the backoff: stopping without a new child, exiting with " +
                    std::to_string(outcome.exit_code));
       return outcome;
     }

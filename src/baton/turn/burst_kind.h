@@ -15,9 +15,12 @@ enum class Boundary { op, layer };
 
 constexpr std::string_view to_string(BurstKind kind) {
   switch (kind) {
-    case BurstKind::decode: return "decode";
-    case BurstKind::prefill: return "prefill";
-    case BurstKind::embed: return "embed";
+    case BurstKind::decode:
+      return "decode";
+    case BurstKind::prefill:
+      return "prefill";
+    case BurstKind::embed:
+      return "embed";
   }
   return "decode";
 }

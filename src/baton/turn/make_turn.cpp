@@ -7,8 +7,10 @@ namespace baton {
 
 std::unique_ptr<GpuTurn> make_turn(const TurnOptions& options, Stream& default_stream) {
   switch (options.policy) {
-    case TurnPolicy::concurrent: return std::make_unique<ConcurrentTurn>();
-    case TurnPolicy::serialize: return std::make_unique<SerialTurn>(default_stream, options);
+    case TurnPolicy::concurrent:
+      return std::make_unique<ConcurrentTurn>();
+    case TurnPolicy::serialize:
+      return std::make_unique<SerialTurn>(default_stream, options);
   }
   return std::make_unique<ConcurrentTurn>();
 }

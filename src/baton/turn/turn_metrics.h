@@ -56,8 +56,8 @@ class TurnMetrics {
 
   std::vector<std::unique_ptr<Counters>> clients_;  // fixed once the turn is in use
   mutable std::mutex samples_mu_;
-  std::uint64_t handovers_ = 0;          // guarded by samples_mu_
-  std::vector<double> handover_us_;      // guarded by samples_mu_
+  std::uint64_t handovers_ = 0;      // guarded by samples_mu_
+  std::vector<double> handover_us_;  // guarded by samples_mu_
 };
 
 }  // namespace baton

@@ -6,8 +6,8 @@ namespace baton {
 
 TurnOptions TurnOptions::with_env_defaults() {
   TurnOptions options;
-  options.spin = std::chrono::microseconds(
-      positive_int_from_env("BATON_TURN_SPIN_US", options.spin.count()));
+  options.spin =
+      std::chrono::microseconds(positive_int_from_env("BATON_TURN_SPIN_US", options.spin.count()));
   return options;
 }
 
@@ -30,9 +30,12 @@ std::string_view to_string(TurnPolicy policy) {
 
 std::string_view to_string(Quantum quantum) {
   switch (quantum) {
-    case Quantum::burst: return "burst";
-    case Quantum::layer: return "layer";
-    case Quantum::op: return "op";
+    case Quantum::burst:
+      return "burst";
+    case Quantum::layer:
+      return "layer";
+    case Quantum::op:
+      return "op";
   }
   return "burst";
 }

@@ -18,21 +18,30 @@ enum class FaultKind { hang, timeout, submissions_ignored, other, slowdown };
 
 constexpr FaultKind fault_kind(GpuErrorClass error_class) {
   switch (error_class) {
-    case GpuErrorClass::hang: return FaultKind::hang;
-    case GpuErrorClass::timeout: return FaultKind::timeout;
-    case GpuErrorClass::submissions_ignored: return FaultKind::submissions_ignored;
-    case GpuErrorClass::other: return FaultKind::other;
+    case GpuErrorClass::hang:
+      return FaultKind::hang;
+    case GpuErrorClass::timeout:
+      return FaultKind::timeout;
+    case GpuErrorClass::submissions_ignored:
+      return FaultKind::submissions_ignored;
+    case GpuErrorClass::other:
+      return FaultKind::other;
   }
   return FaultKind::other;
 }
 
 constexpr std::string_view to_string(FaultKind kind) {
   switch (kind) {
-    case FaultKind::hang: return "hang";
-    case FaultKind::timeout: return "timeout";
-    case FaultKind::submissions_ignored: return "submissions_ignored";
-    case FaultKind::other: return "other";
-    case FaultKind::slowdown: return "slowdown";
+    case FaultKind::hang:
+      return "hang";
+    case FaultKind::timeout:
+      return "timeout";
+    case FaultKind::submissions_ignored:
+      return "submissions_ignored";
+    case FaultKind::other:
+      return "other";
+    case FaultKind::slowdown:
+      return "slowdown";
   }
   return "other";
 }

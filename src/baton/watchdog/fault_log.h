@@ -31,10 +31,10 @@ class FaultLog {
  private:
   mutable std::mutex mu_;
   std::condition_variable fatal_cv_;
-  std::vector<FaultEvent> events_;    // guarded by mu_
-  std::optional<FaultEvent> fatal_;   // guarded by mu_
-  std::uint64_t fatal_reports_ = 0;   // guarded by mu_
-  std::uint64_t recovered_ = 0;       // guarded by mu_
+  std::vector<FaultEvent> events_;   // guarded by mu_
+  std::optional<FaultEvent> fatal_;  // guarded by mu_
+  std::uint64_t fatal_reports_ = 0;  // guarded by mu_
+  std::uint64_t recovered_ = 0;      // guarded by mu_
 };
 
 }  // namespace baton

@@ -15,7 +15,7 @@ std::chrono::milliseconds WatchdogOptions::poll_interval() const {
 
 Watchdog::Watchdog(WatchdogOptions options, FaultLog& log) : options_(options), log_(log) {}
 
-Watchdog::~Watchdog() { stop(); }
+Watchdog::~Watchdog() { join(); }
 
 void Watchdog::watch(Stream& stream, std::string owner) {
   {
@@ -32,11 +32,16 @@ void Watchdog::start() {
   thread_ = std::jthread([this](std::stop_token stop) { run(stop); });
 }
 
-void Watchdog::stop() {
+bool Watchdog::join() {
   std::lock_guard lock(stop_mu_);
-  if (!thread_.joinable()) return;
+  if (!thread_.joinable()) return false;
   thread_.request_stop();
   thread_.join();
+  return true;
+}
+
+void Watchdog::stop() {
+  if (!join()) return;
   // One last look, so a recovery that completed after the last poll is counted.
   std::lock_guard watched_lock(watched_mu_);
   const TimePoint now = Clock::now();

@@ -54,6 +54,7 @@ class Watchdog final : public StreamObserver {
   void watch(Stream& stream, std::string owner);
   void set_activity_probe(ActivityProbe probe);
   void start();
+  // Joins the thread, then takes one last look at every stream (they must still exist).
   void stop();
 
   // StreamObserver: device-reported errors become fault events.
@@ -74,6 +75,7 @@ class Watchdog final : public StreamObserver {
   };
 
   void run(std::stop_token stop);
+  bool join();  // false when the thread was not running
   void check(Watched& watched, TimePoint now);
   FaultEvent make_event(const Owner& owner, FaultKind kind, std::size_t in_flight) const;
   Owner owner_of(StreamId stream) const;
@@ -86,7 +88,7 @@ class Watchdog final : public StreamObserver {
   mutable std::mutex owners_mu_;
   std::unordered_map<StreamId, Owner> owners_;  // guarded by owners_mu_
   std::jthread thread_;
-  std::mutex stop_mu_;             // one joiner at a time
+  std::mutex stop_mu_;  // one joiner at a time
 };
 
 }  // namespace baton
