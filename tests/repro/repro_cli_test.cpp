@@ -1,31 +1,15 @@
 // End-to-end checks of the `baton repro` command line: exit codes and the JSON shape.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
 #include <chrono>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_util.h"
+
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run_baton(const std::string& args) {
-  const std::string command = std::string(BATON_BINARY) + " " + args + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+using baton::testing::run_baton;
 
 TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
   const struct {

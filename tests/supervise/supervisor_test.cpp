@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -436,28 +437,9 @@ TEST(SupervisorStop, ASignalDuringTheBackoffStopsAtOnceWithoutANewChild) {
 
 // ---- The `baton` command line ------------------------------------------------------------
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-CommandResult run_baton(const std::string& args) {
-  const std::string command = std::string(BATON_BINARY) + " " + args + " 2>&1";
-  CommandResult result;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return result;
-  std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
-  const int status = pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
-
-// Until main.cpp wires the verb, `baton supervise` is an unknown verb and these skip.
-bool supervise_verb_is_wired() { return run_baton("supervise --help").exit_code == 0; }
+using testing::run_baton;
 
 TEST(SuperviseCli, ExitCodesAndMessages) {
-  if (!supervise_verb_is_wired()) GTEST_SKIP() << "`supervise` is not wired into main.cpp yet";
   const struct {
     const char* args;
     int exit_code;
@@ -478,6 +460,17 @@ TEST(SuperviseCli, ExitCodesAndMessages) {
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args << "\n" << r.output;
     EXPECT_TRUE(contains(r.output, c.message)) << c.args << "\n" << r.output;
   }
+}
+
+TEST(SuperviseCli, RestartsBatonAfterAFatalDeviceState) {
+  // baton itself exits with 70 when the device turns fatal; the supervisor restarts it.
+  const std::string repro = std::string(BATON_BINARY) +
+                            " repro --engine decode --duration 30 --inject-fatal-after 0.2";
+  const CommandResult r =
+      run_baton("supervise --backoff 10ms --max-restarts 1 -- " + repro);
+  EXPECT_EQ(r.exit_code, 70) << r.output;
+  EXPECT_TRUE(contains(r.output, "restart 1 of 1")) << r.output;
+  EXPECT_TRUE(contains(r.output, "giving up")) << r.output;
 }
 
 }  // namespace

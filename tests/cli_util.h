@@ -1,0 +1,30 @@
+// Runs the `baton` binary built with the tests (BATON_BINARY) through the shell and
+// captures its exit code and output, for end-to-end tests of the command line.
+#pragma once
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace baton::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // -1 when the command did not exit normally
+  std::string output;  // stdout and stderr together
+};
+
+inline CommandResult run_baton(const std::string& args) {
+  const std::string command = std::string(BATON_BINARY) + " " + args + " 2>&1";
+  CommandResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return result;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) result.output += buffer.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+}  // namespace baton::testing
