@@ -437,6 +437,7 @@ TEST(SupervisorStop, ASignalDuringTheBackoffStopsAtOnceWithoutANewChild) {
 
 // ---- The `baton` command line ------------------------------------------------------------
 
+using testing::CommandResult;
 using testing::run_baton;
 
 TEST(SuperviseCli, ExitCodesAndMessages) {
