@@ -9,6 +9,7 @@
 
 namespace {
 
+using baton::testing::CommandResult;
 using baton::testing::run_baton;
 
 TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
