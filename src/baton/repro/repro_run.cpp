@@ -31,8 +31,7 @@ void drive(Engine& engine, std::uint64_t seed, std::stop_token stop) {
   }
 }
 
-FaultReport summarize_faults(const EngineHost& host, const std::vector<FaultEvent>& events,
-                             FaultLog& log) {
+FaultReport summarize_faults(EngineHost& host, const std::vector<FaultEvent>& events) {
   FaultReport report;
   if (const FaultInjector* injector = host.injector()) {
     const InjectedCounts injected = injector->injected();
@@ -47,8 +46,8 @@ FaultReport summarize_faults(const EngineHost& host, const std::vector<FaultEven
     if (event.detect_latency_ms) latencies.push_back(*event.detect_latency_ms);
   }
   report.detect_latency_ms = summarize(latencies);
-  report.recovered = log.recovered();
-  if (auto fatal = log.fatal()) {
+  report.recovered = host.faults().recovered();
+  if (auto fatal = host.faults().fatal()) {
     report.fatal = true;
     report.fatal_detail = fatal->detail;
   }
@@ -120,7 +119,7 @@ ReproResult run_repro(const ReproOptions& options) {
     result.engines.push_back(std::move(summary));
   }
   result.turn_stats = host.turn().stats();
-  result.faults = summarize_faults(host, result.events, host.faults());
+  result.faults = summarize_faults(host, result.events);
   return result;
 }
 
