@@ -8,10 +8,10 @@ EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_o
                        const WatchdogOptions& watchdog_options,
                        std::unique_ptr<FaultInjector> injector)
     : injector_(std::move(injector)),
-      device_(std::move(device)),
       watchdog_(watchdog_options, faults_),
       slowdowns_(watchdog_options.slowdown_factor, watchdog_options.slowdown_min_excess, faults_,
                  [this] { return activity(); }),
+      device_(std::move(device)),
       turn_(make_turn(turn_options, device_->default_stream())) {
   if (injector_) device_->add_observer(*injector_);
   device_->add_observer(watchdog_);
@@ -46,6 +46,10 @@ std::vector<EngineActivity> EngineHost::activity() const {
 void EngineHost::stop() {
   for (auto& engine : engines_) engine->stop();
   if (embedding_executor_) embedding_executor_->stop();
+  // Work left in flight (an error path under `concurrent` does not drain) completes while
+  // the engines its observers look at still exist; the watchdog frees a hung stream.
+  for (auto& engine : engines_) engine->stream().wait_idle();
+  device_->default_stream().wait_idle();
   watchdog_.stop();
 }
 

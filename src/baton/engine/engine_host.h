@@ -46,11 +46,12 @@ class EngineHost {
   void stop();
 
  private:
-  std::unique_ptr<FaultInjector> injector_;  // outlives the device's streams
-  std::unique_ptr<Device> device_;
+  // Everything a stream may call into outlives the device (and so every stream).
+  std::unique_ptr<FaultInjector> injector_;
   FaultLog faults_;
   Watchdog watchdog_;
   SlowdownDetector slowdowns_;
+  std::unique_ptr<Device> device_;
   std::unique_ptr<GpuTurn> turn_;
   std::unique_ptr<Worker> embedding_executor_;  // made with the first embedding engine
   std::vector<std::unique_ptr<Engine>> engines_;

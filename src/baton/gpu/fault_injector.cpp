@@ -5,6 +5,17 @@
 #include <limits>
 
 namespace baton {
+namespace {
+
+// `at` plus `seconds`, saturating at TimePoint::max(): an exponential draw at a tiny rate
+// can be far beyond what the clock's 64-bit nanoseconds hold.
+TimePoint add_seconds(TimePoint at, double seconds) {
+  const double room = std::chrono::duration<double>(TimePoint::max() - at).count();
+  if (!(seconds < room)) return TimePoint::max();
+  return at + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
+}  // namespace
 
 bool FaultPlan::any() const {
   return hang_rate > 0 || hang_probability > 0 || timeout_probability > 0 || slowdown_rate > 0 ||
@@ -14,11 +25,7 @@ bool FaultPlan::any() const {
 FaultInjector::FaultInjector(FaultPlan plan) : plan_(plan), start_(Clock::now()), rng_(plan.seed) {
   std::lock_guard lock(mu_);
   next_hang_at_overlap_s_ = draw_exponential_locked(plan_.hang_rate);
-  const double first_slowdown = draw_exponential_locked(plan_.slowdown_rate);
-  next_slowdown_at_ = first_slowdown == std::numeric_limits<double>::infinity()
-                          ? TimePoint::max()
-                          : start_ + std::chrono::duration_cast<Clock::duration>(
-                                         std::chrono::duration<double>(first_slowdown));
+  next_slowdown_at_ = add_seconds(start_, draw_exponential_locked(plan_.slowdown_rate));
   clocks_ = std::jthread([this](std::stop_token stop) { run_clocks(stop); });
 }
 
@@ -46,11 +53,15 @@ BufferFault FaultInjector::on_commit(StreamId /*stream*/) {
 }
 
 bool FaultInjector::stall_now(StreamId stream) {
-  if (!hang_pending_.load(std::memory_order_acquire)) return false;
+  if (hangs_pending_.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard lock(mu_);
-  // The hang arrived during overlap; it lands on a stream that takes part in one.
+  // The hang arrived during this overlap; it lands on a stream that takes part in it.
   if (busy_.size() < 2 || busy_.count(stream) == 0) return false;
-  return hang_pending_.exchange(false, std::memory_order_acq_rel);
+  // Changed only under mu_; the atomic is for the lock-free check above.
+  const std::uint32_t pending = hangs_pending_.load(std::memory_order_relaxed);
+  if (pending == 0) return false;
+  hangs_pending_.store(pending - 1, std::memory_order_relaxed);
+  return true;
 }
 
 double FaultInjector::slowdown(StreamId stream, TimePoint now) {
@@ -97,6 +108,9 @@ void FaultInjector::stream_idle(StreamId stream, TimePoint at) {
   std::lock_guard lock(mu_);
   if (busy_.size() == 2 && busy_.count(stream) != 0) {
     overlap_closed_s_ += std::max(0.0, seconds_between(overlap_since_, at));
+    // A hang belongs to the overlap it arrived in: one that found no op boundary to land
+    // on before the overlap ended is dropped (it was never injected).
+    hangs_pending_.store(0, std::memory_order_release);
   }
   busy_.erase(stream);
 }
@@ -111,28 +125,23 @@ void FaultInjector::start_slowdown_locked(TimePoint now) {
   if (!busy_.empty()) {
     auto it = busy_.begin();
     std::advance(it, std::uniform_int_distribution<std::size_t>(0, busy_.size() - 1)(rng_));
-    const auto length = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(plan_.slowdown_seconds));
-    slowed_[*it] = Slowdown{now + length, plan_.slowdown_factor};
+    slowed_[*it] = Slowdown{add_seconds(now, plan_.slowdown_seconds), plan_.slowdown_factor};
     slowdowns_active_.store(true, std::memory_order_release);
     ++counts_.slowdowns;
   }
-  next_slowdown_at_ =
-      now + std::chrono::duration_cast<Clock::duration>(
-                std::chrono::duration<double>(draw_exponential_locked(plan_.slowdown_rate)));
+  next_slowdown_at_ = add_seconds(now, draw_exponential_locked(plan_.slowdown_rate));
 }
 
 void FaultInjector::run_clocks(std::stop_token stop) {
-  const auto fatal_at = plan_.fatal_after_s > 0
-                            ? start_ + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(plan_.fatal_after_s))
-                            : TimePoint::max();
+  const TimePoint fatal_at =
+      plan_.fatal_after_s > 0 ? add_seconds(start_, plan_.fatal_after_s) : TimePoint::max();
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
     const TimePoint now = Clock::now();
     if (now >= fatal_at) ignoring_ = true;
-    if (overlap_s_locked(now) >= next_hang_at_overlap_s_) {
-      hang_pending_.store(true, std::memory_order_release);
+    // Every arrival the overlap clock has passed, while the overlap still lasts.
+    while (busy_.size() >= 2 && overlap_s_locked(now) >= next_hang_at_overlap_s_) {
+      hangs_pending_.fetch_add(1, std::memory_order_release);
       next_hang_at_overlap_s_ += draw_exponential_locked(plan_.hang_rate);
     }
     if (now >= next_slowdown_at_) start_slowdown_locked(now);
@@ -140,9 +149,9 @@ void FaultInjector::run_clocks(std::stop_token stop) {
     // Sleep until the next clock can fire; an overlap that begins wakes us early.
     TimePoint wake_at = std::min(next_slowdown_at_, ignoring_ ? TimePoint::max() : fatal_at);
     if (busy_.size() >= 2 && plan_.hang_rate > 0) {
-      const double left = next_hang_at_overlap_s_ - overlap_s_locked(now);
-      wake_at = std::min(wake_at, now + std::chrono::duration_cast<Clock::duration>(
-                                            std::chrono::duration<double>(std::max(left, 0.0))));
+      wake_at = std::min(
+          wake_at,
+          add_seconds(now, std::max(next_hang_at_overlap_s_ - overlap_s_locked(now), 0.0)));
     }
     const std::uint64_t seen = overlap_starts_;
     wake_.wait_until(lock, stop, std::min(wake_at, now + std::chrono::milliseconds(100)),

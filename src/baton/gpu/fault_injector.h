@@ -4,8 +4,9 @@
 //
 // The main model follows MISSION.md: while two or more streams have work in flight at
 // once, hangs arrive as a Poisson process with `hang_rate` per second of overlap; with no
-// overlap, none. An arrived hang lands on the next op boundary of an overlapping stream,
-// which then stalls (its buffer never completes) until the stream is reset. Also: a
+// overlap, none. An arrived hang lands on the next op boundary of a stream in that overlap,
+// which then stalls (its buffer never completes) until the stream is reset; one that finds
+// no op boundary before the overlap ends is dropped. Also: a
 // fixed hang or timeout probability per committed buffer, slowdown episodes (a busy
 // stream runs `slowdown_factor` times slower for `slowdown_seconds`, Poisson in wall
 // time), and a switch into the fatal submissions-ignored state after `fatal_after_s`.
@@ -95,7 +96,7 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
   std::unordered_map<StreamId, Slowdown> slowed_;  // guarded by mu_
   bool ignoring_ = false;                          // guarded by mu_
   InjectedCounts counts_;                          // guarded by mu_
-  std::atomic<bool> hang_pending_{false};          // a hang arrived and waits for a stream
+  std::atomic<std::uint32_t> hangs_pending_{0};    // arrived hangs waiting for an op boundary
   std::atomic<bool> slowdowns_active_{false};      // fast path: any stream slowed
 
   std::jthread clocks_;  // last: starts after the rest

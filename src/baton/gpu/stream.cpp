@@ -20,10 +20,10 @@ void Stream::commit() {
   if (open_.ops.empty()) return;
   CommandBuffer buffer = std::exchange(open_, CommandBuffer{});
   buffer.id = next_buffer_++;
-  buffer.committed_at = Clock::now();
   if (faults_ != nullptr) buffer.fault = faults_->on_commit(id_);
   {
     std::lock_guard lock(mu_);
+    buffer.committed_at = Clock::now();  // under the lock: observers see times in order
     // Recorded as in flight before the device can start it, so observers never miss work.
     if (in_flight_.empty() && observer_ != nullptr)
       observer_->stream_busy(id_, buffer.committed_at);
@@ -109,6 +109,17 @@ void Stream::reset(GpuError error) {
   reset_cv_.notify_all();
 }
 
+bool Stream::reset_if_oldest(std::uint64_t buffer_id, GpuError error,
+                             const std::function<void()>& before) {
+  std::lock_guard lock(mu_);
+  if (in_flight_.empty() || in_flight_.front().id != buffer_id) return false;
+  before();
+  if (!error_) error_ = std::move(error);
+  ++resets_;
+  reset_cv_.notify_all();
+  return true;
+}
+
 void Stream::close() {
   std::lock_guard lock(mu_);
   closed_ = true;
@@ -117,9 +128,13 @@ void Stream::close() {
 
 void Stream::stall() {
   std::unique_lock lock(mu_);
-  const std::uint64_t generation = resets_;
   stalled_since_ = Clock::now();
-  reset_cv_.wait(lock, [&] { return resets_ != generation || closed_; });
+  // Waits for the error a reset (or close) puts on the stream, not for a reset count: a
+  // reset that came between the executor's last check and this wait is not lost. The
+  // error cannot be taken while this buffer is in flight.
+  reset_cv_.wait(lock, [this] { return error_.has_value() || closed_; });
+  // A hung buffer released by close() failed all the same: it did not complete its work.
+  if (!error_) error_ = GpuError(GpuErrorClass::other, "stream " + name_, "closed while hung");
   stalled_since_.reset();
 }
 

@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -75,6 +76,11 @@ class Stream {
   // an error is pending already), releases a hung buffer, and returns at once. The
   // stream serves new work once the owner has taken the error.
   void reset(GpuError error);
+  // Any thread. As reset(), but only while `buffer_id` is still the oldest in flight; runs
+  // `before` under the stream's lock first (so what it records exists before anyone can
+  // see the error). Returns false, doing nothing, when that buffer has completed.
+  bool reset_if_oldest(std::uint64_t buffer_id, GpuError error,
+                       const std::function<void()>& before);
   StreamStats stats(TimePoint now = Clock::now()) const;
 
  protected:

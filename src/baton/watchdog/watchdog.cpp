@@ -78,11 +78,13 @@ void Watchdog::check(Watched& watched, TimePoint now) {
                  std::to_string(stats.no_progress_s) + " s (deadline " +
                  std::to_string(deadline_s) + " s)";
   if (stats.stalled_since) event.detect_latency_ms = millis_between(*stats.stalled_since, now);
-  watched.flagged_buffer = stats.oldest_id;
   GpuError error(GpuErrorClass::hang, "watchdog", event.detail);
-  // Recorded before the reset: whoever sees the error can already find the event.
-  log_.record(std::move(event));
-  watched.stream->reset(std::move(error));
+  // Only if the buffer is still stuck (it may have completed since the stats were read);
+  // the event is recorded first, so whoever sees the error can already find it.
+  if (watched.stream->reset_if_oldest(stats.oldest_id, std::move(error),
+                                      [&] { log_.record(std::move(event)); })) {
+    watched.flagged_buffer = stats.oldest_id;
+  }
 }
 
 void Watchdog::buffer_failed(StreamId stream, const GpuError& error, TimePoint /*at*/) {
