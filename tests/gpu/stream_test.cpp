@@ -174,6 +174,25 @@ TEST(Stream, TwoStreamsRunAtOnceAndTheMeterSeesIt) {
   EXPECT_EQ(r.busy_now, 0u);
 }
 
+TEST(Stream, ResetIfOldestLeavesALaterBufferAlone) {
+  cpu::CpuDevice device(CommitLimits{});
+  auto stream = device.create_stream("s");
+  stream->encode(Op{[] {}});
+  stream->synchronize();  // buffer 1 has completed
+  testing::Gate gate;
+  stream->encode(gate.op());
+  stream->commit();  // buffer 2 in flight
+  bool recorded = false;
+  EXPECT_FALSE(stream->reset_if_oldest(1, GpuError(GpuErrorClass::hang, "test", "late"),
+                                       [&] { recorded = true; }));
+  EXPECT_FALSE(recorded);
+  EXPECT_TRUE(stream->reset_if_oldest(2, GpuError(GpuErrorClass::hang, "test", "stuck"),
+                                      [&] { recorded = true; }));
+  EXPECT_TRUE(recorded);
+  gate.open();
+  EXPECT_THROW(stream->synchronize(), GpuError);
+}
+
 TEST(Stream, DestructorFinishesCommittedWork) {
   cpu::CpuDevice device(CommitLimits{});
   int ran = 0;
