@@ -1,0 +1,177 @@
+#include "baton/ledger/ledger.h"
+
+#include <stdexcept>
+
+namespace baton {
+namespace {
+
+constexpr const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  start REAL NOT NULL,
+  stop REAL,
+  version TEXT NOT NULL,
+  backend TEXT NOT NULL,
+  policy TEXT NOT NULL,
+  exit_code INTEGER
+);
+CREATE TABLE IF NOT EXISTS intervals (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER REFERENCES runs(id),
+  engine TEXT NOT NULL,
+  kind TEXT NOT NULL CHECK (kind IN ('prefill', 'decode', 'embed')),
+  start REAL NOT NULL,
+  end REAL NOT NULL CHECK (end >= start),
+  context_tokens INTEGER,
+  request_id INTEGER
+);
+CREATE INDEX IF NOT EXISTS intervals_by_start ON intervals(start);
+CREATE TABLE IF NOT EXISTS events (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER REFERENCES runs(id),
+  time REAL NOT NULL,
+  class TEXT NOT NULL,
+  engine TEXT,
+  stream TEXT,
+  in_flight INTEGER,
+  detail TEXT
+);
+CREATE INDEX IF NOT EXISTS events_by_time ON events(time);
+)sql";
+
+void bind_optional(Statement& s, int index, const std::optional<std::int64_t>& value) {
+  if (value) {
+    s.bind(index, *value);
+  } else {
+    s.bind_null(index);
+  }
+}
+
+}  // namespace
+
+Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every)
+    : commit_every_(commit_every), db_(path) {
+  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
+  Statement version(db_, "PRAGMA user_version");
+  version.step();
+  const std::int64_t found = version.column_int(0);
+  if (found > kSchemaVersion) {
+    throw SqliteError("[ledger] " + path.string() + " has schema version " + std::to_string(found) +
+                      "; this baton knows up to " + std::to_string(kSchemaVersion));
+  }
+  db_.exec(kSchema);
+  db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
+}
+
+Ledger::~Ledger() {
+  writer_.request_stop();
+  wake_.notify_all();
+  if (writer_.joinable()) writer_.join();
+}
+
+std::int64_t Ledger::begin_run(const RunStart& run) {
+  std::lock_guard lock(db_mu_);
+  Statement insert(db_, "INSERT INTO runs (start, version, backend, policy) VALUES (?, ?, ?, ?)");
+  insert.bind(1, run.start).bind(2, run.version).bind(3, run.backend).bind(4, run.policy).run();
+  return db_.last_insert_rowid();
+}
+
+void Ledger::end_run(std::int64_t run_id, double stop, int exit_code) {
+  flush();
+  std::lock_guard lock(db_mu_);
+  Statement update(db_, "UPDATE runs SET stop = ?, exit_code = ? WHERE id = ?");
+  update.bind(1, stop).bind(2, std::int64_t{exit_code}).bind(3, run_id).run();
+}
+
+void Ledger::record(IntervalRow row) {
+  // Checked here, where the caller can hear of it, not in the writer thread.
+  if (!(row.end >= row.start) ||
+      (row.kind != "prefill" && row.kind != "decode" && row.kind != "embed")) {
+    throw std::invalid_argument("[ledger] bad interval of engine '" + row.engine + "': kind '" +
+                                row.kind + "', start " + std::to_string(row.start) + ", end " +
+                                std::to_string(row.end));
+  }
+  std::lock_guard lock(mu_);
+  queue_.emplace_back(std::move(row));
+  ++queued_;
+}
+
+void Ledger::record(EventRow row) {
+  std::lock_guard lock(mu_);
+  queue_.emplace_back(std::move(row));
+  ++queued_;
+}
+
+void Ledger::flush() {
+  std::unique_lock lock(mu_);
+  const std::uint64_t target = queued_;
+  flush_requested_ = true;
+  wake_.notify_all();
+  committed_cv_.wait(lock, [&] { return committed_ >= target || !writer_.joinable(); });
+}
+
+std::optional<std::string> Ledger::writer_error() const {
+  std::lock_guard lock(mu_);
+  return error_;
+}
+
+void Ledger::write_loop(std::stop_token stop) {
+  for (;;) {
+    std::vector<Row> rows;
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, stop, commit_every_, [this] { return flush_requested_; });
+      flush_requested_ = false;
+      rows.swap(queue_);
+    }
+    const std::size_t count = rows.size();
+    if (count > 0) commit(rows);
+    {
+      std::lock_guard lock(mu_);
+      committed_ += count;
+    }
+    committed_cv_.notify_all();
+    if (stop.stop_requested()) {
+      std::lock_guard lock(mu_);
+      if (queue_.empty()) return;  // what was queued before the stop is written too
+    }
+  }
+}
+
+void Ledger::commit(std::vector<Row>& rows) {
+  std::lock_guard db_lock(db_mu_);
+  try {
+    db_.exec("BEGIN");
+    Statement interval(db_,
+                       "INSERT INTO intervals (run_id, engine, kind, start, end, context_tokens,"
+                       " request_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+    Statement event(db_,
+                    "INSERT INTO events (run_id, time, class, engine, stream, in_flight, detail)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)");
+    for (const Row& row : rows) {
+      if (const auto* i = std::get_if<IntervalRow>(&row)) {
+        interval.bind(1, i->run_id).bind(2, i->engine).bind(3, i->kind).bind(4, i->start);
+        interval.bind(5, i->end);
+        bind_optional(interval, 6, i->context_tokens);
+        bind_optional(interval, 7, i->request_id);
+        interval.run();
+      } else if (const auto* e = std::get_if<EventRow>(&row)) {
+        event.bind(1, e->run_id).bind(2, e->time).bind(3, e->error_class).bind(4, e->engine);
+        event.bind(5, e->stream).bind(6, e->in_flight).bind(7, e->detail);
+        event.run();
+      }
+    }
+    db_.exec("COMMIT");
+  } catch (const SqliteError& error) {
+    try {
+      db_.exec("ROLLBACK");
+    } catch (const SqliteError&) {
+      // No transaction was open: nothing to roll back.
+    }
+    std::lock_guard lock(mu_);
+    if (!error_) error_ = error.what();
+  }
+}
+
+}  // namespace baton

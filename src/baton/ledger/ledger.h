@@ -1,0 +1,69 @@
+// Ledger: the SQLite file (WAL mode) that every busy interval, fault event and run goes
+// into, so that exposure can be counted afterwards. Writes are queued and committed by a
+// writer thread, off the engines' hot path, in one transaction at least every
+// `commit_every` (default 1 s): a crash or kill -9 loses at most that much, and WAL keeps
+// the file consistent.
+// Thread-safety: every member is thread-safe. The destructor commits what is queued and
+// joins the writer thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "baton/ledger/ledger_rows.h"
+#include "baton/ledger/sqlite.h"
+
+namespace baton {
+
+class Ledger {
+ public:
+  static constexpr int kSchemaVersion = 1;
+
+  // Opens or creates the ledger at `path`; throws SqliteError with the path on failure,
+  // or when the file holds a newer schema than this build knows.
+  explicit Ledger(const std::filesystem::path& path,
+                  std::chrono::milliseconds commit_every = std::chrono::seconds(1));
+  ~Ledger();
+  Ledger(const Ledger&) = delete;
+  Ledger& operator=(const Ledger&) = delete;
+
+  // Writes the run's row at once (its id is needed by every later row).
+  std::int64_t begin_run(const RunStart& run);
+  // Commits everything queued, then records how the run ended.
+  void end_run(std::int64_t run_id, double stop, int exit_code);
+  // Queue a row; never blocks on the database. Throws std::invalid_argument for an
+  // interval that ends before it starts or has an unknown kind.
+  void record(IntervalRow row);
+  void record(EventRow row);
+  // Blocks until every row queued before the call is committed.
+  void flush();
+  // The first error the writer thread met, if any (the rows it could not write are lost).
+  std::optional<std::string> writer_error() const;
+
+ private:
+  using Row = std::variant<IntervalRow, EventRow>;
+
+  void write_loop(std::stop_token stop);
+  void commit(std::vector<Row>& rows);
+
+  const std::chrono::milliseconds commit_every_;
+  Database db_;  // used by the writer thread, and by begin/end_run under db_mu_
+  std::mutex db_mu_;
+
+  mutable std::mutex mu_;
+  std::condition_variable_any wake_;
+  std::condition_variable_any committed_cv_;
+  std::vector<Row> queue_;            // guarded by mu_
+  std::uint64_t queued_ = 0;          // rows ever queued; guarded by mu_
+  std::uint64_t committed_ = 0;       // rows ever committed or dropped; guarded by mu_
+  bool flush_requested_ = false;      // guarded by mu_
+  std::optional<std::string> error_;  // guarded by mu_
+  std::jthread writer_;               // last: starts after the rest
+};
+
+}  // namespace baton

@@ -1,0 +1,39 @@
+// The rows of the ledger: busy intervals, fault events and runs. Times are seconds since
+// the Unix epoch (REAL), so ledgers from different processes and machines line up.
+// Thread-safety: values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace baton {
+
+struct IntervalRow {
+  std::int64_t run_id = 0;
+  std::string engine;
+  std::string kind;  // prefill, decode or embed
+  double start = 0.0;
+  double end = 0.0;
+  std::optional<std::int64_t> context_tokens;
+  std::optional<std::int64_t> request_id;
+};
+
+struct EventRow {
+  std::int64_t run_id = 0;
+  double time = 0.0;
+  std::string error_class;  // hang, timeout, submissions_ignored, other, slowdown
+  std::string engine;       // empty: unattributed
+  std::string stream;
+  std::int64_t in_flight = 0;
+  std::string detail;
+};
+
+struct RunStart {
+  double start = 0.0;
+  std::string version;
+  std::string backend;
+  std::string policy;
+};
+
+}  // namespace baton

@@ -1,0 +1,174 @@
+#include "baton/ledger/ledger.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <thread>
+#include <vector>
+
+namespace baton {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+// A fresh file name in the test temp directory, removed (with WAL files) afterwards.
+class TempLedgerPath {
+ public:
+  TempLedgerPath()
+      : path_(fs::temp_directory_path() / ("baton-ledger-" + std::to_string(::getpid()) + "-" +
+                                           std::to_string(counter_++) + ".db")) {
+    remove();
+  }
+  ~TempLedgerPath() { remove(); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  void remove() const {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
+  }
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+std::int64_t count(const fs::path& path, const char* table) {
+  Database db(path);
+  Statement s(db, std::string("SELECT count(*) FROM ") + table);
+  s.step();
+  return s.column_int(0);
+}
+
+IntervalRow interval(std::int64_t run, double start, double end, std::string engine = "decode-1") {
+  return IntervalRow{run, std::move(engine), "decode", start, end, 4096, 7};
+}
+
+TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
+  TempLedgerPath file;
+  {
+    Ledger ledger(file.path());
+    const std::int64_t run = ledger.begin_run({1'700'000'000.0, "0.1.0", "cpu", "serialize"});
+    ledger.record(interval(run, 1'700'000'001.0, 1'700'000'001.5));
+    ledger.record(IntervalRow{run, "prefill-1", "prefill", 1'700'000'002.0, 1'700'000'003.0,
+                              std::nullopt, std::nullopt});
+    ledger.record(EventRow{run, 1'700'000'004.0, "hang", "decode-1", "decode-1", 2, "stuck"});
+    ledger.end_run(run, 1'700'000'010.0, 70);
+    EXPECT_FALSE(ledger.writer_error().has_value());
+  }
+  Database db(file.path());
+  Statement runs(db, "SELECT start, stop, version, backend, policy, exit_code FROM runs");
+  ASSERT_TRUE(runs.step());
+  EXPECT_DOUBLE_EQ(runs.column_double(0), 1'700'000'000.0);
+  EXPECT_DOUBLE_EQ(runs.column_double(1), 1'700'000'010.0);
+  EXPECT_EQ(runs.column_text(3), "cpu");
+  EXPECT_EQ(runs.column_int(5), 70);
+  Statement intervals(
+      db, "SELECT engine, kind, start, end, context_tokens FROM intervals ORDER BY start");
+  ASSERT_TRUE(intervals.step());
+  EXPECT_EQ(intervals.column_text(0), "decode-1");
+  EXPECT_DOUBLE_EQ(intervals.column_double(3), 1'700'000'001.5);
+  EXPECT_EQ(intervals.column_int(4), 4096);
+  ASSERT_TRUE(intervals.step());
+  EXPECT_EQ(intervals.column_text(1), "prefill");
+  EXPECT_TRUE(intervals.column_is_null(4));
+  Statement events(db, "SELECT class, engine, in_flight, detail FROM events");
+  ASSERT_TRUE(events.step());
+  EXPECT_EQ(events.column_text(0), "hang");
+  EXPECT_EQ(events.column_int(2), 2);
+  Statement mode(db, "PRAGMA journal_mode");
+  mode.step();
+  EXPECT_EQ(mode.column_text(0), "wal");
+}
+
+TEST(Ledger, RowsFromManyThreadsAreAllCommitted) {
+  TempLedgerPath file;
+  Ledger ledger(file.path(), 20ms);
+  const std::int64_t run = ledger.begin_run({0.0, "test", "cpu", "concurrent"});
+  std::vector<std::thread> writers;
+  for (int t = 0; t < 4; ++t) {
+    writers.emplace_back([&ledger, run, t] {
+      for (int i = 0; i < 500; ++i) {
+        ledger.record(interval(run, i, i + 0.5, "engine-" + std::to_string(t)));
+      }
+    });
+  }
+  for (auto& w : writers) w.join();
+  ledger.flush();
+  EXPECT_EQ(count(file.path(), "intervals"), 2000);
+}
+
+TEST(Ledger, BadIntervalsAreRefusedAtOnce) {
+  TempLedgerPath file;
+  Ledger ledger(file.path());
+  EXPECT_THROW(ledger.record(interval(0, 2.0, 1.0)), std::invalid_argument);
+  IntervalRow wrong_kind = interval(0, 1.0, 2.0);
+  wrong_kind.kind = "train";
+  EXPECT_THROW(ledger.record(wrong_kind), std::invalid_argument);
+}
+
+TEST(Ledger, ReopeningKeepsWhatWasWritten) {
+  TempLedgerPath file;
+  for (int round = 0; round < 2; ++round) {
+    Ledger ledger(file.path());
+    const std::int64_t run = ledger.begin_run({double(round), "test", "cpu", "serialize"});
+    ledger.record(interval(run, round, round + 1.0));
+  }
+  EXPECT_EQ(count(file.path(), "runs"), 2);
+  EXPECT_EQ(count(file.path(), "intervals"), 2);
+}
+
+TEST(Ledger, ANewerSchemaIsRefusedWithThePath) {
+  TempLedgerPath file;
+  {
+    Database db(file.path());
+    db.exec("PRAGMA user_version=99");
+  }
+  try {
+    Ledger ledger(file.path());
+    FAIL() << "a newer schema was accepted";
+  } catch (const SqliteError& e) {
+    EXPECT_NE(std::string(e.what()).find(file.path().string()), std::string::npos);
+  }
+}
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+TEST(Ledger, KillNineLosesAtMostTheLastCommitInterval) {
+  TempLedgerPath file;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Records one interval a millisecond, stamped with the time it was recorded, until
+    // it is killed. Commits every 100 ms.
+    Ledger ledger(file.path(), 100ms);
+    const std::int64_t run = ledger.begin_run({unix_now(), "test", "cpu", "concurrent"});
+    for (;;) {
+      const double now = unix_now();
+      ledger.record(interval(run, now, now + 0.001));
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  std::this_thread::sleep_for(1s);
+  const double killed_at = unix_now();
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+
+  Database db(file.path());
+  Statement check(db, "PRAGMA integrity_check");
+  ASSERT_TRUE(check.step());
+  EXPECT_EQ(check.column_text(0), "ok");
+  Statement latest(db, "SELECT count(*), max(start) FROM intervals");
+  ASSERT_TRUE(latest.step());
+  EXPECT_GT(latest.column_int(0), 100);
+  // Lost: only what was recorded in the last commit interval (100 ms), plus the time a
+  // commit takes on a busy machine.
+  EXPECT_GE(latest.column_double(1), killed_at - 0.1 - 0.4);
+}
+
+}  // namespace
+}  // namespace baton
