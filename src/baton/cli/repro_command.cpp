@@ -34,6 +34,8 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_option("--seed", options.seed, "Seed of the clients' request sizes")
       ->capture_default_str();
   cmd->add_flag("--json", options.json, "Print one JSON object instead of a table");
+  cmd->add_option("--ledger", options.ledger_path,
+                  "Record every busy interval and fault event into this SQLite file");
   attach_fault_options(*cmd);
   cmd->add_flag("--compare", options.compare,
                 "Run each engine solo, then all together under concurrent, serialize/burst and "

@@ -33,6 +33,7 @@ Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload
     watchdog_.watch(engines_.back()->stream(), name);
   }
   engines_.back()->add_burst_observer(slowdowns_);
+  for (BurstObserver* observer : burst_observers_) engines_.back()->add_burst_observer(*observer);
   return *engines_.back();
 }
 

@@ -33,6 +33,8 @@ class EngineHost {
   // An embed workload runs on the shared executor and the default stream; any other
   // gets its own thread and stream.
   Engine& add_engine(const std::string& name, std::unique_ptr<Workload> workload);
+  // Set-up only, before add_engine(): one more observer of every engine's bursts.
+  void add_burst_observer(BurstObserver& observer) { burst_observers_.push_back(&observer); }
 
   Device& device() { return *device_; }
   GpuTurn& turn() { return *turn_; }
@@ -53,7 +55,8 @@ class EngineHost {
   SlowdownDetector slowdowns_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<GpuTurn> turn_;
-  std::unique_ptr<Worker> embedding_executor_;  // made with the first embedding engine
+  std::vector<BurstObserver*> burst_observers_;  // set-up only
+  std::unique_ptr<Worker> embedding_executor_;   // made with the first embedding engine
   std::vector<std::unique_ptr<Engine>> engines_;
 };
 

@@ -28,6 +28,7 @@ struct ReproOptions {
   double duration_s = 5.0;
   std::uint64_t seed = 1;
   bool json = false;
+  std::string ledger_path;  // empty: no ledger
   bool compare = false;  // run the engines solo and under every policy, side by side
 };
 

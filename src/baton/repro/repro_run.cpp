@@ -1,11 +1,14 @@
 #include "baton/repro/repro_run.h"
 
+#include <optional>
 #include <random>
 #include <thread>
 
+#include "baton/cli/exit_codes.h"
 #include "baton/common/clock.h"
 #include "baton/engine/engine_host.h"
 #include "baton/gpu/make_device.h"
+#include "baton/ledger/ledger_recorder.h"
 
 namespace baton {
 namespace {
@@ -66,6 +69,10 @@ EngineResult summarize_engine(const Engine& engine, double duration_s) {
   return r;
 }
 
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 }  // namespace
 
 std::uint64_t FaultReport::injected() const {
@@ -83,7 +90,22 @@ std::uint64_t FaultReport::detected() const {
 ReproResult run_repro(const ReproOptions& options) {
   auto injector = options.faults.any() ? std::make_unique<FaultInjector>(options.faults) : nullptr;
   auto device = make_device(options.backend, injector.get());
+  const std::string backend(device->backend());
+  // The ledger outlives the host: stopping the engines still records bursts and events.
+  std::optional<Ledger> ledger;
+  std::optional<LedgerRecorder> recorder;
+  std::int64_t run_id = 0;
+  if (!options.ledger_path.empty()) {
+    ledger.emplace(options.ledger_path);
+    run_id = ledger->begin_run(
+        {unix_now(), BATON_VERSION, backend, std::string(to_string(options.turn.policy))});
+    recorder.emplace(*ledger, run_id);
+  }
   EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));
+  if (recorder) {
+    host.add_burst_observer(*recorder);
+    host.faults().set_sink([&recorder](const FaultEvent& event) { recorder->event(event); });
+  }
   for (const ReproEngine& spec : options.engines) {
     host.add_engine(spec.name, std::make_unique<SyntheticWorkload>(spec.shape));
   }
@@ -120,6 +142,7 @@ ReproResult run_repro(const ReproOptions& options) {
   }
   result.turn_stats = host.turn().stats();
   result.faults = summarize_faults(host, result.events);
+  if (ledger) ledger->end_run(run_id, unix_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
   return result;
 }
 

@@ -10,6 +10,7 @@ void FaultLog::record(FaultEvent event) {
     fatal_ = event;
     fatal_cv_.notify_all();
   }
+  if (sink_) sink_(event);
   events_.push_back(std::move(event));
 }
 

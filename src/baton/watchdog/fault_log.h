@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -16,6 +17,10 @@ namespace baton {
 
 class FaultLog {
  public:
+  using Sink = std::function<void(const FaultEvent&)>;
+  // Set-up only, before any event: also hands every stored event to `sink` (the ledger).
+  void set_sink(Sink sink) { sink_ = std::move(sink); }
+
   // Records `event`; a fatal one also trips the latch (only the first is kept as "the"
   // fatal event; later fatal reports of the same state are counted, not stored).
   void record(FaultEvent event);
@@ -29,6 +34,7 @@ class FaultLog {
   bool wait_fatal_for(std::chrono::duration<double> timeout);
 
  private:
+  Sink sink_;  // set-up only
   mutable std::mutex mu_;
   std::condition_variable fatal_cv_;
   std::vector<FaultEvent> events_;   // guarded by mu_

@@ -1,0 +1,30 @@
+#include "baton/ledger/ledger_recorder.h"
+
+namespace baton {
+
+LedgerRecorder::LedgerRecorder(Ledger& ledger, std::int64_t run_id)
+    : ledger_(ledger),
+      run_id_(run_id),
+      steady_zero_(Clock::now()),
+      unix_zero_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+                     .count()) {}
+
+double LedgerRecorder::unix_seconds(TimePoint t) const {
+  return unix_zero_ + seconds_between(steady_zero_, t);
+}
+
+void LedgerRecorder::burst_done(const BurstRecord& burst) {
+  // Busy from asking for the turn: waiting for the device is exposure too.
+  ledger_.record(IntervalRow{run_id_, burst.engine, std::string(to_string(burst.kind)),
+                             unix_seconds(burst.asked), unix_seconds(burst.done),
+                             static_cast<std::int64_t>(burst.context_tokens),
+                             static_cast<std::int64_t>(burst.request_id)});
+}
+
+void LedgerRecorder::event(const FaultEvent& event) {
+  ledger_.record(EventRow{run_id_, unix_seconds(event.time), std::string(to_string(event.kind)),
+                          event.engine, event.stream, static_cast<std::int64_t>(event.in_flight),
+                          event.detail});
+}
+
+}  // namespace baton

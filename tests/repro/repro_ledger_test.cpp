@@ -1,0 +1,55 @@
+// `baton repro --ledger`: every burst becomes a busy interval and every fault an event.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "baton/ledger/sqlite.h"
+#include "baton/repro/repro_run.h"
+
+namespace baton {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(ReproLedger, RecordsEveryBurstAndEveryFault) {
+  const fs::path path =
+      fs::temp_directory_path() / ("baton-repro-ledger-" + std::to_string(::getpid()) + ".db");
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+
+  ReproOptions options;
+  options.duration_s = 1.5;
+  options.engines = {{"decode-1", {BurstKind::decode, 8, 8, 256, 256, 2}},
+                     {"decode-2", {BurstKind::decode, 8, 8, 256, 256, 2}}};
+  options.faults.hang_rate = 4.0;
+  options.faults.seed = 3;
+  options.watchdog.deadline = std::chrono::milliseconds(100);
+  options.ledger_path = path.string();
+  const ReproResult r = run_repro(options);
+
+  Database db(path);
+  for (const EngineResult& e : r.engines) {
+    Statement intervals(db, "SELECT count(*) FROM intervals WHERE engine = ? AND kind = 'decode'");
+    intervals.bind(1, e.name);
+    ASSERT_TRUE(intervals.step());
+    // Each hang failed exactly one burst of the engine it was blamed on; those count too.
+    EXPECT_EQ(intervals.column_int(0), static_cast<std::int64_t>(e.steps + e.hangs)) << e.name;
+  }
+  Statement events(db, "SELECT count(*) FROM events WHERE class = 'hang'");
+  ASSERT_TRUE(events.step());
+  EXPECT_EQ(events.column_int(0),
+            static_cast<std::int64_t>(r.faults.by_kind.at(FaultKind::hang).detected));
+  Statement runs(db, "SELECT backend, policy, exit_code, stop > start FROM runs");
+  ASSERT_TRUE(runs.step());
+  EXPECT_EQ(runs.column_text(0), "cpu");
+  EXPECT_EQ(runs.column_text(1), "concurrent");
+  EXPECT_EQ(runs.column_int(2), 0);
+  EXPECT_EQ(runs.column_int(3), 1);
+  Statement bad(db, "SELECT count(*) FROM intervals WHERE end < start");
+  ASSERT_TRUE(bad.step());
+  EXPECT_EQ(bad.column_int(0), 0);
+  for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+}
+
+}  // namespace
+}  // namespace baton
