@@ -66,7 +66,6 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
   void stream_busy(StreamId stream, TimePoint at) override;
   void stream_idle(StreamId stream, TimePoint at) override;
 
-  const FaultPlan& plan() const { return plan_; }
   InjectedCounts injected() const;
 
  private:

@@ -104,6 +104,10 @@ bool Stream::failed() const {
 
 void Stream::reset(GpuError error) {
   std::lock_guard lock(mu_);
+  reset_locked(std::move(error));
+}
+
+void Stream::reset_locked(GpuError error) {
   if (!error_) error_ = std::move(error);
   ++resets_;
   reset_cv_.notify_all();
@@ -114,9 +118,7 @@ bool Stream::reset_if_oldest(std::uint64_t buffer_id, GpuError error,
   std::lock_guard lock(mu_);
   if (in_flight_.empty() || in_flight_.front().id != buffer_id) return false;
   before();
-  if (!error_) error_ = std::move(error);
-  ++resets_;
-  reset_cv_.notify_all();
+  reset_locked(std::move(error));
   return true;
 }
 

@@ -107,6 +107,8 @@ class Stream {
   const std::string name_;
   // Blocks the executor like a hung GPU queue until reset(); returns after the reset.
   void stall();
+  // The body of both resets; mu_ must be held.
+  void reset_locked(GpuError error);
 
   const CommitLimits limits_;
   StreamObserver* const observer_;  // may be null

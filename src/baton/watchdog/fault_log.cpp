@@ -5,7 +5,6 @@ namespace baton {
 void FaultLog::record(FaultEvent event) {
   std::lock_guard lock(mu_);
   if (event.fatal) {
-    ++fatal_reports_;
     if (fatal_) return;  // the device stays fatal: one event says it
     fatal_ = event;
     fatal_cv_.notify_all();
@@ -27,11 +26,6 @@ std::vector<FaultEvent> FaultLog::events() const {
 std::uint64_t FaultLog::recovered() const {
   std::lock_guard lock(mu_);
   return recovered_;
-}
-
-std::uint64_t FaultLog::fatal_reports() const {
-  std::lock_guard lock(mu_);
-  return fatal_reports_;
 }
 
 std::optional<FaultEvent> FaultLog::fatal() const {

@@ -21,14 +21,13 @@ class FaultLog {
   // Set-up only, before any event: also hands every stored event to `sink` (the ledger).
   void set_sink(Sink sink) { sink_ = std::move(sink); }
 
-  // Records `event`; a fatal one also trips the latch (only the first is kept as "the"
-  // fatal event; later fatal reports of the same state are counted, not stored).
+  // Records `event`; a fatal one also trips the latch. Only the first fatal event is kept:
+  // later reports of the same fatal state add nothing.
   void record(FaultEvent event);
   void count_recovered();
 
   std::vector<FaultEvent> events() const;
   std::uint64_t recovered() const;
-  std::uint64_t fatal_reports() const;
   std::optional<FaultEvent> fatal() const;
   // Waits up to `timeout` for a fatal event; true when there is one.
   bool wait_fatal_for(std::chrono::duration<double> timeout);
@@ -39,7 +38,6 @@ class FaultLog {
   std::condition_variable fatal_cv_;
   std::vector<FaultEvent> events_;   // guarded by mu_
   std::optional<FaultEvent> fatal_;  // guarded by mu_
-  std::uint64_t fatal_reports_ = 0;  // guarded by mu_
   std::uint64_t recovered_ = 0;      // guarded by mu_
 };
 

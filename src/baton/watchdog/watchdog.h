@@ -62,8 +62,6 @@ class Watchdog final : public StreamObserver {
   void stream_idle(StreamId, TimePoint) override {}
   void buffer_failed(StreamId stream, const GpuError& error, TimePoint at) override;
 
-  const WatchdogOptions& options() const { return options_; }
-
  private:
   struct Watched {
     Stream* stream;
