@@ -21,7 +21,7 @@ struct BusyInterval {
 
 struct HangRecord {
   double time = 0.0;
-  std::string engine;             // the blamed engine; empty: unattributed
+  std::string engine;                // the blamed engine; empty: unattributed
   std::string error_class = "hang";  // hang, timeout, ... as in the ledger's events table
 };
 

@@ -1,5 +1,7 @@
 #include "baton/ledger/ledger.h"
 
+#include "baton/ledger/interval_merge.h"
+
 #include <stdexcept>
 
 namespace baton {
@@ -23,7 +25,8 @@ CREATE TABLE IF NOT EXISTS intervals (
   start REAL NOT NULL,
   end REAL NOT NULL CHECK (end >= start),
   context_tokens INTEGER,
-  request_id INTEGER
+  request_id INTEGER,
+  bursts INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS intervals_by_start ON intervals(start);
 CREATE TABLE IF NOT EXISTS events (
@@ -47,10 +50,16 @@ void bind_optional(Statement& s, int index, const std::optional<std::int64_t>& v
   }
 }
 
+// The default location (~/.local/state/baton/) may not exist yet.
+const std::filesystem::path& with_parent_directory(const std::filesystem::path& path) {
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path());
+  return path;
+}
+
 }  // namespace
 
 Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every)
-    : commit_every_(commit_every), db_(path) {
+    : commit_every_(commit_every), db_(with_parent_directory(path)) {
   db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
   Statement version(db_, "PRAGMA user_version");
   version.step();
@@ -60,6 +69,8 @@ Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds comm
                       "; this baton knows up to " + std::to_string(kSchemaVersion));
   }
   db_.exec(kSchema);
+  // Version 2 added the count of merged bursts; a version-1 file gains the column.
+  if (found == 1) db_.exec("ALTER TABLE intervals ADD COLUMN bursts INTEGER NOT NULL DEFAULT 1");
   db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
   writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
 }
@@ -145,22 +156,27 @@ void Ledger::commit(std::vector<Row>& rows) {
     db_.exec("BEGIN");
     Statement interval(db_,
                        "INSERT INTO intervals (run_id, engine, kind, start, end, context_tokens,"
-                       " request_id) VALUES (?, ?, ?, ?, ?, ?, ?)");
+                       " request_id, bursts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
     Statement event(db_,
                     "INSERT INTO events (run_id, time, class, engine, stream, in_flight, detail)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)");
-    for (const Row& row : rows) {
-      if (const auto* i = std::get_if<IntervalRow>(&row)) {
-        interval.bind(1, i->run_id).bind(2, i->engine).bind(3, i->kind).bind(4, i->start);
-        interval.bind(5, i->end);
-        bind_optional(interval, 6, i->context_tokens);
-        bind_optional(interval, 7, i->request_id);
-        interval.run();
+    std::vector<IntervalRow> intervals;
+    for (Row& row : rows) {
+      if (auto* i = std::get_if<IntervalRow>(&row)) {
+        intervals.push_back(std::move(*i));
       } else if (const auto* e = std::get_if<EventRow>(&row)) {
         event.bind(1, e->run_id).bind(2, e->time).bind(3, e->error_class).bind(4, e->engine);
         event.bind(5, e->stream).bind(6, e->in_flight).bind(7, e->detail);
         event.run();
       }
+    }
+    for (const IntervalRow& i : merge_consecutive(std::move(intervals), kMergeGapSeconds)) {
+      interval.bind(1, i.run_id).bind(2, i.engine).bind(3, i.kind).bind(4, i.start);
+      interval.bind(5, i.end);
+      bind_optional(interval, 6, i.context_tokens);
+      bind_optional(interval, 7, i.request_id);
+      interval.bind(8, i.bursts);
+      interval.run();
     }
     db_.exec("COMMIT");
   } catch (const SqliteError& error) {

@@ -2,7 +2,8 @@
 // into, so that exposure can be counted afterwards. Writes are queued and committed by a
 // writer thread, off the engines' hot path, in one transaction at least every
 // `commit_every` (default 1 s): a crash or kill -9 loses at most that much, and WAL keeps
-// the file consistent.
+// the file consistent. Consecutive bursts queued in one commit are merged into one
+// interval where the analysis loses nothing (see interval_merge.h).
 // Thread-safety: every member is thread-safe. The destructor commits what is queued and
 // joins the writer thread.
 #pragma once
@@ -22,7 +23,9 @@ namespace baton {
 
 class Ledger {
  public:
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
+  // Consecutive bursts of one engine and request closer than this are one interval.
+  static constexpr double kMergeGapSeconds = 0.001;
 
   // Opens or creates the ledger at `path`; throws SqliteError with the path on failure,
   // or when the file holds a newer schema than this build knows.

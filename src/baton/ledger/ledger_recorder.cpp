@@ -22,7 +22,9 @@ void LedgerRecorder::burst_done(const BurstRecord& burst) {
 }
 
 void LedgerRecorder::event(const FaultEvent& event) {
-  ledger_.record(EventRow{run_id_, unix_seconds(event.time), std::string(to_string(event.kind)),
+  // A hang is placed where it began: that is the exposure that caused it.
+  const TimePoint at = event.onset.value_or(event.time);
+  ledger_.record(EventRow{run_id_, unix_seconds(at), std::string(to_string(event.kind)),
                           event.engine, event.stream, static_cast<std::int64_t>(event.in_flight),
                           event.detail});
 }

@@ -17,6 +17,7 @@ struct IntervalRow {
   double end = 0.0;
   std::optional<std::int64_t> context_tokens;
   std::optional<std::int64_t> request_id;
+  std::int64_t bursts = 1;  // consecutive bursts merged into this interval
 };
 
 struct EventRow {

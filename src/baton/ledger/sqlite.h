@@ -20,8 +20,9 @@ class SqliteError : public std::runtime_error {
 
 class Database {
  public:
-  // Opens (creating if needed) the database file at `path`.
-  explicit Database(const std::filesystem::path& path);
+  enum class Mode { create, read_only };
+  // Opens the database file at `path`, creating it if needed unless `read_only`.
+  explicit Database(const std::filesystem::path& path, Mode mode = Mode::create);
   ~Database();
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;

@@ -25,12 +25,7 @@ nlohmann::json faults_json(const FaultReport& faults) {
           {"fatal_detail", faults.fatal_detail}, {"by_class", std::move(by_class)}};
 }
 
-std::string scenario_name(const ReproResult& run) {
-  if (run.turn.policy == TurnPolicy::concurrent) return "concurrent";
-  std::string name = fmt::format("serialize/{}", to_string(run.turn.quantum));
-  if (run.turn.decode_first) name += "+decode-first";
-  return name;
-}
+std::string scenario_name(const ReproResult& run) { return describe(run.turn); }
 
 const ClientTurnStats* client_stats(const ReproResult& run, const std::string& name) {
   for (const auto& c : run.turn_stats.clients) {

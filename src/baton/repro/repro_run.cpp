@@ -98,7 +98,7 @@ ReproResult run_repro(const ReproOptions& options) {
   if (!options.ledger_path.empty()) {
     ledger.emplace(options.ledger_path);
     run_id = ledger->begin_run(
-        {unix_now(), BATON_VERSION, backend, std::string(to_string(options.turn.policy))});
+        {unix_now(), BATON_VERSION, backend, describe(options.turn)});
     recorder.emplace(*ledger, run_id);
   }
   EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));

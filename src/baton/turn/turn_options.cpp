@@ -40,4 +40,11 @@ std::string_view to_string(Quantum quantum) {
   return "burst";
 }
 
+std::string describe(const TurnOptions& options) {
+  if (options.policy == TurnPolicy::concurrent) return "concurrent";
+  std::string name = "serialize/" + std::string(to_string(options.quantum));
+  if (options.decode_first) name += "+decode-first";
+  return name;
+}
+
 }  // namespace baton

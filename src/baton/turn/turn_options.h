@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace baton {
@@ -33,5 +34,8 @@ std::optional<TurnPolicy> parse_turn_policy(std::string_view name);
 std::optional<Quantum> parse_quantum(std::string_view name);
 std::string_view to_string(TurnPolicy policy);
 std::string_view to_string(Quantum quantum);
+// The policy with what matters of its options: "concurrent", "serialize/layer",
+// "serialize/op+decode-first". Names scenarios in reports and runs in the ledger.
+std::string describe(const TurnOptions& options);
 
 }  // namespace baton

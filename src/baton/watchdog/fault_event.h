@@ -48,7 +48,9 @@ constexpr std::string_view to_string(FaultKind kind) {
 
 struct FaultEvent {
   std::chrono::system_clock::time_point wall_time;
-  TimePoint time{};
+  TimePoint time{};  // when it was detected
+  // For a hang: when the stream last made progress, i.e. when the hang began.
+  std::optional<TimePoint> onset;
   FaultKind kind = FaultKind::other;
   bool fatal = false;
   std::string engine;  // blamed; empty when nobody can be blamed

@@ -77,6 +77,8 @@ void Watchdog::check(Watched& watched, TimePoint now) {
   event.detail = "buffer " + std::to_string(stats.oldest_id) + " made no progress for " +
                  std::to_string(stats.no_progress_s) + " s (deadline " +
                  std::to_string(deadline_s) + " s)";
+  event.onset = now - std::chrono::duration_cast<Clock::duration>(
+                          std::chrono::duration<double>(stats.no_progress_s));
   if (stats.stalled_since) event.detect_latency_ms = millis_between(*stats.stalled_since, now);
   GpuError error(GpuErrorClass::hang, "watchdog", event.detail);
   // Only if the buffer is still stuck (it may have completed since the stats were read);

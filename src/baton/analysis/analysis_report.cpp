@@ -1,0 +1,196 @@
+#include "baton/analysis/analysis_report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+
+json optional_number(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json rate_json(const RateEstimate& r) {
+  return {{"hangs", r.events},
+          {"hours", r.hours},
+          {"per_hour", optional_number(r.per_hour)},
+          {"ci95_low", optional_number(r.low)},
+          {"ci95_high", optional_number(r.high)}};
+}
+
+std::string number(const std::optional<double>& value, const char* format = "{:.3g}") {
+  return value ? fmt::format(fmt::runtime(format), *value) : std::string("-");
+}
+
+std::string rate_text(const RateEstimate& r) {
+  if (!r.per_hour) return "-";
+  return fmt::format("{:.3g}/h [{:.3g}, {:.3g}]", *r.per_hour, *r.low, *r.high);
+}
+
+std::int64_t attributed_in_busy(const Analysis& a) { return a.uniform.n; }
+
+void print_rates(std::ostream& out, const Analysis& a) {
+  out << "Hang rates (95% exact Garwood intervals)\n";
+  out << fmt::format("  {:<28} {:>10} {:>6}  {}\n", "while", "hours", "hangs", "rate");
+  const auto row = [&](const char* name, const RateEstimate& r) {
+    out << fmt::format("  {:<28} {:>10.3f} {:>6}  {}\n", name, r.hours, r.events, rate_text(r));
+  };
+  row("any LLM engine busy", a.busy_rate);
+  row("two or more busy (dual)", a.dual_rate);
+  row("exactly one busy", a.single_rate);
+}
+
+void print_by_engine(std::ostream& out, const Analysis& a) {
+  out << "By blamed engine\n";
+  out << fmt::format("  {:<16} {:>10} {:>6} {:>24}   {:>10} {:>6} {:>24}\n", "engine", "alone h",
+                     "hangs", "rate", "others h", "hangs", "rate");
+  for (const EngineExposure& e : a.exposure.by_engine) {
+    out << fmt::format(
+        "  {:<16} {:>10.3f} {:>6} {:>24}   {:>10.3f} {:>6} {:>24}\n", e.engine, e.alone_hours,
+        e.alone_hangs, rate_text(poisson_rate(e.alone_hangs, e.alone_hours)), e.with_others_hours,
+        e.with_others_hangs, rate_text(poisson_rate(e.with_others_hangs, e.with_others_hours)));
+  }
+}
+
+void print_tests(std::ostream& out, const Analysis& a) {
+  const UniformTest& u = a.uniform;
+  const DependenceTest& d = a.dependence;
+  out << fmt::format(
+      "Uniform placement: {} of {} attributed hangs in busy time fell in dual time;\n"
+      "  if hangs fell uniformly over busy time, P(at least that many) = {:.3g}\n",
+      u.in_dual, u.n, u.p);
+  out << fmt::format("Dependence (hangs cluster when clients retry):\n");
+  out << fmt::format("  clusters ({:g} min window): {} of {} in dual, p = {:.3g}\n",
+                     d.cluster_window_s / 60.0, d.clusters_in_dual, d.clusters, d.p_clusters);
+  out << fmt::format("  UTC days: {} of {} in dual, p = {:.3g}\n", d.days_in_dual, d.days,
+                     d.p_days);
+  const double low = std::min({u.p, d.p_clusters, d.p_days});
+  const double high = std::max({u.p, d.p_clusters, d.p_days});
+  out << fmt::format("  the honest answer: p between {:.3g} and {:.3g}\n", low, high);
+}
+
+std::string verdict(const Comparison& c, double alpha) {
+  const RateRatio& r = c.ratio;
+  const std::int64_t n = c.a.analysis.busy_rate.events + c.b.analysis.busy_rate.events;
+  if (c.a.analysis.busy_rate.hours == 0.0 || c.b.analysis.busy_rate.hours == 0.0) {
+    return "One arm has no busy time: nothing to compare.";
+  }
+  if (n == 0) return "Neither arm saw a hang: the data say nothing about the ratio yet.";
+  const std::string ci =
+      fmt::format("{:.3g} to {}", r.low, r.high ? fmt::format("{:.3g}", *r.high) : "unbounded");
+  if (r.p_value >= alpha) {
+    return fmt::format(
+        "No significant difference (p = {:.3g} >= {:g}); the rate ratio {}/{} is between {}.",
+        r.p_value, alpha, c.a.label, c.b.label, ci);
+  }
+  const bool a_lower = c.a.analysis.busy_rate.per_hour < c.b.analysis.busy_rate.per_hour;
+  return fmt::format("{} hangs {} often than {} (p = {:.3g} < {:g}); the rate ratio is between {}.",
+                     c.a.label, a_lower ? "less" : "more", c.b.label, r.p_value, alpha, ci);
+}
+
+}  // namespace
+
+Comparison compare_arms(Arm a, Arm b, double alpha) {
+  Comparison c{std::move(a), std::move(b), {}, {}};
+  const RateEstimate& ra = c.a.analysis.busy_rate;
+  const RateEstimate& rb = c.b.analysis.busy_rate;
+  c.ratio = compare_rates(ra.events, ra.hours, rb.events, rb.hours, 1.0 - alpha);
+  c.verdict = verdict(c, alpha);
+  return c;
+}
+
+json to_json(const Analysis& a) {
+  const Exposure& e = a.exposure;
+  json by_engine = json::array();
+  for (const EngineExposure& x : e.by_engine) {
+    by_engine.push_back(
+        {{"engine", x.engine},
+         {"alone_hours", x.alone_hours},
+         {"alone_hangs", x.alone_hangs},
+         {"with_others_hours", x.with_others_hours},
+         {"with_others_hangs", x.with_others_hangs},
+         {"alone_rate", rate_json(poisson_rate(x.alone_hangs, x.alone_hours))},
+         {"with_others_rate", rate_json(poisson_rate(x.with_others_hangs, x.with_others_hours))}});
+  }
+  const LongContextExposure& l = e.long_context;
+  const DependenceTest& d = a.dependence;
+  return {
+      {"busy_hours", e.busy_hours},
+      {"dual_hours", e.dual_hours},
+      {"dual_share", optional_number(a.dual_share)},
+      {"hangs",
+       {{"total", a.hangs.total},
+        {"attributed_in_busy", attributed_in_busy(a)},
+        {"unattributed", a.hangs.unattributed},
+        {"outside_busy", a.hangs.outside_busy},
+        {"in_dual", a.hangs.in_dual}}},
+      {"rates",
+       {{"busy", rate_json(a.busy_rate)},
+        {"dual", rate_json(a.dual_rate)},
+        {"single", rate_json(a.single_rate)}}},
+      {"by_engine", std::move(by_engine)},
+      {"long_context",
+       {{"threshold", l.threshold},
+        {"two_or_more_hours", l.two_or_more_hours},
+        {"two_or_more_hangs", l.two_or_more_hangs},
+        {"exactly_one_hours", l.exactly_one_hours},
+        {"exactly_one_hangs", l.exactly_one_hangs}}},
+      {"uniform_test", {{"n", a.uniform.n}, {"in_dual", a.uniform.in_dual}, {"p", a.uniform.p}}},
+      {"dependence",
+       {{"cluster_window_s", d.cluster_window_s},
+        {"clusters", d.clusters},
+        {"clusters_in_dual", d.clusters_in_dual},
+        {"p_clusters", d.p_clusters},
+        {"days", d.days},
+        {"days_in_dual", d.days_in_dual},
+        {"p_days", d.p_days}}},
+  };
+}
+
+json to_json(const Comparison& c) {
+  const auto arm = [](const Arm& x) {
+    return json{{"label", x.label}, {"rate", rate_json(x.analysis.busy_rate)}};
+  };
+  return {{"a", arm(c.a)},
+          {"b", arm(c.b)},
+          {"rate_ratio", optional_number(c.ratio.ratio)},
+          {"ci95_low", c.ratio.low},
+          {"ci95_high", optional_number(c.ratio.high)},
+          {"p_value", c.ratio.p_value},
+          {"verdict", c.verdict}};
+}
+
+void print_analysis(std::ostream& out, const Analysis& a) {
+  const Exposure& e = a.exposure;
+  out << fmt::format("Exposure of the LLM engines\n  busy  {:>10.3f} h\n  dual  {:>10.3f} h",
+                     e.busy_hours, e.dual_hours);
+  out << (a.dual_share ? fmt::format("  ({:.1f}% of busy)\n", 100.0 * *a.dual_share) : "\n");
+  out << fmt::format("Hangs: {} ({} unattributed, {} outside busy time, {} in dual time)\n",
+                     a.hangs.total, a.hangs.unattributed, a.hangs.outside_busy, a.hangs.in_dual);
+  print_rates(out, a);
+  print_by_engine(out, a);
+  const LongContextExposure& l = e.long_context;
+  out << fmt::format("Long context (requests of at least {} tokens)\n", l.threshold);
+  out << fmt::format("  two or more engines long  {:>10.3f} h {:>6} hangs\n", l.two_or_more_hours,
+                     l.two_or_more_hangs);
+  out << fmt::format("  exactly one engine long   {:>10.3f} h {:>6} hangs\n", l.exactly_one_hours,
+                     l.exactly_one_hangs);
+  print_tests(out, a);
+}
+
+void print_comparison(std::ostream& out, const Comparison& c) {
+  out << "A/B comparison of hangs per busy hour (exact conditional test, two-sided)\n";
+  for (const Arm* arm : {&c.a, &c.b}) {
+    const RateEstimate& r = arm->analysis.busy_rate;
+    out << fmt::format("  {:<24} {:>10.3f} h {:>6} hangs  {}\n", arm->label, r.hours, r.events,
+                       rate_text(r));
+  }
+  out << fmt::format("  rate ratio {}/{}: {} [{:.3g}, {}], p = {:.3g}\n", c.a.label, c.b.label,
+                     number(c.ratio.ratio), c.ratio.low, number(c.ratio.high), c.ratio.p_value);
+  out << "  " << c.verdict << "\n";
+}
+
+}  // namespace baton

@@ -1,0 +1,35 @@
+#include "baton/analysis/hang_analysis.h"
+
+#include <algorithm>
+
+namespace baton {
+
+Analysis analyze_hangs(const ExposureInput& input, const AnalysisOptions& options) {
+  ExposureInput counted{input.intervals, {}};
+  std::copy_if(input.hangs.begin(), input.hangs.end(), std::back_inserter(counted.hangs),
+               [&](const HangRecord& h) { return options.hang_classes.contains(h.error_class); });
+
+  Analysis a;
+  a.exposure = measure_exposure(counted, options.long_context);
+  const Exposure& e = a.exposure;
+  if (e.busy_hours > 0.0) a.dual_share = std::min(1.0, e.dual_hours / e.busy_hours);
+
+  std::int64_t single = 0;
+  for (const HangPlacement& h : e.hangs) {
+    ++a.hangs.total;
+    if (h.hang.engine.empty()) ++a.hangs.unattributed;
+    if (h.busy_engines == 0) ++a.hangs.outside_busy;
+    if (h.busy_engines >= 2) ++a.hangs.in_dual;
+    if (h.busy_engines == 1) ++single;
+  }
+  a.busy_rate = poisson_rate(a.hangs.total - a.hangs.outside_busy, e.busy_hours);
+  a.dual_rate = poisson_rate(a.hangs.in_dual, e.dual_hours);
+  a.single_rate = poisson_rate(single, std::max(0.0, e.busy_hours - e.dual_hours));
+
+  const double share = a.dual_share.value_or(0.0);
+  a.uniform = uniform_test(e.hangs, share);
+  a.dependence = dependence_test(e.hangs, share, options.cluster_window_s);
+  return a;
+}
+
+}  // namespace baton

@@ -1,0 +1,47 @@
+#include "baton/ledger/interval_merge.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <utility>
+
+namespace baton {
+namespace {
+
+int context_bucket(const std::optional<std::int64_t>& tokens) {
+  if (!tokens) return -1;
+  return static_cast<int>(
+      std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(0, *tokens))));
+}
+
+bool mergeable(const IntervalRow& first, const IntervalRow& next, double max_gap_s) {
+  return first.kind == next.kind && first.request_id == next.request_id &&
+         context_bucket(first.context_tokens) == context_bucket(next.context_tokens) &&
+         next.start >= first.start && next.start <= first.end + max_gap_s;
+}
+
+}  // namespace
+
+std::vector<IntervalRow> merge_consecutive(std::vector<IntervalRow> rows, double max_gap_s) {
+  std::vector<IntervalRow> merged;
+  merged.reserve(rows.size());
+  std::map<std::pair<std::int64_t, std::string>, std::size_t> last_of_engine;
+  for (IntervalRow& row : rows) {
+    auto key = std::make_pair(row.run_id, row.engine);
+    auto it = last_of_engine.find(key);
+    if (it != last_of_engine.end() && mergeable(merged[it->second], row, max_gap_s)) {
+      IntervalRow& into = merged[it->second];
+      into.end = std::max(into.end, row.end);
+      if (row.context_tokens) {
+        into.context_tokens = std::max(*into.context_tokens, *row.context_tokens);
+      }
+      into.bursts += row.bursts;
+      continue;
+    }
+    last_of_engine[std::move(key)] = merged.size();
+    merged.push_back(std::move(row));
+  }
+  return merged;
+}
+
+}  // namespace baton

@@ -1,0 +1,92 @@
+#include "baton/ledger/ledger_reader.h"
+
+#include <stdexcept>
+
+#include "baton/ledger/ledger.h"
+#include "baton/ledger/sqlite.h"
+
+namespace baton {
+namespace {
+
+constexpr const char* kRunFilter =
+    " WHERE (?1 IS NULL OR run_id IN (SELECT id FROM runs WHERE policy = ?1))";
+
+void bind_policy(Statement& s, const std::optional<std::string>& policy) {
+  if (policy) {
+    s.bind(1, std::string_view(*policy));
+  } else {
+    s.bind_null(1);
+  }
+}
+
+std::optional<double> optional_double(const Statement& s, int column) {
+  if (s.column_is_null(column)) return std::nullopt;
+  return s.column_double(column);
+}
+
+std::optional<std::int64_t> optional_int(const Statement& s, int column) {
+  if (s.column_is_null(column)) return std::nullopt;
+  return s.column_int(column);
+}
+
+void check_schema(Database& db, const std::filesystem::path& path) {
+  Statement version(db, "PRAGMA user_version");
+  version.step();
+  const std::int64_t found = version.column_int(0);
+  if (found < 1 || found > Ledger::kSchemaVersion) {
+    throw SqliteError("[ledger] " + path.string() + " is not a baton ledger this build reads " +
+                      "(schema version " + std::to_string(found) + ")");
+  }
+}
+
+std::vector<LedgerRun> read_runs(Database& db, const std::optional<std::string>& policy) {
+  Statement s(db,
+              "SELECT id, start, stop, backend, policy, exit_code FROM runs"
+              " WHERE (?1 IS NULL OR policy = ?1) ORDER BY id");
+  bind_policy(s, policy);
+  std::vector<LedgerRun> runs;
+  while (s.step()) {
+    runs.push_back({s.column_int(0), s.column_double(1), optional_double(s, 2), s.column_text(3),
+                    s.column_text(4), optional_int(s, 5)});
+  }
+  return runs;
+}
+
+std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::string>& policy) {
+  Statement s(db, std::string("SELECT engine, start, end, context_tokens, kind FROM intervals") +
+                      kRunFilter + " ORDER BY start");
+  bind_policy(s, policy);
+  std::vector<BusyInterval> intervals;
+  while (s.step()) {
+    intervals.push_back({s.column_text(0), s.column_double(1), s.column_double(2),
+                         optional_int(s, 3), s.column_text(4)});
+  }
+  return intervals;
+}
+
+std::vector<HangRecord> read_events(Database& db, const std::optional<std::string>& policy) {
+  Statement s(db, std::string("SELECT time, coalesce(engine, ''), class FROM events") + kRunFilter +
+                      " ORDER BY time");
+  bind_policy(s, policy);
+  std::vector<HangRecord> events;
+  while (s.step()) events.push_back({s.column_double(0), s.column_text(1), s.column_text(2)});
+  return events;
+}
+
+}  // namespace
+
+LedgerContents read_ledger(const std::filesystem::path& path,
+                           const std::optional<std::string>& policy) {
+  if (!std::filesystem::is_regular_file(path)) {
+    throw std::invalid_argument("no ledger at " + path.string());
+  }
+  Database db(path, Database::Mode::read_only);
+  check_schema(db, path);
+  LedgerContents contents;
+  contents.runs = read_runs(db, policy);
+  contents.input.intervals = read_intervals(db, policy);
+  contents.input.hangs = read_events(db, policy);
+  return contents;
+}
+
+}  // namespace baton

@@ -1,0 +1,91 @@
+#include "baton/ledger/ledger_reader.h"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "baton/ledger/ledger.h"
+#include "baton/ledger/sqlite.h"
+#include "temp_ledger_path.h"
+
+namespace baton {
+namespace {
+
+using testing::TempLedgerPath;
+
+void write_two_runs(const std::filesystem::path& path) {
+  Ledger ledger(path);
+  const auto a = ledger.begin_run({1000.0, "0.1.0", "cpu", "concurrent"});
+  ledger.record(IntervalRow{a, "decode", "decode", 1001.0, 1002.0, 4096, 1});
+  ledger.record(IntervalRow{a, "decode", "decode", 1002.0005, 1003.0, 4096, 1});  // merges
+  ledger.record(IntervalRow{a, "prefill", "prefill", 1001.5, 1004.0, std::nullopt, 2});
+  ledger.record(EventRow{a, 1002.5, "hang", "decode", "decode", 3, "stuck"});
+  ledger.record(EventRow{a, 1003.5, "hang", "", "", 0, "nobody to blame"});
+  ledger.end_run(a, 1005.0, 0);
+  const auto b = ledger.begin_run({2000.0, "0.1.0", "cpu", "serialize/layer"});
+  ledger.record(IntervalRow{b, "decode", "decode", 2001.0, 2002.0, 4096, 1});
+  ledger.end_run(b, 2003.0, 0);
+}
+
+TEST(LedgerReader, ReadsEveryRunOrOnlyThoseOfOnePolicy) {
+  TempLedgerPath file;
+  write_two_runs(file.path());
+
+  const LedgerContents all = read_ledger(file.path());
+  ASSERT_EQ(all.runs.size(), 2u);
+  EXPECT_EQ(all.runs[1].policy, "serialize/layer");
+  EXPECT_EQ(all.runs[0].exit_code, 0);
+  ASSERT_EQ(all.input.intervals.size(), 3u);  // the two decode bursts of run 1 merged
+  EXPECT_EQ(all.input.intervals[0].engine, "decode");
+  EXPECT_EQ(all.input.intervals[0].end, 1003.0);
+  EXPECT_EQ(all.input.intervals[0].kind, "decode");
+  EXPECT_EQ(all.input.intervals[1].context_tokens, std::nullopt);
+  ASSERT_EQ(all.input.hangs.size(), 2u);
+  EXPECT_EQ(all.input.hangs[1].engine, "");
+
+  const LedgerContents serialized = read_ledger(file.path(), "serialize/layer");
+  ASSERT_EQ(serialized.runs.size(), 1u);
+  EXPECT_EQ(serialized.input.intervals.size(), 1u);
+  EXPECT_TRUE(serialized.input.hangs.empty());
+  EXPECT_TRUE(read_ledger(file.path(), "no such policy").input.intervals.empty());
+}
+
+TEST(LedgerReader, MissingFileIsAUsageError) {
+  EXPECT_THROW(read_ledger("/nonexistent/baton/ledger.db"), std::invalid_argument);
+}
+
+TEST(LedgerReader, SomethingElseIsNotALedger) {
+  TempLedgerPath file;
+  {
+    Database db(file.path());
+    db.exec("CREATE TABLE t (x)");
+  }
+  EXPECT_THROW(read_ledger(file.path()), SqliteError);
+}
+
+TEST(LedgerReader, AVersionOneLedgerGainsTheBurstsColumn) {
+  TempLedgerPath file;
+  {
+    Database db(file.path());
+    db.exec(
+        "CREATE TABLE runs (id INTEGER PRIMARY KEY, start REAL NOT NULL, stop REAL,"
+        " version TEXT NOT NULL, backend TEXT NOT NULL, policy TEXT NOT NULL, exit_code INTEGER);"
+        "CREATE TABLE intervals (id INTEGER PRIMARY KEY, run_id INTEGER, engine TEXT NOT NULL,"
+        " kind TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL, context_tokens INTEGER,"
+        " request_id INTEGER);"
+        "CREATE TABLE events (id INTEGER PRIMARY KEY, run_id INTEGER, time REAL NOT NULL,"
+        " class TEXT NOT NULL, engine TEXT, stream TEXT, in_flight INTEGER, detail TEXT);"
+        "INSERT INTO runs VALUES (1, 1.0, 2.0, '0.1.0', 'cpu', 'concurrent', 0);"
+        "INSERT INTO intervals VALUES (1, 1, 'd', 'decode', 1.0, 1.5, 10, 1);"
+        "PRAGMA user_version=1;");
+  }
+  EXPECT_EQ(read_ledger(file.path()).input.intervals.size(), 1u);  // v1 reads as it is
+  { Ledger upgraded(file.path()); }
+  Database db(file.path());
+  Statement s(db, "SELECT bursts FROM intervals");
+  ASSERT_TRUE(s.step());
+  EXPECT_EQ(s.column_int(0), 1);
+}
+
+}  // namespace
+}  // namespace baton
