@@ -152,7 +152,9 @@ json to_json(const Analysis& a) {
 
 json to_json(const Comparison& c) {
   const auto arm = [](const Arm& x) {
-    return json{{"label", x.label}, {"rate", rate_json(x.analysis.busy_rate)}};
+    json j = to_json(x.analysis);
+    j["label"] = x.label;
+    return j;
   };
   return {{"a", arm(c.a)},
           {"b", arm(c.b)},

@@ -5,7 +5,9 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "baton/cli/analyze_command.h"
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
 #include "baton/cli/supervise_command.h"
 #include "baton/gpu/gpu_error.h"
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
   CLI::App* repro_cmd = repro.attach(app);
   baton::SuperviseCommand supervise;
   CLI::App* supervise_cmd = supervise.attach(app);
+  baton::AnalyzeCommand analyze;
+  CLI::App* analyze_cmd = analyze.attach(app);
+  baton::PlanCommand plan;
+  CLI::App* plan_cmd = plan.attach(app);
 
   if (argc > 1 && argv[1][0] != '-' && !is_verb(app, argv[1])) {
     std::cerr << "baton: unknown verb '" << argv[1] << "'; see baton --help\n";
@@ -48,6 +54,8 @@ int main(int argc, char** argv) {
   try {
     if (repro_cmd->parsed()) return repro.run();
     if (supervise_cmd->parsed()) return supervise.run();
+    if (analyze_cmd->parsed()) return analyze.run();
+    if (plan_cmd->parsed()) return plan.run();
   } catch (const std::invalid_argument& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return baton::kExitUsage;

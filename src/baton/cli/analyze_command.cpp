@@ -1,0 +1,135 @@
+#include "baton/cli/analyze_command.h"
+
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+
+#include "baton/analysis/analysis_report.h"
+#include "baton/analysis/csv_import.h"
+#include "baton/analysis/timeline_svg.h"
+#include "baton/cli/exit_codes.h"
+#include "baton/common/duration.h"
+#include "baton/ledger/ledger_path.h"
+#include "baton/ledger/ledger_reader.h"
+
+namespace baton {
+namespace {
+
+struct Source {
+  std::string label;
+  ExposureInput input;
+};
+
+Source from_ledger(const std::string& path, const std::optional<std::string>& policy) {
+  LedgerContents contents = read_ledger(path, policy);
+  return {policy ? path + " [" + *policy + "]" : path, std::move(contents.input)};
+}
+
+}  // namespace
+
+CLI::App* AnalyzeCommand::attach(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "analyze", "Exposure, hang rates and exact tests from a ledger or from CSV logs");
+  cmd->add_option("--ledger", ledgers,
+                  "A ledger to read (default: $BATON_LEDGER or ~/.local/state/baton/ledger.db); "
+                  "give two with --compare");
+  cmd->add_option("--policy", policies,
+                  "Only the runs under this policy (e.g. serialize/layer); give two with "
+                  "--compare to compare the policies of one ledger");
+  cmd->add_option("--intervals", intervals_csv, "busy.csv: engine,start,end[,context_tokens]");
+  cmd->add_option("--events", events_csv, "hangs.csv: time,engine[,class]");
+  cmd->add_option("--long-context", options.long_context,
+                  "Context length (tokens) from which a request counts as long")
+      ->capture_default_str()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  cmd->add_option("--cluster-window", cluster_window,
+                  "Hangs closer than this to the previous one are one cluster (e.g. 45m, 90s)")
+      ->capture_default_str();
+  cmd->add_option("--class", classes,
+                  "Event classes that count as hangs (default: hang, timeout, "
+                  "submissions_ignored)");
+  cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
+  cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
+  cmd->add_flag("--json", json, "Print one JSON object instead of tables");
+  return cmd;
+}
+
+namespace {
+
+std::vector<Source> load_sources(const AnalyzeCommand& c) {
+  const bool csv = !c.intervals_csv.empty() || !c.events_csv.empty();
+  if (csv) {
+    if (c.intervals_csv.empty() || c.events_csv.empty()) {
+      throw std::invalid_argument("--intervals and --events go together");
+    }
+    if (!c.ledgers.empty() || !c.policies.empty() || c.compare) {
+      throw std::invalid_argument("CSV logs are analysed alone: drop --ledger/--policy/--compare");
+    }
+    return {{c.intervals_csv, {read_busy_csv(c.intervals_csv), read_hangs_csv(c.events_csv)}}};
+  }
+  std::vector<std::string> ledgers = c.ledgers;
+  if (ledgers.empty()) ledgers.push_back(default_ledger_path().string());
+  if (c.compare) {
+    const bool two_ledgers = ledgers.size() == 2 && c.policies.size() <= 1;
+    const bool two_policies = ledgers.size() == 1 && c.policies.size() == 2;
+    if (!two_ledgers && !two_policies) {
+      throw std::invalid_argument("--compare needs two ledgers, or one ledger and two policies");
+    }
+  } else if (ledgers.size() > 1 || c.policies.size() > 1) {
+    throw std::invalid_argument("two ledgers or two policies need --compare");
+  }
+  const std::size_t arms = c.compare ? 2 : 1;
+  std::vector<Source> sources;
+  for (std::size_t arm = 0; arm < arms; ++arm) {
+    const std::string& ledger = ledgers[std::min(arm, ledgers.size() - 1)];
+    std::optional<std::string> policy;
+    if (!c.policies.empty()) policy = c.policies[std::min(arm, c.policies.size() - 1)];
+    sources.push_back(from_ledger(ledger, policy));
+  }
+  return sources;
+}
+
+}  // namespace
+
+int AnalyzeCommand::run() {
+  const auto window = parse_duration_seconds(cluster_window);
+  if (!window) {
+    throw std::invalid_argument("--cluster-window: '" + cluster_window +
+                                "' is not a duration (e.g. 45m, 90s, 2h)");
+  }
+  options.cluster_window_s = *window;
+  if (!classes.empty()) options.hang_classes = {classes.begin(), classes.end()};
+
+  std::vector<Source> sources = load_sources(*this);
+  if (!plot_path.empty()) {
+    TimelineOptions plot;
+    plot.long_context = options.long_context;
+    plot.title = sources.front().label;
+    write_timeline_svg(plot_path, sources.front().input, plot);
+  }
+  if (sources.size() == 1) {
+    const Analysis analysis = analyze_hangs(sources.front().input, options);
+    if (json) {
+      std::cout << to_json(analysis).dump(2) << "\n";
+    } else {
+      print_analysis(std::cout, analysis);
+    }
+    return kExitOk;
+  }
+  Comparison comparison =
+      compare_arms({sources[0].label, analyze_hangs(sources[0].input, options)},
+                   {sources[1].label, analyze_hangs(sources[1].input, options)});
+  if (json) {
+    std::cout << to_json(comparison).dump(2) << "\n";
+  } else {
+    for (const Arm* arm : {&comparison.a, &comparison.b}) {
+      std::cout << "== " << arm->label << "\n";
+      print_analysis(std::cout, arm->analysis);
+      std::cout << "\n";
+    }
+    print_comparison(std::cout, comparison);
+  }
+  return kExitOk;
+}
+
+}  // namespace baton

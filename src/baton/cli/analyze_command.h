@@ -1,0 +1,31 @@
+// The `baton analyze` verb: exposure, hang rates and exact tests of a ledger or of CSV logs
+// from another server, an A/B comparison, and a timeline plot.
+// Thread-safety: used from main() only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+#include "baton/analysis/hang_analysis.h"
+
+namespace baton {
+
+struct AnalyzeCommand {
+  std::vector<std::string> ledgers;
+  std::vector<std::string> policies;
+  std::string intervals_csv;
+  std::string events_csv;
+  std::string cluster_window = "45m";
+  std::vector<std::string> classes;
+  bool compare = false;
+  std::string plot_path;
+  bool json = false;
+  AnalysisOptions options;
+
+  CLI::App* attach(CLI::App& app);
+  // Throws std::invalid_argument for a usage error; returns the exit code.
+  int run();
+};
+
+}  // namespace baton
