@@ -159,12 +159,13 @@ TEST(ParseBusyCsv, EmptyEngine) {
 
 TEST(ParseBusyCsv, BadContextTokens) {
   EXPECT_EQ(busy_problems("engine,start,end,context_tokens\na,1,2,-3\na,1,2,1.5\na,1,2,x\n"
-                          "a,1,2,99999999999999999999\n"),
+                          "a,1,2,99999999999999999999\na,1,2,-0\n"),
             (Problems{"busy.csv:2: context_tokens '-3' is not a non-negative integer",
                       "busy.csv:3: context_tokens '1.5' is not a non-negative integer",
                       "busy.csv:4: context_tokens 'x' is not a non-negative integer",
                       "busy.csv:5: context_tokens '99999999999999999999' is not a non-negative "
-                      "integer"}));
+                      "integer",
+                      "busy.csv:6: context_tokens '-0' is not a non-negative integer"}));
 }
 
 TEST(ParseBusyCsv, UnterminatedQuote) {

@@ -130,10 +130,11 @@ std::optional<double> time_cell(const std::string& cell, std::string_view what, 
 bool context_cell(const std::string& cell, std::optional<std::int64_t>& out, std::size_t line,
                   Problems& problems) {
   if (cell.empty()) return true;
-  std::int64_t value = 0;
+  std::int64_t value = -1;
   const char* last = cell.data() + cell.size();
   const auto [end, ec] = std::from_chars(cell.data(), last, value);
-  if (ec == std::errc() && end == last && value >= 0) {
+  // from_chars takes a minus sign; a count has none, not even on zero.
+  if (cell.front() != '-' && ec == std::errc() && end == last) {
     out = value;
     return true;
   }
@@ -146,20 +147,17 @@ const Layout kHangsLayout{{"time", "engine"}, "class"};
 
 std::optional<BusyInterval> busy_row(const std::vector<std::string>& cells, std::size_t line,
                                      Problems& problems) {
-  BusyInterval interval{.engine = cells[0]};
-  bool ok = !interval.engine.empty();
-  if (!ok) problems.add(line, "empty engine");
+  const bool has_engine = !cells[0].empty();
+  if (!has_engine) problems.add(line, "empty engine");
   const std::optional<double> start = time_cell(cells[1], "start time", line, problems);
   const std::optional<double> end = time_cell(cells[2], "end time", line, problems);
-  ok = context_cell(cells[3], interval.context_tokens, line, problems) && ok;
-  if (!start || !end) return std::nullopt;
-  if (*end < *start) {
-    problems.add(line, "end (" + cells[2] + ") is before start (" + cells[1] + ")");
-    return std::nullopt;
-  }
-  interval.start = *start;
-  interval.end = *end;
-  return ok ? std::optional(std::move(interval)) : std::nullopt;
+  std::optional<std::int64_t> context_tokens;
+  const bool context_ok = context_cell(cells[3], context_tokens, line, problems);
+  const bool ordered = !start || !end || *end >= *start;
+  if (!ordered) problems.add(line, "end (" + cells[2] + ") is before start (" + cells[1] + ")");
+  if (!has_engine || !start || !end || !context_ok || !ordered) return std::nullopt;
+  return BusyInterval{
+      .engine = cells[0], .start = *start, .end = *end, .context_tokens = context_tokens};
 }
 
 std::optional<HangRecord> hang_row(const std::vector<std::string>& cells, std::size_t line,
