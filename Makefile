@@ -4,7 +4,7 @@ PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build run test test-tsan test-asan bench clean
+.PHONY: setup build run test test-tsan test-asan fuzz bench clean
 
 setup:
 	@scripts/setup
@@ -30,6 +30,16 @@ test-tsan:
 test-asan:
 	@$(MAKE) --no-print-directory test PRESET=asan CTEST_ARGS="-LE soak"
 
+# libFuzzer (clang, ASan+UBSan) over the CSV importers for FUZZ_SECONDS. It starts from the
+# seeds in fuzz/corpus/csv and keeps what it finds in build/fuzz/corpus/csv; a crashing
+# input is written to build/fuzz/crash-* and fails the target.
+FUZZ_SECONDS ?= 60
+fuzz: setup
+	@cmake --preset fuzz >/dev/null
+	@cmake --build --preset fuzz -j $(JOBS)
+	@mkdir -p build/fuzz/corpus/csv
+	@build/fuzz/fuzz/csv_import_fuzz -max_total_time=$(FUZZ_SECONDS) -dict=fuzz/csv_import.dict \
+	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/csv fuzz/corpus/csv
 
 bench: build
 	@$(BUILD_DIR)/bench/turn_bench
