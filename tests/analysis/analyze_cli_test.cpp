@@ -1,0 +1,137 @@
+// `baton analyze` and `baton plan` end to end through the command line: CSV logs in, the
+// documented JSON keys and exit codes out.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_util.h"
+
+namespace baton {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::run_baton;
+
+class AnalyzeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("baton-analyze-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path) << text;
+    return path.string();
+  }
+
+  fs::path dir_;
+};
+
+// A busy [0, 3000 s), B busy [2000, 3000 s) from 2024-11-30T00:00:00Z (1732924800):
+// dual share 1/3; three attributed hangs, all in dual time.
+constexpr const char* kBusy =
+    "engine,start,end,context_tokens\n"
+    "A,1732924800,1732927800,40000\n"
+    "B,2024-11-30T00:33:20Z,2024-11-30T01:50:00+01:00,40000\n";
+constexpr const char* kHangs =
+    "time,engine,class\n"
+    "1732926900,A,hang\n"
+    "1732927000,B,\n"
+    "1732927100,A,timeout\n"
+    "1732927200,,hang\n";
+
+TEST_F(AnalyzeCli, CsvLogsGiveTheDocumentedJson) {
+  const auto r = run_baton("analyze --intervals " + write("busy.csv", kBusy) + " --events " +
+                           write("hangs.csv", kHangs) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_NEAR(j["busy_hours"].get<double>(), 3000.0 / 3600.0, 1e-9);
+  EXPECT_NEAR(j["dual_hours"].get<double>(), 1000.0 / 3600.0, 1e-9);
+  EXPECT_NEAR(j["dual_share"].get<double>(), 1.0 / 3.0, 1e-9);
+  EXPECT_EQ(j["uniform_test"]["n"], 3);
+  EXPECT_EQ(j["uniform_test"]["in_dual"], 3);
+  EXPECT_NEAR(j["uniform_test"]["p"].get<double>(), 1.0 / 27.0, 1e-12);
+  EXPECT_EQ(j["hangs"]["unattributed"], 1);
+  EXPECT_EQ(j["long_context"]["two_or_more_hangs"], 4);
+  ASSERT_EQ(j["by_engine"].size(), 2u);
+  EXPECT_EQ(j["by_engine"][0]["engine"], "A");
+  EXPECT_EQ(j["by_engine"][0]["with_others_hangs"], 2);
+  EXPECT_NEAR(j["by_engine"][0]["alone_hours"].get<double>(), 2000.0 / 3600.0, 1e-9);
+  for (const char* key : {"clusters", "p_clusters", "days", "p_days"}) {
+    EXPECT_TRUE(j["dependence"].contains(key)) << key;
+  }
+}
+
+TEST_F(AnalyzeCli, TableAndPlot) {
+  const std::string svg = (dir_ / "timeline.svg").string();
+  const auto r = run_baton("analyze --intervals " + write("busy.csv", kBusy) + " --events " +
+                           write("hangs.csv", kHangs) + " --cluster-window 10m --plot " + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("Uniform placement"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("clusters (10 min window)"), std::string::npos) << r.output;
+  std::ifstream in(svg);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+}
+
+TEST_F(AnalyzeCli, MalformedCsvFailsWithFileAndLineAndExitCode2) {
+  const std::string busy = write("busy.csv",
+                                 "engine,start,end\n"
+                                 "A,10,20\n"
+                                 "A,30\n"            // line 3: missing column
+                                 "B,yesterday,40\n"  // line 4: bad time
+                                 "B,50,45\n");       // line 5: end before start
+  const auto r =
+      run_baton("analyze --intervals " + busy + " --events " + write("hangs.csv", "time,engine\n"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  for (const char* line : {"busy.csv:3:", "busy.csv:4:", "busy.csv:5:"}) {
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "\n" << r.output;
+  }
+}
+
+TEST_F(AnalyzeCli, UsageErrorsExitWith2) {
+  const std::string busy = write("busy.csv", kBusy);
+  EXPECT_EQ(run_baton("analyze --intervals " + busy).exit_code, 2);  // no --events
+  EXPECT_EQ(run_baton("analyze --ledger " + (dir_ / "none.db").string()).exit_code, 2);
+  EXPECT_EQ(run_baton("analyze --ledger a.db --ledger b.db").exit_code, 2);  // no --compare
+  EXPECT_EQ(run_baton("analyze --compare --ledger a.db").exit_code, 2);
+  EXPECT_EQ(
+      run_baton("analyze --intervals " + busy + " --events " + busy + " --cluster-window soon")
+          .exit_code,
+      2);
+}
+
+TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {
+  // N = 12 in H = 100 h; closed forms in ab_plan_test.cpp.
+  const auto r = run_baton(
+      "plan --baseline-events 12 --baseline-hours 100 --alpha 0.05 --alpha 0.01 --reduction 3 "
+      "--hours-run 50 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["hours_for_alpha"].size(), 2u);
+  EXPECT_EQ(j["hours_for_alpha"][1]["alpha"], 0.01);
+  EXPECT_NEAR(j["hours_for_alpha"][0]["conditional"].get<double>(), 28.35688421125162, 1e-6);
+  EXPECT_NEAR(j["hours_for_alpha"][0]["known_rate"].get<double>(), 24.964435612949924, 1e-6);
+  EXPECT_EQ(j["hours_for_reduction"]["factor"], 3.0);
+  EXPECT_NEAR(j["hours_for_reduction"]["conditional"].get<double>(), 85.07065263375486, 1e-5);
+  EXPECT_NEAR(j["so_far"]["p_conditional"].get<double>(), 0.007707346629258934, 1e-12);
+}
+
+TEST(PlanCli, TableAndBadArguments) {
+  const auto r = run_baton("plan --baseline-events 0 --baseline-hours 10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("never"), std::string::npos) << r.output;
+  EXPECT_EQ(run_baton("plan --baseline-events 3").exit_code, 2);
+  EXPECT_EQ(run_baton("plan --baseline-events 3 --baseline-hours 0").exit_code, 2);
+  EXPECT_EQ(run_baton("plan --baseline-events 3 --baseline-hours 5 --alpha 2").exit_code, 2);
+}
+
+}  // namespace
+}  // namespace baton
