@@ -1,0 +1,502 @@
+#include "baton/analysis/timeline_svg.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+namespace baton {
+namespace {
+
+// [start, end] pairs, in seconds or in pixels.
+using Spans = std::vector<std::pair<double, double>>;
+
+// Vertical layout, in pixels.
+constexpr double kTitleY = 20;
+constexpr double kSummaryY = 38;
+constexpr double kBandTop = 50;
+constexpr double kBandHeight = 14;
+constexpr double kLanesTop = 72;
+constexpr double kLanePitch = 30;
+constexpr double kBarInset = 6;  // between a lane's edge and its bars
+constexpr double kRightMargin = 64;
+constexpr double kCharWidth = 6.5;  // rough width of a 12px sans-serif character
+constexpr int kMinWidth = 480;
+constexpr double kSecondsPerDay = 86400;
+constexpr double kTickSpacing = 100;  // pixels between ticks, at least
+
+constexpr std::string_view kBusyColor = "#6baed6";
+constexpr std::string_view kLongColor = "#08519c";
+constexpr std::string_view kDualColor = "#fd8d3c";
+constexpr std::string_view kHangColor = "#d62728";
+constexpr std::string_view kFaultColor = "#9467bd";
+constexpr std::string_view kDualLabel = "dual (\u22652 busy)";
+
+template <typename... Args>
+void put(std::string& out, fmt::format_string<Args...> format, Args&&... args) {
+  fmt::format_to(std::back_inserter(out), format, std::forward<Args>(args)...);
+}
+
+std::string xml_escape(std::string_view text) {
+  constexpr std::string_view kSpecial = "&<>\"'";
+  constexpr std::string_view kEntities[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&apos;"};
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const std::size_t special = kSpecial.find(c);
+    if (special != std::string_view::npos) {
+      out += kEntities[special];
+    } else {
+      out += static_cast<unsigned char>(c) < 0x20 ? ' ' : c;  // control characters are not XML
+    }
+  }
+  return out;
+}
+
+// Joins sorted spans that overlap or lie less than `gap` apart.
+Spans join(const Spans& sorted, double gap) {
+  Spans out;
+  for (const auto& [start, end] : sorted) {
+    if (!out.empty() && start - out.back().second < gap) {
+      out.back().second = std::max(out.back().second, end);
+    } else {
+      out.emplace_back(start, end);
+    }
+  }
+  return out;
+}
+
+struct EngineRows {
+  Spans normal;        // sorted by start
+  Spans long_context;  // sorted by start
+};
+using Lanes = std::map<std::string, EngineRows>;  // one lane per engine, sorted by name
+
+Lanes collect_lanes(const ExposureInput& input, const TimelineOptions& options) {
+  Lanes lanes;
+  for (const BusyInterval& iv : input.intervals) {
+    if (!std::isfinite(iv.start) || !std::isfinite(iv.end)) continue;
+    const bool is_long =
+        options.long_context && iv.context_tokens && *iv.context_tokens >= *options.long_context;
+    EngineRows& rows = lanes[iv.engine];
+    (is_long ? rows.long_context : rows.normal).emplace_back(iv.start, std::max(iv.start, iv.end));
+  }
+  for (const HangRecord& hang : input.hangs) {
+    if (!hang.engine.empty()) lanes[hang.engine];  // a lane for its marker
+  }
+  for (auto& [name, rows] : lanes) {
+    std::sort(rows.normal.begin(), rows.normal.end());
+    std::sort(rows.long_context.begin(), rows.long_context.end());
+  }
+  return lanes;
+}
+
+// Where at least two engines are busy: a sweep over the boundaries of each engine's union
+// of intervals (an engine overlapping itself is not dual).
+Spans dual_time(const Lanes& lanes) {
+  std::vector<std::pair<double, int>> events;
+  for (const auto& [name, rows] : lanes) {
+    Spans all = rows.normal;
+    all.insert(all.end(), rows.long_context.begin(), rows.long_context.end());
+    std::sort(all.begin(), all.end());
+    for (const auto& [start, end] : join(all, 0.0)) {
+      if (end <= start) continue;
+      events.emplace_back(start, +1);
+      events.emplace_back(end, -1);
+    }
+  }
+  std::sort(events.begin(), events.end());  // at one instant, ends (-1) come before starts
+  Spans dual;
+  int busy = 0;
+  double since = 0;
+  for (const auto& [time, delta] : events) {
+    const int before = busy;
+    busy += delta;
+    if (before < 2 && busy >= 2) since = time;
+    if (before >= 2 && busy < 2 && time > since) dual.emplace_back(since, time);
+  }
+  return dual;
+}
+
+double total(const Spans& spans) {
+  double sum = 0;
+  for (const auto& [start, end] : spans) sum += end - start;
+  return sum;
+}
+
+struct Range {
+  double t0;
+  double t1;
+};
+
+// The earliest and latest instant of the input; none when it has nothing to draw.
+std::optional<Range> data_range(const ExposureInput& input) {
+  double t0 = INFINITY;
+  double t1 = -INFINITY;
+  auto add = [&](double t) {
+    if (!std::isfinite(t)) return;
+    t0 = std::min(t0, t);
+    t1 = std::max(t1, t);
+  };
+  for (const BusyInterval& iv : input.intervals) {
+    if (!std::isfinite(iv.start) || !std::isfinite(iv.end)) continue;
+    add(iv.start);
+    add(iv.end);
+  }
+  for (const HangRecord& hang : input.hangs) add(hang.time);
+  if (t0 > t1) return std::nullopt;
+  return Range{t0, t1};
+}
+
+// Maps time to pixels.
+struct Frame {
+  Range time{0, 1};  // never empty: a zero span is widened to one second
+  double left = 0;   // plot area, pixels
+  double right = 0;
+  std::size_t lanes = 1;
+  int legend_rows = 1;
+
+  double x(double t) const { return left + (t - time.t0) / (time.t1 - time.t0) * (right - left); }
+  double lane_top(std::size_t i) const { return kLanesTop + kLanePitch * static_cast<double>(i); }
+  double lanes_bottom() const { return lane_top(lanes); }
+  double legend_y() const { return lanes_bottom() + 58; }  // first row's baseline
+  double height() const { return legend_y() + 18.0 * legend_rows; }
+};
+
+std::string lane_label(const std::string& engine) { return engine.empty() ? "(unnamed)" : engine; }
+
+Frame make_frame(Range range, const Lanes& lanes, int width) {
+  Frame frame;
+  if (range.t1 - range.t0 <= 0) range = Range{range.t0 - 0.5, range.t1 + 0.5};
+  frame.time = range;
+  std::size_t longest = kDualLabel.size();
+  for (const auto& [name, rows] : lanes) longest = std::max(longest, lane_label(name).size());
+  frame.left = std::clamp(kCharWidth * static_cast<double>(longest) + 20, 100.0, width / 3.0);
+  frame.right = width - kRightMargin;
+  frame.lanes = std::max<std::size_t>(lanes.size(), 1);
+  return frame;
+}
+
+// Pixel spans of sorted time spans, at least a pixel wide, joined where less than a pixel
+// apart: at most about one per two pixels of width, however many intervals there are.
+Spans on_screen(const Spans& sorted, const Frame& frame) {
+  Spans pixels;
+  pixels.reserve(sorted.size());
+  for (const auto& [start, end] : sorted) {
+    const double x0 = frame.x(start);
+    pixels.emplace_back(x0, std::max(frame.x(end), x0 + 1.0));
+  }
+  return join(pixels, 1.0);
+}
+
+// "HH:MM:SS" in UTC, with "YYYY-MM-DD " in front when `with_date`, ".mmm" after when
+// `with_millis`.
+std::string utc_text(double t, bool with_date, bool with_millis) {
+  using namespace std::chrono;
+  const auto ms = static_cast<std::int64_t>(std::llround(t * 1000));
+  const sys_time<milliseconds> when{milliseconds(ms)};
+  const auto day = floor<days>(when);
+  const hh_mm_ss<milliseconds> clock(when - day);
+  std::string text;
+  if (with_date) {
+    const year_month_day date(day);
+    put(text, "{:04}-{:02}-{:02} ", static_cast<int>(date.year()),
+        static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
+  }
+  put(text, "{:02}:{:02}:{:02}", clock.hours().count(), clock.minutes().count(),
+      clock.seconds().count());
+  if (with_millis) put(text, ".{:03}", clock.subseconds().count());
+  return text;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1000);
+  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
+  const auto s = std::llround(seconds);
+  if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{} h {:02} min", s / 3600, s / 60 % 60);
+  return fmt::format("{} d {} h", s / 86400, s / 3600 % 24);
+}
+
+// The smallest 1, 2 or 5 times a power of ten that is at least `raw`.
+double decimal_step(double raw) {
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  for (const double m : {1.0, 2.0, 5.0}) {
+    if (m * magnitude >= raw) return m * magnitude;
+  }
+  return 10 * magnitude;
+}
+
+// A round step (seconds, minutes, hours, days) that cuts `span` into at most `most`
+// (clamped to 2..9) parts: at most 10 ticks.
+double tick_step(double span, double most) {
+  constexpr double kSteps[] = {1,     2,     5,     10,     15,     20,     30,     60,    120,
+                               300,   600,   900,   1200,   1800,   3600,   7200,   10800, 14400,
+                               21600, 43200, 86400, 172800, 432000, 604800, 1209600};
+  const double raw = span / std::clamp(std::floor(most), 2.0, 9.0);
+  if (raw <= 1) return decimal_step(raw);
+  for (const double step : kSteps) {
+    if (step >= raw) return step;
+  }
+  return kSecondsPerDay * decimal_step(raw / kSecondsPerDay);
+}
+
+void open_svg(std::string& out, int width, double height) {
+  put(out,
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" height=\"{1:.0f}\" "
+      "viewBox=\"0 0 {0} {1:.0f}\" font-family=\"sans-serif\" font-size=\"12\">\n"
+      "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
+      width, height);
+}
+
+// The title line: the title, then the time range and span in plain weight.
+void emit_title(std::string& out, const std::string& title, std::string_view range_text) {
+  put(out,
+      "<text x=\"10\" y=\"{}\" font-size=\"14\"><tspan font-weight=\"bold\">{}</tspan>"
+      "<tspan dx=\"12\" fill=\"#444\">{}</tspan></text>\n",
+      kTitleY, xml_escape(title.empty() ? "baton timeline" : title), xml_escape(range_text));
+}
+
+std::string range_text(Range range) {
+  const bool two_days =
+      std::floor(range.t0 / kSecondsPerDay) != std::floor(range.t1 / kSecondsPerDay);
+  return fmt::format("{} \u2192 {} UTC (span {})", utc_text(range.t0, true, false),
+                     utc_text(range.t1, two_days, false), duration_text(range.t1 - range.t0));
+}
+
+// The second line: dual time and fault counts.
+void emit_summary(std::string& out, Range range, double dual_seconds,
+                  const std::vector<HangRecord>& hangs) {
+  const double span = range.t1 - range.t0;
+  const auto n_hangs = std::count_if(hangs.begin(), hangs.end(),
+                                     [](const HangRecord& h) { return h.error_class == "hang"; });
+  const auto n_other = static_cast<std::ptrdiff_t>(hangs.size()) - n_hangs;
+  std::string text = fmt::format("dual {}", duration_text(dual_seconds));
+  if (span > 0) put(text, " ({:.1f}% of the span)", 100 * dual_seconds / span);
+  put(text, " \u00b7 {} hang{}, {} other fault{}", n_hangs, n_hangs == 1 ? "" : "s", n_other,
+      n_other == 1 ? "" : "s");
+  put(out, "<text x=\"10\" y=\"{}\" fill=\"#444\">{}</text>\n", kSummaryY, text);
+}
+
+void emit_lane_backgrounds(std::string& out, const Frame& frame, const Lanes& lanes) {
+  std::size_t i = 0;
+  for (const auto& [name, rows] : lanes) {
+    const double top = frame.lane_top(i);
+    if (i % 2 == 0) {
+      put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"#f3f3f3\"/>\n",
+          frame.left, top, frame.right - frame.left, kLanePitch);
+    }
+    put(out, "<text class=\"lane-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
+        frame.left - 8, top + kLanePitch / 2 + 4, xml_escape(lane_label(name)));
+    ++i;
+  }
+}
+
+void emit_rects(std::string& out, const Spans& pixels, double y, double height,
+                std::string_view attributes) {
+  if (pixels.empty()) return;
+  put(out, "<g {}>\n", attributes);
+  for (const auto& [x0, x1] : pixels) {
+    put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\"/>\n", x0, y, x1 - x0,
+        height);
+  }
+  out += "</g>\n";
+}
+
+void emit_dual(std::string& out, const Frame& frame, const Spans& dual) {
+  put(out, "<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\" fill=\"#a04000\">{}</text>\n",
+      frame.left - 8, kBandTop + kBandHeight - 3, kDualLabel);
+  const Spans pixels = on_screen(dual, frame);
+  emit_rects(out, pixels, kBandTop, kBandHeight,
+             fmt::format("class=\"dual\" fill=\"{}\"", kDualColor));
+  emit_rects(out, pixels, kLanesTop, frame.lanes_bottom() - kLanesTop,
+             fmt::format("class=\"dual-shade\" fill=\"{}\" fill-opacity=\"0.2\"", kDualColor));
+}
+
+void emit_bars(std::string& out, const Frame& frame, const Lanes& lanes) {
+  std::size_t i = 0;
+  for (const auto& [name, rows] : lanes) {
+    const double y = frame.lane_top(i++) + kBarInset;
+    const double height = kLanePitch - 2 * kBarInset;
+    emit_rects(out, on_screen(rows.normal, frame), y, height,
+               fmt::format("class=\"busy\" fill=\"{}\"", kBusyColor));
+    emit_rects(out, on_screen(rows.long_context, frame), y, height,
+               fmt::format("class=\"busy long\" fill=\"{}\"", kLongColor));
+  }
+}
+
+// A tick's label: the time, and under it the date when the span is over a day.
+std::string tick_label(double t, double x, double step, bool with_date) {
+  if (!with_date) return utc_text(t, false, step < 1);
+  const std::string text = utc_text(t, true, false);  // "YYYY-MM-DD HH:MM:SS"
+  return fmt::format("{}<tspan x=\"{:.1f}\" dy=\"13\">{}</tspan>", text.substr(11, 5), x,
+                     text.substr(0, 10));
+}
+
+void emit_axis(std::string& out, const Frame& frame) {
+  const double span = frame.time.t1 - frame.time.t0;
+  const double step = tick_step(span, (frame.right - frame.left) / kTickSpacing);
+  const double y = frame.lanes_bottom() + 4;
+  put(out, "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666\"/>\n", frame.left,
+      y, frame.right, y);
+  const auto first = static_cast<std::int64_t>(std::ceil(frame.time.t0 / step));
+  const auto last = static_cast<std::int64_t>(std::floor(frame.time.t1 / step));
+  for (std::int64_t k = first; k <= last; ++k) {
+    const double t = static_cast<double>(k) * step;
+    const double x = frame.x(t);
+    put(out,
+        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#d0d0d0\"/>\n"
+        "<line x1=\"{0:.1f}\" y1=\"{2}\" x2=\"{0:.1f}\" y2=\"{3}\" stroke=\"#666\"/>\n"
+        "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>\n",
+        x, kBandTop, y, y + 5, y + 18, tick_label(t, x, step, span > kSecondsPerDay));
+  }
+}
+
+void emit_marker(std::string& out, const Frame& frame, const HangRecord& hang, int lane) {
+  const bool is_hang = hang.error_class == "hang";
+  const std::string_view color = is_hang ? kHangColor : kFaultColor;
+  const double x = frame.x(hang.time);
+  const double top = lane < 0 ? kBandTop : frame.lane_top(static_cast<std::size_t>(lane)) + 1;
+  const double bottom = lane < 0 ? frame.lanes_bottom() : top + kLanePitch - 2;
+  put(out, "<g class=\"marker {}{}\" stroke=\"{}\" fill=\"{}\">", is_hang ? "hang" : "fault",
+      lane < 0 ? " unattributed" : "", color, color);
+  put(out, "<title>{} \u00b7 {} \u00b7 {} UTC</title>", xml_escape(hang.error_class),
+      hang.engine.empty() ? "unattributed" : xml_escape(hang.engine),
+      utc_text(hang.time, true, true));
+  put(out, "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke-width=\"2\"{3}/>", x,
+      top, bottom, lane < 0 ? " stroke-dasharray=\"5 3\"" : "");
+  put(out, "<path d=\"M{:.1f} {}h8l-4 6z\" stroke=\"none\"/></g>\n", x - 4, top);
+}
+
+// One marker per fault; faults of one class on one lane at the same pixel share one.
+void emit_markers(std::string& out, const Frame& frame, const std::vector<HangRecord>& hangs,
+                  const Lanes& lanes) {
+  std::set<std::tuple<long long, int, bool>> drawn;
+  for (const HangRecord& hang : hangs) {
+    if (!std::isfinite(hang.time)) continue;
+    const int lane = hang.engine.empty()
+                         ? -1
+                         : static_cast<int>(std::distance(lanes.begin(), lanes.find(hang.engine)));
+    const auto key =
+        std::make_tuple(std::llround(frame.x(hang.time)), lane, hang.error_class == "hang");
+    if (drawn.insert(key).second) emit_marker(out, frame, hang, lane);
+  }
+}
+
+// A legend entry: a swatch (a box, or a line when `line`) and its text.
+struct LegendItem {
+  std::string_view color;
+  bool line;
+  bool dashed;
+  std::string text;
+};
+
+std::vector<LegendItem> legend_items(const TimelineOptions& options) {
+  std::vector<LegendItem> items{{kBusyColor, false, false, "busy"}};
+  if (options.long_context) {
+    items.push_back({kLongColor, false, false,
+                     fmt::format("busy, context \u2265 {} tokens", *options.long_context)});
+  }
+  items.push_back({kDualColor, false, false, "dual: \u22652 engines busy"});
+  items.push_back({kHangColor, true, false, "hang"});
+  items.push_back({kFaultColor, true, false, "other fault (timeout, ...)"});
+  items.push_back({"#555", true, true, "unattributed (all lanes)"});
+  return items;
+}
+
+// Where each item goes: x and row, a new row when the next one would pass `right`.
+std::vector<std::pair<double, int>> legend_places(const std::vector<LegendItem>& items, double left,
+                                                  double right) {
+  std::vector<std::pair<double, int>> places;
+  double x = left;
+  int row = 0;
+  for (const LegendItem& item : items) {
+    const double advance = 18 + kCharWidth * static_cast<double>(item.text.size()) + 14;
+    if (x > left && x + advance - 14 > right) {
+      x = left;
+      ++row;
+    }
+    places.emplace_back(x, row);
+    x += advance;
+  }
+  return places;
+}
+
+void emit_legend(std::string& out, const Frame& frame, const std::vector<LegendItem>& items) {
+  const auto places = legend_places(items, frame.left, frame.right);
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const LegendItem& item = items[i];
+    const double x = places[i].first;
+    const double y = frame.legend_y() + 18.0 * places[i].second;
+    if (item.line) {
+      put(out,
+          "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\" "
+          "stroke-width=\"2\"{4}/>\n",
+          x + 7, y - 11, y + 2, item.color, item.dashed ? " stroke-dasharray=\"4 2\"" : "");
+    } else {
+      put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", x, y - 9,
+          item.color);
+    }
+    put(out, "<text x=\"{:.1f}\" y=\"{}\">{}</text>\n", x + 18, y, xml_escape(item.text));
+  }
+}
+
+std::string no_data_svg(int width, const std::string& title) {
+  std::string out;
+  open_svg(out, width, 80);
+  emit_title(out, title, "");
+  put(out, "<text x=\"{}\" y=\"50\" text-anchor=\"middle\" fill=\"#666\">no data</text>\n",
+      width / 2);
+  out += "</svg>\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_timeline_svg(const ExposureInput& input, const TimelineOptions& options) {
+  const int width = std::max(options.width, kMinWidth);
+  const std::optional<Range> range = data_range(input);
+  if (!range) return no_data_svg(width, options.title);
+  const Lanes lanes = collect_lanes(input, options);
+  const std::vector<LegendItem> legend = legend_items(options);
+  Frame frame = make_frame(*range, lanes, width);
+  frame.legend_rows = legend_places(legend, frame.left, frame.right).back().second + 1;
+  const Spans dual = dual_time(lanes);
+  std::string out;
+  open_svg(out, width, frame.height());
+  emit_title(out, options.title, range_text(*range));
+  emit_summary(out, *range, total(dual), input.hangs);
+  emit_lane_backgrounds(out, frame, lanes);
+  emit_axis(out, frame);
+  emit_dual(out, frame, dual);
+  emit_bars(out, frame, lanes);
+  emit_markers(out, frame, input.hangs, lanes);
+  emit_legend(out, frame, legend);
+  out += "</svg>\n";
+  return out;
+}
+
+void write_timeline_svg(const std::filesystem::path& path, const ExposureInput& input,
+                        const TimelineOptions& options) {
+  const std::string svg = render_timeline_svg(input, options);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    throw std::runtime_error("[timeline_svg] cannot open " + path.string() + " for writing");
+  }
+  file.write(svg.data(), static_cast<std::streamsize>(svg.size()));
+  file.close();
+  if (!file) throw std::runtime_error("[timeline_svg] cannot write " + path.string());
+}
+
+}  // namespace baton

@@ -1,0 +1,38 @@
+// An SVG timeline of an ExposureInput, for `baton analyze --plot FILE.svg`: one lane per
+// engine with its busy intervals, a band where two or more engines are busy at once
+// ("dual" time), the hangs and other faults as vertical markers, a UTC time axis and a
+// legend.
+//
+// The output stays small however many intervals there are: intervals of one engine that
+// would be drawn less than a pixel apart are drawn as one rectangle, so the size is
+// bounded by the width times the number of lanes, not by the number of intervals.
+//
+// Thread-safety: pure functions of their arguments.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "baton/analysis/exposure_input.h"
+
+namespace baton {
+
+struct TimelineOptions {
+  int width = 1200;                          // pixels; at least 480 is used
+  std::optional<std::int64_t> long_context;  // intervals at or above are drawn darker
+  std::string title;                         // empty: "baton timeline"
+};
+
+// The whole SVG document. An input without intervals or hangs gives a small document
+// that says "no data". Never throws except std::bad_alloc.
+[[nodiscard]] std::string render_timeline_svg(const ExposureInput& input,
+                                              const TimelineOptions& options);
+
+// Renders and writes to `path` (replacing it). Throws std::runtime_error naming the path
+// when the file cannot be opened or written.
+void write_timeline_svg(const std::filesystem::path& path, const ExposureInput& input,
+                        const TimelineOptions& options);
+
+}  // namespace baton

@@ -1,0 +1,282 @@
+#include "baton/analysis/timeline_svg.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <regex>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace baton {
+namespace {
+
+constexpr double kT0 = 1714564800;  // 2024-05-01 12:00:00 UTC
+
+// Empty when `xml` is well-formed as far as this renderer goes: every tag closed in order,
+// one root, attribute values quoted, and every '&' in text or attributes an entity.
+std::string xml_problem(const std::string& xml) {
+  std::vector<std::string> open;
+  int roots = 0;
+  for (std::size_t i = 0; i < xml.size(); ++i) {
+    if (xml[i] == '&') {
+      const std::size_t semi = xml.find(';', i);
+      const std::string entity = xml.substr(i, semi == std::string::npos ? 8 : semi - i + 1);
+      static const std::regex kEntity("&(amp|lt|gt|quot|apos|#[0-9]+);");
+      if (!std::regex_match(entity, kEntity)) return "bad entity at " + std::to_string(i);
+    }
+    if (xml[i] == '>') return "stray '>' at " + std::to_string(i);
+    if (xml[i] != '<') continue;
+    const std::size_t end = xml.find('>', i);
+    if (end == std::string::npos) return "unclosed tag at " + std::to_string(i);
+    const std::string tag = xml.substr(i + 1, end - i - 1);
+    i = end;
+    if (tag.front() == '?') continue;  // the XML declaration
+    if (std::count(tag.begin(), tag.end(), '"') % 2 != 0) return "odd quotes in <" + tag + ">";
+    if (tag.find('<') != std::string::npos) return "'<' inside <" + tag + ">";
+    if (tag.front() == '/') {
+      if (open.empty() || open.back() != tag.substr(1)) return "mismatched </" + tag + ">";
+      open.pop_back();
+      continue;
+    }
+    if (open.empty() && ++roots > 1) return "second root <" + tag + ">";
+    if (tag.back() == '/') continue;
+    open.push_back(tag.substr(0, tag.find_first_of(" \n")));
+  }
+  return open.empty() ? "" : "unclosed <" + open.back() + ">";
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++n;
+  }
+  return n;
+}
+
+struct Rect {
+  double x;
+  double width;
+};
+
+// The rects of each group whose opening tag starts with `group`, in document order.
+std::vector<std::vector<Rect>> groups_of_rects(const std::string& svg, const std::string& group) {
+  std::vector<std::vector<Rect>> groups;
+  static const std::regex kRect("<rect x=\"([-0-9.]+)\" y=\"[-0-9.]+\" width=\"([-0-9.]+)\"");
+  for (std::size_t at = svg.find(group); at != std::string::npos; at = svg.find(group, at + 1)) {
+    const std::size_t end = svg.find("</g>", at);
+    const std::string body = svg.substr(at, end - at);
+    groups.emplace_back();
+    for (std::sregex_iterator it(body.begin(), body.end(), kRect), last; it != last; ++it) {
+      groups.back().push_back({std::stod((*it)[1]), std::stod((*it)[2])});
+    }
+  }
+  return groups;
+}
+
+TEST(TimelineSvg, TheTestsXmlCheckerCatchesBrokenDocuments) {
+  EXPECT_EQ(xml_problem("<svg><g><rect x=\"1\"/></g><text>a &amp; b</text></svg>"), "");
+  EXPECT_NE(xml_problem("<svg><g></svg></g>"), "");
+  EXPECT_NE(xml_problem("<svg><g>"), "");
+  EXPECT_NE(xml_problem("<svg>a & b</svg>"), "");
+  EXPECT_NE(xml_problem("<svg>a > b</svg>"), "");
+  EXPECT_NE(xml_problem("<svg x=\"1></svg>"), "");
+  EXPECT_NE(xml_problem("<svg/><svg/>"), "");
+}
+
+BusyInterval busy(const std::string& engine, double start, double end,
+                  std::optional<std::int64_t> tokens = std::nullopt) {
+  return BusyInterval{engine, kT0 + start, kT0 + end, tokens, "prefill"};
+}
+
+HangRecord hang(const std::string& engine, double time, const std::string& error_class = "hang") {
+  return HangRecord{kT0 + time, engine, error_class};
+}
+
+TEST(TimelineSvg, TwoEnginesGiveWellFormedSvgWithOneLaneEachSortedByName) {
+  ExposureInput input;
+  input.intervals = {busy("gamma", 0, 10), busy("alpha", 5, 20), busy("beta", 1, 2),
+                     busy("alpha", 30, 40)};
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u);
+  EXPECT_EQ(count(svg, "class=\"lane-label\""), 3u);
+  EXPECT_LT(svg.find(">alpha<"), svg.find(">beta<"));
+  EXPECT_LT(svg.find(">beta<"), svg.find(">gamma<"));
+  EXPECT_NE(svg.find("baton timeline"), std::string::npos);  // the default title
+}
+
+TEST(TimelineSvg, HangsAreCountedPerLaneClassAndAttribution) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 100), busy("b", 50, 100)};
+  input.hangs = {hang("a", 10), hang("a", 60), hang("b", 70), hang("", 80),
+                 hang("b", 90, "timeout")};
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(count(svg, "class=\"marker hang"), 4u);
+  EXPECT_EQ(count(svg, "class=\"marker hang unattributed\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"marker fault\""), 1u);
+  EXPECT_NE(svg.find("4 hangs, 1 other fault"), std::string::npos);
+}
+
+TEST(TimelineSvg, HangOnAnEngineWithoutIntervalsGetsALane) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 100)};
+  input.hangs = {hang("ghost", 50)};
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(count(svg, "class=\"lane-label\""), 2u);
+  EXPECT_EQ(count(svg, "class=\"marker hang\""), 1u);
+}
+
+TEST(TimelineSvg, EngineNamesAndTitleAreEscaped) {
+  ExposureInput input;
+  input.intervals = {busy("a<b>&\"c'", 0, 10)};
+  input.hangs = {hang("a<b>&\"c'", 5)};
+  TimelineOptions options;
+  options.title = "R&D <run 7>";
+  const std::string svg = render_timeline_svg(input, options);
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_NE(svg.find("a&lt;b&gt;&amp;&quot;c&apos;"), std::string::npos);
+  EXPECT_NE(svg.find("R&amp;D &lt;run 7&gt;"), std::string::npos);
+  EXPECT_EQ(svg.find("a<b"), std::string::npos);
+}
+
+TEST(TimelineSvg, KnownIntervalLandsAtTheExpectedPixels) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 100), busy("b", 25, 50)};
+  TimelineOptions options;
+  options.width = 1000;
+  const std::string svg = render_timeline_svg(input, options);
+  const auto lanes = groups_of_rects(svg, "<g class=\"busy\"");
+  ASSERT_EQ(lanes.size(), 2u);
+  ASSERT_EQ(lanes[0].size(), 1u);
+  ASSERT_EQ(lanes[1].size(), 1u);
+  const double left = lanes[0][0].x;
+  const double width = lanes[0][0].width;  // "a" covers the whole span
+  EXPECT_GT(width, 500);
+  EXPECT_NEAR(lanes[1][0].x, left + 0.25 * width, 1.0);
+  EXPECT_NEAR(lanes[1][0].width, 0.25 * width, 1.0);
+  const auto dual = groups_of_rects(svg, "<g class=\"dual\"");
+  ASSERT_EQ(dual.size(), 1u);
+  ASSERT_EQ(dual[0].size(), 1u);
+  EXPECT_NEAR(dual[0][0].x, left + 0.25 * width, 1.0);
+  EXPECT_NEAR(dual[0][0].width, 0.25 * width, 1.0);
+}
+
+TEST(TimelineSvg, DualTimeNeedsTwoDifferentEngines) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 60), busy("a", 30, 100), busy("b", 100, 120)};
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(count(svg, "<g class=\"dual\""), 0u);  // a overlaps itself; b only touches a
+  EXPECT_NE(svg.find("dual 0 ms (0.0% of the span)"), std::string::npos);
+}
+
+TEST(TimelineSvg, LongContextIntervalsAreDrawnApart) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 10, 1000), busy("a", 20, 30, 64000), busy("a", 40, 50)};
+  TimelineOptions options;
+  options.long_context = 32000;
+  const std::string svg = render_timeline_svg(input, options);
+  const auto normal = groups_of_rects(svg, "<g class=\"busy\"");
+  const auto long_context = groups_of_rects(svg, "<g class=\"busy long\"");
+  ASSERT_EQ(normal.size(), 1u);
+  ASSERT_EQ(long_context.size(), 1u);
+  EXPECT_EQ(normal[0].size(), 2u);
+  EXPECT_EQ(long_context[0].size(), 1u);
+  EXPECT_NE(svg.find("32000 tokens"), std::string::npos);  // in the legend
+}
+
+TEST(TimelineSvg, ManyIntervalsStaySmall) {
+  // 100k short intervals on 400 instants nine seconds (about 2.5 pixels) apart: more than
+  // a drawn rect (at least a pixel) and the pixel of gap that merges, so they do not all
+  // merge into one rect per lane, yet give at most one rect per instant.
+  ExposureInput input;
+  std::mt19937 random(7);
+  std::uniform_int_distribution<int> instant(0, 399);
+  std::uniform_real_distribution<double> length(0, 0.02);
+  for (int i = 0; i < 100'000; ++i) {
+    const double s = 9.0 * instant(random);
+    input.intervals.push_back(busy(i % 2 ? "decode" : "prefill", s, s + length(random), i % 3));
+  }
+  for (int i = 0; i < 100'000; ++i) input.hangs.push_back(hang("decode", 9.0 * instant(random)));
+  TimelineOptions options;
+  options.long_context = 1;  // two thirds of each lane's intervals, drawn apart
+  const std::string svg = render_timeline_svg(input, options);
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_LT(svg.size(), 500'000u);
+  const auto busy_rects = groups_of_rects(svg, "<g class=\"busy");
+  ASSERT_EQ(busy_rects.size(), 4u);  // two lanes, normal and long context
+  for (const auto& rects : busy_rects) {
+    EXPECT_GT(rects.size(), 200u);
+    EXPECT_LE(rects.size(), 400u);
+  }
+  EXPECT_LE(count(svg, "class=\"marker hang\""), 400u);
+}
+
+TEST(TimelineSvg, EmptyInputSaysNoData) {
+  const std::string svg = render_timeline_svg({}, {});
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_NE(svg.find("no data"), std::string::npos);
+  EXPECT_EQ(count(svg, "lane-label"), 0u);
+}
+
+TEST(TimelineSvg, ZeroSpanDoesNotDivideByZero) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 0), busy("b", 0, 0)};
+  input.hangs = {hang("a", 0)};
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(svg.find("nan"), std::string::npos);
+  EXPECT_EQ(svg.find("inf"), std::string::npos);
+  EXPECT_EQ(count(svg, "class=\"marker hang\""), 1u);
+  EXPECT_GE(count(svg, "class=\"tick\""), 2u);
+}
+
+TEST(TimelineSvg, AnHourHasRoundUtcTicks) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 3600)};
+  const std::string svg = render_timeline_svg(input, {});
+  const std::size_t ticks = count(svg, "class=\"tick\"");
+  EXPECT_GE(ticks, 6u);
+  EXPECT_LE(ticks, 10u);
+  EXPECT_NE(svg.find(">12:10:00<"), std::string::npos);
+  EXPECT_NE(svg.find("2024-05-01 12:00:00"), std::string::npos);  // the title line
+  EXPECT_NE(svg.find("span 1 h 00 min"), std::string::npos);
+}
+
+TEST(TimelineSvg, SpansOverADayShowTheDate) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 3 * 86400)};
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_NE(svg.find(">00:00<tspan"), std::string::npos);
+  EXPECT_NE(svg.find(">2024-05-02</tspan>"), std::string::npos);
+  EXPECT_LE(count(svg, "class=\"tick\""), 10u);
+}
+
+TEST(TimelineSvg, WriteCreatesTheFileAndNamesThePathWhenItCannot) {
+  const auto path = std::filesystem::temp_directory_path() / "baton_timeline_svg_test.svg";
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 10)};
+  write_timeline_svg(path, input, {});
+  std::ifstream file(path);
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str(), render_timeline_svg(input, {}));
+  std::filesystem::remove(path);
+
+  const std::filesystem::path bad = "/nonexistent-dir/timeline.svg";
+  try {
+    write_timeline_svg(bad, input, {});
+    FAIL() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find(bad.string()), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace baton
