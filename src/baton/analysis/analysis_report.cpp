@@ -21,8 +21,8 @@ json rate_json(const RateEstimate& r) {
           {"ci95_high", optional_number(r.high)}};
 }
 
-std::string number(const std::optional<double>& value, const char* format = "{:.3g}") {
-  return value ? fmt::format(fmt::runtime(format), *value) : std::string("-");
+std::string number(const std::optional<double>& value, const char* missing) {
+  return value ? fmt::format("{:.3g}", *value) : std::string(missing);
 }
 
 std::string rate_text(const RateEstimate& r) {
@@ -36,7 +36,7 @@ void print_rates(std::ostream& out, const Analysis& a) {
   out << "Hang rates (95% exact Garwood intervals)\n";
   out << fmt::format("  {:<28} {:>10} {:>6}  {}\n", "while", "hours", "hangs", "rate");
   const auto row = [&](const char* name, const RateEstimate& r) {
-    out << fmt::format("  {:<28} {:>10.3f} {:>6}  {}\n", name, r.hours, r.events, rate_text(r));
+    out << fmt::format("  {:<28} {:>10.4g} {:>6}  {}\n", name, r.hours, r.events, rate_text(r));
   };
   row("any LLM engine busy", a.busy_rate);
   row("two or more busy (dual)", a.dual_rate);
@@ -49,7 +49,7 @@ void print_by_engine(std::ostream& out, const Analysis& a) {
                      "hangs", "rate", "others h", "hangs", "rate");
   for (const EngineExposure& e : a.exposure.by_engine) {
     out << fmt::format(
-        "  {:<16} {:>10.3f} {:>6} {:>24}   {:>10.3f} {:>6} {:>24}\n", e.engine, e.alone_hours,
+        "  {:<16} {:>10.4g} {:>6} {:>24}   {:>10.4g} {:>6} {:>24}\n", e.engine, e.alone_hours,
         e.alone_hangs, rate_text(poisson_rate(e.alone_hangs, e.alone_hours)), e.with_others_hours,
         e.with_others_hangs, rate_text(poisson_rate(e.with_others_hangs, e.with_others_hours)));
   }
@@ -79,15 +79,15 @@ std::string verdict(const Comparison& c, double alpha) {
     return "One arm has no busy time: nothing to compare.";
   }
   if (n == 0) return "Neither arm saw a hang: the data say nothing about the ratio yet.";
-  const std::string ci =
-      fmt::format("{:.3g} to {}", r.low, r.high ? fmt::format("{:.3g}", *r.high) : "unbounded");
+  const std::string ci = r.high ? fmt::format("between {:.3g} and {:.3g}", r.low, *r.high)
+                                : fmt::format("at least {:.3g}", r.low);
   if (r.p_value >= alpha) {
     return fmt::format(
-        "No significant difference (p = {:.3g} >= {:g}); the rate ratio {}/{} is between {}.",
-        r.p_value, alpha, c.a.label, c.b.label, ci);
+        "No significant difference (p = {:.3g} >= {:g}); the rate ratio {}/{} is {}.", r.p_value,
+        alpha, c.a.label, c.b.label, ci);
   }
   const bool a_lower = c.a.analysis.busy_rate.per_hour < c.b.analysis.busy_rate.per_hour;
-  return fmt::format("{} hangs {} often than {} (p = {:.3g} < {:g}); the rate ratio is between {}.",
+  return fmt::format("{} hangs {} often than {} (p = {:.3g} < {:g}); the rate ratio is {}.",
                      c.a.label, a_lower ? "less" : "more", c.b.label, r.p_value, alpha, ci);
 }
 
@@ -167,7 +167,7 @@ json to_json(const Comparison& c) {
 
 void print_analysis(std::ostream& out, const Analysis& a) {
   const Exposure& e = a.exposure;
-  out << fmt::format("Exposure of the LLM engines\n  busy  {:>10.3f} h\n  dual  {:>10.3f} h",
+  out << fmt::format("Exposure of the LLM engines\n  busy  {:>10.4g} h\n  dual  {:>10.4g} h",
                      e.busy_hours, e.dual_hours);
   out << (a.dual_share ? fmt::format("  ({:.1f}% of busy)\n", 100.0 * *a.dual_share) : "\n");
   out << fmt::format("Hangs: {} ({} unattributed, {} outside busy time, {} in dual time)\n",
@@ -176,9 +176,9 @@ void print_analysis(std::ostream& out, const Analysis& a) {
   print_by_engine(out, a);
   const LongContextExposure& l = e.long_context;
   out << fmt::format("Long context (requests of at least {} tokens)\n", l.threshold);
-  out << fmt::format("  two or more engines long  {:>10.3f} h {:>6} hangs\n", l.two_or_more_hours,
+  out << fmt::format("  two or more engines long  {:>10.4g} h {:>6} hangs\n", l.two_or_more_hours,
                      l.two_or_more_hangs);
-  out << fmt::format("  exactly one engine long   {:>10.3f} h {:>6} hangs\n", l.exactly_one_hours,
+  out << fmt::format("  exactly one engine long   {:>10.4g} h {:>6} hangs\n", l.exactly_one_hours,
                      l.exactly_one_hangs);
   print_tests(out, a);
 }
@@ -187,11 +187,12 @@ void print_comparison(std::ostream& out, const Comparison& c) {
   out << "A/B comparison of hangs per busy hour (exact conditional test, two-sided)\n";
   for (const Arm* arm : {&c.a, &c.b}) {
     const RateEstimate& r = arm->analysis.busy_rate;
-    out << fmt::format("  {:<24} {:>10.3f} h {:>6} hangs  {}\n", arm->label, r.hours, r.events,
+    out << fmt::format("  {:<24} {:>10.4g} h {:>6} hangs  {}\n", arm->label, r.hours, r.events,
                        rate_text(r));
   }
-  out << fmt::format("  rate ratio {}/{}: {} [{:.3g}, {}], p = {:.3g}\n", c.a.label, c.b.label,
-                     number(c.ratio.ratio), c.ratio.low, number(c.ratio.high), c.ratio.p_value);
+  out << fmt::format("  rate ratio A/B: {} (95% CI {:.3g} to {}), p = {:.3g}\n",
+                     number(c.ratio.ratio, "unbounded"), c.ratio.low,
+                     number(c.ratio.high, "unbounded"), c.ratio.p_value);
   out << "  " << c.verdict << "\n";
 }
 
