@@ -20,6 +20,7 @@ ReproComparison run_comparison(const ReproOptions& options) {
     ReproOptions solo = options;
     solo.engines = {engine};
     solo.turn.policy = TurnPolicy::concurrent;
+    solo.ledger_policy = "solo";  // kept apart from the concurrent runs' exposure
     comparison.solo.push_back(run_repro(solo));
   }
   const std::pair<TurnPolicy, Quantum> policies[] = {{TurnPolicy::concurrent, Quantum::burst},

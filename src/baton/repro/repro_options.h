@@ -28,8 +28,9 @@ struct ReproOptions {
   double duration_s = 5.0;
   std::uint64_t seed = 1;
   bool json = false;
-  std::string ledger_path;  // empty: no ledger
-  bool compare = false;  // run the engines solo and under every policy, side by side
+  std::string ledger_path;    // empty: no ledger
+  std::string ledger_policy;  // the run's policy in the ledger; empty: describe(turn)
+  bool compare = false;       // run the engines solo and under every policy, side by side
 };
 
 // Parses "decode", "prefill[:TOKENS]" or "embed"; names engines by kind and count.

@@ -98,7 +98,8 @@ ReproResult run_repro(const ReproOptions& options) {
   if (!options.ledger_path.empty()) {
     ledger.emplace(options.ledger_path);
     run_id = ledger->begin_run(
-        {unix_now(), BATON_VERSION, backend, describe(options.turn)});
+        {unix_now(), BATON_VERSION, backend,
+         options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy});
     recorder.emplace(*ledger, run_id);
   }
   EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));
