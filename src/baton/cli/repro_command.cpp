@@ -26,7 +26,8 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_flag("--decode-first", options.turn.decode_first,
                 "serialize: waiting decode bursts go before waiting prefill chunks");
   cmd->add_option("--engine", engine_specs,
-                  "An engine: decode, prefill[:TOKENS] or embed (repeat for more)")
+                  "An engine: decode, prefill[:TOKENS] or embed, with @SMS to give a CUDA engine's "
+                  "GEMMs an SM target (repeat for more)")
       ->required();
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
       ->capture_default_str()
@@ -101,7 +102,7 @@ int fatal_exit(const std::string& why) {
 }  // namespace
 
 int ReproCommand::run() {
-  options.engines = parse_engine_specs(engine_specs);
+  options.engines = parse_engine_specs(engine_specs, options.backend);
   const TurnOptions env = TurnOptions::with_env_defaults();
   options.turn.spin = env.spin;
   options.turn.policy = *parse_turn_policy(policy);

@@ -3,16 +3,23 @@
 #include <string>
 
 #include "baton/gpu/cpu/cpu_device.h"
+#ifdef BATON_HAVE_CUDA
+#include "baton/gpu/cuda/cuda_device.h"
+#endif
 
 namespace baton {
 
 std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults) {
   if (backend == "cpu") return std::make_unique<cpu::CpuDevice>(CommitLimits::from_env(), faults);
   if (backend == "cuda") {
-    throw BackendUnavailable("[make_device] the cuda backend is not part of this build yet");
+#ifdef BATON_HAVE_CUDA
+    return std::make_unique<cuda::CudaDevice>(CommitLimits::from_env(), faults);
+#else
+    throw BackendUnavailable("[make_device] this build has no cuda backend (built without nvcc)");
+#endif
   }
   throw BackendUnavailable("[make_device] unknown backend '" + std::string(backend) +
-                           "' (known: cpu)");
+                           "' (known: cpu, cuda)");
 }
 
 }  // namespace baton

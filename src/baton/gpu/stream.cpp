@@ -110,7 +110,14 @@ void Stream::reset(GpuError error) {
 void Stream::reset_locked(GpuError error) {
   if (!error_) error_ = std::move(error);
   ++resets_;
+  stalled_since_.reset();
+  release_hang();
   reset_cv_.notify_all();
+}
+
+void Stream::note_stall_began() {
+  std::lock_guard lock(mu_);
+  stalled_since_ = Clock::now();
 }
 
 bool Stream::reset_if_oldest(std::uint64_t buffer_id, GpuError error,

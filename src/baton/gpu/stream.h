@@ -96,6 +96,12 @@ class Stream {
   std::optional<GpuError> run_ops(CommandBuffer& buffer);
   // Backend destructors: releases a hung buffer and keeps later ones from hanging.
   void close();
+  // Backends whose hangs run on the device: called by reset(), under the stream's lock,
+  // to release a hung buffer. Must not call back into the Stream.
+  virtual void release_hang() {}
+  // Backends whose hangs run on the device: a hang began now (for detection latency).
+  void note_stall_began();
+  FaultHooks* fault_hooks() const noexcept { return faults_; }
 
  private:
   struct InFlight {

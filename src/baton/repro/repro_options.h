@@ -17,6 +17,7 @@ namespace baton {
 struct ReproEngine {
   std::string name;  // e.g. "decode-1", "prefill-1"
   SyntheticShape shape;
+  int sm_count_target = 0;  // CUDA: size the engine's GEMMs for this many SMs (0: all)
 };
 
 struct ReproOptions {
@@ -33,8 +34,10 @@ struct ReproOptions {
   bool compare = false;       // run the engines solo and under every policy, side by side
 };
 
-// Parses "decode", "prefill[:TOKENS]" or "embed"; names engines by kind and count.
+// Parses "decode", "prefill[:TOKENS]" or "embed", each with an optional "@SMS" (an SM
+// target for CUDA), into the backend's default shapes; names engines by kind and count.
 // Throws std::invalid_argument with a message for the user.
-std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& specs);
+std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& specs,
+                                            std::string_view backend = "cpu");
 
 }  // namespace baton

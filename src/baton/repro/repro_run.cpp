@@ -7,6 +7,7 @@
 #include "baton/cli/exit_codes.h"
 #include "baton/common/clock.h"
 #include "baton/engine/engine_host.h"
+#include "baton/engine/make_workload.h"
 #include "baton/gpu/make_device.h"
 #include "baton/ledger/ledger_recorder.h"
 
@@ -108,7 +109,7 @@ ReproResult run_repro(const ReproOptions& options) {
     host.faults().set_sink([&recorder](const FaultEvent& event) { recorder->event(event); });
   }
   for (const ReproEngine& spec : options.engines) {
-    host.add_engine(spec.name, std::make_unique<SyntheticWorkload>(spec.shape));
+    host.add_engine(spec.name, make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
   }
 
   const TimePoint start = Clock::now();

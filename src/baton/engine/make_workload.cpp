@@ -1,0 +1,48 @@
+#include "baton/engine/make_workload.h"
+
+#include <string>
+
+#include "baton/gpu/make_device.h"
+#ifdef BATON_HAVE_CUDA
+#include "baton/engine/cuda/cuda_synthetic_workload.h"
+#endif
+
+namespace baton {
+namespace {
+
+SyntheticShape cpu_shape(BurstKind kind, std::size_t tokens) {
+  switch (kind) {
+    case BurstKind::decode:
+      return SyntheticShape::decode_default();
+    case BurstKind::prefill:
+      return SyntheticShape::prefill_default(tokens);
+    case BurstKind::embed:
+      return SyntheticShape::embed_default();
+  }
+  return SyntheticShape::decode_default();
+}
+
+}  // namespace
+
+SyntheticShape default_shape(std::string_view backend, BurstKind kind, std::size_t tokens) {
+#ifdef BATON_HAVE_CUDA
+  if (backend == "cuda") return cuda::lab_shape(kind, tokens);
+#endif
+  (void)backend;
+  return cpu_shape(kind, tokens);
+}
+
+std::unique_ptr<Workload> make_synthetic_workload(std::string_view backend,
+                                                  const SyntheticShape& shape,
+                                                  int sm_count_target) {
+  if (backend == "cpu") return std::make_unique<SyntheticWorkload>(shape);
+#ifdef BATON_HAVE_CUDA
+  if (backend == "cuda")
+    return std::make_unique<cuda::CudaSyntheticWorkload>(shape, sm_count_target);
+#endif
+  (void)sm_count_target;
+  throw BackendUnavailable("[make_synthetic_workload] no workload for backend '" +
+                           std::string(backend) + "' in this build");
+}
+
+}  // namespace baton

@@ -1,0 +1,22 @@
+#include "baton/gpu/cuda/cuda_device.h"
+
+#include "baton/gpu/cuda/cuda_error.h"
+#include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/gpu/cuda/cuda_stream.h"
+#include "baton/gpu/make_device.h"
+
+namespace baton::cuda {
+
+CudaDevice::CudaDevice(CommitLimits limits, FaultHooks* faults) : Device(limits, faults) {
+  if (!device_present()) {
+    throw BackendUnavailable("[cuda] no CUDA device is visible to this process");
+  }
+  BATON_CUDA_CHECK(cudaSetDevice(0));
+  create_default_stream();
+}
+
+std::unique_ptr<Stream> CudaDevice::make_stream(StreamId id, std::string name) {
+  return std::make_unique<CudaStream>(id, std::move(name), limits(), observers(), faults());
+}
+
+}  // namespace baton::cuda
