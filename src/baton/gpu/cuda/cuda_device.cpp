@@ -9,7 +9,7 @@ namespace baton::cuda {
 
 CudaDevice::CudaDevice(CommitLimits limits, FaultHooks* faults) : Device(limits, faults) {
   if (!device_present()) {
-    throw BackendUnavailable("[cuda] no CUDA device is visible to this process");
+    throw BackendUnavailable("[cuda] the cuda backend needs a GPU, and none is visible");
   }
   BATON_CUDA_CHECK(cudaSetDevice(0));
   create_default_stream();
