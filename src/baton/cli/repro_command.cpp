@@ -15,9 +15,16 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_option("--backend", options.backend, "Device backend")
       ->capture_default_str()
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--policy", policy, "GPU turn policy")
+  cmd->add_option("--policy", policy,
+                  "GPU turn policy: concurrent, serialize, or partition (side by side, prefill "
+                  "sized for part of the chip while others run; CUDA)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"concurrent", "serialize"}));
+      ->check(CLI::IsMember({"concurrent", "serialize", "partition"}));
+  cmd->add_option("--prefill-share", options.turn.prefill_share,
+                  "partition: the share of the chip a prefill engine sizes its work for while "
+                  "other engines run")
+      ->capture_default_str()
+      ->check(CLI::Range(0.01, 1.0));
   cmd->add_option("--quantum", quantum,
                   "serialize: hand the turn over per burst, between the layers of a prefill "
                   "chunk, or between its ops")

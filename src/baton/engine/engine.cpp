@@ -130,7 +130,11 @@ double Engine::run_burst(const Request& request) {
     TurnHold hold(turn_, client_, workload_->kind());
     record.granted = Clock::now();
     state_.store(EngineState::running, std::memory_order_relaxed);
-    workload_->encode_burst(*stream_, [&hold](Boundary b) { hold.yield_point(b); });
+    workload_->set_device_share(turn_.device_share(client_));
+    workload_->encode_burst(*stream_, [&](Boundary b) {
+      hold.yield_point(b);
+      workload_->set_device_share(turn_.device_share(client_));
+    });
     stream_->synchronize();
     hold.release();
   } catch (...) {

@@ -19,6 +19,9 @@ class Workload {
   // Encodes one burst on `stream`, calling `yield_point` between ops and between layers
   // (the turn decides whether to hand over there). The caller synchronizes afterwards.
   virtual void encode_burst(Stream& stream, const std::function<void(Boundary)>& yield_point) = 0;
+  // The fraction of the device the following work should size itself for (the turn's
+  // partition); called before each burst and at each yield point. Default: ignored.
+  virtual void set_device_share(double /*share*/) {}
 };
 
 }  // namespace baton

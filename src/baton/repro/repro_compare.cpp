@@ -33,6 +33,12 @@ ReproComparison run_comparison(const ReproOptions& options) {
     together.turn.quantum = quantum;
     comparison.runs.push_back(run_repro(together));
   }
+  // Only a GPU has SMs to split; on the CPU a partition would run as concurrent does.
+  if (options.backend == "cuda") {
+    ReproOptions partitioned = options;
+    partitioned.turn.policy = TurnPolicy::partition;
+    comparison.runs.push_back(run_repro(partitioned));
+  }
   return comparison;
 }
 

@@ -29,30 +29,50 @@ int parse_sm_target(std::string_view spec, std::string_view text) {
   return sms;
 }
 
-ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
-  const auto at = spec.find('@');
-  const std::string_view body = spec.substr(0, at);
-  ReproEngine engine;
-  if (at != std::string_view::npos)
-    engine.sm_count_target = parse_sm_target(spec, spec.substr(at + 1));
+std::size_t parse_ops(std::string_view spec, std::string_view text) {
+  std::size_t ops = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ops);
+  if (ec != std::errc() || end != text.data() + text.size() || ops < 1 || ops > 64) {
+    throw std::invalid_argument("--engine " + std::string(spec) +
+                                ": /OPS must be an integer in 1..64 that divides the layer");
+  }
+  return ops;
+}
+
+SyntheticShape parse_kind(std::string_view spec, std::string_view body, std::string_view backend) {
   const auto colon = body.find(':');
   const std::string_view kind = body.substr(0, colon);
   const bool has_arg = colon != std::string_view::npos;
   if (kind == "prefill") {
-    engine.shape = default_shape(backend, BurstKind::prefill,
-                                 has_arg ? parse_tokens(spec, body.substr(colon + 1)) : 0);
-    return engine;
+    return default_shape(backend, BurstKind::prefill,
+                         has_arg ? parse_tokens(spec, body.substr(colon + 1)) : 0);
   }
   if (has_arg) {
     throw std::invalid_argument("--engine " + std::string(spec) + ": only prefill takes :TOKENS");
   }
-  if (kind == "decode") {
-    engine.shape = default_shape(backend, BurstKind::decode);
-  } else if (kind == "embed") {
-    engine.shape = default_shape(backend, BurstKind::embed);
-  } else {
-    throw std::invalid_argument("--engine " + std::string(spec) +
-                                ": expected decode, prefill[:TOKENS] or embed, optionally @SMS");
+  if (kind == "decode") return default_shape(backend, BurstKind::decode);
+  if (kind == "embed") return default_shape(backend, BurstKind::embed);
+  throw std::invalid_argument("--engine " + std::string(spec) +
+                              ": expected decode, prefill[:TOKENS] or embed, then optionally "
+                              "/OPS and @SMS");
+}
+
+ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
+  const auto at = spec.find('@');
+  std::string_view body = spec.substr(0, at);
+  ReproEngine engine;
+  if (at != std::string_view::npos) {
+    engine.sm_count_target = parse_sm_target(spec, spec.substr(at + 1));
+  }
+  std::size_t ops = 0;
+  if (const auto slash = body.find('/'); slash != std::string_view::npos) {
+    ops = parse_ops(spec, body.substr(slash + 1));
+    body = body.substr(0, slash);
+  }
+  engine.shape = parse_kind(spec, body, backend);
+  if (ops != 0) {
+    if (engine.shape.n % ops != 0) parse_ops(spec, "");  // throws the same message
+    engine.shape.ops_per_layer = ops;
   }
   return engine;
 }

@@ -34,8 +34,9 @@ struct ReproOptions {
   bool compare = false;       // run the engines solo and under every policy, side by side
 };
 
-// Parses "decode", "prefill[:TOKENS]" or "embed", each with an optional "@SMS" (an SM
-// target for CUDA), into the backend's default shapes; names engines by kind and count.
+// Parses KIND[:TOKENS][/OPS][@SMS]: "decode", "prefill[:TOKENS]" or "embed" in the
+// backend's default shape, OPS GEMMs per layer (column blocks), and an SM target for CUDA;
+// names engines by kind and count.
 // Throws std::invalid_argument with a message for the user.
 std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& specs,
                                             std::string_view backend = "cpu");

@@ -40,6 +40,9 @@ class GpuTurn {
   // Holder thread, at a boundary inside a burst: hands over if the quantum says so.
   // Returns with the turn held again; throws a drain error after re-acquiring.
   virtual void yield_point(TurnClientId client, Boundary boundary) = 0;
+  // The fraction of the device `client`'s next work should size itself for (1: all of it).
+  // Any thread; only `partition` ever answers less than 1.
+  virtual double device_share(TurnClientId /*client*/) const { return 1.0; }
   virtual TurnStats stats() const = 0;
 };
 

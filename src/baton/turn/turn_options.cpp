@@ -1,5 +1,7 @@
 #include "baton/turn/turn_options.h"
 
+#include <cstdio>
+
 #include "baton/common/env.h"
 
 namespace baton {
@@ -14,6 +16,7 @@ TurnOptions TurnOptions::with_env_defaults() {
 std::optional<TurnPolicy> parse_turn_policy(std::string_view name) {
   if (name == "concurrent") return TurnPolicy::concurrent;
   if (name == "serialize") return TurnPolicy::serialize;
+  if (name == "partition") return TurnPolicy::partition;
   return std::nullopt;
 }
 
@@ -25,7 +28,15 @@ std::optional<Quantum> parse_quantum(std::string_view name) {
 }
 
 std::string_view to_string(TurnPolicy policy) {
-  return policy == TurnPolicy::serialize ? "serialize" : "concurrent";
+  switch (policy) {
+    case TurnPolicy::concurrent:
+      return "concurrent";
+    case TurnPolicy::serialize:
+      return "serialize";
+    case TurnPolicy::partition:
+      return "partition";
+  }
+  return "concurrent";
 }
 
 std::string_view to_string(Quantum quantum) {
@@ -42,6 +53,11 @@ std::string_view to_string(Quantum quantum) {
 
 std::string describe(const TurnOptions& options) {
   if (options.policy == TurnPolicy::concurrent) return "concurrent";
+  if (options.policy == TurnPolicy::partition) {
+    char share[16];
+    std::snprintf(share, sizeof share, "%g", options.prefill_share);
+    return std::string("partition/") + share;
+  }
   std::string name = "serialize/" + std::string(to_string(options.quantum));
   if (options.decode_first) name += "+decode-first";
   return name;

@@ -12,6 +12,7 @@ namespace baton {
 enum class TurnPolicy {
   concurrent,  // no arbitration: every engine submits whenever it likes (today's design)
   serialize,   // one holder at a time, FIFO, drained before every hand-over
+  partition,   // side by side, with prefill sized for part of the chip while others run
 };
 
 enum class Quantum {
@@ -23,7 +24,8 @@ enum class Quantum {
 struct TurnOptions {
   TurnPolicy policy = TurnPolicy::concurrent;
   Quantum quantum = Quantum::burst;
-  bool decode_first = false;  // waiting decode bursts go before waiting prefill chunks
+  bool decode_first = false;   // waiting decode bursts go before waiting prefill chunks
+  double prefill_share = 0.5;  // partition: prefill's share of the chip while others run
   // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
   std::chrono::microseconds spin{50};
 

@@ -1,5 +1,6 @@
 #include "baton/engine/cuda/cuda_synthetic_workload.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -31,14 +32,22 @@ std::vector<float> to_floats(const DeviceBuffer& buffer) {
   return out;
 }
 
+int multiprocessors() {
+  int device = 0;
+  int count = 0;
+  BATON_CUDA_CHECK(cudaGetDevice(&device));
+  BATON_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
+  return count;
+}
+
 }  // namespace
 
 SyntheticShape lab_shape(BurstKind kind, std::size_t tokens) {
   switch (kind) {
     case BurstKind::decode:
-      return {BurstKind::decode, 32, 8, 4096, 32768, 4};
+      return {BurstKind::decode, 32, 8, 4096, 32768, 1};
     case BurstKind::prefill:
-      return {BurstKind::prefill, 32, tokens == 0 ? 8192 : tokens, 4096, 32768, 4};
+      return {BurstKind::prefill, 32, tokens == 0 ? 8192 : tokens, 4096, 32768, 1};
     case BurstKind::embed:
       return {BurstKind::embed, 4, 64, 1024, 1024, 1};
   }
@@ -47,6 +56,8 @@ SyntheticShape lab_shape(BurstKind kind, std::size_t tokens) {
 
 CudaSyntheticWorkload::CudaSyntheticWorkload(SyntheticShape shape, int sm_count_target)
     : shape_((check_shape(shape), shape)),
+      fixed_sm_target_(sm_count_target),
+      sm_count_(multiprocessors()),
       sm_count_target_(sm_count_target),
       weights_(shape.layers * shape.k * shape.n * kBf16),
       input_(shape.rows * shape.k * kBf16),
@@ -58,14 +69,21 @@ CudaSyntheticWorkload::CudaSyntheticWorkload(SyntheticShape shape, int sm_count_
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+void CudaSyntheticWorkload::set_device_share(double share) {
+  if (fixed_sm_target_ != 0) return;
+  sm_count_target_ = share >= 1.0 ? 0 : std::max(1, static_cast<int>(share * sm_count_ + 0.5));
+}
+
+void CudaSyntheticWorkload::apply_sm_target() {
+  if (applied_target_ == sm_count_target_) return;
+  BATON_CUBLAS_CHECK(cublasSetSmCountTarget(cublas_.get(), sm_count_target_));
+  applied_target_ = sm_count_target_;
+}
+
 void CudaSyntheticWorkload::encode_burst(Stream& stream,
                                          const std::function<void(Boundary)>& yield_point) {
   auto& cuda_stream = dynamic_cast<CudaStream&>(stream);
   BATON_CUBLAS_CHECK(cublasSetStream(cublas_.get(), cuda_stream.handle()));
-  if (applied_target_ != sm_count_target_) {
-    BATON_CUBLAS_CHECK(cublasSetSmCountTarget(cublas_.get(), sm_count_target_));
-    applied_target_ = sm_count_target_;
-  }
   const int m = static_cast<int>(shape_.rows);
   const int k = static_cast<int>(shape_.k);
   const int n = static_cast<int>(shape_.n);
@@ -82,7 +100,8 @@ void CudaSyntheticWorkload::encode_burst(Stream& stream,
       const void* w = weights + (layer * shape_.k * shape_.n + part * block) * kBf16;
       void* c = out + part * block * kBf16;
       const int cols = static_cast<int>(block);
-      stream.encode(Op{[=] {
+      stream.encode(Op{[=, this] {
+                         apply_sm_target();  // the share may change at a yield point
                          const float alpha = 1.0f;
                          const float beta = 0.0f;
                          BATON_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, m,

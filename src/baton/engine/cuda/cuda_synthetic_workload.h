@@ -2,9 +2,9 @@
 // measurement (../shared/lab/h200-two-engines.md) as defaults: 32 layers, each a bf16
 // weight [4096 x 32768] (8.6 GB per engine); a decode step multiplies 8 rows by every
 // layer (memory-bound), a prefill chunk 2048 or 8192 rows (compute-bound). Each layer is
-// `ops_per_layer` cuBLAS GemmEx calls over column blocks, with f32 accumulation.
+// `ops_per_layer` cuBLAS GemmEx calls over column blocks (the lab: 1), f32 accumulation.
 // `sm_count_target` (0: the whole chip) asks cuBLAS to size its kernels for part of the
-// SMs, as the lab's SM-split rows did.
+// SMs, as the lab's SM-split rows did; without it the turn's device share decides.
 // Thread-safety: one engine thread encodes; weights are written once at construction.
 #pragma once
 
@@ -25,8 +25,9 @@ class CudaSyntheticWorkload final : public Workload {
   BurstKind kind() const override { return shape_.kind; }
   std::size_t context_tokens() const override { return shape_.rows; }
   void encode_burst(Stream& stream, const std::function<void(Boundary)>& yield_point) override;
-  // Changes the SM target of the following bursts (0: the whole chip).
-  void set_sm_count_target(int target) { sm_count_target_ = target; }
+  // The turn's partition: a share below 1 sizes the GEMMs for that part of the SMs,
+  // unless a fixed SM target was given at construction.
+  void set_device_share(double share) override;
 
   // For tests: the weights, the input and the output as floats (synchronizes the device).
   struct HostCopy {
@@ -35,7 +36,11 @@ class CudaSyntheticWorkload final : public Workload {
   HostCopy copy_back() const;
 
  private:
+  void apply_sm_target();
+
   SyntheticShape shape_;
+  const int fixed_sm_target_;  // 0: follow the device share
+  const int sm_count_;         // the device's multiprocessors
   int sm_count_target_;
   int applied_target_ = -1;
   CublasHandle cublas_;
