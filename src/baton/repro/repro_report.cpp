@@ -100,6 +100,7 @@ nlohmann::json to_json(const ReproResult& run) {
   }
   return {{"backend", run.backend},
           {"policy", std::string(to_string(run.turn.policy))},
+          {"scenario", scenario_name(run)},
           {"quantum", std::string(to_string(run.turn.quantum))},
           {"decode_first", run.turn.decode_first},
           {"duration_s", run.duration_s},

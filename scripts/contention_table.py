@@ -1,0 +1,55 @@
+#!/usr/bin/env python3
+"""Prints the contention table of docs/benchmarks.md from `baton repro --json` outputs.
+
+Arguments: JSON files, each from `repro --compare --json` (solo runs and scenarios) or from
+a single `repro --json` run. Single runs are compared with the solo runs of the compare
+files given before them (matched by engine name). Ratios are to the solo p50; the
+aggregate is the sum over engines of (steps/s together) / (steps/s solo).
+"""
+import json
+import sys
+
+
+def row(label, run, solo):
+    decode = [e for e in run["engines"] if e["kind"] == "decode"]
+    prefill = [e for e in run["engines"] if e["kind"] == "prefill"]
+    cells = []
+    for e in decode:
+        s = solo.get(e["name"])
+        base = s["step_ms"]["p50"] if s else float("nan")
+        cells.append(f'{e["step_ms"]["p50"]:.2f} / {e["step_ms"]["p99"]:.2f} '
+                     f'({e["step_ms"]["p50"] / base:.2f}x / {e["step_ms"]["p99"] / base:.2f}x)')
+    chunk = "-"
+    for e in prefill:
+        s = solo.get(e["name"])
+        share = e["steps_per_s"] / s["steps_per_s"] if s else float("nan")
+        chunk = f'{e["step_ms"]["p50"]:.1f} ({share:.2f})'
+    agg = 0.0
+    for e in run["engines"]:
+        s = solo.get(e["name"])
+        agg += e["steps_per_s"] / s["steps_per_s"] if s else float("nan")
+    return (f'| {label} | {"; ".join(cells) or "-"} | {chunk} | {agg:.2f} | '
+            f'{run["overlap_s"] / run["duration_s"]:.2f} |')
+
+
+def main(paths):
+    print("| scenario | decode p50 / p99 ms (x solo) | prefill chunk p50 ms (rate share) "
+          "| aggregate | overlap share |")
+    print("|---|---|---|---|---|")
+    solo = {}
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        name = path.rsplit("/", 1)[-1].removesuffix(".json")
+        if "solo" in data:
+            solo = {r["engines"][0]["name"]: r["engines"][0] for r in data["solo"]}
+            for r in data["solo"]:
+                print(row(f'{name}: {r["engines"][0]["name"]} solo', r, solo))
+            for r in data["runs"]:
+                print(row(f'{name}: {r["scenario"]}', r, solo))
+        else:
+            print(row(f'{name}: {data["scenario"]}', data, solo))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
