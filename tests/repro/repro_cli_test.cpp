@@ -6,6 +6,9 @@
 #include <string>
 
 #include "cli_util.h"
+#ifdef BATON_HAVE_CUDA
+#include "baton/gpu/cuda/cuda_handles.h"
+#endif
 
 namespace {
 
@@ -24,7 +27,9 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
       {"repro --engine decode:8", "only prefill takes :TOKENS"},
       {"repro --engine decode --duration -1", "--duration"},
       {"repro --duration 1", "--engine is required"},
-      {"repro --engine decode --backend cuda", "cuda backend"},
+      {"repro --engine decode --backend metal", "--backend"},
+      {"repro --engine prefill/0", "/OPS must be"},
+      {"repro --engine decode@0", "@SMS must be"},
       {"no-such-verb", "no-such-verb"},
   };
   for (const auto& c : cases) {
@@ -32,6 +37,15 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
     EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
     EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
   }
+}
+
+TEST(ReproCli, TheCudaBackendWithoutAGpuIsAUsageError) {
+#ifdef BATON_HAVE_CUDA
+  if (baton::cuda::device_present()) GTEST_SKIP() << "a CUDA device is visible";
+#endif
+  const CommandResult r = run_baton("repro --engine decode --backend cuda --duration 0.2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cuda backend"), std::string::npos) << r.output;
 }
 
 TEST(ReproCli, JsonReportHasTheDocumentedKeys) {
