@@ -42,7 +42,7 @@ TEST(PartitionTurn, PrefillGetsItsShareOnlyWhileAnotherEngineRuns) {
       TurnHold d(turn, decode, BurstKind::decode);
       inside.count_down();
       done.wait();
-      EXPECT_EQ(turn.device_share(decode), 1.0);  // decode is never limited
+      EXPECT_DOUBLE_EQ(turn.device_share(decode), 0.6);  // the rest of the chip
       d.release();
     });
     inside.wait();
@@ -62,8 +62,10 @@ TEST(PartitionTurn, ReentrantHoldsCountOnce) {
   const TurnClientId decode = turn.register_client("decode", *c.decode_stream);
   turn.acquire(decode, BurstKind::decode);
   turn.acquire(decode, BurstKind::decode);
+  EXPECT_EQ(turn.device_share(decode), 1.0);  // no prefill running: all of it
   turn.acquire(prefill, BurstKind::prefill);
   EXPECT_EQ(turn.device_share(prefill), 0.5);
+  EXPECT_EQ(turn.device_share(decode), 0.5);
   turn.release(decode);
   EXPECT_EQ(turn.device_share(prefill), 0.5);  // still held once
   turn.release_quietly(decode);

@@ -1,9 +1,9 @@
-// PartitionTurn: engines run side by side (no one waits), but while any other engine has
-// work on the device, a prefill engine sizes its work for only part of the chip
-// (`prefill_share`), so that decode steps find free SMs instead of queueing behind
-// prefill kernels. When the prefill engine is alone it gets the whole chip back. How a
-// workload honours its share is its own business (CUDA: cuBLAS's SM count target).
-// Decode is never limited: small SM targets make its memory-bound GEMMs slower.
+// PartitionTurn: engines run side by side (no one waits), but while a prefill engine and
+// another engine both have work on the device, the chip is split: prefill gets
+// `prefill_share` of it and decode the rest, so that decode steps find SMs of their own
+// instead of queueing behind prefill kernels. An engine alone gets the whole chip back.
+// How a workload honours its share is its own business (CUDA: green contexts and
+// cuBLAS's SM count target).
 // Thread-safety: all members are thread-safe; clients register before the engines start.
 #pragma once
 
@@ -39,6 +39,7 @@ class PartitionTurn final : public GpuTurn {
   TurnMetrics metrics_;
   std::vector<std::unique_ptr<Client>> clients_;  // grows only before the engines start
   std::atomic<int> active_{0};                    // clients holding the turn
+  std::atomic<int> active_prefill_{0};            // ... of them running prefill
 };
 
 }  // namespace baton

@@ -81,6 +81,32 @@ TEST(CudaBackend, Bf16GemmMatchesAFloat64Reference) {
   EXPECT_LT(worst / scale, 1e-2) << "worst " << worst << " of " << scale;
 }
 
+TEST(CudaBackend, GreenPartitionSplitsTheSmsAndWorkMovesBetweenSidesInOrder) {
+  SKIP_WITHOUT_GPU();
+  int sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  CudaDevice device(CommitLimits{1, std::size_t{1} << 30});
+  auto stream = device.create_stream("s");
+  auto& cuda_stream = dynamic_cast<CudaStream&>(*stream);
+  const auto partition = cuda_stream.partition(sms / 2);
+  ASSERT_NE(partition, nullptr) << "green contexts unavailable";
+  EXPECT_GE(partition->sms(Side::prefill), sms / 2);
+  EXPECT_EQ(partition->sms(Side::prefill) + partition->sms(Side::decode), sms);
+  // Each op runs on another side; the buffers still complete in order.
+  std::vector<int> order;
+  for (int i = 0; i < 12; ++i) {
+    stream->encode(Op{[&, i] {
+                        const auto side = i % 3 == 0 ? Side::prefill : Side::decode;
+                        cuda_stream.place(i % 3 == 2 ? nullptr : partition, side);
+                        order.push_back(i);
+                      },
+                      0});
+  }
+  stream->synchronize();
+  EXPECT_EQ(order.size(), 12u);
+  EXPECT_EQ(stream->stats().completed, 12u);
+}
+
 TEST(CudaBackend, ASpinningKernelIsDetectedAndRecoveredInPlace) {
   SKIP_WITHOUT_GPU();
   HangNth hooks(5);

@@ -1,8 +1,10 @@
 #include "baton/engine/cuda/cuda_synthetic_workload.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string_view>
 
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/cuda_stream.h"
@@ -58,7 +60,7 @@ CudaSyntheticWorkload::CudaSyntheticWorkload(SyntheticShape shape, int sm_count_
     : shape_((check_shape(shape), shape)),
       fixed_sm_target_(sm_count_target),
       sm_count_(multiprocessors()),
-      sm_count_target_(sm_count_target),
+      mode_(partition_mode_from_env()),
       weights_(shape.layers * shape.k * shape.n * kBf16),
       input_(shape.rows * shape.k * kBf16),
       output_(shape.rows * shape.n * kBf16) {
@@ -69,21 +71,47 @@ CudaSyntheticWorkload::CudaSyntheticWorkload(SyntheticShape shape, int sm_count_
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-void CudaSyntheticWorkload::set_device_share(double share) {
-  if (fixed_sm_target_ != 0) return;
-  sm_count_target_ = share >= 1.0 ? 0 : std::max(1, static_cast<int>(share * sm_count_ + 0.5));
+CudaSyntheticWorkload::PartitionMode CudaSyntheticWorkload::partition_mode_from_env() {
+  const char* mode = std::getenv("BATON_CUDA_PARTITION");
+  if (mode == nullptr || std::string_view(mode) == "green") return PartitionMode::green;
+  if (std::string_view(mode) == "sm-target") return PartitionMode::sm_target;
+  throw std::invalid_argument("BATON_CUDA_PARTITION must be green or sm-target, not '" +
+                              std::string(mode) + "'");
 }
 
-void CudaSyntheticWorkload::apply_sm_target() {
-  if (applied_target_ == sm_count_target_) return;
-  BATON_CUBLAS_CHECK(cublasSetSmCountTarget(cublas_.get(), sm_count_target_));
-  applied_target_ = sm_count_target_;
+void CudaSyntheticWorkload::set_device_share(double share) {
+  if (share >= 1.0) {
+    prefill_sms_ = 0;
+    return;
+  }
+  const double prefill_fraction = shape_.kind == BurstKind::prefill ? share : 1.0 - share;
+  prefill_sms_ = std::max(1, static_cast<int>(prefill_fraction * sm_count_ + 0.5));
+}
+
+cudaStream_t CudaSyntheticWorkload::prepare_launch(CudaStream& stream) {
+  const bool prefill = shape_.kind == BurstKind::prefill;
+  std::shared_ptr<const GreenPartition> partition;
+  int target = fixed_sm_target_;
+  if (fixed_sm_target_ == 0 && prefill_sms_ > 0) {
+    if (mode_ == PartitionMode::green) partition = stream.partition(prefill_sms_);
+    // cuBLAS sizes its grids for the whole chip unless told; decode keeps its kernels.
+    if (prefill) target = partition ? partition->sms(Side::prefill) : prefill_sms_;
+  }
+  const cudaStream_t placed = stream.place(partition, prefill ? Side::prefill : Side::decode);
+  BATON_CUBLAS_CHECK(cublasSetStream(cublas_.get(), placed));
+  apply_sm_target(target);
+  return placed;
+}
+
+void CudaSyntheticWorkload::apply_sm_target(int target) {
+  if (applied_target_ == target) return;
+  BATON_CUBLAS_CHECK(cublasSetSmCountTarget(cublas_.get(), target));
+  applied_target_ = target;
 }
 
 void CudaSyntheticWorkload::encode_burst(Stream& stream,
                                          const std::function<void(Boundary)>& yield_point) {
   auto& cuda_stream = dynamic_cast<CudaStream&>(stream);
-  BATON_CUBLAS_CHECK(cublasSetStream(cublas_.get(), cuda_stream.handle()));
   const int m = static_cast<int>(shape_.rows);
   const int k = static_cast<int>(shape_.k);
   const int n = static_cast<int>(shape_.n);
@@ -100,8 +128,8 @@ void CudaSyntheticWorkload::encode_burst(Stream& stream,
       const void* w = weights + (layer * shape_.k * shape_.n + part * block) * kBf16;
       void* c = out + part * block * kBf16;
       const int cols = static_cast<int>(block);
-      stream.encode(Op{[=, this] {
-                         apply_sm_target();  // the share may change at a yield point
+      stream.encode(Op{[=, this, &cuda_stream] {
+                         prepare_launch(cuda_stream);  // the share may change at a yield point
                          const float alpha = 1.0f;
                          const float beta = 0.0f;
                          BATON_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, m,

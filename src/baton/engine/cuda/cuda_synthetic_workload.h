@@ -13,6 +13,7 @@
 
 #include "baton/engine/synthetic_workload.h"
 #include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/gpu/cuda/cuda_stream.h"
 
 namespace baton::cuda {
 
@@ -25,8 +26,10 @@ class CudaSyntheticWorkload final : public Workload {
   BurstKind kind() const override { return shape_.kind; }
   std::size_t context_tokens() const override { return shape_.rows; }
   void encode_burst(Stream& stream, const std::function<void(Boundary)>& yield_point) override;
-  // The turn's partition: a share below 1 sizes the GEMMs for that part of the SMs,
-  // unless a fixed SM target was given at construction.
+  // The turn's partition. A share below 1 puts the following GEMMs on this kind's side of
+  // a green-context split of the SMs (prefill: the share, decode: the rest), with a cuBLAS
+  // SM target for prefill; with BATON_CUDA_PARTITION=sm-target, or where the driver has no
+  // green contexts, prefill gets the SM target alone. A fixed SM target overrides all.
   void set_device_share(double share) override;
 
   // For tests: the weights, the input and the output as floats (synchronizes the device).
@@ -36,12 +39,17 @@ class CudaSyntheticWorkload final : public Workload {
   HostCopy copy_back() const;
 
  private:
-  void apply_sm_target();
+  enum class PartitionMode { green, sm_target };
+  static PartitionMode partition_mode_from_env();
+  // Inside an op: picks the stream and SM target for the current share.
+  cudaStream_t prepare_launch(CudaStream& stream);
+  void apply_sm_target(int target);
 
   SyntheticShape shape_;
   const int fixed_sm_target_;  // 0: follow the device share
   const int sm_count_;         // the device's multiprocessors
-  int sm_count_target_;
+  const PartitionMode mode_;
+  int prefill_sms_ = 0;  // of the wanted split; 0: the whole chip
   int applied_target_ = -1;
   CublasHandle cublas_;
   DeviceBuffer weights_;  // layers * k * n bf16

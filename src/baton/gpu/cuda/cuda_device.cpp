@@ -16,7 +16,8 @@ CudaDevice::CudaDevice(CommitLimits limits, FaultHooks* faults) : Device(limits,
 }
 
 std::unique_ptr<Stream> CudaDevice::make_stream(StreamId id, std::string name) {
-  return std::make_unique<CudaStream>(id, std::move(name), limits(), observers(), faults());
+  return std::make_unique<CudaStream>(id, std::move(name), limits(), observers(), faults(),
+                                      &partitions_);
 }
 
 }  // namespace baton::cuda

@@ -4,6 +4,7 @@
 // Thread-safety: as Device.
 #pragma once
 
+#include "baton/gpu/cuda/green_partition.h"
 #include "baton/gpu/device.h"
 
 namespace baton::cuda {
@@ -16,6 +17,9 @@ class CudaDevice final : public Device {
 
  protected:
   std::unique_ptr<Stream> make_stream(StreamId id, std::string name) override;
+
+ private:
+  PartitionCache partitions_;
 };
 
 }  // namespace baton::cuda

@@ -23,7 +23,9 @@ StreamHandle::StreamHandle(int priority) {
   BATON_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, priority));
 }
 
-StreamHandle::~StreamHandle() { report(cudaStreamDestroy(stream_), "cudaStreamDestroy"); }
+StreamHandle::~StreamHandle() {
+  if (stream_ != nullptr) report(cudaStreamDestroy(stream_), "cudaStreamDestroy");
+}
 
 Event::Event() { BATON_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
 

@@ -15,12 +15,17 @@ namespace baton::cuda {
 class StreamHandle {
  public:
   explicit StreamHandle(int priority = 0);
+  // Takes ownership of a stream created elsewhere (e.g. in a green context).
+  static StreamHandle adopt(cudaStream_t stream) { return StreamHandle(stream, Adopt{}); }
+  StreamHandle(StreamHandle&& other) noexcept : stream_(other.stream_) { other.stream_ = nullptr; }
   ~StreamHandle();
   StreamHandle(const StreamHandle&) = delete;
   StreamHandle& operator=(const StreamHandle&) = delete;
   cudaStream_t get() const { return stream_; }
 
  private:
+  struct Adopt {};
+  StreamHandle(cudaStream_t stream, Adopt) : stream_(stream) {}
   cudaStream_t stream_ = nullptr;
 };
 

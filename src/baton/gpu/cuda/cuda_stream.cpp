@@ -1,5 +1,6 @@
 #include "baton/gpu/cuda/cuda_stream.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "baton/gpu/cuda/cuda_error.h"
@@ -16,14 +17,18 @@ constexpr auto kPollSleep = std::chrono::microseconds(20);
 }  // namespace
 
 CudaStream::CudaStream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
-                       FaultHooks* faults)
+                       FaultHooks* faults, PartitionCache* partitions)
     : Stream(id, std::move(name), limits, observer, faults),
+      partitions_(partitions),
+      current_(stream_.get()),
       completer_([this](std::stop_token stop) { complete_loop(stop); }) {}
 
 CudaStream::~CudaStream() {
   close();
   releases_.raise_to(std::numeric_limits<std::uint32_t>::max());  // no kernel spins on
-  (void)cudaStreamSynchronize(stream_.get());  // errors were reported with their buffers
+  // Errors were reported with their buffers.
+  (void)cudaStreamSynchronize(stream_.get());
+  for (const Placed& p : placed_) (void)cudaStreamSynchronize(p.stream.get());
   completer_.request_stop();
   queue_cv_.notify_all();
   completer_.join();
@@ -34,8 +39,7 @@ void CudaStream::release_hang() { releases_.raise_to(releases_.value() + 1); }
 void CudaStream::start_hang() {
   fault_hooks()->realized(id(), BufferFault::hang);
   note_stall_began();
-  BATON_CUDA_CHECK(
-      cuda::launch_hang(stream_.get(), releases_.device_alias(), releases_.value() + 1));
+  BATON_CUDA_CHECK(cuda::launch_hang(current_, releases_.device_alias(), releases_.value() + 1));
 }
 
 std::optional<GpuError> CudaStream::launch(CommandBuffer& buffer) {
@@ -73,6 +77,26 @@ std::optional<GpuError> CudaStream::launch(CommandBuffer& buffer) {
   return std::nullopt;
 }
 
+cudaStream_t CudaStream::place(const std::shared_ptr<const GreenPartition>& partition, Side side) {
+  cudaStream_t next = stream_.get();
+  if (partition != nullptr) {
+    auto it = std::find_if(placed_.begin(), placed_.end(), [&](const Placed& p) {
+      return p.partition == partition && p.side == side;
+    });
+    if (it == placed_.end()) {
+      placed_.push_back({partition, side, StreamHandle::adopt(partition->make_stream(side))});
+      it = std::prev(placed_.end());
+    }
+    next = it->stream.get();
+  }
+  if (next != current_) {
+    BATON_CUDA_CHECK(cudaEventRecord(move_event_.get(), current_));
+    BATON_CUDA_CHECK(cudaStreamWaitEvent(next, move_event_.get(), 0));
+    current_ = next;
+  }
+  return current_;
+}
+
 Event CudaStream::take_event() {
   {
     std::lock_guard lock(queue_mu_);
@@ -91,7 +115,7 @@ void CudaStream::submit(CommandBuffer buffer) {
     pending.error = launch(buffer);
     try {
       pending.done = take_event();
-      BATON_CUDA_CHECK(cudaEventRecord(pending.done->get(), stream_.get()));
+      BATON_CUDA_CHECK(cudaEventRecord(pending.done->get(), current_));
     } catch (const GpuError& error) {
       if (!pending.error) pending.error = error;
       pending.done.reset();

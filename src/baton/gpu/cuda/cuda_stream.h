@@ -9,23 +9,36 @@
 
 #include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/gpu/cuda/green_partition.h"
 #include "baton/gpu/stream.h"
 
 namespace baton::cuda {
 
 class CudaStream final : public Stream {
  public:
+  // `partitions` (may be null: no green contexts) must outlive the stream's use of place().
   CudaStream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
-             FaultHooks* faults);
+             FaultHooks* faults, PartitionCache* partitions = nullptr);
   ~CudaStream() override;
 
-  cudaStream_t handle() const { return stream_.get(); }
+  // Owner thread: the CUDA stream the next launch goes to.
+  cudaStream_t handle() const { return current_; }
+  // Owner thread, from inside an op: moves the following launches to `side` of `partition`
+  // (null: the whole chip) and returns that stream. A move orders the new stream after the
+  // old one (an event), so buffers still complete in order.
+  cudaStream_t place(const std::shared_ptr<const GreenPartition>& partition, Side side);
+  // Owner thread: the device's split with about `prefill_sms` on the prefill side; null
+  // when the driver cannot make it.
+  std::shared_ptr<const GreenPartition> partition(int prefill_sms) {
+    return partitions_ != nullptr ? partitions_->get(prefill_sms) : nullptr;
+  }
 
  protected:
   void submit(CommandBuffer buffer) override;
@@ -44,7 +57,16 @@ class CudaStream final : public Stream {
   void complete_loop(std::stop_token stop);
   std::optional<GpuError> wait_for(const Event& event);
 
+  PartitionCache* const partitions_;
   StreamHandle stream_;
+  cudaStream_t current_;  // stream_ or one of placed_; owner thread
+  struct Placed {
+    std::shared_ptr<const GreenPartition> partition;  // outlives its stream
+    Side side;
+    StreamHandle stream;
+  };
+  std::vector<Placed> placed_;  // owner thread
+  Event move_event_;
   MappedCounter releases_;  // raised by every reset: hung kernels launched before it return
 
   std::mutex queue_mu_;
