@@ -10,7 +10,8 @@
 namespace baton::cuda {
 namespace {
 
-constexpr unsigned kDriverVersion = 12040;  // green contexts arrived in CUDA 12.4
+// The ABI of the toolkit we build with: green contexts came in 12.4, their streams later.
+constexpr unsigned kDriverVersion = CUDART_VERSION;
 
 template <typename Fn>
 Fn entry_point(const char* name) {
@@ -20,7 +21,8 @@ Fn entry_point(const char* name) {
       cudaGetDriverEntryPointByVersion(name, &fn, kDriverVersion, cudaEnableDefault, &found);
   if (status != cudaSuccess || found != cudaDriverEntryPointSuccess || fn == nullptr) {
     throw GpuError(GpuErrorClass::other, "cuda",
-                   std::string("the driver has no ") + name + " (green contexts need CUDA 12.4+)");
+                   std::string("the driver has no ") + name + " at CUDA version " +
+                       std::to_string(kDriverVersion));
   }
   return reinterpret_cast<Fn>(fn);
 }
