@@ -1,7 +1,9 @@
-// Helpers shared by the tests: a gate that device work can wait on, and polling with a
-// deadline (tests never sleep for a fixed time to "let things happen").
+// Helpers shared by the tests: a gate that device work can wait on, a fault hook that
+// hangs one chosen buffer, and polling with a deadline (tests never sleep for a fixed time to "let
+// things happen").
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <future>
@@ -23,6 +25,23 @@ class Gate {
  private:
   std::promise<void> promise_;
   std::shared_future<void> opened_;
+};
+
+// Hangs exactly the Nth committed buffer of the process.
+class HangNth final : public FaultHooks {
+ public:
+  explicit HangNth(std::uint64_t n) : n_(n) {}
+  BufferFault on_commit(StreamId) override {
+    return ++commits_ == n_ ? BufferFault::hang : BufferFault::none;
+  }
+  bool stall_now(StreamId) override { return false; }
+  double slowdown(StreamId, TimePoint) override { return 1.0; }
+  void realized(StreamId, BufferFault) override { ++hangs; }
+  std::atomic<int> hangs{0};
+
+ private:
+  const std::uint64_t n_;
+  std::atomic<std::uint64_t> commits_{0};
 };
 
 // Polls `condition` until it holds or `timeout` passes; returns its last value.

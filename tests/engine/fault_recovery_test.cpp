@@ -15,23 +15,7 @@ namespace baton {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Hangs exactly the Nth committed buffer of the process.
-class HangNth final : public FaultHooks {
- public:
-  explicit HangNth(std::uint64_t n) : n_(n) {}
-  BufferFault on_commit(StreamId) override {
-    return ++commits_ == n_ ? BufferFault::hang : BufferFault::none;
-  }
-  bool stall_now(StreamId) override { return false; }
-  double slowdown(StreamId, TimePoint) override { return 1.0; }
-  void realized(StreamId, BufferFault) override { ++hangs; }
-  std::atomic<int> hangs{0};
-
- private:
-  const std::uint64_t n_;
-  std::atomic<std::uint64_t> commits_{0};
-};
+using testing::HangNth;
 
 void requests_survive_a_hang(TurnPolicy policy) {
   HangNth hooks(7);
