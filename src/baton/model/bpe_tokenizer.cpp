@@ -1,0 +1,264 @@
+#include "baton/model/bpe_tokenizer.h"
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "baton/model/byte_level.h"
+#include "baton/model/model_file_error.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+
+// GPT-2's pattern, which ByteLevel applies when `use_regex` is true.
+constexpr const char* kGpt2Pattern =
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+
+[[noreturn]] void fail(std::string_view file, const std::string& problem) {
+  throw ModelFileError(std::string(file) + ": " + problem);
+}
+
+// The symbols of a byte-level text: one UTF-8 character each.
+std::vector<std::string> symbols_of(std::string_view text) {
+  std::vector<std::string> symbols;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t length = lead < 0x80             ? 1
+                               : (lead & 0xe0) == 0xc0 ? 2
+                               : (lead & 0xf0) == 0xe0 ? 3
+                                                       : 4;
+    symbols.emplace_back(text.substr(i, length));
+    i += length;
+  }
+  return symbols;
+}
+
+std::pair<std::string, std::string> parse_merge(const json& merge, std::string_view file) {
+  if (merge.is_string()) {
+    const std::string text = merge.get<std::string>();
+    const auto space = text.find(' ', 1);
+    if (space == std::string::npos) fail(file, "merge '" + text + "' is not two symbols");
+    return {text.substr(0, space), text.substr(space + 1)};
+  }
+  if (merge.is_array() && merge.size() == 2 && merge[0].is_string() && merge[1].is_string()) {
+    return {merge[0].get<std::string>(), merge[1].get<std::string>()};
+  }
+  fail(file, "a merge must be \"a b\" or [\"a\", \"b\"]");
+}
+
+}  // namespace
+
+BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : file_(file) {
+  const json root = json::parse(json_text, nullptr, false);
+  if (root.is_discarded() || !root.is_object()) fail(file, "is not a JSON object");
+  const json& model = root.value("model", json());
+  if (!model.is_object() || model.value("type", "") != "BPE") {
+    fail(file, "model.type must be BPE (byte-level BPE tokenizers are supported)");
+  }
+  const json& vocab = model.value("vocab", json());
+  if (!vocab.is_object()) fail(file, "model.vocab must be an object");
+  TokenId max_id = -1;
+  for (const auto& [token, id] : vocab.items()) {
+    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
+        id.get<std::int64_t>() > INT32_MAX) {
+      fail(file, "vocab id of '" + token + "' is not a token id");
+    }
+    vocab_[token] = id.get<TokenId>();
+    max_id = std::max(max_id, id.get<TokenId>());
+  }
+  const json& merges = model.value("merges", json::array());
+  if (!merges.is_array()) fail(file, "model.merges must be a list");
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    merge_rank_.emplace(parse_merge(merges[rank], file), static_cast<int>(rank));
+  }
+  ignore_merges_ = model.value("ignore_merges", false);
+  if (model.contains("unk_token") && model["unk_token"].is_string()) {
+    unk_ = token_id(model["unk_token"].get<std::string>());
+  }
+
+  const json& added = root.value("added_tokens", json::array());
+  for (const json& t : added) {
+    if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() ||
+        !t.contains("content") || !t["content"].is_string()) {
+      fail(file, "an added token needs an integer id and a string content");
+    }
+    const TokenId id = t["id"].get<TokenId>();
+    if (id < 0) fail(file, "an added token has a negative id");
+    added_.push_back({t["content"].get<std::string>(), id, t.value("special", false)});
+    max_id = std::max(max_id, id);
+  }
+  std::sort(added_.begin(), added_.end(), [](const AddedToken& a, const AddedToken& b) {
+    return a.content.size() > b.content.size();
+  });
+
+  id_to_token_.resize(static_cast<std::size_t>(max_id + 1));
+  special_.assign(id_to_token_.size(), false);
+  added_by_id_.assign(id_to_token_.size(), false);
+  for (const auto& [token, id] : vocab_) id_to_token_[id] = token;
+  for (const AddedToken& t : added_) {
+    id_to_token_[t.id] = t.content;
+    special_[t.id] = t.special;
+    added_by_id_[t.id] = true;
+  }
+
+  const json& normalizer = root.value("normalizer", json());
+  // NFC leaves text that is already composed (nearly all text) unchanged; it is taken as
+  // a no-op here. Anything else would change what the model sees.
+  if (!normalizer.is_null() && normalizer.value("type", "") != "NFC") {
+    fail(file, "normalizer '" + normalizer.value("type", "?") + "' is not supported");
+  }
+  const json& pre = root.value("pre_tokenizer", json());
+  std::vector<json> steps;
+  if (pre.is_object() && pre.value("type", "") == "Sequence") {
+    for (const json& step : pre.value("pretokenizers", json::array())) steps.push_back(step);
+  } else if (!pre.is_null()) {
+    steps.push_back(pre);
+  }
+  for (const json& step : steps) {
+    const std::string type = step.value("type", "");
+    if (type == "Split") {
+      const json& pattern = step.value("pattern", json());
+      if (step.value("behavior", "") != "Isolated" || step.value("invert", false) ||
+          !pattern.contains("Regex") || !pattern["Regex"].is_string()) {
+        fail(file, "only Split with a Regex pattern, behavior Isolated and no invert is supported");
+      }
+      try {
+        splits_.emplace_back(pattern["Regex"].get<std::string>());
+      } catch (const std::invalid_argument& e) {
+        fail(file, e.what());
+      }
+    } else if (type == "ByteLevel") {
+      add_prefix_space_ = step.value("add_prefix_space", false);
+      if (step.value("use_regex", true)) splits_.emplace_back(kGpt2Pattern);
+    } else {
+      fail(file, "pre-tokenizer '" + type + "' is not supported");
+    }
+  }
+}
+
+BpeTokenizer BpeTokenizer::from_directory(const std::filesystem::path& directory) {
+  const std::filesystem::path path = directory / "tokenizer.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelFileError(path.string() + ": cannot be read (no tokenizer)");
+  std::stringstream text;
+  text << in.rdbuf();
+  return BpeTokenizer(text.str(), path.string());
+}
+
+std::optional<TokenId> BpeTokenizer::token_id(std::string_view token) const {
+  auto it = vocab_.find(std::string(token));
+  if (it != vocab_.end()) return it->second;
+  for (const AddedToken& t : added_) {
+    if (t.content == token) return t.id;
+  }
+  return std::nullopt;
+}
+
+bool BpeTokenizer::is_special(TokenId id) const {
+  return id >= 0 && static_cast<std::size_t>(id) < special_.size() && special_[id];
+}
+
+std::vector<TokenId> BpeTokenizer::encode(std::string_view text) const {
+  std::vector<TokenId> out;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    // The earliest added token from here on; the longest where two start together.
+    std::size_t found = std::string_view::npos;
+    const AddedToken* which = nullptr;
+    for (const AddedToken& t : added_) {
+      const std::size_t pos = t.content.empty() ? std::string_view::npos : text.find(t.content, at);
+      if (pos < found) {
+        found = pos;
+        which = &t;
+      }
+    }
+    encode_ordinary(text.substr(at, found == std::string_view::npos ? text.npos : found - at), out);
+    if (which == nullptr) break;
+    out.push_back(which->id);
+    at = found + which->content.size();
+  }
+  return out;
+}
+
+void BpeTokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& out) const {
+  if (text.empty()) return;
+  std::string prefixed;
+  if (add_prefix_space_ && text.front() != ' ') {
+    prefixed = " " + std::string(text);
+    text = prefixed;
+  }
+  std::vector<std::string_view> pieces{text};
+  for (const SplitRegex& split : splits_) {
+    std::vector<std::string_view> next;
+    for (std::string_view piece : pieces) {
+      for (std::string_view part : split.split(piece)) next.push_back(part);
+    }
+    pieces = std::move(next);
+  }
+  for (std::string_view piece : pieces) encode_piece(piece, out);
+}
+
+void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& out) const {
+  const std::string text = to_byte_level(bytes);
+  if (ignore_merges_) {
+    if (auto it = vocab_.find(text); it != vocab_.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
+  std::vector<std::string> symbols = symbols_of(text);
+  for (;;) {
+    int best = INT_MAX;
+    for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
+      auto it = merge_rank_.find({symbols[i], symbols[i + 1]});
+      if (it != merge_rank_.end()) best = std::min(best, it->second);
+    }
+    if (best == INT_MAX) break;
+    std::vector<std::string> merged;
+    for (std::size_t i = 0; i < symbols.size(); ++i) {
+      if (i + 1 < symbols.size()) {
+        auto it = merge_rank_.find({symbols[i], symbols[i + 1]});
+        if (it != merge_rank_.end() && it->second == best) {
+          merged.push_back(symbols[i] + symbols[i + 1]);
+          ++i;
+          continue;
+        }
+      }
+      merged.push_back(std::move(symbols[i]));
+    }
+    symbols = std::move(merged);
+  }
+  for (const std::string& symbol : symbols) {
+    auto it = vocab_.find(symbol);
+    if (it != vocab_.end()) {
+      out.push_back(it->second);
+    } else if (unk_) {
+      out.push_back(*unk_);
+    } else {
+      throw std::runtime_error(file_ + ": symbol '" + symbol + "' is not in the vocabulary");
+    }
+  }
+}
+
+std::string BpeTokenizer::decode(const std::vector<TokenId>& ids, bool skip_special) const {
+  std::string out;
+  for (TokenId id : ids) {
+    if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) {
+      throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary");
+    }
+    if (added_by_id_[id]) {
+      if (!(skip_special && special_[id])) out += id_to_token_[id];
+      continue;
+    }
+    const std::optional<std::string> bytes = from_byte_level(id_to_token_[id]);
+    out += bytes ? *bytes : id_to_token_[id];
+  }
+  return out;
+}
+
+}  // namespace baton

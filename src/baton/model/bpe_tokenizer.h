@@ -1,0 +1,70 @@
+// BpeTokenizer: the byte-level BPE of a Hugging Face `tokenizer.json` (GPT-2, Llama 3,
+// Qwen2/3 and their kin). Encoding: split off the added (special) tokens, split the rest
+// with the pre-tokenizer's patterns, write each piece in the byte-level alphabet, then
+// merge adjacent symbols by merge rank. Decoding maps back to the exact bytes, so any
+// UTF-8 text, and any byte string at all, round-trips.
+// Read from tokenizer.json: model.vocab, model.merges ("a b" strings or ["a", "b"] pairs),
+// model.ignore_merges, added_tokens, and a pre_tokenizer of Split (Regex, Isolated) and
+// ByteLevel steps (use_regex adds the GPT-2 pattern). Other normalizers, pre-tokenizers
+// and models (SentencePiece-style Metaspace, WordPiece) are refused with a clear error.
+// Thread-safety: immutable after construction; encode/decode from any thread.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "baton/model/split_regex.h"
+
+namespace baton {
+
+using TokenId = std::int32_t;
+
+class BpeTokenizer {
+ public:
+  // `json_text` is tokenizer.json; `file` names it in errors (ModelFileError).
+  BpeTokenizer(std::string_view json_text, std::string_view file);
+  static BpeTokenizer from_directory(const std::filesystem::path& directory);
+
+  std::vector<TokenId> encode(std::string_view text) const;
+  // The bytes of `ids`; added tokens as their text unless `skip_special` drops special ones.
+  std::string decode(const std::vector<TokenId>& ids, bool skip_special = false) const;
+
+  std::size_t vocab_size() const { return id_to_token_.size(); }
+  std::optional<TokenId> token_id(std::string_view token) const;
+  bool is_special(TokenId id) const;
+
+ private:
+  struct AddedToken {
+    std::string content;
+    TokenId id;
+    bool special;
+  };
+  struct PairHash {
+    std::size_t operator()(const std::pair<std::string, std::string>& p) const {
+      return std::hash<std::string>()(p.first) * 31 + std::hash<std::string>()(p.second);
+    }
+  };
+
+  void encode_piece(std::string_view bytes, std::vector<TokenId>& out) const;
+  void encode_ordinary(std::string_view text, std::vector<TokenId>& out) const;
+
+  std::string file_;
+  std::unordered_map<std::string, TokenId> vocab_;
+  std::vector<std::string> id_to_token_;  // byte-level text, or an added token's content
+  std::unordered_map<std::pair<std::string, std::string>, int, PairHash> merge_rank_;
+  bool ignore_merges_ = false;
+  std::optional<TokenId> unk_;
+  std::vector<AddedToken> added_;  // longest first, for matching
+  std::vector<bool> special_;      // by id
+  std::vector<bool> added_by_id_;  // by id: the text is the content, not byte-level
+  bool add_prefix_space_ = false;
+  std::vector<SplitRegex> splits_;  // applied in order
+};
+
+}  // namespace baton
