@@ -1,0 +1,112 @@
+// The byte-level BPE against Hugging Face `tokenizers` 0.23.2: tests/data/tokenizers/*
+// holds two small tokenizers trained with it (Llama 3's split pattern, and GPT-2's
+// ByteLevel regex) and the ids it gave for hard strings (scripts/make_reference_data.py).
+#include "baton/model/bpe_tokenizer.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "baton/model/byte_level.h"
+#include "baton/model/model_file_error.h"
+
+namespace baton {
+namespace {
+
+const std::filesystem::path kData = std::filesystem::path(BATON_TEST_DATA) / "tokenizers";
+
+class ReferenceIds : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReferenceIds, MatchTokenizersExactlyAndRoundTrip) {
+  const auto folder = kData / GetParam();
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(folder);
+  std::ifstream in(folder / "reference.json");
+  const auto reference = nlohmann::json::parse(in);
+  ASSERT_GT(reference.size(), 10u);
+  for (const auto& entry : reference) {
+    const std::string text = entry["text"];
+    const auto expected = entry["ids"].get<std::vector<TokenId>>();
+    const std::vector<TokenId> ids = tokenizer.encode(text);
+    EXPECT_EQ(ids, expected) << GetParam() << ": '" << text << "'";
+    EXPECT_EQ(tokenizer.decode(ids), text);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Styles, ReferenceIds, ::testing::Values("llama3_style", "gpt2_style"));
+
+TEST(BpeTokenizer, AnyBytesRoundTripIncludingInvalidUtf8) {
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama3_style");
+  const std::string cases[] = {
+      std::string("\xff\xfe invalid", 10),  // bytes that are never UTF-8
+      "\xc3\x28 bad continuation",
+      "lone \x80\xbf continuation bytes",
+      "truncated \xf0\x9f\x98",  // the first three bytes of an emoji
+      std::string("nul \0 inside", 12),
+      "<|im_start|>\xe2\x82",  // a special token, then half a character
+  };
+  for (const std::string& text : cases) {
+    EXPECT_EQ(tokenizer.decode(tokenizer.encode(text)), text);
+  }
+  // Every single byte value.
+  for (int b = 0; b < 256; ++b) {
+    const std::string one(1, static_cast<char>(b));
+    EXPECT_EQ(tokenizer.decode(tokenizer.encode(one)), one) << b;
+  }
+}
+
+TEST(BpeTokenizer, SpecialTokensAreOneIdAndCanBeSkipped) {
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama3_style");
+  const auto start = tokenizer.token_id("<|im_start|>");
+  ASSERT_TRUE(start.has_value());
+  EXPECT_TRUE(tokenizer.is_special(*start));
+  const auto ids = tokenizer.encode("<|im_start|>hi");
+  EXPECT_EQ(ids.front(), *start);
+  EXPECT_EQ(tokenizer.decode(ids, /*skip_special=*/true), "hi");
+  EXPECT_THROW(tokenizer.decode({static_cast<TokenId>(tokenizer.vocab_size())}), std::out_of_range);
+}
+
+TEST(ByteLevel, TheGpt2Alphabet) {
+  // Space is U+0120 'Ġ', newline U+010A 'Ċ', 'a' itself; 0xAD (soft hyphen) is shifted.
+  EXPECT_EQ(to_byte_level(" "), "\xc4\xa0");
+  EXPECT_EQ(to_byte_level("\n"), "\xc4\x8a");
+  EXPECT_EQ(to_byte_level("a"), "a");
+  EXPECT_EQ(to_byte_level("\xad"), "\xc5\x83");  // the 68th shifted byte: U+0143
+  std::string all;
+  for (int b = 0; b < 256; ++b) all += static_cast<char>(b);
+  EXPECT_EQ(from_byte_level(to_byte_level(all)), all);
+  EXPECT_FALSE(from_byte_level("\xe4\xb8\xad").has_value());  // '中' is not in the alphabet
+}
+
+TEST(BpeTokenizer, UnsupportedOrBrokenFilesAreClearErrors) {
+  const struct {
+    const char* json;
+    const char* message;
+  } cases[] = {
+      {"not json", "not a JSON object"},
+      {R"({"model": {"type": "WordPiece", "vocab": {}}})", "model.type must be BPE"},
+      {R"({"model": {"type": "BPE", "vocab": {"a": -1}}})", "is not a token id"},
+      {R"({"model": {"type": "BPE", "vocab": {}, "merges": ["ab"]}})", "is not two symbols"},
+      {R"({"model": {"type": "BPE", "vocab": {}}, "pre_tokenizer": {"type": "Metaspace"}})",
+       "pre-tokenizer 'Metaspace' is not supported"},
+      {R"({"model": {"type": "BPE", "vocab": {}}, "normalizer": {"type": "Lowercase"}})",
+       "normalizer 'Lowercase'"},
+      {R"({"model": {"type": "BPE", "vocab": {}}, "pre_tokenizer": {"type": "Split",
+          "pattern": {"Regex": "(unclosed"}, "behavior": "Isolated", "invert": false}})",
+       "bad pre-tokenizer pattern"},
+  };
+  for (const auto& c : cases) {
+    try {
+      BpeTokenizer(c.json, "dir/tokenizer.json");
+      ADD_FAILURE() << "accepted: " << c.json;
+    } catch (const ModelFileError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("dir/tokenizer.json"), std::string::npos) << what;
+      EXPECT_NE(what.find(c.message), std::string::npos) << what;
+    }
+  }
+  EXPECT_THROW(BpeTokenizer::from_directory("/nonexistent"), ModelFileError);
+}
+
+}  // namespace
+}  // namespace baton
