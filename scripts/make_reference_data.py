@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
-"""Independent reference data for baton's model code, made with Hugging Face `tokenizers`.
+"""Independent reference data for baton's model code, made with Hugging Face `tokenizers`
+and `transformers`.
 
-Run on the GPU machine (it has tokenizers and transformers; this machine has neither):
-    python3 scripts/make_reference_data.py OUT_DIR
-then copy OUT_DIR/* into tests/data/tokenizers/. What it writes, per tokenizer style:
-    <style>/tokenizer.json   a small byte-level BPE trained here
-    <style>/reference.json   [{"text", "ids"}] for a set of hard strings, from tokenizers
+Run on the GPU machine (it has both; this machine has neither):
+    python3 scripts/make_reference_data.py tokenizers OUT_DIR   -> tests/data/tokenizers/
+    python3 scripts/make_reference_data.py models OUT_DIR       -> tests/data/models/
+Per tokenizer style: <style>/tokenizer.json (a small byte-level BPE trained here) and
+<style>/reference.json ([{"text", "ids"}] for hard strings). Per architecture: a tiny
+model with random weights saved by transformers (config.json, safetensors in f32; the
+llama one sharded) and reference.json: the f32 logits of every position for fixed token
+ids (eager attention, on the CPU) and 32 greedily generated tokens.
 """
 import json
 import os
@@ -80,5 +84,55 @@ def main(out):
         print(name, len(tok.get_vocab()), "tokens")
 
 
+TINY = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, vocab_size=256, max_position_embeddings=256,
+            rms_norm_eps=1e-5, bos_token_id=1, eos_token_id=2)
+
+
+def tiny_configs():
+    import transformers as t
+    return {
+        "llama": t.LlamaConfig(**TINY, rope_theta=500000.0, tie_word_embeddings=False,
+                               rope_scaling={"rope_type": "llama3", "factor": 8.0,
+                                             "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                             "original_max_position_embeddings": 32}),
+        "qwen2": t.Qwen2Config(**TINY, rope_theta=1000000.0, tie_word_embeddings=True),
+        "qwen3": t.Qwen3Config(**TINY, head_dim=32, rope_theta=1000000.0,
+                               tie_word_embeddings=True, attention_bias=False),
+        "mistral": t.MistralConfig(**TINY, rope_theta=10000.0, sliding_window=None),
+    }
+
+
+def models(out):
+    import torch
+    import transformers as t
+    torch.manual_seed(0)
+    prompt = [1, 17, 42, 99, 3, 250, 128, 64, 7, 200, 31, 5]
+    for name, config in tiny_configs().items():
+        config._attn_implementation = "eager"
+        model = t.AutoModelForCausalLM.from_config(config, torch_dtype=torch.float32).eval()
+        with torch.no_grad():  # weights large enough that every layer matters
+            for pname, p in model.named_parameters():
+                if pname.endswith("bias"):
+                    p.normal_(0.0, 0.1)
+                elif p.dim() == 1:  # norm weights: near one
+                    p.normal_(1.0, 0.05)
+                else:
+                    p.normal_(0.0, 0.2)
+        folder = os.path.join(out, name)
+        model.save_pretrained(folder, safe_serialization=True,
+                              max_shard_size="200KB" if name == "llama" else "50GB")
+        ids = torch.tensor([prompt])
+        with torch.no_grad():
+            logits = model(ids).logits[0]
+            generated = model.generate(ids, max_new_tokens=32, do_sample=False, min_new_tokens=32,
+                                       attention_mask=torch.ones_like(ids), pad_token_id=0)
+        reference = {"transformers": t.__version__, "tokens": prompt,
+                     "logits": logits.tolist(), "greedy": generated[0, len(prompt):].tolist()}
+        with open(os.path.join(folder, "reference.json"), "w") as f:
+            json.dump(reference, f)
+        print(name, sorted(os.listdir(folder)))
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    {"tokenizers": main, "models": models}[sys.argv[1]](sys.argv[2])
