@@ -20,10 +20,9 @@
 #include <vector>
 
 #include "baton/model/split_regex.h"
+#include "baton/model/token_id.h"
 
 namespace baton {
-
-using TokenId = std::int32_t;
 
 class BpeTokenizer {
  public:
