@@ -20,7 +20,7 @@ constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 [[noreturn]] void fail(std::string_view file, const std::string& problem) {
-  throw ModelFileError(std::string(file) + ": " + problem);
+  throw ModelFileError(file, problem);
 }
 
 // The symbols of a byte-level text: one UTF-8 character each.
@@ -144,7 +144,7 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
 BpeTokenizer BpeTokenizer::from_directory(const std::filesystem::path& directory) {
   const std::filesystem::path path = directory / "tokenizer.json";
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelFileError(path.string() + ": cannot be read (no tokenizer)");
+  if (!in) throw ModelFileError(path.string(), "cannot be read (no tokenizer)");
   std::stringstream text;
   text << in.rdbuf();
   return BpeTokenizer(text.str(), path.string());

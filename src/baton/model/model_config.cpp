@@ -16,8 +16,7 @@ class Reader {
   Reader(const json& root, std::string_view file) : root_(root), file_(file) {}
 
   [[noreturn]] void fail(std::string_view key, std::string_view problem) const {
-    throw ModelFileError(std::string(file_) + ": '" + std::string(key) + "' " +
-                         std::string(problem));
+    throw ModelFileError(file_, "'" + std::string(key) + "' " + std::string(problem));
   }
 
   const json* find(const json& object, std::string_view key) const {
@@ -143,8 +142,8 @@ std::string_view to_string(ModelArch arch) {
 
 ModelConfig parse_model_config(std::string_view json_text, std::string_view file) {
   const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) throw ModelFileError(std::string(file) + ": is not valid JSON");
-  if (!root.is_object()) throw ModelFileError(std::string(file) + ": is not a JSON object");
+  if (root.is_discarded()) throw ModelFileError(file, "is not valid JSON");
+  if (!root.is_object()) throw ModelFileError(file, "is not a JSON object");
   const Reader r(root, file);
   ModelConfig c;
   c.arch = parse_arch(r);
@@ -177,7 +176,7 @@ ModelConfig parse_model_config(std::string_view json_text, std::string_view file
 ModelConfig read_model_config(const std::filesystem::path& directory) {
   const std::filesystem::path path = directory / "config.json";
   std::ifstream in(path);
-  if (!in) throw ModelFileError(path.string() + ": cannot be read");
+  if (!in) throw ModelFileError(path.string(), "cannot be read");
   std::stringstream text;
   text << in.rdbuf();
   return parse_model_config(text.str(), path.string());
