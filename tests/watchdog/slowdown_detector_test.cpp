@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "baton/common/context_bucket.h"
+
 namespace baton {
 namespace {
 
@@ -47,8 +49,8 @@ TEST(SlowdownDetector, ComparesOnlyTheSameEngineAndContextBucket) {
   detector.burst_done(burst(100.0, 8000));              // another bucket: no history
   detector.burst_done(burst(100.0, 1000, "decode-2"));  // another engine: no history
   EXPECT_TRUE(log.events().empty());
-  EXPECT_EQ(SlowdownDetector::context_bucket(1000), SlowdownDetector::context_bucket(1020));
-  EXPECT_NE(SlowdownDetector::context_bucket(1000), SlowdownDetector::context_bucket(8000));
+  EXPECT_EQ(context_bucket(1000), context_bucket(1020));
+  EXPECT_NE(context_bucket(1000), context_bucket(8000));
 }
 
 TEST(SlowdownDetector, TinyBurstsNeedAnAbsoluteExcessToo) {

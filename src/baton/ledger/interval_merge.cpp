@@ -1,22 +1,23 @@
 #include "baton/ledger/interval_merge.h"
 
+#include "baton/common/context_bucket.h"
+
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <utility>
 
 namespace baton {
 namespace {
 
-int context_bucket(const std::optional<std::int64_t>& tokens) {
-  if (!tokens) return -1;
-  return static_cast<int>(
-      std::bit_width(static_cast<std::uint64_t>(std::max<std::int64_t>(0, *tokens))));
+// Intervals without a context length form a bucket of their own.
+std::optional<std::size_t> bucket_of(const std::optional<std::int64_t>& tokens) {
+  if (!tokens) return std::nullopt;
+  return context_bucket(static_cast<std::size_t>(std::max<std::int64_t>(0, *tokens)));
 }
 
 bool mergeable(const IntervalRow& first, const IntervalRow& next, double max_gap_s) {
   return first.kind == next.kind && first.request_id == next.request_id &&
-         context_bucket(first.context_tokens) == context_bucket(next.context_tokens) &&
+         bucket_of(first.context_tokens) == bucket_of(next.context_tokens) &&
          next.start >= first.start && next.start <= first.end + max_gap_s;
 }
 

@@ -1,7 +1,6 @@
 #include "baton/watchdog/slowdown_detector.h"
 
-#include <bit>
-
+#include "baton/common/context_bucket.h"
 #include "baton/common/percentiles.h"
 
 namespace baton {
@@ -12,10 +11,6 @@ SlowdownDetector::SlowdownDetector(double factor, std::chrono::milliseconds min_
       min_excess_s_(std::chrono::duration<double>(min_excess).count()),
       log_(log),
       probe_(std::move(probe)) {}
-
-std::size_t SlowdownDetector::context_bucket(std::size_t tokens) {
-  return tokens == 0 ? 0 : std::bit_width(tokens);
-}
 
 void SlowdownDetector::burst_done(const BurstRecord& burst) {
   if (!burst.ok) return;  // a failed burst is a fault of its own, not a slow one

@@ -28,9 +28,6 @@ class SlowdownDetector final : public BurstObserver {
                    ActivityProbe probe);
   void burst_done(const BurstRecord& burst) override;
 
-  // Context-length bucket: powers of two, so 1000 and 1020 tokens compare, 1K and 8K don't.
-  static std::size_t context_bucket(std::size_t tokens);
-
  private:
   using Key = std::tuple<std::string, BurstKind, std::size_t>;
 
