@@ -38,6 +38,15 @@ std::vector<std::string> symbols_of(std::string_view text) {
   return symbols;
 }
 
+// The member `key` of `object` by reference, or null: json::value() would copy the
+// whole vocabulary and merge list.
+const json& member(const json& object, std::string_view key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  const auto it = object.find(key);
+  return it == object.end() ? kNull : *it;
+}
+
 std::pair<std::string, std::string> parse_merge(const json& merge, std::string_view file) {
   if (merge.is_string()) {
     const std::string text = merge.get<std::string>();
@@ -56,11 +65,11 @@ std::pair<std::string, std::string> parse_merge(const json& merge, std::string_v
 BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : file_(file) {
   const json root = json::parse(json_text, nullptr, false);
   if (root.is_discarded() || !root.is_object()) fail(file, "is not a JSON object");
-  const json& model = root.value("model", json());
+  const json& model = member(root, "model");
   if (!model.is_object() || model.value("type", "") != "BPE") {
     fail(file, "model.type must be BPE (byte-level BPE tokenizers are supported)");
   }
-  const json& vocab = model.value("vocab", json());
+  const json& vocab = member(model, "vocab");
   if (!vocab.is_object()) fail(file, "model.vocab must be an object");
   TokenId max_id = -1;
   for (const auto& [token, id] : vocab.items()) {
@@ -71,8 +80,8 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
     vocab_[token] = id.get<TokenId>();
     max_id = std::max(max_id, id.get<TokenId>());
   }
-  const json& merges = model.value("merges", json::array());
-  if (!merges.is_array()) fail(file, "model.merges must be a list");
+  const json& merges = member(model, "merges");
+  if (!merges.is_null() && !merges.is_array()) fail(file, "model.merges must be a list");
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     merge_rank_.emplace(parse_merge(merges[rank], file), static_cast<int>(rank));
   }
@@ -81,7 +90,7 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
     unk_ = token_id(model["unk_token"].get<std::string>());
   }
 
-  const json& added = root.value("added_tokens", json::array());
+  const json& added = member(root, "added_tokens");
   for (const json& t : added) {
     if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer() ||
         !t.contains("content") || !t["content"].is_string()) {
@@ -106,23 +115,24 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
     added_by_id_[t.id] = true;
   }
 
-  const json& normalizer = root.value("normalizer", json());
+  const json& normalizer = member(root, "normalizer");
   // NFC leaves text that is already composed (nearly all text) unchanged; it is taken as
   // a no-op here. Anything else would change what the model sees.
   if (!normalizer.is_null() && normalizer.value("type", "") != "NFC") {
     fail(file, "normalizer '" + normalizer.value("type", "?") + "' is not supported");
   }
-  const json& pre = root.value("pre_tokenizer", json());
-  std::vector<json> steps;
+  const json& pre = member(root, "pre_tokenizer");
+  std::vector<const json*> steps;
   if (pre.is_object() && pre.value("type", "") == "Sequence") {
-    for (const json& step : pre.value("pretokenizers", json::array())) steps.push_back(step);
+    for (const json& step : member(pre, "pretokenizers")) steps.push_back(&step);
   } else if (!pre.is_null()) {
-    steps.push_back(pre);
+    steps.push_back(&pre);
   }
-  for (const json& step : steps) {
+  for (const json* step_ptr : steps) {
+    const json& step = *step_ptr;
     const std::string type = step.value("type", "");
     if (type == "Split") {
-      const json& pattern = step.value("pattern", json());
+      const json& pattern = member(step, "pattern");
       if (step.value("behavior", "") != "Isolated" || step.value("invert", false) ||
           !pattern.contains("Regex") || !pattern["Regex"].is_string()) {
         fail(file, "only Split with a Regex pattern, behavior Isolated and no invert is supported");
