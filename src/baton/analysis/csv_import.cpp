@@ -1,13 +1,10 @@
 #include "baton/analysis/csv_import.h"
 
-#include <cerrno>
 #include <charconv>
-#include <fstream>
-#include <iterator>
-#include <system_error>
 #include <utility>
 
 #include "baton/analysis/csv_fields.h"
+#include "baton/common/read_file.h"
 
 namespace baton {
 namespace {
@@ -184,20 +181,13 @@ std::vector<Record> parse_csv(std::string_view text, std::string_view file_name,
   return records;
 }
 
-[[noreturn]] void throw_unreadable(const std::filesystem::path& path, std::string_view why) {
-  throw CsvImportError({path.string() + ": cannot read (" + std::string(why) + ")"}, 0);
-}
-
+// A file that cannot be read is the user's input too: a CsvImportError (exit code 2).
 std::string read_text(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw_unreadable(path, "it is a directory");
-  errno = 0;
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw_unreadable(path, errno != 0 ? std::generic_category().message(errno) : "open failed");
-  std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  if (in.bad()) throw_unreadable(path, "read failed");
-  return text;
+  try {
+    return read_file(path);
+  } catch (const FileReadError& error) {
+    throw CsvImportError({error.what()}, 0);
+  }
 }
 
 }  // namespace

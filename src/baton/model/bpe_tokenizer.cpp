@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <climits>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <stdexcept>
 
+#include "baton/common/read_file.h"
 #include "baton/model/byte_level.h"
 #include "baton/model/model_file_error.h"
 
@@ -153,11 +152,13 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
 
 BpeTokenizer BpeTokenizer::from_directory(const std::filesystem::path& directory) {
   const std::filesystem::path path = directory / "tokenizer.json";
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelFileError(path.string(), "cannot be read (no tokenizer)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return BpeTokenizer(text.str(), path.string());
+  std::string text;
+  try {
+    text = read_file(path);
+  } catch (const FileReadError& error) {
+    throw ModelFileError(path.string(), "cannot be read (" + error.reason() + "): no tokenizer");
+  }
+  return BpeTokenizer(text, path.string());
 }
 
 std::optional<TokenId> BpeTokenizer::token_id(std::string_view token) const {

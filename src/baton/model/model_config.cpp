@@ -1,9 +1,8 @@
 #include "baton/model/model_config.h"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
+#include "baton/common/read_file.h"
 #include "baton/model/model_file_error.h"
 
 namespace baton {
@@ -175,11 +174,11 @@ ModelConfig parse_model_config(std::string_view json_text, std::string_view file
 
 ModelConfig read_model_config(const std::filesystem::path& directory) {
   const std::filesystem::path path = directory / "config.json";
-  std::ifstream in(path);
-  if (!in) throw ModelFileError(path.string(), "cannot be read");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_model_config(text.str(), path.string());
+  try {
+    return parse_model_config(read_file(path), path.string());
+  } catch (const FileReadError& error) {
+    throw ModelFileError(path.string(), "cannot be read (" + error.reason() + ")");
+  }
 }
 
 }  // namespace baton
