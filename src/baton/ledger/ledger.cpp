@@ -61,9 +61,7 @@ const std::filesystem::path& with_parent_directory(const std::filesystem::path& 
 Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every)
     : commit_every_(commit_every), db_(with_parent_directory(path)) {
   db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
-  Statement version(db_, "PRAGMA user_version");
-  version.step();
-  const std::int64_t found = version.column_int(0);
+  const std::int64_t found = db_.user_version();
   if (found > kSchemaVersion) {
     throw SqliteError("[ledger] " + path.string() + " has schema version " + std::to_string(found) +
                       "; this baton knows up to " + std::to_string(kSchemaVersion));

@@ -30,9 +30,7 @@ std::optional<std::int64_t> optional_int(const Statement& s, int column) {
 }
 
 void check_schema(Database& db, const std::filesystem::path& path) {
-  Statement version(db, "PRAGMA user_version");
-  version.step();
-  const std::int64_t found = version.column_int(0);
+  const std::int64_t found = db.user_version();
   if (found < 1 || found > Ledger::kSchemaVersion) {
     throw SqliteError("[ledger] " + path.string() + " is not a baton ledger this build reads " +
                       "(schema version " + std::to_string(found) + ")");

@@ -16,6 +16,12 @@ Database::Database(const std::filesystem::path& path, Mode mode) : path_(path.st
 
 Database::~Database() { sqlite3_close(db_); }
 
+std::int64_t Database::user_version() {
+  Statement version(*this, "PRAGMA user_version");
+  version.step();
+  return version.column_int(0);
+}
+
 void Database::exec(std::string_view sql) {
   char* error = nullptr;
   const std::string text(sql);

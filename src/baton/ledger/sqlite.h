@@ -31,6 +31,8 @@ class Database {
   void exec(std::string_view sql);
   sqlite3* handle() const { return db_; }
   std::int64_t last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+  // PRAGMA user_version: the schema version a ledger writes there (0 for a new file).
+  std::int64_t user_version();
 
  private:
   sqlite3* db_ = nullptr;
