@@ -3,25 +3,18 @@
 #include <algorithm>
 #include <map>
 
+#include "baton/analysis/spans.h"
+
 namespace baton {
 namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
 
-using Spans = std::vector<std::pair<double, double>>;
-
-// Sorts and merges overlapping or touching spans in place.
+// Sorts and joins overlapping spans in place (touching ones stay apart: the sweep adds
+// no segment between them, so the sums are the same).
 void merge(Spans& spans) {
   std::sort(spans.begin(), spans.end());
-  Spans merged;
-  for (const auto& span : spans) {
-    if (!merged.empty() && span.first <= merged.back().second) {
-      merged.back().second = std::max(merged.back().second, span.second);
-    } else {
-      merged.push_back(span);
-    }
-  }
-  spans = std::move(merged);
+  spans = join_spans(spans, 0.0);
 }
 
 bool covers(const Spans& spans, double t) {

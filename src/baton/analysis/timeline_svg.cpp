@@ -15,11 +15,10 @@
 #include <utility>
 #include <vector>
 
+#include "baton/analysis/spans.h"
+
 namespace baton {
 namespace {
-
-// [start, end] pairs, in seconds or in pixels.
-using Spans = std::vector<std::pair<double, double>>;
 
 // Vertical layout, in pixels.
 constexpr double kTitleY = 20;
@@ -63,19 +62,6 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-// Joins sorted spans that overlap or lie less than `gap` apart.
-Spans join(const Spans& sorted, double gap) {
-  Spans out;
-  for (const auto& [start, end] : sorted) {
-    if (!out.empty() && start - out.back().second < gap) {
-      out.back().second = std::max(out.back().second, end);
-    } else {
-      out.emplace_back(start, end);
-    }
-  }
-  return out;
-}
-
 struct EngineRows {
   Spans normal;        // sorted by start
   Spans long_context;  // sorted by start
@@ -109,7 +95,7 @@ Spans dual_time(const Lanes& lanes) {
     Spans all = rows.normal;
     all.insert(all.end(), rows.long_context.begin(), rows.long_context.end());
     std::sort(all.begin(), all.end());
-    for (const auto& [start, end] : join(all, 0.0)) {
+    for (const auto& [start, end] : join_spans(all, 0.0)) {
       if (end <= start) continue;
       events.emplace_back(start, +1);
       events.emplace_back(end, -1);
@@ -196,7 +182,7 @@ Spans on_screen(const Spans& sorted, const Frame& frame) {
     const double x0 = frame.x(start);
     pixels.emplace_back(x0, std::max(frame.x(end), x0 + 1.0));
   }
-  return join(pixels, 1.0);
+  return join_spans(pixels, 1.0);
 }
 
 // "HH:MM:SS" in UTC, with "YYYY-MM-DD " in front when `with_date`, ".mmm" after when
