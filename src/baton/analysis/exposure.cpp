@@ -102,8 +102,9 @@ const Segment* segment_at(const std::vector<Segment>& segments, double t) {
 
 }  // namespace
 
-Exposure measure_exposure(const ExposureInput& input, std::int64_t long_context_threshold) {
-  const auto engines = spans_by_engine(input.intervals, long_context_threshold);
+Exposure measure_exposure(const std::vector<BusyInterval>& intervals, std::vector<HangRecord> hangs,
+                          std::int64_t long_context_threshold) {
+  const auto engines = spans_by_engine(intervals, long_context_threshold);
   std::vector<const EngineSpans*> indexed;
   Exposure exposure;
   exposure.long_context.threshold = long_context_threshold;
@@ -128,7 +129,6 @@ Exposure measure_exposure(const ExposureInput& input, std::int64_t long_context_
         std::max(0.0, total - exposure.by_engine[e].alone_hours);
   }
 
-  std::vector<HangRecord> hangs = input.hangs;
   std::stable_sort(hangs.begin(), hangs.end(),
                    [](const HangRecord& a, const HangRecord& b) { return a.time < b.time; });
   for (HangRecord& hang : hangs) {

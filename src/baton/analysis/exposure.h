@@ -45,6 +45,10 @@ struct Exposure {
 };
 
 // `hangs` in `input` are taken as given; choose the classes to count before calling.
-Exposure measure_exposure(const ExposureInput& input, std::int64_t long_context_threshold);
+Exposure measure_exposure(const std::vector<BusyInterval>& intervals, std::vector<HangRecord> hangs,
+                          std::int64_t long_context_threshold);
+inline Exposure measure_exposure(const ExposureInput& input, std::int64_t long_context_threshold) {
+  return measure_exposure(input.intervals, input.hangs, long_context_threshold);
+}
 
 }  // namespace baton

@@ -5,12 +5,13 @@
 namespace baton {
 
 Analysis analyze_hangs(const ExposureInput& input, const AnalysisOptions& options) {
-  ExposureInput counted{input.intervals, {}};
-  std::copy_if(input.hangs.begin(), input.hangs.end(), std::back_inserter(counted.hangs),
+  // Only the hangs are filtered: the intervals, which may be millions, are not copied.
+  std::vector<HangRecord> counted;
+  std::copy_if(input.hangs.begin(), input.hangs.end(), std::back_inserter(counted),
                [&](const HangRecord& h) { return options.hang_classes.contains(h.error_class); });
 
   Analysis a;
-  a.exposure = measure_exposure(counted, options.long_context);
+  a.exposure = measure_exposure(input.intervals, std::move(counted), options.long_context);
   const Exposure& e = a.exposure;
   if (e.busy_hours > 0.0) a.dual_share = std::min(1.0, e.dual_hours / e.busy_hours);
 
