@@ -1,0 +1,253 @@
+#include "baton/model/chat_template.h"
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <system_error>
+
+#include "baton/common/read_file.h"
+#include "baton/model/model_file_error.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr std::string_view kFlagSource = "--chat-template flag";
+
+// Python's str.strip() (Jinja's trim filter) removes what str.isspace() accepts: these
+// ASCII characters and, in UTF-8, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
+// U+202F, U+205F and U+3000. UTF-8 is self-synchronising, so matching whole encodings at
+// either end never cuts a character in two.
+constexpr std::string_view kAsciiSpace = "\t\n\v\f\r\x1c\x1d\x1e\x1f ";
+constexpr std::array<std::string_view, 19> kUnicodeSpace = {
+    "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
+    "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86",
+    "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\xA8",
+    "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
+
+// The length in bytes of the whitespace character that `text` starts with, or 0.
+std::size_t leading_space(std::string_view text) {
+  if (!text.empty() && kAsciiSpace.find(text.front()) != std::string_view::npos) return 1;
+  for (std::string_view space : kUnicodeSpace) {
+    if (text.starts_with(space)) return space.size();
+  }
+  return 0;
+}
+
+// The same at the end of `text`.
+std::size_t trailing_space(std::string_view text) {
+  if (!text.empty() && kAsciiSpace.find(text.back()) != std::string_view::npos) return 1;
+  for (std::string_view space : kUnicodeSpace) {
+    if (text.ends_with(space)) return space.size();
+  }
+  return 0;
+}
+
+std::string_view trim(std::string_view text) {
+  while (std::size_t n = leading_space(text)) text.remove_prefix(n);
+  while (std::size_t n = trailing_space(text)) text.remove_suffix(n);
+  return text;
+}
+
+void check_roles(std::span<const ChatMessage> messages) {
+  if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
+  for (const ChatMessage& m : messages) {
+    if (m.role != "system" && m.role != "user" && m.role != "assistant") {
+      throw std::invalid_argument("unknown chat role '" + m.role +
+                                  "': the roles are system, user and assistant");
+    }
+  }
+}
+
+std::string render_chatml(std::span<const ChatMessage> messages) {
+  std::string out;
+  for (const ChatMessage& m : messages) {
+    out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
+  }
+  return out + "<|im_start|>assistant\n";
+}
+
+std::string render_llama3(const ChatTemplate& t, std::span<const ChatMessage> messages) {
+  std::string out = t.bos_token;
+  for (const ChatMessage& m : messages) {
+    out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
+    out += trim(m.content);
+    out += "<|eot_id|>";
+  }
+  return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
+}
+
+// After the optional leading system message: user, assistant, user, ... as v3 requires.
+void check_mistral_turns(std::span<const ChatMessage> turns) {
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    if (turns[i].role == "system") {
+      throw std::invalid_argument(
+          "mistral chat template: only the first message may be a system message");
+    }
+    if ((turns[i].role == "user") != (i % 2 == 0)) {
+      throw std::invalid_argument(
+          "mistral chat template: after the optional system message, conversation roles must "
+          "alternate user/assistant/user/assistant/...");
+    }
+  }
+}
+
+// v3 has no system turn: the system text opens the last message when that is the user's.
+std::string render_mistral(const ChatTemplate& t, std::span<const ChatMessage> messages) {
+  std::optional<std::string_view> system;
+  std::span<const ChatMessage> turns = messages;
+  if (turns.front().role == "system") {
+    system = turns.front().content;
+    turns = turns.subspan(1);
+  }
+  check_mistral_turns(turns);
+  std::string out = t.bos_token;
+  for (std::size_t i = 0; i < turns.size(); ++i) {
+    if (turns[i].role == "user") {
+      out += "[INST] ";
+      if (system && i + 1 == turns.size()) out += std::string(*system) + "\n\n";
+      out += turns[i].content + "[/INST]";
+    } else {
+      out += " ";
+      out += trim(turns[i].content);
+      out += "</s>";
+    }
+  }
+  return out;
+}
+
+// The file's text, or nullopt when it does not exist.
+std::optional<std::string> read_if_present(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return std::nullopt;
+  try {
+    return read_file(path);
+  } catch (const FileReadError& error) {
+    throw ModelFileError(path.string(), "cannot be read (" + error.reason() + ")");
+  }
+}
+
+std::optional<json> read_json_if_present(const fs::path& path) {
+  std::optional<std::string> text = read_if_present(path);
+  if (!text) return std::nullopt;
+  json root = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded() || !root.is_object()) {
+    throw ModelFileError(path.string(), "is not a JSON object");
+  }
+  return root;
+}
+
+// Older files write special tokens as AddedToken objects: {"content": "<s>", ...}.
+std::string bos_token_of(const json& config, const fs::path& path) {
+  auto it = config.find("bos_token");
+  if (it == config.end() || it->is_null()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_object()) {
+    auto content = it->find("content");
+    if (content != it->end() && content->is_string()) return content->get<std::string>();
+  }
+  throw ModelFileError(path.string(), "'bos_token' must be a string or {\"content\": string}");
+}
+
+// chat_template as a string, or as a list of named templates of which "default" is the
+// one transformers uses when no name is asked for.
+std::optional<std::string> template_of(const json& config, const fs::path& path) {
+  auto it = config.find("chat_template");
+  if (it == config.end() || it->is_null()) return std::nullopt;
+  if (it->is_string()) return it->get<std::string>();
+  if (!it->is_array()) {
+    throw ModelFileError(path.string(), "'chat_template' must be a string or a list");
+  }
+  for (const json& entry : *it) {
+    if (!entry.is_object() || !entry.contains("name") || !entry.contains("template") ||
+        !entry["name"].is_string() || !entry["template"].is_string()) {
+      throw ModelFileError(path.string(),
+                           "'chat_template' list entries must be {\"name\": string, "
+                           "\"template\": string}");
+    }
+    if (entry["name"] == "default") return entry["template"].get<std::string>();
+  }
+  throw ModelFileError(path.string(), "'chat_template' lists no template named 'default'");
+}
+
+}  // namespace
+
+std::string_view to_string(ChatFamily family) {
+  switch (family) {
+    case ChatFamily::chatml:
+      return "chatml";
+    case ChatFamily::llama3:
+      return "llama3";
+    case ChatFamily::mistral:
+      return "mistral";
+  }
+  return "unknown";
+}
+
+ChatFamily parse_chat_family(std::string_view name) {
+  if (name == "chatml" || name == "qwen") return ChatFamily::chatml;
+  if (name == "llama3") return ChatFamily::llama3;
+  if (name == "mistral") return ChatFamily::mistral;
+  throw std::invalid_argument("unknown chat template '" + std::string(name) +
+                              "': valid names are chatml (alias qwen), llama3, mistral");
+}
+
+std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages) {
+  check_roles(messages);
+  switch (chat_template.family) {
+    case ChatFamily::chatml:
+      return render_chatml(messages);
+    case ChatFamily::llama3:
+      return render_llama3(chat_template, messages);
+    case ChatFamily::mistral:
+      return render_mistral(chat_template, messages);
+  }
+  throw std::invalid_argument("unknown chat family");
+}
+
+std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text) {
+  if (jinja_text.find("<|im_start|>") != std::string_view::npos) return ChatFamily::chatml;
+  if (jinja_text.find("<|start_header_id|>") != std::string_view::npos) return ChatFamily::llama3;
+  if (jinja_text.find("[INST]") != std::string_view::npos) return ChatFamily::mistral;
+  return std::nullopt;
+}
+
+// As in transformers, chat_template.jinja wins over the key in tokenizer_config.json.
+ChatTemplate load_chat_template(const fs::path& model_dir,
+                                std::optional<ChatFamily> override_family) {
+  const fs::path config_path = model_dir / "tokenizer_config.json";
+  const fs::path jinja_path = model_dir / "chat_template.jinja";
+  const std::optional<json> config = read_json_if_present(config_path);
+  ChatTemplate result;
+  if (config) result.bos_token = bos_token_of(*config, config_path);
+  if (override_family) {
+    result.family = *override_family;
+    result.source = kFlagSource;
+    return result;
+  }
+  std::optional<std::string> text = read_if_present(jinja_path);
+  fs::path source = jinja_path;
+  if (!text && config) {
+    text = template_of(*config, config_path);
+    source = config_path;
+  }
+  if (!text) {
+    throw ModelFileError(config_path.string(),
+                         "no chat template (neither chat_template in this file nor "
+                         "chat_template.jinja); pass --chat-template chatml|llama3|mistral or "
+                         "send a raw prompt");
+  }
+  const std::optional<ChatFamily> family = detect_chat_family(*text);
+  if (!family) {
+    throw ModelFileError(source.string(),
+                         "chat template of an unknown family (not ChatML, Llama 3 or Mistral "
+                         "[INST]); pass --chat-template chatml|llama3|mistral to choose one");
+  }
+  result.family = *family;
+  result.source = source.string();
+  return result;
+}
+
+}  // namespace baton

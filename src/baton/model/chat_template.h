@@ -1,0 +1,76 @@
+// Chat templates: turning a conversation into the prompt text an instruct model was trained
+// on. baton does not run Jinja. It recognises the family of the model's template by its
+// markers and renders that family with built-in code that produces, for plain text messages
+// (roles system/user/assistant, string contents) and add_generation_prompt=true, what the
+// real template produces:
+//
+//   chatml   <|im_start|>{role}\n{content}<|im_end|>\n ... <|im_start|>assistant\n
+//            Plain ChatML and Qwen3 (thinking on, the default) exactly. Qwen2/2.5 insert a
+//            default system message ("You are Qwen, created by Alibaba Cloud. ...") when the
+//            first message is not a system message; baton does not: send one to get it.
+//            Qwen3 also differs for an assistant message after the last user message or one
+//            whose content holds </think>, which a generation request does not contain.
+//   llama3   {bos}<|start_header_id|>{role}<|end_header_id|>\n\n{trim(content)}<|eot_id|>
+//            ... <|start_header_id|>assistant<|end_header_id|>\n\n
+//            Llama 3 (Meta-Llama-3-*-Instruct) exactly. Llama 3.1+ templates also open with
+//            a system header holding "Cutting Knowledge Date: December 2023" and a "Today
+//            Date", with the system message inside it; baton does not add those lines.
+//   mistral  {bos}[INST] {user}[/INST] {trim(assistant)}</s>[INST] ...[/INST]
+//            Mistral v3 tokenizer (Mistral-7B-Instruct-v0.3, Mixtral-8x22B, Mistral Large
+//            2407) exactly. The optional system message goes before the content of the last
+//            message, followed by "\n\n", and only when that last message is from the user:
+//            a conversation that ends with the assistant loses it, as in the real template.
+//            After the system message, roles must alternate user/assistant/user/...
+//
+// trim() is Python's str.strip(), as Jinja's trim filter: Unicode whitespace at both ends.
+// The text starts with the bos token where the family has one, so it is to be encoded
+// without adding special tokens again.
+// Thread-safety: pure functions and values.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace baton {
+
+enum class ChatFamily { chatml, llama3, mistral };
+
+std::string_view to_string(ChatFamily family);
+
+// "chatml" (or its alias "qwen"), "llama3", "mistral"; anything else throws
+// std::invalid_argument listing the valid names.
+ChatFamily parse_chat_family(std::string_view name);
+
+struct ChatMessage {
+  std::string role;  // system, user or assistant
+  std::string content;
+};
+
+struct ChatTemplate {
+  ChatFamily family = ChatFamily::chatml;
+  std::string bos_token;  // tokenizer_config.json's bos_token; empty when it has none
+  std::string source;     // the file the template came from, or "--chat-template flag"
+};
+
+// The prompt for the assistant's next message. Throws std::invalid_argument for an empty
+// conversation, a role other than system/user/assistant (naming it), and, for mistral, a
+// system message that is not the first or roles that do not alternate.
+std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages);
+
+// The family whose markers the Jinja text holds, checked in this order: <|im_start|>
+// (chatml), <|start_header_id|> (llama3), [INST] (mistral). nullopt when none.
+std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text);
+
+// The template of a Hugging Face model directory: chat_template.jinja (transformers 5) or
+// else tokenizer_config.json's chat_template (a string, or a list of {name, template} of
+// which the one named "default" is used), and tokenizer_config.json's bos_token (a string
+// or {"content": ...}). An override sets the family even when the model has no template.
+// Throws ModelFileError naming the file for malformed JSON, no template (without an
+// override), or a template of no known family.
+ChatTemplate load_chat_template(const std::filesystem::path& model_dir,
+                                std::optional<ChatFamily> override_family);
+
+}  // namespace baton
