@@ -6,6 +6,8 @@
 // token by token through the KV cache; and 32 greedy tokens exactly.
 #include "baton/model/llama_model.h"
 
+#include "baton/model/forward_pass.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -50,13 +52,13 @@ TEST_P(ReferenceModel, LogitsMatchTransformersInOnePassAndTokenByToken) {
   ASSERT_EQ(ref.logits.size(), ref.tokens.size());
 
   KvCache whole(model.config(), 64);
-  const std::vector<float> logits = model.forward(ref.tokens, whole);
+  const std::vector<float> logits = forward(model, ref.tokens, whole);
   KvCache stepwise(model.config(), 64);
   for (std::size_t t = 0; t < ref.tokens.size(); ++t) {
     const float prefill = max_difference({logits.data() + t * vocab, vocab}, ref.logits[t]);
     EXPECT_LT(prefill, kTolerance) << GetParam() << " position " << t;
     const std::vector<float> step =
-        model.forward(std::span<const TokenId>(&ref.tokens[t], 1), stepwise);
+        forward(model, std::span<const TokenId>(&ref.tokens[t], 1), stepwise);
     EXPECT_LT(max_difference(step, ref.logits[t]), kTolerance) << GetParam() << " step " << t;
   }
 }
@@ -65,14 +67,14 @@ TEST_P(ReferenceModel, GreedyDecodingMatchesTransformers) {
   const LlamaModel model = LlamaModel::load(kModels / GetParam());
   const Reference ref = read_reference(GetParam());
   KvCache cache(model.config(), 64);
-  std::vector<float> logits = model.forward(ref.tokens, cache);
+  std::vector<float> logits = forward(model, ref.tokens, cache);
   const auto vocab = static_cast<std::ptrdiff_t>(model.config().vocab_size);
   std::vector<TokenId> generated;
   for (std::size_t i = 0; i < ref.greedy.size(); ++i) {
     const auto last = logits.end() - vocab;
     const auto next = static_cast<TokenId>(std::max_element(last, logits.end()) - last);
     generated.push_back(next);
-    logits = model.forward(std::span<const TokenId>(&next, 1), cache);
+    logits = forward(model, std::span<const TokenId>(&next, 1), cache);
   }
   EXPECT_EQ(generated, ref.greedy) << GetParam();
 }
@@ -82,16 +84,19 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ReferenceModel,
 
 TEST(LlamaModel, TheLayerHookRunsBetweenLayersAndTheCacheHasALimit) {
   const LlamaModel model = LlamaModel::load(kModels / "qwen2");
-  KvCache cache(model.config(), 4);
+  KvCache cache(model.config(), 4);  // rounded up to one block of 16
+  EXPECT_EQ(cache.capacity(), 16);
   int calls = 0;
   const std::vector<TokenId> three{1, 2, 3};
-  model.forward(three, cache, [&] { ++calls; });
+  forward(model, three, cache, [&] { ++calls; });
   EXPECT_EQ(calls, model.config().num_layers - 1);
   EXPECT_EQ(cache.length(), 3);
-  EXPECT_THROW(model.forward(three, cache), std::length_error);
+  const std::vector<TokenId> fourteen(14, 1);
+  EXPECT_THROW(forward(model, fourteen, cache), std::length_error);
+  EXPECT_EQ(cache.length(), 3);
   const std::vector<TokenId> bad{9999};
   KvCache other(model.config(), 4);
-  EXPECT_THROW(model.forward(bad, other), std::out_of_range);
+  EXPECT_THROW(forward(model, bad, other), std::out_of_range);
 }
 
 }  // namespace

@@ -122,6 +122,31 @@ TEST(ModelConfig, BadFilesNameTheFileAndTheKey) {
   }
 }
 
+TEST(ModelConfig, GenerationConfigAddsEndTokensAndSamplingDefaults) {
+  // Qwen2.5-Instruct's generation_config.json: a second end token and sampling defaults.
+  ModelConfig c = parse_model_config(R"({"model_type": "qwen2", "vocab_size": 151936,
+      "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+      "num_attention_heads": 14, "num_key_value_heads": 2, "eos_token_id": 151645})",
+                                     "config.json");
+  merge_generation_config(R"({"bos_token_id": 151643, "do_sample": true,
+      "eos_token_id": [151645, 151643], "pad_token_id": 151643, "repetition_penalty": 1.1,
+      "temperature": 0.7, "top_k": 20, "top_p": 0.8, "transformers_version": "4.37.0"})",
+                          "generation_config.json", c);
+  EXPECT_EQ(c.eos_token_ids, (std::vector<std::int64_t>{151645, 151643}));
+  EXPECT_EQ(c.generation.do_sample, true);
+  EXPECT_EQ(c.generation.temperature, 0.7);
+  EXPECT_EQ(c.generation.top_p, 0.8);
+  EXPECT_EQ(c.generation.top_k, 20);
+  EXPECT_EQ(c.generation.repetition_penalty, 1.1);
+  try {
+    merge_generation_config(R"({"temperature": "hot"})", "dir/generation_config.json", c);
+    FAIL() << "a string temperature must be refused";
+  } catch (const ModelFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("dir/generation_config.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("temperature"), std::string::npos);
+  }
+}
+
 TEST(ModelConfig, MissingFileNamesThePath) {
   EXPECT_THROW(read_model_config("/nonexistent/model"), ModelFileError);
 }

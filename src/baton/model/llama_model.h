@@ -1,68 +1,58 @@
-// LlamaModel: the forward pass of the Llama family (llama, mistral, qwen2, qwen3) on the
-// CPU, in f32 with OpenBLAS for the matrix products: RMSNorm, grouped-query attention with
-// rotary positions (and q/k/v bias for qwen2, per-head q/k RMSNorm for qwen3, a sliding
-// window for mistral when set), SwiGLU MLP, tied or separate output embedding. Weights
-// are converted to f32 once at load. Tokens extend a KvCache; logits come back for every
-// new position.
-// Thread-safety: the model is immutable after load; forward() may run on several threads
-// at once, each with its own KvCache.
+// LlamaModel: the weights of a Llama-family model (llama, mistral, qwen2, qwen3) as the
+// CPU forward pass reads them (forward_pass.h): RMSNorm weights, attention with grouped
+// query heads (q/k/v bias for qwen2, per-head q/k RMSNorm for qwen3, a sliding window for
+// mistral when set), SwiGLU MLP, tied or separate output embedding. bf16 matrices stay
+// bf16 in the memory map unless asked otherwise; everything else is f32.
+// Thread-safety: immutable after load, except the kernel thread pool, which serializes
+// its callers; forward passes may run on several threads at once, each on its own blocks.
 #pragma once
 
 #include <filesystem>
-#include <functional>
-#include <span>
+#include <memory>
 #include <vector>
 
+#include "baton/common/thread_pool.h"
 #include "baton/model/model_config.h"
 #include "baton/model/model_weights.h"
-#include "baton/model/token_id.h"
+#include "baton/model/weight_matrix.h"
 
 namespace baton {
 
-// Keys and values of one sequence, per layer [capacity x kv_heads x head_dim].
-class KvCache {
- public:
-  KvCache(const ModelConfig& config, int capacity);
-  int length() const { return length_; }
-  int capacity() const { return capacity_; }
-
- private:
-  friend class LlamaModel;
-  int capacity_;
-  int length_ = 0;
-  std::vector<std::vector<float>> keys_;    // per layer
-  std::vector<std::vector<float>> values_;  // per layer
+struct ModelLoadOptions {
+  bool keep_bf16 = true;  // bf16 matrices stay bf16 (false: widened to f32 at load)
+  int threads = 0;        // kernel threads; 0: default_cpu_threads()
 };
 
 class LlamaModel {
  public:
-  // Reads config.json and the safetensors weights of a model directory (ModelFileError).
-  static LlamaModel load(const std::filesystem::path& directory);
-  LlamaModel(ModelConfig config, const ModelWeights& weights);
-
-  const ModelConfig& config() const { return config_; }
-  // Runs `tokens` after what `cache` holds and returns their logits, row-major
-  // [tokens x vocab]. `between_layers` (may be empty) runs after each layer but the last:
-  // where an engine yields the GPU turn. Throws std::length_error when the cache is full.
-  std::vector<float> forward(std::span<const TokenId> tokens, KvCache& cache,
-                             const std::function<void()>& between_layers = {}) const;
-
- private:
   struct Layer {
-    std::vector<float> attn_norm, q, k, v, o, q_bias, k_bias, v_bias, q_norm, k_norm;
-    std::vector<float> mlp_norm, gate, up, down;
+    std::vector<float> attn_norm, q_bias, k_bias, v_bias, q_norm, k_norm, mlp_norm;
+    WeightMatrix q, k, v, o, gate, up, down;
   };
 
-  void attention(const Layer& layer, int layer_index, std::vector<float>& x, int count,
-                 KvCache& cache) const;
-  void mlp(const Layer& layer, std::vector<float>& x, int count) const;
+  // Reads config.json and the safetensors weights of a model directory (ModelFileError).
+  static LlamaModel load(const std::filesystem::path& directory, ModelLoadOptions options = {});
+  LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options = {});
 
+  const ModelConfig& config() const { return config_; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  const WeightMatrix& embedding() const { return embed_; }
+  const WeightMatrix& output() const { return lm_head_.rows() > 0 ? lm_head_ : embed_; }
+  const std::vector<float>& final_norm() const { return final_norm_; }
+  const std::vector<float>& inverse_frequencies() const { return inverse_frequencies_; }
+  ThreadPool& pool() const { return *pool_; }
+  // Bytes of weights the forward pass reads per token (every matrix once).
+  std::size_t weight_bytes() const;
+
+ private:
   ModelConfig config_;
-  std::vector<float> embed_;    // [vocab x hidden]
-  std::vector<float> lm_head_;  // [vocab x hidden]; empty when tied to embed_
+  ModelWeights weights_;  // the memory map bf16 matrices point into
+  WeightMatrix embed_;    // [vocab x hidden]
+  WeightMatrix lm_head_;  // [vocab x hidden]; empty when tied to embed_
   std::vector<float> final_norm_;
   std::vector<Layer> layers_;
   std::vector<float> inverse_frequencies_;
+  std::unique_ptr<ThreadPool> pool_;
 };
 
 }  // namespace baton

@@ -1,5 +1,6 @@
 #include "baton/model/model_config.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
@@ -172,10 +173,34 @@ ModelConfig parse_model_config(std::string_view json_text, std::string_view file
   return c;
 }
 
+void merge_generation_config(std::string_view json_text, std::string_view file,
+                             ModelConfig& config) {
+  const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) throw ModelFileError(file, "is not valid JSON");
+  if (!root.is_object()) throw ModelFileError(file, "is not a JSON object");
+  const Reader r(root, file);
+  for (const std::int64_t id : r.int_list("eos_token_id")) {
+    if (std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), id) ==
+        config.eos_token_ids.end()) {
+      config.eos_token_ids.push_back(id);
+    }
+  }
+  GenerationDefaults& g = config.generation;
+  if (r.find(root, "do_sample") != nullptr) g.do_sample = r.flag("do_sample", false);
+  g.temperature = r.optional_number(root, "temperature");
+  g.top_p = r.optional_number(root, "top_p");
+  g.top_k = r.optional_int(root, "top_k");
+  g.repetition_penalty = r.optional_number(root, "repetition_penalty");
+}
+
 ModelConfig read_model_config(const std::filesystem::path& directory) {
-  const std::filesystem::path path = directory / "config.json";
+  std::filesystem::path path = directory / "config.json";
   try {
-    return parse_model_config(read_file(path), path.string());
+    ModelConfig config = parse_model_config(read_file(path), path.string());
+    path = directory / "generation_config.json";
+    if (std::filesystem::exists(path))
+      merge_generation_config(read_file(path), path.string(), config);
+    return config;
   } catch (const FileReadError& error) {
     throw ModelFileError(path.string(), "cannot be read (" + error.reason() + ")");
   }

@@ -29,6 +29,16 @@ struct RopeScaling {
   std::int64_t original_max_position_embeddings = 8192;  // llama3
 };
 
+// Sampling defaults a model ships in generation_config.json (what transformers applies
+// when the caller sets nothing).
+struct GenerationDefaults {
+  std::optional<bool> do_sample;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<std::int64_t> top_k;
+  std::optional<double> repetition_penalty;
+};
+
 struct ModelConfig {
   ModelArch arch = ModelArch::llama;
   std::int64_t vocab_size = 0;
@@ -48,13 +58,19 @@ struct ModelConfig {
   std::optional<std::int64_t> sliding_window;  // mistral, when set
   std::string dtype = "bfloat16";
   std::optional<std::int64_t> bos_token_id;
-  std::vector<std::int64_t> eos_token_ids;
+  std::vector<std::int64_t> eos_token_ids;  // config.json's and generation_config.json's
+  GenerationDefaults generation;
 };
 
 // Parses the text of a config.json; `file` names it in errors. Throws ModelFileError
 // naming the file and the key for a missing or wrong-typed key, an unknown architecture,
 // or sizes that do not fit together (heads not dividing, kv heads not dividing heads).
 ModelConfig parse_model_config(std::string_view json_text, std::string_view file);
+// Adds what generation_config.json says (its end tokens, its sampling defaults) to
+// `config`; ModelFileError naming the file for bad JSON or wrong-typed keys.
+void merge_generation_config(std::string_view json_text, std::string_view file,
+                             ModelConfig& config);
+// config.json, and generation_config.json when the directory has one.
 ModelConfig read_model_config(const std::filesystem::path& directory);
 
 }  // namespace baton

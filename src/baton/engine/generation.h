@@ -1,0 +1,50 @@
+// GenerationRequest and GenerationResult: what a client asks an LLM engine for and what
+// it gets back, with the timings a server reports (queue wait, prefill, decode) and the
+// prefix-cache hit.
+// Thread-safety: values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/model/sampler.h"
+#include "baton/model/token_id.h"
+
+namespace baton {
+
+struct GenerationParams {
+  SamplingParams sampling;
+  int max_tokens = 256;           // generated tokens at most (the end token included)
+  std::vector<std::string> stop;  // stop strings: the text ends before the first one
+  bool ignore_eos = false;        // keep going past the model's end tokens
+};
+
+struct GenerationRequest {
+  std::uint64_t id = 0;
+  std::vector<TokenId> prompt;
+  GenerationParams params;
+};
+
+// stop: an end token or a stop string; length: max_tokens or the model's context.
+enum class FinishReason { stop, length };
+
+constexpr std::string_view to_string(FinishReason reason) {
+  return reason == FinishReason::stop ? "stop" : "length";
+}
+
+struct GenerationResult {
+  std::uint64_t id = 0;
+  std::vector<TokenId> tokens;  // every generated token, an end token included
+  std::vector<float> logprobs;  // of each generated token
+  std::string text;             // the completion's text, up to a stop string, no end token
+  FinishReason finish = FinishReason::length;
+  int prompt_tokens = 0;
+  int cached_prompt_tokens = 0;  // reused from the prefix cache, not prefilled
+  double queued_ms = 0.0;        // submit -> admitted (waiting for KV blocks)
+  double prefill_ms = 0.0;       // admitted -> first token
+  double decode_ms = 0.0;        // first token -> last token
+};
+
+}  // namespace baton

@@ -1,0 +1,212 @@
+#include "baton/engine/llm_batch.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace baton {
+
+LlmBatch::LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBatchOptions options)
+    : model_(model),
+      tokenizer_(tokenizer),
+      options_(options),
+      pool_(model.config(), options.block_tokens, options.kv_budget_bytes) {
+  if (options_.max_batch < 1 || options_.prefill_chunk < 1) {
+    throw std::invalid_argument("max_batch and prefill_chunk must be at least 1");
+  }
+  for (const std::int64_t id : model.config().eos_token_ids) {
+    end_tokens_.push_back(static_cast<TokenId>(id));
+  }
+}
+
+LlmBatch::~LlmBatch() = default;
+
+int LlmBatch::blocks_for(int positions) const {
+  return (positions + options_.block_tokens - 1) / options_.block_tokens;
+}
+
+void LlmBatch::validate(const GenerationRequest& request) const {
+  const auto context = static_cast<int>(model_.config().max_position_embeddings);
+  const auto prompt = static_cast<int>(request.prompt.size());
+  if (prompt == 0) throw std::invalid_argument("the prompt is empty");
+  if (prompt >= context) {
+    throw std::invalid_argument("the prompt has " + std::to_string(prompt) +
+                                " tokens; the model's context holds " + std::to_string(context));
+  }
+  for (const TokenId token : request.prompt) {
+    if (token < 0 || token >= model_.config().vocab_size) {
+      throw std::invalid_argument("prompt token " + std::to_string(token) +
+                                  " outside the vocabulary");
+    }
+  }
+  Sampler check(request.params.sampling);
+  StopChecker stops(tokenizer_, request.params, end_tokens_, context - prompt);
+  const int positions = prompt + std::min(request.params.max_tokens, context - prompt);
+  if (blocks_for(positions) > pool_.total_blocks()) {
+    throw std::invalid_argument("the prompt and max_tokens need " + std::to_string(positions) +
+                                " positions of KV cache; the KV budget holds " +
+                                std::to_string(pool_.total_blocks() * options_.block_tokens));
+  }
+}
+
+void LlmBatch::enqueue(std::unique_ptr<Entry> entry) {
+  entry->tokens = entry->request.prompt;
+  waiting_.push_back(std::move(entry));
+}
+
+void LlmBatch::admit(TimePoint now) {
+  while (!waiting_.empty() && running_.size() < static_cast<std::size_t>(options_.max_batch)) {
+    Entry& next = *waiting_.front();
+    if (!try_admit(next, now)) {  // first come, first served: the rest wait behind it
+      if (!std::exchange(next.waited, true)) ++counters_.kv_waits;
+      return;
+    }
+    running_.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+  }
+}
+
+bool LlmBatch::try_admit(Entry& e, TimePoint now) {
+  const int block = options_.block_tokens;
+  const auto prompt = static_cast<int>(e.request.prompt.size());
+  const int context = static_cast<int>(model_.config().max_position_embeddings);
+  // Reuse cached blocks of the prompt, leaving at least its last token to compute.
+  std::uint64_t chain = KvBlockPool::kRootHash;
+  std::vector<BlockId> reused;
+  for (int b = 0; options_.prefix_cache && (b + 1) * block <= prompt - 1; ++b) {
+    const std::span<const TokenId> tokens(e.request.prompt.data() + b * block, block);
+    const auto found = pool_.find_cached(chain, tokens);
+    if (!found) break;
+    reused.push_back(*found);
+    chain = KvBlockPool::chain_hash(chain, tokens);
+  }
+  const int positions = prompt + std::min(e.request.params.max_tokens, context - prompt);
+  const int fresh = blocks_for(positions) - static_cast<int>(reused.size());
+  if (fresh > pool_.available_blocks()) {
+    for (const BlockId b : reused) pool_.release(b);
+    return false;
+  }
+  e.kv.blocks = std::move(reused);
+  for (int i = 0; i < fresh; ++i) e.kv.blocks.push_back(*pool_.allocate());
+  e.kv.length = static_cast<int>(e.kv.blocks.size() - static_cast<std::size_t>(fresh)) * block;
+  e.published_blocks = e.kv.length / block;
+  e.chain = chain;
+  e.admitted = now;
+  e.sampler.emplace(e.request.params.sampling);
+  e.stop.emplace(tokenizer_, e.request.params, end_tokens_, context - prompt);
+  e.result.id = e.request.id;
+  e.result.prompt_tokens = prompt;
+  e.result.cached_prompt_tokens = e.kv.length;
+  counters_.cached_prompt_tokens += static_cast<std::uint64_t>(e.kv.length);
+  return true;
+}
+
+std::shared_ptr<ForwardPass> LlmBatch::next_step(bool& prefills) {
+  std::vector<SequenceStep> steps;
+  prefills = false;
+  int budget = options_.prefill_chunk;
+  for (const auto& e : running_) {
+    const auto prompt = static_cast<int>(e->request.prompt.size());
+    e->rows = 0;
+    if (e->kv.length >= prompt) {  // decoding: the last sampled token goes in
+      e->rows = 1;
+      steps.push_back({{e->tokens.back()}, &e->kv});
+    } else if (budget > 0) {
+      e->rows = std::min(budget, prompt - e->kv.length);
+      budget -= e->rows;
+      prefills = true;
+      const auto first = e->tokens.begin() + e->kv.length;
+      steps.push_back({{first, first + e->rows}, &e->kv});
+    }
+  }
+  if (steps.empty()) return nullptr;
+  return std::make_shared<ForwardPass>(model_, pool_, std::move(steps), LogitsFor::last_token);
+}
+
+std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::vector<float>& logits,
+                                                                   TimePoint now) {
+  const auto vocab = static_cast<std::size_t>(model_.config().vocab_size);
+  ++counters_.steps;
+  std::vector<std::unique_ptr<Entry>> finished;
+  std::size_t row = 0;
+  for (std::size_t i = 0; i < running_.size();) {
+    Entry& e = *running_[i];
+    if (e.rows == 0) {
+      ++i;
+      continue;
+    }
+    const bool decoding = e.rows == 1 && e.tokens.size() > e.request.prompt.size();
+    (decoding ? counters_.decode_tokens : counters_.prefill_tokens) +=
+        static_cast<std::uint64_t>(e.rows);
+    const std::span<const float> row_logits(logits.data() + row++ * vocab, vocab);
+    e.rows = 0;
+    publish_full_blocks(e);
+    if (e.kv.length < static_cast<int>(e.tokens.size())) {  // prompt not done yet
+      ++i;
+      continue;
+    }
+    const SampledToken next = e.sampler->next(row_logits, e.tokens);
+    if (e.result.tokens.empty()) e.first_token = now;
+    e.tokens.push_back(next.id);
+    e.result.tokens.push_back(next.id);
+    e.result.logprobs.push_back(next.logprob);
+    if (const auto reason = e.stop->add(next.id)) {
+      e.result.finish = *reason;
+      e.result.text = e.stop->text();
+      e.result.queued_ms = millis_between(e.submitted, e.admitted);
+      e.result.prefill_ms = millis_between(e.admitted, e.first_token);
+      e.result.decode_ms = millis_between(e.first_token, now);
+      finished.push_back(finish(i));
+    } else {
+      ++i;
+    }
+  }
+  return finished;
+}
+
+void LlmBatch::publish_full_blocks(Entry& e) {
+  if (!options_.prefix_cache) return;
+  const int block = options_.block_tokens;
+  while ((e.published_blocks + 1) * block <= e.kv.length) {
+    const std::span<const TokenId> tokens(e.tokens.data() + e.published_blocks * block, block);
+    e.chain =
+        pool_.publish(e.kv.blocks[static_cast<std::size_t>(e.published_blocks)], e.chain, tokens);
+    ++e.published_blocks;
+  }
+}
+
+std::unique_ptr<LlmBatch::Entry> LlmBatch::finish(std::size_t index) {
+  std::unique_ptr<Entry> e = std::move(running_[index]);
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(index));
+  pool_.release_all(e->kv);
+  return e;
+}
+
+std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::fail_step() {
+  std::vector<std::unique_ptr<Entry>> failed;
+  for (std::size_t i = 0; i < running_.size();) {
+    if (running_[i]->rows > 0) {
+      failed.push_back(finish(i));
+    } else {
+      ++i;
+    }
+  }
+  return failed;
+}
+
+std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::take_all() {
+  std::vector<std::unique_ptr<Entry>> all;
+  while (!running_.empty()) all.push_back(finish(running_.size() - 1));
+  for (auto& e : waiting_) all.push_back(std::move(e));
+  waiting_.clear();
+  return all;
+}
+
+std::size_t LlmBatch::context_tokens() const {
+  std::size_t longest = 0;
+  for (const auto& e : running_) longest = std::max(longest, e->tokens.size());
+  return longest;
+}
+
+}  // namespace baton

@@ -1,0 +1,112 @@
+// LlmBatch: the continuous batch of one LLM engine, without threads: which requests wait
+// for KV blocks, which run, and what the next step computes. Each step decodes one token
+// of every request past its prompt and prefills up to `prefill_chunk` prompt tokens of
+// the others (oldest first), so a long prompt is prefilled in chunks between decode steps
+// of the running batch instead of stalling it.
+//
+// KV blocks: a request is admitted only when the pool can hold its prompt plus
+// max_tokens, so a running request never runs out of blocks and never has to be
+// preempted; until then it waits (counted in waiting()). Before that, its prompt is
+// looked up in the prefix cache block by block: every full block some earlier request
+// computed for the same leading tokens (prompt or prompt plus output) is reused, and only
+// the rest is prefilled. At least the last prompt token is always computed, for its logits.
+//
+// Thread-safety: none; the engine's thread owns it.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "baton/common/clock.h"
+#include "baton/engine/generation.h"
+#include "baton/engine/stop_checker.h"
+#include "baton/model/forward_pass.h"
+#include "baton/model/kv_block_pool.h"
+#include "baton/model/llama_model.h"
+
+namespace baton {
+
+struct LlmBatchOptions {
+  int block_tokens = 16;
+  std::size_t kv_budget_bytes = std::size_t{256} << 20;
+  int max_batch = 16;       // requests running at once
+  int prefill_chunk = 256;  // prompt tokens per step, over all prefilling requests
+  bool prefix_cache = true;
+};
+
+struct LlmBatchCounters {
+  std::uint64_t steps = 0;
+  std::uint64_t prefill_tokens = 0;        // prompt tokens computed
+  std::uint64_t cached_prompt_tokens = 0;  // prompt tokens reused from the prefix cache
+  std::uint64_t decode_tokens = 0;
+  std::uint64_t kv_waits = 0;  // requests that had to wait for KV blocks before running
+};
+
+class LlmBatch {
+ public:
+  // One request in the batch, with the promise its client waits on.
+  struct Entry {
+    GenerationRequest request;
+    std::promise<GenerationResult> promise;
+    TimePoint submitted{}, admitted{}, first_token{};
+    KvSequence kv;
+    std::vector<TokenId> tokens;  // prompt, then generated
+    int published_blocks = 0;     // leading blocks published to the prefix cache
+    std::uint64_t chain = KvBlockPool::kRootHash;
+    std::optional<Sampler> sampler;
+    std::optional<StopChecker> stop;
+    GenerationResult result;
+    int rows = 0;         // tokens this entry has in the current step
+    bool waited = false;  // found too few free KV blocks at least once
+  };
+
+  LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBatchOptions options);
+  ~LlmBatch();
+
+  // Checks the request can ever run here (sampling values, stop strings, prompt and
+  // max_tokens within the context and the KV budget); throws std::invalid_argument.
+  void validate(const GenerationRequest& request) const;
+  void enqueue(std::unique_ptr<Entry> entry);
+  // Moves waiting requests into the running batch while blocks and batch slots allow.
+  void admit(TimePoint now);
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+  std::size_t waiting() const { return waiting_.size(); }
+  std::size_t running() const { return running_.size(); }
+
+  // The forward pass of the next step (null when nothing runs); `prefills` says whether
+  // it prefills any prompt tokens.
+  std::shared_ptr<ForwardPass> next_step(bool& prefills);
+  // After a step ran: samples from `logits` (one row per step entry), publishes full
+  // blocks, and returns the requests that finished (their blocks released).
+  std::vector<std::unique_ptr<Entry>> after_step(const std::vector<float>& logits, TimePoint now);
+  // After a failed step: every request of the step leaves, blocks released.
+  std::vector<std::unique_ptr<Entry>> fail_step();
+  // Every request, waiting or running, leaves (engine stopping).
+  std::vector<std::unique_ptr<Entry>> take_all();
+
+  const LlmBatchCounters& counters() const { return counters_; }
+  const KvBlockPool& pool() const { return pool_; }
+  // Context tokens of the longest sequence in the batch (for the ledger's buckets).
+  std::size_t context_tokens() const;
+
+ private:
+  bool try_admit(Entry& entry, TimePoint now);
+  int blocks_for(int positions) const;
+  void publish_full_blocks(Entry& entry);
+  std::unique_ptr<Entry> finish(std::size_t index);
+
+  const LlamaModel& model_;
+  const BpeTokenizer* tokenizer_;
+  LlmBatchOptions options_;
+  KvBlockPool pool_;
+  std::vector<TokenId> end_tokens_;
+  std::deque<std::unique_ptr<Entry>> waiting_;
+  std::vector<std::unique_ptr<Entry>> running_;
+  LlmBatchCounters counters_;
+};
+
+}  // namespace baton

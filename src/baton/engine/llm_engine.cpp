@@ -1,0 +1,135 @@
+#include "baton/engine/llm_engine.h"
+
+#include "baton/common/clock.h"
+#include "baton/engine/request.h"
+
+namespace baton {
+
+LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
+                     LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn)
+    : name_(std::move(name)),
+      model_(model),
+      stream_(std::move(stream)),
+      turn_(turn),
+      client_(turn.register_client(name_, *stream_)),
+      batch_(model, tokenizer, options),
+      thread_([this](std::stop_token stop) { loop(stop); }) {
+  stats_.name = name_;
+  update_stats();
+}
+
+LlmEngine::~LlmEngine() { stop(); }
+
+std::future<GenerationResult> LlmEngine::submit(GenerationRequest request) {
+  auto entry = std::make_unique<LlmBatch::Entry>();
+  entry->request = std::move(request);
+  entry->submitted = Clock::now();
+  std::future<GenerationResult> future = entry->promise.get_future();
+  try {
+    batch_.validate(entry->request);  // reads only what never changes after construction
+  } catch (...) {
+    entry->promise.set_exception(std::current_exception());
+    return future;
+  }
+  std::lock_guard lock(mu_);
+  if (stopping_) {
+    entry->promise.set_exception(std::make_exception_ptr(EngineStopped(name_)));
+    return future;
+  }
+  inbox_.push_back(std::move(entry));
+  wake_.notify_all();
+  return future;
+}
+
+void LlmEngine::stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  thread_.request_stop();
+  if (thread_.joinable() && thread_.get_id() != std::this_thread::get_id()) thread_.join();
+}
+
+LlmEngineStats LlmEngine::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+void LlmEngine::loop(std::stop_token stop) {
+  for (;;) {
+    {
+      std::unique_lock lock(mu_);
+      wake_.wait(lock, stop, [&] { return !inbox_.empty() || !batch_.idle(); });
+      for (auto& entry : inbox_) batch_.enqueue(std::move(entry));
+      inbox_.clear();
+    }
+    if (stop.stop_requested()) break;
+    batch_.admit(Clock::now());
+    update_stats();
+    bool prefills = false;
+    if (auto pass = batch_.next_step(prefills)) run_step(std::move(pass), prefills);
+    update_stats();
+  }
+  std::vector<std::unique_ptr<LlmBatch::Entry>> left = batch_.take_all();
+  {
+    std::lock_guard lock(mu_);
+    for (auto& entry : inbox_) left.push_back(std::move(entry));
+    inbox_.clear();
+  }
+  fail(std::move(left), std::make_exception_ptr(EngineStopped(name_)));
+}
+
+void LlmEngine::run_step(std::shared_ptr<ForwardPass> pass, bool prefills) {
+  const BurstKind kind = prefills ? BurstKind::prefill : BurstKind::decode;
+  BurstRecord record{name_, kind, 0, batch_.context_tokens(), Clock::now()};
+  auto logits = std::make_shared<std::vector<float>>();
+  try {
+    // The ops share the pass: after a reset the stream may still finish them.
+    TurnHold hold(turn_, client_, kind);
+    record.granted = Clock::now();
+    for (int i = 0; i < pass->layers(); ++i) {
+      stream_->encode(Op{[pass, i] { pass->run_layer(i); }, 0});
+      stream_->commit();
+      if (i + 1 < pass->layers()) hold.yield_point(Boundary::layer);
+    }
+    stream_->encode(Op{[pass, logits] { *logits = pass->finish(); }, 0});
+    stream_->synchronize();
+    hold.release();
+  } catch (...) {
+    const std::exception_ptr error = std::current_exception();
+    stream_->wait_idle();  // nothing of the failed step may still touch the KV blocks
+    record.done = Clock::now();
+    record.ok = false;
+    for (BurstObserver* observer : observers_) observer->burst_done(record);
+    fail(batch_.fail_step(), error);
+    return;
+  }
+  record.done = Clock::now();
+  for (BurstObserver* observer : observers_) observer->burst_done(record);
+  deliver(batch_.after_step(*logits, record.done));
+}
+
+void LlmEngine::deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished) {
+  for (auto& entry : finished) entry->promise.set_value(std::move(entry->result));
+  std::lock_guard lock(mu_);
+  stats_.requests_done += finished.size();
+}
+
+void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,
+                     std::exception_ptr error) {
+  for (auto& entry : entries) entry->promise.set_exception(error);
+  std::lock_guard lock(mu_);
+  stats_.requests_failed += entries.size();
+}
+
+void LlmEngine::update_stats() {
+  std::lock_guard lock(mu_);
+  stats_.waiting_for_kv = batch_.waiting();
+  stats_.running = batch_.running();
+  stats_.kv_blocks_total = batch_.pool().total_blocks();
+  stats_.kv_blocks_available = batch_.pool().available_blocks();
+  stats_.kv_blocks_cached = batch_.pool().cached_blocks();
+  stats_.counters = batch_.counters();
+}
+
+}  // namespace baton

@@ -1,0 +1,81 @@
+// LlmEngine: one LLM with continuous batching (llm_batch.h) on its own thread and
+// stream. Each step of the batch is one burst under the GPU turn: the forward pass goes on
+// the stream one layer per op, with a yield point between layers, so the turn's per-layer
+// quantum, the watchdog (which watches the stream) and the ledger (a burst observer) all
+// see real inference. A step that fails (a hang the watchdog reset, a device error) fails
+// the requests it carried with that error; the others go on.
+//
+// Thread-safety: submit(), stop(), stats() are thread-safe. The model, tokenizer, turn and
+// observers must outlive the engine.
+#pragma once
+
+#include <condition_variable>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baton/engine/burst_observer.h"
+#include "baton/engine/llm_batch.h"
+#include "baton/gpu/stream.h"
+#include "baton/turn/gpu_turn.h"
+
+namespace baton {
+
+struct LlmEngineStats {
+  std::string name;
+  std::uint64_t requests_done = 0;
+  std::uint64_t requests_failed = 0;
+  std::size_t waiting_for_kv = 0;  // requests waiting for KV blocks right now
+  std::size_t running = 0;
+  int kv_blocks_total = 0;
+  int kv_blocks_available = 0;
+  int kv_blocks_cached = 0;
+  LlmBatchCounters counters;
+};
+
+class LlmEngine {
+ public:
+  LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
+            LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn);
+  ~LlmEngine();
+  LlmEngine(const LlmEngine&) = delete;
+  LlmEngine& operator=(const LlmEngine&) = delete;
+
+  const std::string& name() const { return name_; }
+  // Queues `request`; the future holds the result, or the error that failed it
+  // (std::invalid_argument for a request that can never run, EngineStopped, GpuError).
+  std::future<GenerationResult> submit(GenerationRequest request);
+  // Fails every queued and running request with EngineStopped and joins the thread.
+  void stop();
+  LlmEngineStats stats() const;
+  // Set-up only, before any request: one more observer of every finished step.
+  void add_burst_observer(BurstObserver& observer) { observers_.push_back(&observer); }
+
+ private:
+  void loop(std::stop_token stop);
+  void run_step(std::shared_ptr<ForwardPass> pass, bool prefills);
+  void deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished);
+  void fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries, std::exception_ptr error);
+  void update_stats();
+
+  const std::string name_;
+  const LlamaModel& model_;
+  std::unique_ptr<Stream> stream_;
+  GpuTurn& turn_;
+  TurnClientId client_;
+  std::vector<BurstObserver*> observers_;  // set-up only
+
+  mutable std::mutex mu_;
+  std::condition_variable_any wake_;
+  std::vector<std::unique_ptr<LlmBatch::Entry>> inbox_;  // guarded by mu_
+  bool stopping_ = false;                                // guarded by mu_
+  LlmEngineStats stats_;                                 // guarded by mu_
+
+  LlmBatch batch_;       // engine thread only
+  std::jthread thread_;  // last: starts after the rest
+};
+
+}  // namespace baton

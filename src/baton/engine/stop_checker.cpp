@@ -1,0 +1,48 @@
+#include "baton/engine/stop_checker.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace baton {
+
+StopChecker::StopChecker(const BpeTokenizer* tokenizer, const GenerationParams& params,
+                         std::vector<TokenId> end_tokens, int context_left)
+    : tokenizer_(tokenizer),
+      params_(params),
+      end_tokens_(std::move(end_tokens)),
+      context_left_(context_left) {
+  if (params_.max_tokens < 1) throw std::invalid_argument("max_tokens must be at least 1");
+  if (!params_.stop.empty() && tokenizer_ == nullptr) {
+    throw std::invalid_argument("stop strings need the model's tokenizer");
+  }
+  for (const std::string& stop : params_.stop) {
+    if (stop.empty()) throw std::invalid_argument("a stop string must not be empty");
+  }
+}
+
+std::optional<FinishReason> StopChecker::add(TokenId token) {
+  ++generated_;
+  const bool end = std::find(end_tokens_.begin(), end_tokens_.end(), token) != end_tokens_.end();
+  if (end && !params_.ignore_eos) return FinishReason::stop;
+  if (tokenizer_ != nullptr) {
+    text_tokens_.push_back(token);
+    // Decoding the whole completion again: a token may end a multi-byte character that
+    // an earlier token began, so piecewise decoding could split it.
+    const std::size_t before = text_.size();
+    text_ = tokenizer_->decode(text_tokens_, /*skip_special=*/true);
+    std::size_t first_stop = std::string::npos;  // the earliest of the stop strings
+    for (const std::string& stop : params_.stop) {
+      // A stop string can only have appeared in the tail that changed.
+      const std::size_t from = before >= stop.size() ? before - stop.size() + 1 : 0;
+      first_stop = std::min(first_stop, text_.find(stop, std::min(from, text_.size())));
+    }
+    if (first_stop != std::string::npos) {
+      text_.resize(first_stop);
+      return FinishReason::stop;
+    }
+  }
+  if (generated_ >= params_.max_tokens || generated_ >= context_left_) return FinishReason::length;
+  return std::nullopt;
+}
+
+}  // namespace baton

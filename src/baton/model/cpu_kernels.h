@@ -1,0 +1,26 @@
+// The CPU kernels of the forward pass: the matrix product of a torch Linear (OpenBLAS
+// sgemm on tiles of the weight's rows, split over a ThreadPool; bf16 tiles are widened to
+// f32 first), RMSNorm and SiLU-gated products.
+// Thread-safety: pure functions of their arguments; `linear` uses the pool it is given.
+#pragma once
+
+#include "baton/common/thread_pool.h"
+#include "baton/model/weight_matrix.h"
+
+namespace baton {
+
+// y[rows x w.rows()] = x[rows x w.cols()] * w^T (+ bias, may be null).
+void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, const float* bias,
+            float* y);
+
+// RMSNorm of each `width` row of x into y (may alias x): x / sqrt(mean(x^2) + eps) * weight.
+void rms_norm(const float* x, float* y, int rows, int width, const float* weight, double eps);
+
+// gate[i] = SiLU(gate[i]) * up[i], the SwiGLU MLP's inner product.
+void silu_mul(float* gate, const float* up, std::size_t count);
+
+// Keeps OpenBLAS on the calling thread: the pool splits the work, and OpenBLAS threads
+// inside each tile would only fight it for the cores. Process-wide; idempotent.
+void use_single_threaded_blas();
+
+}  // namespace baton

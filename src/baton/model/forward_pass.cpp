@@ -1,0 +1,194 @@
+#include "baton/model/forward_pass.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "baton/model/cpu_kernels.h"
+#include "baton/model/rope.h"
+
+namespace baton {
+
+ForwardPass::ForwardPass(const LlamaModel& model, KvBlockPool& pool,
+                         std::vector<SequenceStep> steps, LogitsFor logits_for)
+    : model_(model), pool_(pool), steps_(std::move(steps)), logits_for_(logits_for) {
+  const ModelConfig& c = model_.config();
+  const int hidden = static_cast<int>(c.hidden_size);
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    const KvSequence& kv = *steps_[s].sequence;
+    const int count = static_cast<int>(steps_[s].tokens.size());
+    const auto capacity = static_cast<int>(kv.blocks.size()) * pool_.block_tokens();
+    if (kv.length + count > capacity) {
+      throw std::length_error("the sequence's KV blocks hold " + std::to_string(capacity) +
+                              " positions, not " + std::to_string(kv.length + count));
+    }
+    for (int t = 0; t < count; ++t) {
+      row_step_.push_back(static_cast<int>(s));
+      row_position_.push_back(kv.length + t);
+    }
+  }
+  rows_ = static_cast<int>(row_step_.size());
+  x_.resize(static_cast<std::size_t>(rows_) * hidden);
+  int row = 0;
+  for (const SequenceStep& step : steps_) {
+    for (const TokenId token : step.tokens) {
+      if (token < 0 || token >= c.vocab_size) {
+        throw std::out_of_range("token id " + std::to_string(token) + " outside the vocabulary");
+      }
+      model_.embedding().rows_to_float(token, 1,
+                                       x_.data() + static_cast<std::size_t>(row++) * hidden);
+    }
+  }
+}
+
+void ForwardPass::run_layer(int index) {
+  const ModelConfig& c = model_.config();
+  const LlamaModel::Layer& l = model_.layers()[static_cast<std::size_t>(index)];
+  ThreadPool& threads = model_.pool();
+  const int hidden = static_cast<int>(c.hidden_size);
+  const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
+  const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
+  const auto n = static_cast<std::size_t>(rows_);
+  const auto data = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
+
+  std::vector<float> h(x_.size());
+  rms_norm(x_.data(), h.data(), rows_, hidden, l.attn_norm.data(), c.rms_norm_eps);
+  std::vector<float> q(n * q_dim), k(n * kv_dim), v(n * kv_dim);
+  linear(threads, h.data(), rows_, l.q, data(l.q_bias), q.data());
+  linear(threads, h.data(), rows_, l.k, data(l.k_bias), k.data());
+  linear(threads, h.data(), rows_, l.v, data(l.v_bias), v.data());
+  write_keys_values(index, k.data(), v.data(), q.data());
+  std::vector<float> attended(n * q_dim);
+  attend(index, q.data(), attended.data());
+  std::vector<float> projected(x_.size());
+  linear(threads, attended.data(), rows_, l.o, nullptr, projected.data());
+  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += projected[i];
+
+  const int inner = static_cast<int>(c.intermediate_size);
+  rms_norm(x_.data(), h.data(), rows_, hidden, l.mlp_norm.data(), c.rms_norm_eps);
+  std::vector<float> gate(n * inner), up(n * inner);
+  linear(threads, h.data(), rows_, l.gate, nullptr, gate.data());
+  linear(threads, h.data(), rows_, l.up, nullptr, up.data());
+  silu_mul(gate.data(), up.data(), gate.size());
+  linear(threads, gate.data(), rows_, l.down, nullptr, projected.data());
+  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += projected[i];
+}
+
+// Normalizes (qwen3) and rotates q and k of every row, then stores k and v at the row's
+// position in its sequence's blocks.
+void ForwardPass::write_keys_values(int layer, const float* k_in, const float* v, float* q) {
+  const ModelConfig& c = model_.config();
+  const LlamaModel::Layer& l = model_.layers()[static_cast<std::size_t>(layer)];
+  const int heads = static_cast<int>(c.num_heads);
+  const int kv_heads = static_cast<int>(c.num_kv_heads);
+  const int hd = static_cast<int>(c.head_dim);
+  const std::size_t kv_row = static_cast<std::size_t>(kv_heads) * hd;
+  const int block_tokens = pool_.block_tokens();
+  const std::vector<float>& inv = model_.inverse_frequencies();
+  for (int r = 0; r < rows_; ++r) {
+    const int pos = row_position_[r];
+    const KvSequence& kv = *steps_[row_step_[r]].sequence;
+    const BlockId block = kv.blocks[static_cast<std::size_t>(pos / block_tokens)];
+    const std::size_t slot = static_cast<std::size_t>(pos % block_tokens) * kv_row;
+    float* qr = q + static_cast<std::size_t>(r) * heads * hd;
+    float* kr = pool_.keys(layer, block) + slot;
+    std::copy_n(k_in + static_cast<std::size_t>(r) * kv_row, kv_row, kr);
+    std::copy_n(v + static_cast<std::size_t>(r) * kv_row, kv_row,
+                pool_.values(layer, block) + slot);
+    if (!l.q_norm.empty()) {
+      rms_norm(qr, qr, heads, hd, l.q_norm.data(), c.rms_norm_eps);
+      rms_norm(kr, kr, kv_heads, hd, l.k_norm.data(), c.rms_norm_eps);
+    }
+    apply_rope({qr, static_cast<std::size_t>(heads) * hd}, heads, hd, pos, inv);
+    apply_rope({kr, kv_row}, kv_heads, hd, pos, inv);
+  }
+}
+
+// Causal attention of every (row, head) over its sequence's positions 0..pos (or the
+// sliding window), split over the pool.
+void ForwardPass::attend(int layer, const float* q, float* out) {
+  const ModelConfig& c = model_.config();
+  const int heads = static_cast<int>(c.num_heads);
+  const int hd = static_cast<int>(c.head_dim);
+  const std::size_t kv_row = static_cast<std::size_t>(c.num_kv_heads) * hd;
+  const int group = heads / static_cast<int>(c.num_kv_heads);
+  const int block_tokens = pool_.block_tokens();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const auto items = static_cast<std::size_t>(rows_) * heads;
+  model_.pool().parallel_for(items, [&](std::size_t item) {
+    const int r = static_cast<int>(item / heads);
+    const int head = static_cast<int>(item % heads);
+    const int pos = row_position_[r];
+    const KvSequence& kv = *steps_[row_step_[r]].sequence;
+    const int first =
+        c.sliding_window ? std::max(0, pos - static_cast<int>(*c.sliding_window) + 1) : 0;
+    const float* qh = q + (static_cast<std::size_t>(r) * heads + head) * hd;
+    const std::size_t head_offset = static_cast<std::size_t>(head / group) * hd;
+    const auto in_block = [&](int j) {  // the head's offset inside position j's block
+      return static_cast<std::size_t>(j % block_tokens) * kv_row + head_offset;
+    };
+    thread_local std::vector<float> scores;  // per-thread scratch, reused across calls
+    scores.resize(static_cast<std::size_t>(pos - first + 1));
+    float best = -INFINITY;
+    for (int j = first; j <= pos; ++j) {
+      const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
+      const float* kj = pool_.keys(layer, block) + in_block(j);
+      float dot = 0.0f;
+      for (int d = 0; d < hd; ++d) dot += qh[d] * kj[d];
+      scores[j - first] = dot * scale;
+      best = std::max(best, scores[j - first]);
+    }
+    float total = 0.0f;
+    for (float& s : scores) total += (s = std::exp(s - best));
+    float* oh = out + (static_cast<std::size_t>(r) * heads + head) * hd;
+    std::fill_n(oh, hd, 0.0f);
+    for (int j = first; j <= pos; ++j) {
+      const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
+      const float p = scores[j - first] / total;
+      const float* vj = pool_.values(layer, block) + in_block(j);
+      for (int d = 0; d < hd; ++d) oh[d] += p * vj[d];
+    }
+  });
+}
+
+std::vector<float> ForwardPass::finish() {
+  const ModelConfig& c = model_.config();
+  const int hidden = static_cast<int>(c.hidden_size);
+  std::vector<int> wanted;  // rows whose logits are returned
+  for (int r = 0; r < rows_; ++r) {
+    const bool last_of_step = r + 1 == rows_ || row_step_[r + 1] != row_step_[r];
+    if (logits_for_ == LogitsFor::every_token || last_of_step) wanted.push_back(r);
+  }
+  std::vector<float> normed(wanted.size() * hidden);
+  for (std::size_t i = 0; i < wanted.size(); ++i) {
+    rms_norm(x_.data() + static_cast<std::size_t>(wanted[i]) * hidden, normed.data() + i * hidden,
+             1, hidden, model_.final_norm().data(), c.rms_norm_eps);
+  }
+  std::vector<float> logits(wanted.size() * static_cast<std::size_t>(c.vocab_size));
+  linear(model_.pool(), normed.data(), static_cast<int>(wanted.size()), model_.output(), nullptr,
+         logits.data());
+  for (SequenceStep& step : steps_) step.sequence->length += static_cast<int>(step.tokens.size());
+  return logits;
+}
+
+KvCache::KvCache(const ModelConfig& config, int capacity)
+    : capacity_((capacity + kBlockTokens - 1) / kBlockTokens * kBlockTokens),
+      pool_(config, kBlockTokens,
+            KvBlockPool::block_bytes(config, kBlockTokens) *
+                static_cast<std::size_t>(std::max(1, capacity_ / kBlockTokens))) {
+  for (int b = 0; b < capacity_ / kBlockTokens; ++b) sequence_.blocks.push_back(*pool_.allocate());
+}
+
+std::vector<float> forward(const LlamaModel& model, std::span<const TokenId> tokens, KvCache& cache,
+                           const std::function<void()>& between_layers) {
+  ForwardPass pass(model, cache.pool_, {{{tokens.begin(), tokens.end()}, &cache.sequence_}},
+                   LogitsFor::every_token);
+  for (int i = 0; i < pass.layers(); ++i) {
+    pass.run_layer(i);
+    if (between_layers && i + 1 < pass.layers()) between_layers();
+  }
+  return pass.finish();
+}
+
+}  // namespace baton

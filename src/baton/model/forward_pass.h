@@ -1,0 +1,81 @@
+// ForwardPass: one step of a batch of sequences through a LlamaModel on the CPU. Each
+// sequence brings its new tokens (a prefill chunk, or the one token of a decode step) and
+// its KV blocks; the rows of all sequences go through the matrix products together, and
+// attention reads each sequence's own blocks. The pass runs layer by layer, so an engine
+// can put each layer on its stream as one op and yield the GPU turn between layers.
+//
+// Thread-safety: a pass belongs to one caller; its steps (run_layer, finish) run one at a
+// time, in order, on any thread. While a pass runs, nothing else may touch the blocks of
+// its sequences.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "baton/model/kv_block_pool.h"
+#include "baton/model/llama_model.h"
+#include "baton/model/token_id.h"
+
+namespace baton {
+
+struct SequenceStep {
+  std::vector<TokenId> tokens;  // new positions, written after sequence->length
+  KvSequence* sequence = nullptr;
+};
+
+enum class LogitsFor { last_token, every_token };
+
+class ForwardPass {
+ public:
+  // Embeds the tokens. Throws std::out_of_range for a token outside the vocabulary and
+  // std::length_error when a sequence's blocks cannot hold its new positions.
+  ForwardPass(const LlamaModel& model, KvBlockPool& pool, std::vector<SequenceStep> steps,
+              LogitsFor logits_for);
+
+  int layers() const { return static_cast<int>(model_.layers().size()); }
+  // Attention (writing the new keys and values) and MLP of layer `index`.
+  void run_layer(int index);
+  // The final norm and the output projection; advances every sequence's length. Returns
+  // logits, row-major [rows x vocab]: one row per sequence (last_token) or per token.
+  std::vector<float> finish();
+
+ private:
+  void write_keys_values(int layer, const float* q_or_k, const float* v, float* q);
+  void attend(int layer, const float* q, float* out);
+
+  const LlamaModel& model_;
+  KvBlockPool& pool_;
+  std::vector<SequenceStep> steps_;
+  LogitsFor logits_for_;
+  int rows_ = 0;
+  std::vector<int> row_step_;      // the step of each row
+  std::vector<int> row_position_;  // the position of each row in its sequence
+  std::vector<float> x_;           // [rows x hidden], the residual stream
+};
+
+// One sequence's keys and values in a pool of its own: the simplest way to run a single
+// sequence (tests, tools). Capacity is rounded up to whole blocks.
+class KvCache {
+ public:
+  KvCache(const ModelConfig& config, int capacity);
+  int length() const { return sequence_.length; }
+  int capacity() const { return capacity_; }
+
+ private:
+  friend std::vector<float> forward(const LlamaModel&, std::span<const TokenId>, KvCache&,
+                                    const std::function<void()>&);
+  static constexpr int kBlockTokens = 16;
+  int capacity_;
+  KvBlockPool pool_;
+  KvSequence sequence_;
+};
+
+// Runs `tokens` after what `cache` holds and returns their logits, row-major
+// [tokens x vocab]. `between_layers` (may be empty) runs after each layer but the last.
+// Throws std::length_error when the cache is full, std::out_of_range for a token outside
+// the vocabulary.
+std::vector<float> forward(const LlamaModel& model, std::span<const TokenId> tokens, KvCache& cache,
+                           const std::function<void()>& between_layers = {});
+
+}  // namespace baton

@@ -1,0 +1,73 @@
+// StopChecker against a real byte-level tokenizer: stop strings across token boundaries,
+// the earliest of several, end tokens (and ignoring them), max_tokens and the context.
+#include "baton/engine/stop_checker.h"
+
+#include <gtest/gtest.h>
+
+namespace baton {
+namespace {
+
+const BpeTokenizer& tokenizer() {
+  static const BpeTokenizer t = BpeTokenizer::from_directory(
+      std::filesystem::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style");
+  return t;
+}
+
+// Feeds the tokens of `text` until the checker stops; returns why (none if it never did).
+std::optional<FinishReason> feed(StopChecker& checker, const std::string& text) {
+  for (const TokenId token : tokenizer().encode(text)) {
+    if (const auto reason = checker.add(token)) return reason;
+  }
+  return std::nullopt;
+}
+
+GenerationParams with_stops(std::vector<std::string> stops, int max_tokens = 100) {
+  GenerationParams p;
+  p.stop = std::move(stops);
+  p.max_tokens = max_tokens;
+  return p;
+}
+
+TEST(StopChecker, CutsTheTextBeforeAStopStringSpanningTokens) {
+  StopChecker checker(&tokenizer(), with_stops({"STOP"}), {}, 1000);
+  EXPECT_EQ(feed(checker, "The answer is 42.\nSTOP and more text"), FinishReason::stop);
+  EXPECT_EQ(checker.text(), "The answer is 42.\n");
+}
+
+TEST(StopChecker, TheEarliestStopStringWins) {
+  StopChecker checker(&tokenizer(), with_stops({"world", "lo w"}), {}, 1000);
+  EXPECT_EQ(feed(checker, "hello world"), FinishReason::stop);
+  EXPECT_EQ(checker.text(), "hel");
+}
+
+TEST(StopChecker, EndTokensStopUnlessIgnored) {
+  const TokenId end = 7;
+  StopChecker stops(&tokenizer(), with_stops({}), {end}, 1000);
+  EXPECT_FALSE(stops.add(100).has_value());
+  EXPECT_EQ(stops.add(end), FinishReason::stop);
+  EXPECT_EQ(stops.text(), tokenizer().decode({100}));
+
+  GenerationParams ignoring = with_stops({}, 3);
+  ignoring.ignore_eos = true;
+  StopChecker goes_on(&tokenizer(), ignoring, {end}, 1000);
+  EXPECT_FALSE(goes_on.add(end).has_value());
+  EXPECT_FALSE(goes_on.add(end).has_value());
+  EXPECT_EQ(goes_on.add(end), FinishReason::length);
+}
+
+TEST(StopChecker, MaxTokensAndTheContextEndWithLength) {
+  StopChecker by_max(nullptr, with_stops({}, 2), {}, 1000);
+  EXPECT_FALSE(by_max.add(5).has_value());
+  EXPECT_EQ(by_max.add(5), FinishReason::length);
+  StopChecker by_context(nullptr, with_stops({}, 50), {}, 1);
+  EXPECT_EQ(by_context.add(5), FinishReason::length);
+}
+
+TEST(StopChecker, RefusesWhatCannotWork) {
+  EXPECT_THROW(StopChecker(nullptr, with_stops({"x"}), {}, 10), std::invalid_argument);
+  EXPECT_THROW(StopChecker(&tokenizer(), with_stops({""}), {}, 10), std::invalid_argument);
+  EXPECT_THROW(StopChecker(nullptr, with_stops({}, 0), {}, 10), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,89 @@
+// ForwardPass with a batch: sequences of different lengths, in prefill chunks and decode
+// steps side by side, on blocks handed out out of order, give the logits each gives alone
+// (KvCache, itself checked against transformers in llama_model_test.cpp).
+#include "baton/model/forward_pass.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace baton {
+namespace {
+
+const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+
+std::vector<TokenId> tokens_of(int count, int salt) {
+  std::vector<TokenId> t;
+  for (int i = 0; i < count; ++i) t.push_back((i * 37 + salt * 11) % 250 + 3);
+  return t;
+}
+
+TEST(ForwardPass, ABatchGivesTheLogitsOfEachSequenceAlone) {
+  const LlamaModel model = LlamaModel::load(kModels / "qwen3");
+  const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
+  const std::vector<std::vector<TokenId>> prompts{tokens_of(21, 1), tokens_of(5, 2),
+                                                  tokens_of(9, 3)};
+  KvBlockPool pool(model.config(), 4, KvBlockPool::block_bytes(model.config(), 4) * 24);
+  std::vector<KvSequence> sequences(prompts.size());
+  for (int b = 0; b < 6; ++b) {  // interleaved, so no sequence has contiguous blocks
+    for (KvSequence& s : sequences) s.blocks.push_back(*pool.allocate());
+  }
+  // Step 1: the first 16 tokens of sequence 0, all of sequence 1, 4 of sequence 2.
+  // Step 2: the rest of sequences 0 and 2, and one more token after sequence 1.
+  const std::vector<std::pair<int, int>> step1{{0, 16}, {0, 5}, {0, 4}};
+  const std::vector<std::pair<int, int>> step2{{16, 21}, {5, 6}, {4, 9}};
+  std::vector<std::vector<TokenId>> full = prompts;
+  full[1].push_back(42);
+  std::vector<std::vector<float>> batched(prompts.size());
+  for (const auto* plan : {&step1, &step2}) {
+    std::vector<SequenceStep> steps;
+    for (std::size_t s = 0; s < prompts.size(); ++s) {
+      const auto [from, to] = (*plan)[s];
+      steps.push_back({{full[s].begin() + from, full[s].begin() + to}, &sequences[s]});
+    }
+    ForwardPass pass(model, pool, std::move(steps), LogitsFor::every_token);
+    for (int i = 0; i < pass.layers(); ++i) pass.run_layer(i);
+    const std::vector<float> logits = pass.finish();
+    std::size_t row = 0;
+    for (std::size_t s = 0; s < prompts.size(); ++s) {
+      const auto [from, to] = (*plan)[s];
+      batched[s].insert(batched[s].end(), logits.begin() + row * vocab,
+                        logits.begin() + (row + to - from) * vocab);
+      row += to - from;
+    }
+  }
+  for (std::size_t s = 0; s < prompts.size(); ++s) {
+    EXPECT_EQ(sequences[s].length, static_cast<int>(full[s].size()));
+    KvCache alone(model.config(), 32);
+    const std::vector<float> expected = forward(model, full[s], alone);
+    ASSERT_EQ(batched[s].size(), expected.size());
+    float worst = 0.0f;
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      worst = std::max(worst, std::abs(batched[s][i] - expected[i]));
+    }
+    EXPECT_LT(worst, 1e-4f) << "sequence " << s;
+  }
+}
+
+TEST(ForwardPass, LastTokenLogitsAreOneRowPerSequence) {
+  const LlamaModel model = LlamaModel::load(kModels / "llama");
+  const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
+  KvBlockPool pool(model.config(), 8, KvBlockPool::block_bytes(model.config(), 8) * 4);
+  KvSequence a{{*pool.allocate()}, 0}, b{{*pool.allocate()}, 0};
+  ForwardPass pass(model, pool, {{tokens_of(7, 1), &a}, {tokens_of(3, 2), &b}},
+                   LogitsFor::last_token);
+  for (int i = 0; i < pass.layers(); ++i) pass.run_layer(i);
+  const std::vector<float> logits = pass.finish();
+  ASSERT_EQ(logits.size(), 2 * vocab);
+  KvCache alone(model.config(), 8);
+  const std::vector<float> expected = forward(model, tokens_of(7, 1), alone);
+  for (std::size_t i = 0; i < vocab; ++i) {
+    EXPECT_NEAR(logits[i], expected[6 * vocab + i], 1e-4f);
+  }
+  EXPECT_THROW(ForwardPass(model, pool, {{tokens_of(2, 1), &a}}, LogitsFor::last_token),
+               std::length_error);  // 7 + 2 > one block of 8
+}
+
+}  // namespace
+}  // namespace baton
