@@ -146,23 +146,33 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::ve
       ++i;
       continue;
     }
-    const SampledToken next = e.sampler->next(row_logits, e.tokens);
-    if (e.result.tokens.empty()) e.first_token = now;
-    e.tokens.push_back(next.id);
-    e.result.tokens.push_back(next.id);
-    e.result.logprobs.push_back(next.logprob);
-    if (const auto reason = e.stop->add(next.id)) {
-      e.result.finish = *reason;
-      e.result.text = e.stop->text();
-      e.result.queued_ms = millis_between(e.submitted, e.admitted);
-      e.result.prefill_ms = millis_between(e.admitted, e.first_token);
-      e.result.decode_ms = millis_between(e.first_token, now);
+    if (sample(e, row_logits, now)) {
       finished.push_back(finish(i));
     } else {
       ++i;
     }
   }
   return finished;
+}
+
+bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
+  try {
+    const SampledToken next = e.sampler->next(logits, e.tokens);
+    if (e.result.tokens.empty()) e.first_token = now;
+    e.tokens.push_back(next.id);
+    e.result.tokens.push_back(next.id);
+    e.result.logprobs.push_back(next.logprob);
+    const auto reason = e.stop->add(next.id);
+    if (!reason) return false;
+    e.result.finish = *reason;
+    e.result.text = e.stop->text();
+    e.result.queued_ms = millis_between(e.submitted, e.admitted);
+    e.result.prefill_ms = millis_between(e.admitted, e.first_token);
+    e.result.decode_ms = millis_between(e.first_token, now);
+  } catch (...) {  // this request's own failure; the rest of the batch goes on
+    e.error = std::current_exception();
+  }
+  return true;
 }
 
 void LlmBatch::publish_full_blocks(Entry& e) {

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <future>
 #include <memory>
 #include <optional>
@@ -60,8 +61,9 @@ class LlmBatch {
     std::optional<Sampler> sampler;
     std::optional<StopChecker> stop;
     GenerationResult result;
-    int rows = 0;         // tokens this entry has in the current step
-    bool waited = false;  // found too few free KV blocks at least once
+    int rows = 0;              // tokens this entry has in the current step
+    bool waited = false;       // found too few free KV blocks at least once
+    std::exception_ptr error;  // set when sampling or decoding failed it
   };
 
   LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBatchOptions options);
@@ -81,7 +83,8 @@ class LlmBatch {
   // it prefills any prompt tokens.
   std::shared_ptr<ForwardPass> next_step(bool& prefills);
   // After a step ran: samples from `logits` (one row per step entry), publishes full
-  // blocks, and returns the requests that finished (their blocks released).
+  // blocks, and returns the requests that finished (their blocks released), each with its
+  // result or, when its own sampling or decoding threw, its error.
   std::vector<std::unique_ptr<Entry>> after_step(const std::vector<float>& logits, TimePoint now);
   // After a failed step: every request of the step leaves, blocks released.
   std::vector<std::unique_ptr<Entry>> fail_step();
@@ -96,6 +99,8 @@ class LlmBatch {
  private:
   bool try_admit(Entry& entry, TimePoint now);
   int blocks_for(int positions) const;
+  // Samples the entry's next token; true when the entry is finished (or failed).
+  bool sample(Entry& entry, std::span<const float> logits, TimePoint now);
   void publish_full_blocks(Entry& entry);
   std::unique_ptr<Entry> finish(std::size_t index);
 

@@ -110,9 +110,18 @@ void LlmEngine::run_step(std::shared_ptr<ForwardPass> pass, bool prefills) {
 }
 
 void LlmEngine::deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished) {
-  for (auto& entry : finished) entry->promise.set_value(std::move(entry->result));
+  std::size_t failed = 0;
+  for (auto& entry : finished) {
+    if (entry->error) {
+      ++failed;
+      entry->promise.set_exception(entry->error);
+    } else {
+      entry->promise.set_value(std::move(entry->result));
+    }
+  }
   std::lock_guard lock(mu_);
-  stats_.requests_done += finished.size();
+  stats_.requests_done += finished.size() - failed;
+  stats_.requests_failed += failed;
 }
 
 void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,

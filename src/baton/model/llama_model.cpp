@@ -6,7 +6,8 @@
 namespace baton {
 
 LlamaModel LlamaModel::load(const std::filesystem::path& directory, ModelLoadOptions options) {
-  return LlamaModel(read_model_config(directory), ModelWeights::open(directory), options);
+  ModelConfig config = read_model_config(directory);  // first: it names what is missing
+  return LlamaModel(std::move(config), ModelWeights::open(directory), options);
 }
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options)
