@@ -7,6 +7,7 @@
 
 #include "baton/cli/analyze_command.h"
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/make_model_command.h"
 #include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
 #include "baton/cli/supervise_command.h"
@@ -35,6 +36,8 @@ int main(int argc, char** argv) {
   CLI::App* analyze_cmd = analyze.attach(app);
   baton::PlanCommand plan;
   CLI::App* plan_cmd = plan.attach(app);
+  baton::MakeModelCommand make_model;
+  CLI::App* make_model_cmd = make_model.attach(app);
 
   if (argc > 1 && argv[1][0] != '-' && !is_verb(app, argv[1])) {
     std::cerr << "baton: unknown verb '" << argv[1] << "'; see baton --help\n";
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
     if (supervise_cmd->parsed()) return supervise.run();
     if (analyze_cmd->parsed()) return analyze.run();
     if (plan_cmd->parsed()) return plan.run();
+    if (make_model_cmd->parsed()) return make_model.run();
   } catch (const std::invalid_argument& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return baton::kExitUsage;
