@@ -30,21 +30,26 @@ test-tsan:
 test-asan:
 	@$(MAKE) --no-print-directory test PRESET=asan CTEST_ARGS="-LE soak"
 
-# libFuzzer (clang, ASan+UBSan) for FUZZ_SECONDS in all, split evenly between the targets:
-# the CSV importers (seeds fuzz/corpus/csv) and the safetensors parser (seeds
-# fuzz/corpus/safetensors). Each keeps what it finds in build/fuzz/corpus/NAME; a crashing
-# input is written to build/fuzz/crash-* and fails the target.
+# libFuzzer (clang, ASan+UBSan) for FUZZ_SECONDS in all, split evenly between the three
+# targets: the CSV importers (seeds fuzz/corpus/csv), the safetensors parser (seeds
+# fuzz/corpus/safetensors) and the tokenizer.json reader (seeds fuzz/corpus/tokenizer).
+# Each keeps what it finds in build/fuzz/corpus/NAME; a crashing input is written to
+# build/fuzz/crash-* and fails the target.
 FUZZ_SECONDS ?= 60
-FUZZ_EACH = $(shell s=$$(( $(FUZZ_SECONDS) / 2 )); echo $$(( s > 0 ? s : 1 )))
+FUZZ_EACH = $(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 )))
 fuzz: setup
 	@cmake --preset fuzz >/dev/null
-	@cmake --build build/fuzz -j $(JOBS) --target csv_import_fuzz safetensors_fuzz
-	@mkdir -p build/fuzz/corpus/csv build/fuzz/corpus/safetensors
+	@cmake --build build/fuzz -j $(JOBS) --target csv_import_fuzz safetensors_fuzz \
+	  tokenizer_json_fuzz
+	@mkdir -p build/fuzz/corpus/csv build/fuzz/corpus/safetensors build/fuzz/corpus/tokenizer
 	@build/fuzz/fuzz/csv_import_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/csv_import.dict \
 	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/csv fuzz/corpus/csv
 	@build/fuzz/fuzz/safetensors_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/safetensors.dict \
 	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/safetensors \
 	  fuzz/corpus/safetensors
+	@build/fuzz/fuzz/tokenizer_json_fuzz -max_total_time=$(FUZZ_EACH) \
+	  -dict=fuzz/tokenizer_json.dict -artifact_prefix=build/fuzz/ -print_final_stats=1 \
+	  build/fuzz/corpus/tokenizer fuzz/corpus/tokenizer
 
 bench: build
 	@$(BUILD_DIR)/bench/turn_bench

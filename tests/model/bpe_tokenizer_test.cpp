@@ -108,5 +108,32 @@ TEST(BpeTokenizer, UnsupportedOrBrokenFilesAreClearErrors) {
   EXPECT_THROW(BpeTokenizer::from_directory("/nonexistent"), ModelFileError);
 }
 
+// Found by fuzz/tokenizer_json_fuzz: the id table has max id + 1 entries, so an id of
+// 2^31 - 1 overflowed `max_id + 1`, an added token's id of 2e9 asked for ~64 GB, and one
+// of 2^32 wrapped around to 0. Such ids are refused; the largest allowed one loads.
+TEST(BpeTokenizer, HugeTokenIdsAreRefusedWithoutAHugeTable) {
+  const char* huge[] = {
+      R"({"model": {"type": "BPE", "vocab": {"a": 2147483647}}})",
+      R"({"model": {"type": "BPE", "vocab": {"a": 4194304}}})",
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+          "added_tokens": [{"id": 2000000000, "content": "x"}]})",
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+          "added_tokens": [{"id": 4294967296, "content": "x"}]})",
+      R"({"model": {"type": "BPE", "vocab": {"a": 0}},
+          "added_tokens": [{"id": -1, "content": "x"}]})",
+  };
+  for (const char* json : huge) {
+    try {
+      BpeTokenizer(json, "tokenizer.json");
+      ADD_FAILURE() << "accepted: " << json;
+    } catch (const ModelFileError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a token id"), std::string::npos) << e.what();
+    }
+  }
+  const BpeTokenizer largest(R"({"model": {"type": "BPE", "vocab": {"a": 4194303}}})", "t.json");
+  EXPECT_EQ(largest.vocab_size(), 4194304u);
+  EXPECT_EQ(largest.encode("a"), std::vector<TokenId>{4194303});
+}
+
 }  // namespace
 }  // namespace baton

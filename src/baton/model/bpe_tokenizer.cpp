@@ -14,6 +14,15 @@ namespace {
 
 using nlohmann::json;
 
+// Ids index a table of max id + 1 entries, so a huge id in a tiny file would ask for
+// gigabytes (or overflow). 2^22 is 16 times the largest published vocabulary (262,144).
+constexpr std::int64_t kMaxTokenIds = std::int64_t{1} << 22;
+
+bool is_token_id(const json& id) {
+  return id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
+         id.get<std::int64_t>() < kMaxTokenIds;
+}
+
 // GPT-2's pattern, which ByteLevel applies when `use_regex` is true.
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -72,10 +81,7 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
   if (!vocab.is_object()) fail(file, "model.vocab must be an object");
   TokenId max_id = -1;
   for (const auto& [token, id] : vocab.items()) {
-    if (!id.is_number_integer() || id.get<std::int64_t>() < 0 ||
-        id.get<std::int64_t>() > INT32_MAX) {
-      fail(file, "vocab id of '" + token + "' is not a token id");
-    }
+    if (!is_token_id(id)) fail(file, "vocab id of '" + token + "' is not a token id");
     vocab_[token] = id.get<TokenId>();
     max_id = std::max(max_id, id.get<TokenId>());
   }
@@ -95,8 +101,8 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
         !t.contains("content") || !t["content"].is_string()) {
       fail(file, "an added token needs an integer id and a string content");
     }
+    if (!is_token_id(t["id"])) fail(file, "an added token's id is not a token id");
     const TokenId id = t["id"].get<TokenId>();
-    if (id < 0) fail(file, "an added token has a negative id");
     added_.push_back({t["content"].get<std::string>(), id, t.value("special", false)});
     max_id = std::max(max_id, id);
   }
