@@ -12,6 +12,7 @@
 
 #include "baton/engine/request.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/gpu/gpu_error.h"
 #include "baton/turn/make_turn.h"
 #include "test_util.h"
 
@@ -182,6 +183,44 @@ TEST_F(LlmEngineTest, StopFailsQueuedRequestsWithEngineStopped) {
   }
   EXPECT_THROW(pending.get(), EngineStopped);
   EXPECT_THROW(engine_->submit(greedy_request(2, prompt_of(10, 1), 5)).get(), EngineStopped);
+}
+
+// Fails exactly the Nth committed buffer with a timeout, as a device error would.
+class FailNth final : public FaultHooks {
+ public:
+  explicit FailNth(std::uint64_t n) : n_(n) {}
+  BufferFault on_commit(StreamId) override {
+    return ++commits_ == n_ ? BufferFault::timeout : BufferFault::none;
+  }
+  bool stall_now(StreamId) override { return false; }
+  double slowdown(StreamId, TimePoint) override { return 1.0; }
+  void realized(StreamId, BufferFault) override {}
+
+ private:
+  const std::uint64_t n_;
+  std::atomic<std::uint64_t> commits_{0};
+};
+
+TEST(LlmEngineFault, AFailedStepFailsItsRequestAndTheRetryReusesTheCachedPrompt) {
+  const LlamaModel model = LlamaModel::load(kModels / "qwen2");
+  // Each step commits one buffer per layer (2) and one for the logits: the 10th buffer
+  // is the first of step 4, a decode step after the one-step prefill.
+  FailNth hooks(10);
+  cpu::CpuDevice device(CommitLimits{}, &hooks);
+  const auto turn = make_turn(TurnOptions{}, device.default_stream());
+  LlmBatchOptions options;
+  options.block_tokens = 16;
+  LlmEngine engine("llm", model, nullptr, options, device.create_stream("llm"), *turn);
+  const std::vector<TokenId> prompt = prompt_of(40, 3);
+  EXPECT_THROW(engine.submit(greedy_request(1, prompt, 10)).get(), GpuError);
+  EXPECT_EQ(engine.stats().requests_failed, 1u);
+
+  const GenerationResult retry = engine.submit(greedy_request(2, prompt, 10)).get();
+  EXPECT_EQ(retry.cached_prompt_tokens, 32);  // two full blocks published by the prefill
+  EXPECT_EQ(retry.tokens, greedy_alone(model, prompt, 10));
+  const LlmEngineStats stats = engine.stats();
+  EXPECT_EQ(stats.requests_done, 1u);
+  EXPECT_EQ(stats.kv_blocks_available, stats.kv_blocks_total);
 }
 
 }  // namespace
