@@ -7,12 +7,14 @@
 
 #include "baton/cli/analyze_command.h"
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/generate_command.h"
 #include "baton/cli/make_model_command.h"
 #include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
 #include "baton/cli/supervise_command.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/make_device.h"
+#include "baton/model/model_file_error.h"
 
 namespace {
 
@@ -36,6 +38,8 @@ int main(int argc, char** argv) {
   CLI::App* analyze_cmd = analyze.attach(app);
   baton::PlanCommand plan;
   CLI::App* plan_cmd = plan.attach(app);
+  baton::GenerateCommand generate;
+  CLI::App* generate_cmd = generate.attach(app);
   baton::MakeModelCommand make_model;
   CLI::App* make_model_cmd = make_model.attach(app);
 
@@ -60,9 +64,13 @@ int main(int argc, char** argv) {
     if (analyze_cmd->parsed()) return analyze.run();
     if (plan_cmd->parsed()) return plan.run();
     if (make_model_cmd->parsed()) return make_model.run();
+    if (generate_cmd->parsed()) return generate.run();
   } catch (const std::invalid_argument& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return baton::kExitUsage;
+  } catch (const baton::ModelFileError& e) {
+    std::cerr << "baton: " << e.what() << "\n";
+    return baton::kExitUsage;  // like a bad CSV: fix the input
   } catch (const baton::BackendUnavailable& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return baton::kExitUsage;

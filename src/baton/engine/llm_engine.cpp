@@ -1,5 +1,7 @@
 #include "baton/engine/llm_engine.h"
 
+#include <algorithm>
+
 #include "baton/common/clock.h"
 #include "baton/engine/request.h"
 
@@ -109,26 +111,33 @@ void LlmEngine::run_step(std::shared_ptr<ForwardPass> pass, bool prefills) {
   deliver(batch_.after_step(*logits, record.done));
 }
 
+// Stats first, then the promises: a client that has its result sees stats that count it.
 void LlmEngine::deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished) {
-  std::size_t failed = 0;
+  const auto failed = static_cast<std::size_t>(std::count_if(
+      finished.begin(), finished.end(), [](const auto& entry) { return entry->error != nullptr; }));
+  update_stats();
+  {
+    std::lock_guard lock(mu_);
+    stats_.requests_done += finished.size() - failed;
+    stats_.requests_failed += failed;
+  }
   for (auto& entry : finished) {
     if (entry->error) {
-      ++failed;
       entry->promise.set_exception(entry->error);
     } else {
       entry->promise.set_value(std::move(entry->result));
     }
   }
-  std::lock_guard lock(mu_);
-  stats_.requests_done += finished.size() - failed;
-  stats_.requests_failed += failed;
 }
 
 void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,
                      std::exception_ptr error) {
+  update_stats();
+  {
+    std::lock_guard lock(mu_);
+    stats_.requests_failed += entries.size();
+  }
   for (auto& entry : entries) entry->promise.set_exception(error);
-  std::lock_guard lock(mu_);
-  stats_.requests_failed += entries.size();
 }
 
 void LlmEngine::update_stats() {

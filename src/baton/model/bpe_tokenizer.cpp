@@ -265,9 +265,9 @@ void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& ou
 std::string BpeTokenizer::decode(const std::vector<TokenId>& ids, bool skip_special) const {
   std::string out;
   for (TokenId id : ids) {
-    if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) {
-      throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary");
-    }
+    // As Hugging Face's tokenizers: an id the tokenizer lacks (models pad their embedding
+    // past it) decodes to nothing.
+    if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) continue;
     if (added_by_id_[id]) {
       if (!(skip_special && special_[id])) out += id_to_token_[id];
       continue;

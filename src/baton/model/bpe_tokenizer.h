@@ -32,6 +32,7 @@ class BpeTokenizer {
 
   std::vector<TokenId> encode(std::string_view text) const;
   // The bytes of `ids`; added tokens as their text unless `skip_special` drops special ones.
+  // Ids outside the tokenizer's vocabulary decode to nothing (a model's padding ids).
   std::string decode(const std::vector<TokenId>& ids, bool skip_special = false) const;
 
   std::size_t vocab_size() const { return id_to_token_.size(); }

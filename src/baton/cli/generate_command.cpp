@@ -1,0 +1,127 @@
+#include "baton/cli/generate_command.h"
+
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "baton/cli/exit_codes.h"
+#include "baton/engine/llm_engine.h"
+#include "baton/gpu/cpu/cpu_device.h"
+#include "baton/model/chat_template.h"
+#include "baton/turn/make_turn.h"
+
+namespace baton {
+namespace {
+
+// Flags first, then the model's generation_config.json, then greedy (as transformers).
+SamplingParams sampling_for(const GenerateCommand& c, const GenerationDefaults& model) {
+  SamplingParams p;
+  const bool sample = model.do_sample.value_or(false);
+  p.temperature = c.temperature.value_or(sample ? model.temperature.value_or(1.0) : 0.0);
+  p.top_p = c.top_p.value_or(sample ? model.top_p.value_or(1.0) : 1.0);
+  p.top_k = c.top_k.value_or(sample ? static_cast<int>(model.top_k.value_or(0)) : 0);
+  p.min_p = c.min_p.value_or(0.0);
+  p.repetition_penalty = c.repetition_penalty.value_or(model.repetition_penalty.value_or(1.0));
+  p.seed = c.seed;
+  return p;
+}
+
+double per_second(std::size_t count, double ms) { return ms > 0 ? count * 1000.0 / ms : 0.0; }
+
+void print_json(const GenerationResult& r, const std::string& template_name) {
+  nlohmann::json out = {
+      {"text", r.text},
+      {"tokens", r.tokens},
+      {"logprobs", r.logprobs},
+      {"finish_reason", to_string(r.finish)},
+      {"chat_template", template_name},
+      {"usage",
+       {{"prompt_tokens", r.prompt_tokens},
+        {"completion_tokens", r.tokens.size()},
+        {"cached_prompt_tokens", r.cached_prompt_tokens}}},
+      {"timings",
+       {{"queued_ms", r.queued_ms},
+        {"prefill_ms", r.prefill_ms},
+        {"decode_ms", r.decode_ms},
+        {"prefill_tokens_per_s",
+         per_second(static_cast<std::size_t>(r.prompt_tokens - r.cached_prompt_tokens),
+                    r.prefill_ms)},
+        {"decode_tokens_per_s", per_second(r.tokens.size() - 1, r.decode_ms)}}}};
+  // A completion may end inside a UTF-8 character: replace, never fail to print.
+  std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+void print_text(const GenerationResult& r) {
+  std::cout << r.text << "\n";
+  std::cerr << "prompt " << r.prompt_tokens << " tokens (" << r.cached_prompt_tokens
+            << " cached), prefill " << r.prefill_ms << " ms; " << r.tokens.size()
+            << " tokens, decode " << r.decode_ms << " ms ("
+            << per_second(r.tokens.size() - 1, r.decode_ms) << " tokens/s); finish "
+            << to_string(r.finish) << "\n";
+}
+
+}  // namespace
+
+CLI::App* GenerateCommand::attach(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("generate", "One completion from a model directory (CPU)");
+  cmd->add_option("--model", model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--prompt", prompt, "The user's message (or the whole text with --raw)")
+      ->required();
+  cmd->add_option("--system", system, "A system message before the prompt");
+  cmd->add_flag("--raw", raw, "Send the prompt as it is, without the chat template");
+  cmd->add_option("--chat-template", chat_template,
+                  "Use this template family instead of the model's: chatml, llama3, mistral");
+  cmd->add_option("--max-tokens", max_tokens, "Generated tokens at most")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--temperature", temperature, "0: greedy")->check(CLI::Range(0.0, 100.0));
+  cmd->add_option("--top-p", top_p)->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--top-k", top_k)->check(CLI::Range(0, 1 << 30));
+  cmd->add_option("--min-p", min_p)->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--repetition-penalty", repetition_penalty)->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--seed", seed, "Seed of the sampler");
+  cmd->add_option("--stop", stop, "A stop string (repeat for more)");
+  cmd->add_flag("--ignore-eos", ignore_eos, "Go on past the model's end tokens");
+  cmd->add_flag("--json", json, "Print one JSON object: text, tokens, logprobs, timings");
+  cmd->add_flag("--f32", widen_bf16, "Widen bf16 weights to f32 at load (twice the memory)");
+  cmd->add_option("--threads", threads, "CPU threads (default: $BATON_CPU_THREADS or all)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--kv-budget-mb", kv_budget_mb, "Memory for the KV cache blocks")
+      ->check(CLI::Range(1, 1 << 20));
+  return cmd;
+}
+
+int GenerateCommand::run() {
+  const LlamaModel model = LlamaModel::load(model_dir, {!widen_bf16, threads});
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
+  std::string text = prompt;
+  std::string template_name = "raw";
+  if (!raw) {
+    std::optional<ChatFamily> family;
+    if (!chat_template.empty()) family = parse_chat_family(chat_template);
+    const ChatTemplate chat = load_chat_template(model_dir, family);
+    std::vector<ChatMessage> messages;
+    if (!system.empty()) messages.push_back({"system", system});
+    messages.push_back({"user", prompt});
+    text = render(chat, messages);
+    template_name = std::string(to_string(chat.family));
+  }
+  GenerationRequest request{1, tokenizer.encode(text), {}};
+  request.params.sampling = sampling_for(*this, model.config().generation);
+  request.params.max_tokens = max_tokens;
+  request.params.stop = stop;
+  request.params.ignore_eos = ignore_eos;
+
+  cpu::CpuDevice device{CommitLimits{}};
+  const std::unique_ptr<GpuTurn> turn = make_turn(TurnOptions{}, device.default_stream());
+  LlmBatchOptions options;
+  options.kv_budget_bytes = kv_budget_mb << 20;
+  LlmEngine engine("llm", model, &tokenizer, options, device.create_stream("llm"), *turn);
+  const GenerationResult result = engine.submit(std::move(request)).get();
+  if (json) {
+    print_json(result, template_name);
+  } else {
+    print_text(result);
+  }
+  return kExitOk;
+}
+
+}  // namespace baton

@@ -1,0 +1,35 @@
+// The `baton generate` verb: one completion from a Hugging Face model directory on the
+// CPU, through the same LLM engine (continuous batching, KV blocks, GPU turn) a server
+// runs, with the prompt put in the model's chat template unless --raw.
+// Thread-safety: used from main() only.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace baton {
+
+struct GenerateCommand {
+  std::string model_dir;
+  std::string prompt;
+  std::string system;
+  std::string chat_template;  // a family name that overrides the model's template
+  bool raw = false;
+  int max_tokens = 128;
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::optional<int> top_k;
+  std::optional<std::uint64_t> seed;
+  std::vector<std::string> stop;
+  bool ignore_eos = false;
+  bool json = false;
+  bool widen_bf16 = false;
+  int threads = 0;
+  std::size_t kv_budget_mb = 256;
+
+  CLI::App* attach(CLI::App& app);
+  int run();
+};
+
+}  // namespace baton
