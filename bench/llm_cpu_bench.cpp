@@ -2,7 +2,8 @@
 // Usage: llm_cpu_bench MODEL_DIR [PROMPT_TOKENS [DECODE_TOKENS]]
 // Measures, through LlmEngine (the path `baton generate` and a server take):
 //   - prefill tokens/s of a PROMPT_TOKENS prompt (default 512);
-//   - decode tokens/s of one sequence over DECODE_TOKENS steps (default 32);
+//   - decode tokens/s of one sequence over DECODE_TOKENS steps (default 32), and of 4 and
+//     16 sequences decoding together (the batch shares each read of the weights);
 //   - the read bandwidth of this machine (summing 1 GiB, far beyond any cache, on as many
 //     threads as the model's kernels use), and from it the decode bound:
 //     every step must read every weight once, so tokens/s <= bandwidth / weight bytes.
@@ -11,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <numeric>
 #include <thread>
 #include <vector>
@@ -75,17 +77,32 @@ int main(int argc, char** argv) {
   options.kv_budget_bytes = std::size_t{1} << 30;
   baton::LlmEngine engine("bench", model, nullptr, options, device.create_stream("bench"), *turn);
 
-  const auto run = [&](int prompt, int tokens) {
+  const auto request = [&](int prompt, int tokens) {
     baton::GenerationRequest r{1, prompt_of(prompt, model.config().vocab_size), {}};
     r.params.sampling.temperature = 0.0;
     r.params.max_tokens = tokens;
     r.params.ignore_eos = true;
-    return engine.submit(std::move(r)).get();
+    return r;
+  };
+  const auto run = [&](int prompt, int tokens) {
+    return engine.submit(request(prompt, tokens)).get();
+  };
+  // `batch` requests at once: prefilled in one step, then decoded in lockstep. Tokens/s of
+  // the whole batch.
+  const auto batch_decode = [&](int batch) {
+    std::vector<std::future<GenerationResult>> futures;
+    for (int i = 0; i < batch; ++i)
+      futures.push_back(engine.submit(request(16, decode_tokens + 1)));
+    double slowest = 0.0;
+    for (auto& f : futures) slowest = std::max(slowest, f.get().decode_ms);
+    return batch * decode_tokens * 1000.0 / slowest;
   };
   run(16, 2);  // warm-up: page in the weights
   const GenerationResult result = run(prompt_tokens, decode_tokens + 1);
   const double prefill_tps = prompt_tokens * 1000.0 / result.prefill_ms;
   const double decode_tps = decode_tokens * 1000.0 / result.decode_ms;
+  const double batch4_tps = batch_decode(4);
+  const double batch16_tps = batch_decode(16);
   const std::size_t weight_bytes = model.weight_bytes();
   const double bandwidth = read_bandwidth_gbs(std::size_t{1} << 30, model.pool().threads());
   const double bound = bandwidth * 1e9 / static_cast<double>(weight_bytes);
@@ -101,6 +118,8 @@ int main(int argc, char** argv) {
               result.prefill_ms, prefill_tps);
   std::printf("| decode, batch 1, %d steps | %.1f ms/token, %.2f tokens/s |\n", decode_tokens,
               result.decode_ms / decode_tokens, decode_tps);
+  std::printf("| decode, batch 4 (continuous batching) | %.2f tokens/s |\n", batch4_tps);
+  std::printf("| decode, batch 16 | %.2f tokens/s |\n", batch16_tps);
   std::printf("| read bandwidth (1 GiB, %d threads) | %.1f GB/s |\n", model.pool().threads(),
               bandwidth);
   std::printf("| decode bound (bandwidth / weight bytes) | %.2f tokens/s |\n", bound);

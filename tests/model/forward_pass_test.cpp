@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "baton/model/model_writer.h"
+#include "model/safetensors_writer.h"
+
 namespace baton {
 namespace {
 
@@ -83,6 +86,31 @@ TEST(ForwardPass, LastTokenLogitsAreOneRowPerSequence) {
   }
   EXPECT_THROW(ForwardPass(model, pool, {{tokens_of(2, 1), &a}}, LogitsFor::last_token),
                std::length_error);  // 7 + 2 > one block of 8
+}
+
+// bf16 weights read in place (the direct kernel for up to 4 rows, widened tiles for more)
+// against the same weights widened to f32 at load, which is the path checked against
+// transformers: only the order of the sums differs.
+TEST(ForwardPass, Bf16KeptInPlaceMatchesBf16WidenedAtLoad) {
+  testing::TempDir dir;
+  ModelShape shape = model_shape("tiny", ModelArch::qwen2);
+  shape.hidden_size = 72;  // rows of 72 and 100 floats: the kernels' tails run too
+  shape.head_dim = 18;
+  shape.intermediate_size = 100;
+  write_model(dir.path(), ModelArch::qwen2, shape, 11);
+  const LlamaModel kept = LlamaModel::load(dir.path(), {.keep_bf16 = true});
+  const LlamaModel widened = LlamaModel::load(dir.path(), {.keep_bf16 = false});
+  ASSERT_EQ(kept.config().dtype, "bfloat16");
+  EXPECT_LT(kept.weight_bytes() * 3 / 2, widened.weight_bytes());
+  for (const int count : {1, 3, 9}) {
+    KvCache a(kept.config(), 16), b(widened.config(), 16);
+    const std::vector<float> la = forward(kept, tokens_of(count, count), a);
+    const std::vector<float> lb = forward(widened, tokens_of(count, count), b);
+    ASSERT_EQ(la.size(), lb.size());
+    float worst = 0.0f;
+    for (std::size_t i = 0; i < la.size(); ++i) worst = std::max(worst, std::abs(la[i] - lb[i]));
+    EXPECT_LT(worst, 1e-4f) << count << " rows";
+  }
 }
 
 }  // namespace

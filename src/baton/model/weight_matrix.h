@@ -33,6 +33,8 @@ class WeightMatrix {
   void rows_to_float(int first, int count, float* out) const;
   // The f32 rows themselves, or nullptr for a bf16 matrix.
   const float* f32_data() const { return f32_.empty() ? nullptr : f32_.data(); }
+  // The bf16 rows (little-endian, unaligned), or nullptr for an f32 matrix.
+  const std::byte* bf16_data() const { return bf16_.empty() ? nullptr : bf16_.data(); }
 
  private:
   int rows_ = 0;
