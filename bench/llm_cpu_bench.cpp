@@ -1,7 +1,8 @@
 // The LLM engine's CPU speed against the memory-bandwidth bound of the machine it runs on.
 // Usage: llm_cpu_bench MODEL_DIR [PROMPT_TOKENS [DECODE_TOKENS]]
 // Measures, through LlmEngine (the path `baton generate` and a server take):
-//   - prefill tokens/s of a PROMPT_TOKENS prompt (default 512);
+//   - prefill tokens/s of a PROMPT_TOKENS prompt (default 512), and the time to the first
+//     token when the same prompt comes again (served from the prefix cache);
 //   - decode tokens/s of one sequence over DECODE_TOKENS steps (default 32), and of 4 and
 //     16 sequences decoding together (the batch shares each read of the weights);
 //   - the read bandwidth of this machine (summing 1 GiB, far beyond any cache, on as many
@@ -73,7 +74,6 @@ int main(int argc, char** argv) {
   const auto turn = baton::make_turn(baton::TurnOptions{}, device.default_stream());
   baton::LlmBatchOptions options;
   options.prefill_chunk = prompt_tokens;  // one step: the prefill figure is the model's
-  options.prefix_cache = false;           // every run computes its whole prompt
   options.kv_budget_bytes = std::size_t{1} << 30;
   baton::LlmEngine engine("bench", model, nullptr, options, device.create_stream("bench"), *turn);
 
@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   const GenerationResult result = run(prompt_tokens, decode_tokens + 1);
   const double prefill_tps = prompt_tokens * 1000.0 / result.prefill_ms;
   const double decode_tps = decode_tokens * 1000.0 / result.decode_ms;
+  const GenerationResult retry = run(prompt_tokens, 2);  // the same prompt: prefix cache
   const double batch4_tps = batch_decode(4);
   const double batch16_tps = batch_decode(16);
   const std::size_t weight_bytes = model.weight_bytes();
@@ -116,6 +117,8 @@ int main(int argc, char** argv) {
   std::printf("| weights read per decode step | %.3f GB |\n", weight_bytes / 1e9);
   std::printf("| prefill, %d-token prompt | %.1f ms, %.1f tokens/s |\n", prompt_tokens,
               result.prefill_ms, prefill_tps);
+  std::printf("| the same prompt again (prefix cache: %d tokens reused) | %.1f ms |\n",
+              retry.cached_prompt_tokens, retry.prefill_ms);
   std::printf("| decode, batch 1, %d steps | %.1f ms/token, %.2f tokens/s |\n", decode_tokens,
               result.decode_ms / decode_tokens, decode_tps);
   std::printf("| decode, batch 4 (continuous batching) | %.2f tokens/s |\n", batch4_tps);
