@@ -86,6 +86,9 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--kv-budget-mb", kv_budget_mb, "Memory for the KV cache blocks")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--prefill-chunk", prefill_chunk,
+                  "Prompt tokens per engine step (a long prompt takes several)")
+      ->check(CLI::Range(1, 1 << 20));
   return cmd;
 }
 
@@ -114,6 +117,7 @@ int GenerateCommand::run() {
   const std::unique_ptr<GpuTurn> turn = make_turn(TurnOptions{}, device.default_stream());
   LlmBatchOptions options;
   options.kv_budget_bytes = kv_budget_mb << 20;
+  options.prefill_chunk = prefill_chunk;
   LlmEngine engine("llm", model, &tokenizer, options, device.create_stream("llm"), *turn);
   const GenerationResult result = engine.submit(std::move(request)).get();
   if (json) {

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/engine/llm_batch.h"
+
 namespace baton {
 
 struct GenerateCommand {
@@ -27,6 +29,7 @@ struct GenerateCommand {
   bool widen_bf16 = false;
   int threads = 0;
   std::size_t kv_budget_mb = 256;
+  int prefill_chunk = LlmBatchOptions{}.prefill_chunk;
 
   CLI::App* attach(CLI::App& app);
   int run();
