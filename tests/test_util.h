@@ -27,13 +27,12 @@ class Gate {
   std::shared_future<void> opened_;
 };
 
-// Hangs exactly the Nth committed buffer of the process.
+// Gives exactly the Nth committed buffer of the process `fault` (a hang by default);
+// `hangs` counts the faults realized.
 class HangNth final : public FaultHooks {
  public:
-  explicit HangNth(std::uint64_t n) : n_(n) {}
-  BufferFault on_commit(StreamId) override {
-    return ++commits_ == n_ ? BufferFault::hang : BufferFault::none;
-  }
+  explicit HangNth(std::uint64_t n, BufferFault fault = BufferFault::hang) : n_(n), fault_(fault) {}
+  BufferFault on_commit(StreamId) override { return ++commits_ == n_ ? fault_ : BufferFault::none; }
   bool stall_now(StreamId) override { return false; }
   double slowdown(StreamId, TimePoint) override { return 1.0; }
   void realized(StreamId, BufferFault) override { ++hangs; }
@@ -41,6 +40,7 @@ class HangNth final : public FaultHooks {
 
  private:
   const std::uint64_t n_;
+  const BufferFault fault_;
   std::atomic<std::uint64_t> commits_{0};
 };
 

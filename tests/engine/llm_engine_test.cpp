@@ -185,27 +185,11 @@ TEST_F(LlmEngineTest, StopFailsQueuedRequestsWithEngineStopped) {
   EXPECT_THROW(engine_->submit(greedy_request(2, prompt_of(10, 1), 5)).get(), EngineStopped);
 }
 
-// Fails exactly the Nth committed buffer with a timeout, as a device error would.
-class FailNth final : public FaultHooks {
- public:
-  explicit FailNth(std::uint64_t n) : n_(n) {}
-  BufferFault on_commit(StreamId) override {
-    return ++commits_ == n_ ? BufferFault::timeout : BufferFault::none;
-  }
-  bool stall_now(StreamId) override { return false; }
-  double slowdown(StreamId, TimePoint) override { return 1.0; }
-  void realized(StreamId, BufferFault) override {}
-
- private:
-  const std::uint64_t n_;
-  std::atomic<std::uint64_t> commits_{0};
-};
-
 TEST(LlmEngineFault, AFailedStepFailsItsRequestAndTheRetryReusesTheCachedPrompt) {
   const LlamaModel model = LlamaModel::load(kModels / "qwen2");
   // Each step commits one buffer per layer (2) and one for the logits: the 10th buffer
   // is the first of step 4, a decode step after the one-step prefill.
-  FailNth hooks(10);
+  testing::HangNth hooks(10, BufferFault::timeout);
   cpu::CpuDevice device(CommitLimits{}, &hooks);
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   LlmBatchOptions options;
