@@ -184,6 +184,9 @@ TEST(ChatTemplateFamily, DetectedFromTemplateTexts) {
   EXPECT_EQ(detect_chat_family(kLlama3Text), ChatFamily::llama3);
   EXPECT_EQ(detect_chat_family(kMistralText), ChatFamily::mistral);
   EXPECT_EQ(detect_chat_family(kGemmaText), std::nullopt);
+  // Llama 2: [INST] with a <<SYS>> block, which Mistral v3's rendering would get wrong.
+  EXPECT_EQ(detect_chat_family("{{ '[INST] <<SYS>>\\n' + system + '\\n<</SYS>>\\n\\n' }}"),
+            std::nullopt);
   EXPECT_EQ(detect_chat_family(""), std::nullopt);
 }
 

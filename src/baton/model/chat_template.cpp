@@ -210,6 +210,9 @@ std::string render(const ChatTemplate& chat_template, std::span<const ChatMessag
 std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text) {
   if (jinja_text.find("<|im_start|>") != std::string_view::npos) return ChatFamily::chatml;
   if (jinja_text.find("<|start_header_id|>") != std::string_view::npos) return ChatFamily::llama3;
+  // Llama 2 also writes [INST], but with a <<SYS>> block: rendered as Mistral v3 it would
+  // be subtly wrong, so it is no known family (an error that names the flag).
+  if (jinja_text.find("<<SYS>>") != std::string_view::npos) return std::nullopt;
   if (jinja_text.find("[INST]") != std::string_view::npos) return ChatFamily::mistral;
   return std::nullopt;
 }

@@ -61,7 +61,8 @@ struct ChatTemplate {
 std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages);
 
 // The family whose markers the Jinja text holds, checked in this order: <|im_start|>
-// (chatml), <|start_header_id|> (llama3), [INST] (mistral). nullopt when none.
+// (chatml), <|start_header_id|> (llama3), [INST] (mistral) unless it also holds Llama 2's
+// <<SYS>>. nullopt when none.
 std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text);
 
 // The template of a Hugging Face model directory: chat_template.jinja (transformers 5) or
