@@ -117,6 +117,13 @@ void parse_rope(const Reader& r, ModelConfig& c) {
                                            .value_or(s.original_max_position_embeddings);
 }
 
+json parse_object(std::string_view json_text, std::string_view file) {
+  json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (root.is_discarded()) throw ModelFileError(file, "is not valid JSON");
+  if (!root.is_object()) throw ModelFileError(file, "is not a JSON object");
+  return root;
+}
+
 void check_shapes(const Reader& r, const ModelConfig& c) {
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
     r.fail("num_key_value_heads", "must divide num_attention_heads");
@@ -141,9 +148,7 @@ std::string_view to_string(ModelArch arch) {
 }
 
 ModelConfig parse_model_config(std::string_view json_text, std::string_view file) {
-  const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) throw ModelFileError(file, "is not valid JSON");
-  if (!root.is_object()) throw ModelFileError(file, "is not a JSON object");
+  const json root = parse_object(json_text, file);
   const Reader r(root, file);
   ModelConfig c;
   c.arch = parse_arch(r);
@@ -175,9 +180,7 @@ ModelConfig parse_model_config(std::string_view json_text, std::string_view file
 
 void merge_generation_config(std::string_view json_text, std::string_view file,
                              ModelConfig& config) {
-  const json root = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) throw ModelFileError(file, "is not valid JSON");
-  if (!root.is_object()) throw ModelFileError(file, "is not a JSON object");
+  const json root = parse_object(json_text, file);
   const Reader r(root, file);
   for (const std::int64_t id : r.int_list("eos_token_id")) {
     if (std::find(config.eos_token_ids.begin(), config.eos_token_ids.end(), id) ==

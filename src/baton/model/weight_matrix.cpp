@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "baton/model/half.h"
 #include "baton/model/model_file_error.h"
 
 namespace baton {
@@ -33,7 +32,7 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);
   if (keep_bf16 && t.dtype == DType::bf16) {
-    m.bf16_ = t.bytes;
+    m.bf16_ = t;
   } else {
     m.f32_ = to_float(t);
   }
@@ -41,22 +40,16 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
 }
 
 std::size_t WeightMatrix::bytes() const {
-  return is_bf16() ? bf16_.size() : f32_.size() * sizeof(float);
+  return is_bf16() ? bf16_.bytes.size() : f32_.size() * sizeof(float);
 }
 
 void WeightMatrix::rows_to_float(int first, int count, float* out) const {
   const std::size_t offset = static_cast<std::size_t>(first) * cols_;
   const std::size_t n = static_cast<std::size_t>(count) * cols_;
-  if (!is_bf16()) {
+  if (is_bf16()) {
+    to_float(bf16_, offset, {out, n});
+  } else {
     std::memcpy(out, f32_.data() + offset, n * sizeof(float));
-    return;
-  }
-  // memcpy per element: the map gives no alignment guarantee; the compiler vectorizes it.
-  const std::byte* source = bf16_.data() + offset * sizeof(std::uint16_t);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint16_t bits;
-    std::memcpy(&bits, source + i * sizeof bits, sizeof bits);
-    out[i] = bf16_to_float(bits);
   }
 }
 

@@ -8,11 +8,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <vector>
 
 #include "baton/model/model_weights.h"
+#include "baton/model/tensor_view.h"
 
 namespace baton {
 
@@ -26,7 +26,7 @@ class WeightMatrix {
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
-  bool is_bf16() const { return !bf16_.empty(); }
+  bool is_bf16() const { return !bf16_.bytes.empty(); }
   // Bytes held for this matrix (in the memory map for bf16).
   std::size_t bytes() const;
   // Rows [first, first + count) as f32, row-major, into `out` (count * cols floats).
@@ -34,13 +34,13 @@ class WeightMatrix {
   // The f32 rows themselves, or nullptr for a bf16 matrix.
   const float* f32_data() const { return f32_.empty() ? nullptr : f32_.data(); }
   // The bf16 rows (little-endian, unaligned), or nullptr for an f32 matrix.
-  const std::byte* bf16_data() const { return bf16_.empty() ? nullptr : bf16_.data(); }
+  const std::byte* bf16_data() const { return is_bf16() ? bf16_.bytes.data() : nullptr; }
 
  private:
   int rows_ = 0;
   int cols_ = 0;
   std::vector<float> f32_;
-  std::span<const std::byte> bf16_;  // rows_ * cols_ little-endian bf16, in the memory map
+  TensorView bf16_;  // a bf16 tensor's view of the memory map; no bytes for f32
 };
 
 // Reads vector tensor `name` of `size` floats (norm weights, biases), checked as above.
