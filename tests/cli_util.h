@@ -15,8 +15,12 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-inline CommandResult run_baton(const std::string& args) {
-  const std::string command = std::string(BATON_BINARY) + " " + args + " 2>&1";
+// With `timeout_s` > 0 the command is killed after that many seconds (exit code 137), so
+// that a test of a hang fails instead of hanging.
+inline CommandResult run_baton(const std::string& args, int timeout_s = 0) {
+  const std::string limit =
+      timeout_s > 0 ? "timeout -s KILL " + std::to_string(timeout_s) + " " : std::string();
+  const std::string command = limit + std::string(BATON_BINARY) + " " + args + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

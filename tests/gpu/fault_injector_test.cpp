@@ -96,6 +96,25 @@ TEST(FaultInjector, OverlapHangsArriveOnlyDuringOverlap) {
   EXPECT_EQ(hangs_injected(false), 0u);
 }
 
+// At any rate the clocks hold the lock for a few draws, not one draw per arrival (1e9
+// arrivals a second once kept every stream waiting for seconds).
+TEST(FaultInjector, AHugeHangRateNeverHoldsTheStreamsUp) {
+  FaultPlan plan;
+  plan.hang_rate = 1e9;
+  plan.slowdown_rate = 1e9;
+  FaultInjector injector(plan);
+  const StreamId a{1}, b{2};
+  injector.stream_busy(a, Clock::now());
+  injector.stream_busy(b, Clock::now());
+  std::this_thread::sleep_for(1s);  // a billion arrivals
+  const TimePoint start = Clock::now();
+  EXPECT_TRUE(injector.stall_now(a));
+  EXPECT_TRUE(injector.stall_now(b));
+  injector.stream_idle(a, Clock::now());
+  injector.stream_idle(b, Clock::now());
+  EXPECT_LT(seconds_between(start, Clock::now()), 0.5);
+}
+
 TEST(FaultInjector, FatalSwitchMakesEverySubmissionFail) {
   FaultPlan plan;
   plan.fatal_after_s = 0.02;

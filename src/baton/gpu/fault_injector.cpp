@@ -132,6 +132,25 @@ void FaultInjector::start_slowdown_locked(TimePoint now) {
   next_slowdown_at_ = add_seconds(now, draw_exponential_locked(plan_.slowdown_rate));
 }
 
+void FaultInjector::arrive_hangs_locked(double overlap_s) {
+  if (overlap_s < next_hang_at_overlap_s_) return;
+  // The arrival at next_hang_at_overlap_s_, and a Poisson count of those after it up to
+  // now; the clock is memoryless, so the next one is a fresh draw from now. A constant
+  // number of draws at any rate (one draw per arrival held the lock for seconds at 1e9).
+  const double mean = plan_.hang_rate * (overlap_s - next_hang_at_overlap_s_);
+  std::uint64_t arrived = 1;
+  if (mean > 0) {
+    arrived += std::poisson_distribution<std::uint64_t>(std::min(mean, 1e6))(rng_);
+  }
+  next_hang_at_overlap_s_ = overlap_s + draw_exponential_locked(plan_.hang_rate);
+  // Each pending hang stalls a different stream of this overlap, so more than one per
+  // busy stream can never land.
+  const std::uint64_t pending = hangs_pending_.load(std::memory_order_relaxed);
+  const std::uint64_t room = busy_.size() - std::min<std::uint64_t>(busy_.size(), pending);
+  hangs_pending_.fetch_add(static_cast<std::uint32_t>(std::min(arrived, room)),
+                           std::memory_order_release);
+}
+
 void FaultInjector::run_clocks(std::stop_token stop) {
   const TimePoint fatal_at =
       plan_.fatal_after_s > 0 ? add_seconds(start_, plan_.fatal_after_s) : TimePoint::max();
@@ -139,19 +158,17 @@ void FaultInjector::run_clocks(std::stop_token stop) {
   while (!stop.stop_requested()) {
     const TimePoint now = Clock::now();
     if (now >= fatal_at) ignoring_ = true;
-    // Every arrival the overlap clock has passed, while the overlap still lasts.
-    while (busy_.size() >= 2 && overlap_s_locked(now) >= next_hang_at_overlap_s_) {
-      hangs_pending_.fetch_add(1, std::memory_order_release);
-      next_hang_at_overlap_s_ += draw_exponential_locked(plan_.hang_rate);
-    }
+    if (busy_.size() >= 2) arrive_hangs_locked(overlap_s_locked(now));
     if (now >= next_slowdown_at_) start_slowdown_locked(now);
 
-    // Sleep until the next clock can fire; an overlap that begins wakes us early.
-    TimePoint wake_at = std::min(next_slowdown_at_, ignoring_ ? TimePoint::max() : fatal_at);
+    // Sleep until the next clock can fire; an overlap that begins wakes us early. The
+    // clocks tick at most every kClockTickSeconds: hang arrivals in between are counted
+    // together, and a slowdown rate past one a tick starts one a tick.
+    TimePoint wake_at = std::min(std::max(next_slowdown_at_, add_seconds(now, kClockTickSeconds)),
+                                 ignoring_ ? TimePoint::max() : fatal_at);
     if (busy_.size() >= 2 && plan_.hang_rate > 0) {
-      wake_at = std::min(
-          wake_at,
-          add_seconds(now, std::max(next_hang_at_overlap_s_ - overlap_s_locked(now), 0.0)));
+      const double to_next = next_hang_at_overlap_s_ - overlap_s_locked(now);
+      wake_at = std::min(wake_at, add_seconds(now, std::max(to_next, kClockTickSeconds)));
     }
     const std::uint64_t seen = overlap_starts_;
     wake_.wait_until(lock, stop, std::min(wake_at, now + std::chrono::milliseconds(100)),

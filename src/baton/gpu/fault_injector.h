@@ -6,7 +6,8 @@
 // once, hangs arrive as a Poisson process with `hang_rate` per second of overlap; with no
 // overlap, none. An arrived hang lands on the next op boundary of a stream in that overlap,
 // which then stalls (its buffer never completes) until the stream is reset; one that finds
-// no op boundary before the overlap ends is dropped. Also: a
+// no op boundary before the overlap ends is dropped, and so is one that finds every stream
+// of the overlap already holding a pending hang (at most one each). Also: a
 // fixed hang or timeout probability per committed buffer, slowdown episodes (a busy
 // stream runs `slowdown_factor` times slower for `slowdown_seconds`, Poisson in wall
 // time), and a switch into the fatal submissions-ignored state after `fatal_after_s`.
@@ -74,7 +75,11 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
     double factor;
   };
 
+  // The hang clock's granularity: arrivals closer than this are counted in one tick.
+  static constexpr double kClockTickSeconds = 0.001;
+
   void run_clocks(std::stop_token stop);
+  void arrive_hangs_locked(double overlap_s);
   double overlap_s_locked(TimePoint now) const;
   double draw_exponential_locked(double rate);
   bool uniform_below_locked(double probability);
