@@ -13,21 +13,22 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
   return "[" + text + "]";
 }
 
-const TensorView& checked(const ModelWeights& weights, const std::string& name,
-                          const std::vector<std::int64_t>& shape) {
-  const TensorView& t = weights.at(name);
+// Returns nothing: a reference returned from a call that takes a temporary shape would
+// look dangling to newer compilers (-Wdangling-reference).
+void check_shape(const TensorView& t, const std::string& name,
+                 const std::vector<std::int64_t>& shape) {
   if (t.shape != shape) {
     throw ModelFileError(t.file, "tensor '" + name + "' has shape " + shape_text(t.shape) +
                                      "; the config wants " + shape_text(shape));
   }
-  return t;
 }
 
 }  // namespace
 
 WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& name,
                                 std::int64_t rows, std::int64_t cols, bool keep_bf16) {
-  const TensorView& t = checked(weights, name, {rows, cols});
+  const TensorView& t = weights.at(name);
+  check_shape(t, name, {rows, cols});
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);
@@ -55,7 +56,9 @@ void WeightMatrix::rows_to_float(int first, int count, float* out) const {
 
 std::vector<float> load_vector(const ModelWeights& weights, const std::string& name,
                                std::int64_t size) {
-  return to_float(checked(weights, name, {size}));
+  const TensorView& t = weights.at(name);
+  check_shape(t, name, {size});
+  return to_float(t);
 }
 
 }  // namespace baton
