@@ -109,6 +109,9 @@ TEST(ModelConfig, BadFilesNameTheFileAndTheKey) {
            "num_hidden_layers": 1, "num_attention_heads": 4,
            "rope_scaling": {"type": "yarn", "factor": 4}})",
        "'rope_type' is 'yarn'"},
+      {R"({"model_type": "llama", "vocab_size": 10, "hidden_size": 64, "intermediate_size": 8,
+           "num_hidden_layers": 1, "num_attention_heads": 4, "hidden_act": "gelu"})",
+       "'hidden_act' is 'gelu'; supported: silu"},
   };
   for (const auto& c : cases) {
     try {

@@ -124,6 +124,12 @@ json parse_object(std::string_view json_text, std::string_view file) {
   return root;
 }
 
+// The forward pass gates the MLP with SiLU only; transformers calls it "silu" or "swish".
+void check_activation(const Reader& r) {
+  const std::string act = r.text("hidden_act", "silu");
+  if (act != "silu" && act != "swish") r.fail("hidden_act", "is '" + act + "'; supported: silu");
+}
+
 void check_shapes(const Reader& r, const ModelConfig& c) {
   if (c.num_kv_heads <= 0 || c.num_heads % c.num_kv_heads != 0) {
     r.fail("num_key_value_heads", "must divide num_attention_heads");
@@ -164,6 +170,7 @@ ModelConfig parse_model_config(std::string_view json_text, std::string_view file
   c.head_dim = r.optional_int(root, "head_dim").value_or(c.hidden_size / c.num_heads);
   c.max_position_embeddings = r.optional_int(root, "max_position_embeddings").value_or(4096);
   c.rms_norm_eps = r.optional_number(root, "rms_norm_eps").value_or(c.rms_norm_eps);
+  check_activation(r);
   parse_rope(r, c);
   c.tie_word_embeddings = r.flag("tie_word_embeddings", false);
   c.attention_bias = c.arch == ModelArch::qwen2 || r.flag("attention_bias", false);
