@@ -108,6 +108,15 @@ TEST(BpeTokenizer, UnsupportedOrBrokenFilesAreClearErrors) {
     }
   }
   EXPECT_THROW(BpeTokenizer::from_directory("/nonexistent"), ModelFileError);
+  // A vocabulary without the byte 'b' and no unk_token: a broken file, found when encoding.
+  const BpeTokenizer no_b(R"({"model": {"type": "BPE", "vocab": {"a": 0}}})", "dir/tokenizer.json");
+  try {
+    no_b.encode("ab");
+    ADD_FAILURE() << "encoded a byte the vocabulary lacks";
+  } catch (const ModelFileError& e) {
+    EXPECT_NE(std::string(e.what()).find("dir/tokenizer.json: symbol 'b'"), std::string::npos)
+        << e.what();
+  }
 }
 
 // Found by fuzz/tokenizer_json_fuzz: the id table has max id + 1 entries, so an id of

@@ -257,7 +257,8 @@ void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& ou
     } else if (unk_) {
       out.push_back(*unk_);
     } else {
-      throw std::runtime_error(file_ + ": symbol '" + symbol + "' is not in the vocabulary");
+      throw ModelFileError(file_, "symbol '" + symbol +
+                                      "' is not in the vocabulary and there is no unk_token");
     }
   }
 }
