@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli_util.h"
@@ -79,6 +80,29 @@ TEST_F(GenerateCli, BadDirectoriesAndFlagsExitWithTwo) {
   EXPECT_EQ(bad_template.exit_code, 2) << bad_template.output;
   const auto bad_flag = run_baton("generate --model " + model_.string() + " --prompt hi --top-p 2");
   EXPECT_EQ(bad_flag.exit_code, 2) << bad_flag.output;
+}
+
+// Overwrites the bytes of tensor `name` in DIR/model.safetensors with 0xff: NaN in f32,
+// bf16 and f16 alike.
+void poison_tensor(const std::filesystem::path& file, const std::string& name) {
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  std::uint64_t length = 0;
+  f.read(reinterpret_cast<char*>(&length), sizeof length);
+  std::string header(length, '\0');
+  f.read(header.data(), static_cast<std::streamsize>(length));
+  const auto offsets = nlohmann::json::parse(header).at(name).at("data_offsets");
+  const std::uint64_t begin = offsets[0], end = offsets[1];
+  f.seekp(static_cast<std::streamoff>(8 + length + begin));
+  const std::string nan(end - begin, '\xff');
+  f.write(nan.data(), static_cast<std::streamsize>(nan.size()));
+}
+
+TEST_F(GenerateCli, NonFiniteWeightsAreAnErrorNamingTheModel) {
+  poison_tensor(model_ / "model.safetensors", "model.norm.weight");
+  const auto r = run_baton("generate --model " + model_.string() + " --prompt hi --max-tokens 4");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(model_.string() + ": computed a non-finite logit"), std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "baton/engine/llm_batch.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "baton/model/model_file_error.h"
 
 namespace baton {
 
@@ -157,6 +160,7 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::ve
 
 bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
   try {
+    check_finite(logits, e);
     const SampledToken next = e.sampler->next(logits, e.tokens);
     if (e.result.tokens.empty()) e.first_token = now;
     e.tokens.push_back(next.id);
@@ -173,6 +177,20 @@ bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
     e.error = std::current_exception();
   }
   return true;
+}
+
+// NaN or infinite logits (from NaN or infinite weights) would sample garbage as if it
+// were text; the request fails instead, naming the model.
+void LlmBatch::check_finite(std::span<const float> logits, const Entry& e) const {
+  const auto bad = std::find_if(logits.begin(), logits.end(),
+                                [](float x) { return !std::isfinite(x); });
+  if (bad == logits.end()) return;
+  throw ModelFileError(model_.source(),
+                       "computed a non-finite logit (" + std::to_string(*bad) + ") for token " +
+                           std::to_string(bad - logits.begin()) + " at position " +
+                           std::to_string(e.tokens.size()) +
+                           " of request " + std::to_string(e.request.id) +
+                           ": the weights hold NaN or infinite values, or overflow");
 }
 
 void LlmBatch::publish_full_blocks(Entry& e) {

@@ -101,6 +101,7 @@ class LlmBatch {
   int blocks_for(int positions) const;
   // Samples the entry's next token; true when the entry is finished (or failed).
   bool sample(Entry& entry, std::span<const float> logits, TimePoint now);
+  void check_finite(std::span<const float> logits, const Entry& entry) const;
   void publish_full_blocks(Entry& entry);
   std::unique_ptr<Entry> finish(std::size_t index);
 

@@ -7,7 +7,9 @@ namespace baton {
 
 LlamaModel LlamaModel::load(const std::filesystem::path& directory, ModelLoadOptions options) {
   ModelConfig config = read_model_config(directory);  // first: it names what is missing
-  return LlamaModel(std::move(config), ModelWeights::open(directory), options);
+  LlamaModel model(std::move(config), ModelWeights::open(directory), options);
+  model.source_ = directory.string();
+  return model;
 }
 
 LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options)

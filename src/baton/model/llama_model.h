@@ -35,6 +35,8 @@ class LlamaModel {
   LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options = {});
 
   const ModelConfig& config() const { return config_; }
+  // The directory it was loaded from ("model" when built from parts), for messages.
+  const std::string& source() const { return source_; }
   const std::vector<Layer>& layers() const { return layers_; }
   const WeightMatrix& embedding() const { return embed_; }
   const WeightMatrix& output() const { return lm_head_.rows() > 0 ? lm_head_ : embed_; }
@@ -46,6 +48,7 @@ class LlamaModel {
 
  private:
   ModelConfig config_;
+  std::string source_ = "model";
   ModelWeights weights_;  // the memory map bf16 matrices point into
   WeightMatrix embed_;    // [vocab x hidden]
   WeightMatrix lm_head_;  // [vocab x hidden]; empty when tied to embed_
