@@ -30,6 +30,10 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
       {"repro --engine decode --backend metal", "--backend"},
       {"repro --engine prefill/0", "/OPS must be"},
       {"repro --engine decode@0", "@SMS must be"},
+      {"repro --engine decode --duration nan", "--duration"},
+      {"repro --engine decode --duration inf", "--duration"},
+      {"repro --engine decode --inject-hang-rate nan", "--inject-hang-rate"},
+      {"repro --engine decode --watchdog-deadline nan", "--watchdog-deadline"},
       {"no-such-verb", "no-such-verb"},
   };
   for (const auto& c : cases) {
@@ -110,10 +114,22 @@ TEST(ReproCli, JsonReportsInjectedAndDetectedFaults) {
   EXPECT_EQ(blamed, hang.at("detected").get<int>());
 }
 
-TEST(ReproCli, HelpExitsWithZero) {
+TEST(ReproCli, HelpExitsWithZeroAndSaysWhatEachFlagDoes) {
   const CommandResult r = run_baton("repro --help");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.output.find("--quantum"), std::string::npos);
+  EXPECT_NE(r.output.find("serialize/op"), std::string::npos) << r.output;  // --compare
+  EXPECT_NE(r.output.find("/OPS"), std::string::npos) << r.output;          // --engine
+  EXPECT_NE(r.output.find("on the CPU backend"), std::string::npos) << r.output;
+}
+
+TEST(ReproCli, PartitionOnTheCpuSaysWhatItDoes) {
+  const CommandResult r =
+      run_baton("repro --policy partition --engine decode --engine prefill --duration 0.2");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("partition on the cpu backend runs the engines side by side"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/finite_range.h"
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/model/chat_template.h"
@@ -72,11 +73,11 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
                   "Use this template family instead of the model's: chatml, llama3, mistral");
   cmd->add_option("--max-tokens", max_tokens, "Generated tokens at most")
       ->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--temperature", temperature, "0: greedy")->check(CLI::Range(0.0, 100.0));
-  cmd->add_option("--top-p", top_p)->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--temperature", temperature, "0: greedy")->check(finite_range(0.0, 100.0));
+  cmd->add_option("--top-p", top_p)->check(finite_range(0.0, 1.0));
   cmd->add_option("--top-k", top_k)->check(CLI::Range(0, 1 << 30));
-  cmd->add_option("--min-p", min_p)->check(CLI::Range(0.0, 1.0));
-  cmd->add_option("--repetition-penalty", repetition_penalty)->check(CLI::Range(0.01, 100.0));
+  cmd->add_option("--min-p", min_p)->check(finite_range(0.0, 1.0));
+  cmd->add_option("--repetition-penalty", repetition_penalty)->check(finite_range(0.01, 100.0));
   cmd->add_option("--seed", seed, "Seed of the sampler");
   cmd->add_option("--stop", stop, "A stop string (repeat for more)");
   cmd->add_flag("--ignore-eos", ignore_eos, "Go on past the model's end tokens");

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/finite_range.h"
 #include "baton/repro/repro_report.h"
 
 namespace baton {
@@ -17,14 +18,15 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--policy", policy,
                   "GPU turn policy: concurrent, serialize, or partition (side by side, prefill "
-                  "sized for part of the chip while others run; CUDA)")
+                  "sized for part of the chip while others run; CUDA only: on the CPU backend "
+                  "it runs as concurrent)")
       ->capture_default_str()
       ->check(CLI::IsMember({"concurrent", "serialize", "partition"}));
   cmd->add_option("--prefill-share", options.turn.prefill_share,
                   "partition: the share of the chip a prefill engine sizes its work for while "
                   "other engines run")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 1.0));
+      ->check(finite_range(0.01, 1.0));
   cmd->add_option("--quantum", quantum,
                   "serialize: hand the turn over per burst, between the layers of a prefill "
                   "chunk, or between its ops")
@@ -33,12 +35,13 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_flag("--decode-first", options.turn.decode_first,
                 "serialize: waiting decode bursts go before waiting prefill chunks");
   cmd->add_option("--engine", engine_specs,
-                  "An engine: decode, prefill[:TOKENS] or embed, with @SMS to give a CUDA engine's "
-                  "GEMMs an SM target (repeat for more)")
+                  "An engine: decode, prefill[:TOKENS] or embed, then optionally /OPS (each layer "
+                  "split into OPS ops, for --quantum op) and @SMS (an SM target for a CUDA "
+                  "engine's GEMMs); repeat for more")
       ->required();
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
       ->capture_default_str()
-      ->check(CLI::Range(0.1, 86400.0));
+      ->check(finite_range(0.1, 86400.0));
   cmd->add_option("--seed", options.seed, "Seed of the clients' request sizes")
       ->capture_default_str();
   cmd->add_flag("--json", options.json, "Print one JSON object instead of a table");
@@ -46,15 +49,15 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
                   "Record every busy interval and fault event into this SQLite file");
   attach_fault_options(*cmd);
   cmd->add_flag("--compare", options.compare,
-                "Run each engine solo, then all together under concurrent, serialize/burst and "
-                "serialize/layer, side by side");
+                "Run each engine solo, then all together under concurrent, serialize/burst, "
+                "serialize/layer and serialize/op, side by side");
   return cmd;
 }
 
 void ReproCommand::attach_fault_options(CLI::App& cmd) {
   FaultPlan& f = options.faults;
-  const auto non_negative = CLI::Range(0.0, 1e9);
-  const auto probability = CLI::Range(0.0, 1.0);
+  const auto non_negative = finite_range(0.0, 1e9);
+  const auto probability = finite_range(0.0, 1.0);
   cmd.add_option("--inject-hang-rate", f.hang_rate,
                  "Inject hangs at this rate per second of overlap (two or more streams busy)")
       ->check(non_negative)
@@ -73,15 +76,15 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
       ->group("Fault injection");
   cmd.add_option("--slowdown-factor", f.slowdown_factor, "How many times slower")
       ->capture_default_str()
-      ->check(CLI::Range(1.0, 1000.0))
+      ->check(finite_range(1.0, 1000.0))
       ->group("Fault injection");
   cmd.add_option("--slowdown-seconds", f.slowdown_seconds, "How long a slowdown episode lasts")
       ->capture_default_str()
-      ->check(CLI::Range(0.001, 3600.0))
+      ->check(finite_range(0.001, 3600.0))
       ->group("Fault injection");
   cmd.add_option("--inject-fatal-after", f.fatal_after_s,
                  "After this many seconds the device ignores submissions (fatal: exit 70)")
-      ->check(CLI::Range(0.001, 1e9))
+      ->check(finite_range(0.001, 1e9))
       ->group("Fault injection");
   cmd.add_option("--fault-seed", fault_seed, "Seed of the fault injector (default: --seed)")
       ->group("Fault injection");
@@ -89,12 +92,12 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
   cmd.add_option("--watchdog-deadline", watchdog_deadline_s,
                  "Seconds without progress after which a stream is hung")
       ->capture_default_str()
-      ->check(CLI::Range(0.01, 3600.0))
+      ->check(finite_range(0.01, 3600.0))
       ->group("Watchdog");
   cmd.add_option("--slowdown-threshold", options.watchdog.slowdown_factor,
                  "A burst this many times its rolling median is a slowdown")
       ->capture_default_str()
-      ->check(CLI::Range(1.5, 1000.0))
+      ->check(finite_range(1.5, 1000.0))
       ->group("Watchdog");
 }
 
@@ -117,6 +120,10 @@ int ReproCommand::run() {
   options.faults.seed = fault_seed.value_or(options.seed);
   options.watchdog.deadline = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));
+  if (options.turn.policy == TurnPolicy::partition && options.backend == "cpu") {
+    std::cerr << "baton: note: partition on the cpu backend runs the engines side by side as "
+                 "concurrent does; only CUDA splits the device between them\n";
+  }
 
   if (options.compare) {
     const ReproComparison comparison = run_comparison(options);
