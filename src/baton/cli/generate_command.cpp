@@ -41,6 +41,7 @@ void print_json(const GenerationResult& r, const std::string& template_name) {
         {"cached_prompt_tokens", r.cached_prompt_tokens}}},
       {"timings",
        {{"queued_ms", r.queued_ms},
+        {"admission_wait_ms", r.admission_wait_ms},
         {"prefill_ms", r.prefill_ms},
         {"decode_ms", r.decode_ms},
         {"prefill_tokens_per_s",

@@ -42,7 +42,8 @@ struct GenerationResult {
   FinishReason finish = FinishReason::length;
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // reused from the prefix cache, not prefilled
-  double queued_ms = 0.0;        // submit -> admitted (waiting for KV blocks)
+  double queued_ms = 0.0;           // submit -> admitted: the engine picking it up, then admission
+  double admission_wait_ms = 0.0;   // picked up -> admitted: waiting for KV blocks or a batch slot
   double prefill_ms = 0.0;       // admitted -> first token
   double decode_ms = 0.0;        // first token -> last token
 };

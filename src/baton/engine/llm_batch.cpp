@@ -53,7 +53,8 @@ void LlmBatch::validate(const GenerationRequest& request) const {
   }
 }
 
-void LlmBatch::enqueue(std::unique_ptr<Entry> entry) {
+void LlmBatch::enqueue(std::unique_ptr<Entry> entry, TimePoint now) {
+  entry->enqueued = now;
   entry->tokens = entry->request.prompt;
   waiting_.push_back(std::move(entry));
 }
@@ -171,6 +172,7 @@ bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
     e.result.finish = *reason;
     e.result.text = e.stop->text();
     e.result.queued_ms = millis_between(e.submitted, e.admitted);
+    e.result.admission_wait_ms = millis_between(e.enqueued, e.admitted);
     e.result.prefill_ms = millis_between(e.admitted, e.first_token);
     e.result.decode_ms = millis_between(e.first_token, now);
   } catch (...) {  // this request's own failure; the rest of the batch goes on

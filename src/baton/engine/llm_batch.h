@@ -53,7 +53,7 @@ class LlmBatch {
   struct Entry {
     GenerationRequest request;
     std::promise<GenerationResult> promise;
-    TimePoint submitted{}, admitted{}, first_token{};
+    TimePoint submitted{}, enqueued{}, admitted{}, first_token{};
     KvSequence kv;
     std::vector<TokenId> tokens;  // prompt, then generated
     int published_blocks = 0;     // leading blocks published to the prefix cache
@@ -72,7 +72,8 @@ class LlmBatch {
   // Checks the request can ever run here (sampling values, stop strings, prompt and
   // max_tokens within the context and the KV budget); throws std::invalid_argument.
   void validate(const GenerationRequest& request) const;
-  void enqueue(std::unique_ptr<Entry> entry);
+  // The engine thread has picked the request up at `now`; it waits for admission.
+  void enqueue(std::unique_ptr<Entry> entry, TimePoint now);
   // Moves waiting requests into the running batch while blocks and batch slots allow.
   void admit(TimePoint now);
   bool idle() const { return running_.empty() && waiting_.empty(); }

@@ -62,7 +62,8 @@ void LlmEngine::loop(std::stop_token stop) {
     {
       std::unique_lock lock(mu_);
       wake_.wait(lock, stop, [&] { return !inbox_.empty() || !batch_.idle(); });
-      for (auto& entry : inbox_) batch_.enqueue(std::move(entry));
+      const TimePoint picked_up = Clock::now();
+      for (auto& entry : inbox_) batch_.enqueue(std::move(entry), picked_up);
       inbox_.clear();
     }
     if (stop.stop_requested()) break;
