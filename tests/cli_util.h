@@ -15,12 +15,9 @@ struct CommandResult {
   std::string output;  // stdout and stderr together
 };
 
-// With `timeout_s` > 0 the command is killed after that many seconds (exit code 137), so
-// that a test of a hang fails instead of hanging.
-inline CommandResult run_baton(const std::string& args, int timeout_s = 0) {
-  const std::string limit =
-      timeout_s > 0 ? "timeout -s KILL " + std::to_string(timeout_s) + " " : std::string();
-  const std::string command = limit + std::string(BATON_BINARY) + " " + args + " 2>&1";
+// Any shell command line, stderr into the output.
+inline CommandResult run_command(const std::string& command_line) {
+  const std::string command = command_line + " 2>&1";
   CommandResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -29,6 +26,14 @@ inline CommandResult run_baton(const std::string& args, int timeout_s = 0) {
   const int status = pclose(pipe);
   result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return result;
+}
+
+// With `timeout_s` > 0 the command is killed after that many seconds (exit code 137), so
+// that a test of a hang fails instead of hanging.
+inline CommandResult run_baton(const std::string& args, int timeout_s = 0) {
+  const std::string limit =
+      timeout_s > 0 ? "timeout -s KILL " + std::to_string(timeout_s) + " " : std::string();
+  return run_command(limit + std::string(BATON_BINARY) + " " + args);
 }
 
 }  // namespace baton::testing

@@ -3,8 +3,14 @@
 // without --force.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "baton/model/bpe_tokenizer.h"
 #include "baton/model/model_config.h"
@@ -58,6 +64,69 @@ TEST(MakeModelCli, ANonEmptyDirectoryNeedsForce) {
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
   EXPECT_EQ(read_model_config(dir.path()).arch, ModelArch::llama);
   EXPECT_TRUE(fs::exists(dir.path() / "notes.txt"));
+}
+
+// Nothing is written past 4 GiB without --force, nor past the disk's free space with it,
+// and the message says how big the model is.
+TEST(MakeModelCli, TheSizeIsCheckedBeforeWriting) {
+  TempDir dir;
+  const std::string args =
+      "make-model --arch llama --hidden 65536 --layers 64 --out " + (dir.path() / "m").string();
+  const auto refused = run_baton(args);
+  EXPECT_EQ(refused.exit_code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("this model is 1.5 TiB, over the 4.0 GiB"), std::string::npos)
+      << refused.output;
+  const auto no_room = run_baton(args + " --force");  // 1.5 TiB: more than any test disk
+  EXPECT_EQ(no_room.exit_code, 2) << no_room.output;
+  EXPECT_NE(no_room.output.find("free"), std::string::npos) << no_room.output;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+// On a terminal the write shows a progress bar (script(1) gives the command one).
+TEST(MakeModelCli, ATerminalSeesProgress) {
+  TempDir dir;
+  const std::string args = "make-model --arch llama --hidden 256 --layers 4 --dtype f32 --out ";
+  const auto tty = testing::run_command("script -qec '" + std::string(BATON_BINARY) + " " + args +
+                                        (dir.path() / "a").string() + "' /dev/null");
+  EXPECT_EQ(tty.exit_code, 0) << tty.output;
+  EXPECT_NE(tty.output.find("model.safetensors ["), std::string::npos) << tty.output;
+  EXPECT_NE(tty.output.find("100%"), std::string::npos) << tty.output;
+  const auto piped = run_baton(args + (dir.path() / "b").string());
+  EXPECT_EQ(piped.exit_code, 0) << piped.output;
+  EXPECT_EQ(piped.output.find("model.safetensors ["), std::string::npos) << piped.output;
+}
+
+// SIGTERM (or Ctrl-C) in the middle of the write: exit 128 + 15, no staging directory
+// and no model left behind.
+TEST(MakeModelCli, ASignalMidWriteLeavesNothingBehind) {
+  TempDir dir;
+  const fs::path out = dir.path() / "q";
+  const std::string out_text = out.string();
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    execl(BATON_BINARY, BATON_BINARY, "make-model", "--arch", "qwen2", "--shape", "qwen2.5-0.5b",
+          "--out", out_text.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto staging_exists = [&] {
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+      if (entry.path().filename().string().starts_with(".q.partial-")) return true;
+    }
+    return false;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!staging_exists() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(staging_exists());
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // into the weights
+  kill(child, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "died by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGTERM);
+  EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
 #include "baton/cli/supervise_command.h"
+#include "baton/common/stop_signals.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/make_device.h"
 #include "baton/model/model_file_error.h"
@@ -77,6 +78,9 @@ int main(int argc, char** argv) {
   } catch (const baton::GpuError& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return e.fatal() ? baton::kExitGpuFatal : baton::kExitFailure;
+  } catch (const baton::Interrupted& e) {
+    std::cerr << "baton: " << e.what() << "; nothing half-written was left behind\n";
+    return baton::kExitSignalBase + e.signal();
   } catch (const std::exception& e) {
     std::cerr << "baton: " << e.what() << "\n";
     return baton::kExitFailure;

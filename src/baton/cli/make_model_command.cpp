@@ -6,12 +6,16 @@
 #include <stdexcept>
 
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/progress_bar.h"
+#include "baton/common/stop_signals.h"
 #include "baton/model/model_writer.h"
 
 namespace baton {
 namespace {
 
 namespace fs = std::filesystem;
+
+constexpr std::uint64_t kMaxBytesWithoutForce = std::uint64_t{4} << 30;
 
 std::string dtype_name(const std::string& flag) {
   if (flag == "bf16" || flag == "bfloat16") return "bfloat16";
@@ -33,17 +37,24 @@ void check_out(const fs::path& out, bool force) {
   }
 }
 
-std::string human_bytes(std::uintmax_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 3) {
-    value /= 1024.0;
-    ++unit;
+// Refuses a write past kMaxBytesWithoutForce unless forced, and any write the disk cannot
+// hold: the space is checked before a byte is written.
+void check_size(const fs::path& out, std::uint64_t bytes, bool force) {
+  if (bytes > kMaxBytesWithoutForce && !force) {
+    throw std::invalid_argument("this model is " + human_bytes(bytes) + ", over the " +
+                                human_bytes(kMaxBytesWithoutForce) +
+                                " that make-model writes without --force");
   }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
+  fs::path existing = fs::absolute(out);
+  while (!fs::exists(existing) && existing.has_parent_path() && existing != existing.parent_path()) {
+    existing = existing.parent_path();
+  }
+  std::error_code error;
+  const fs::space_info space = fs::space(existing, error);
+  if (!error && space.available < bytes + (bytes >> 6)) {
+    throw std::invalid_argument("this model is " + human_bytes(bytes) + "; " + existing.string() +
+                                " has " + human_bytes(space.available) + " free");
+  }
 }
 
 }  // namespace
@@ -53,7 +64,8 @@ CLI::App* MakeModelCommand::attach(CLI::App& app) {
       "make-model", "Write a small model directory with random weights and a tokenizer");
   cmd->add_option("--arch", arch, "llama, qwen2 or qwen3")->required();
   cmd->add_option("--out", out, "The model directory to write")->required();
-  cmd->add_flag("--force", force, "Write into a non-empty --out, replacing the model's files");
+  cmd->add_flag("--force", force,
+                "Write into a non-empty --out (replacing the model's files), or more than 4 GiB");
   cmd->add_option("--shape", shape, "tiny (default) or qwen2.5-0.5b (the real shapes)");
   cmd->add_option("--hidden", hidden, "Hidden size (head_dim becomes hidden / heads)");
   cmd->add_option("--layers", layers, "Number of layers");
@@ -84,7 +96,17 @@ int MakeModelCommand::run() {
   }
   check_shape(model_arch, s);
   check_out(out, force);
-  const WrittenModel written = write_model(out, model_arch, s, seed);
+  const std::uint64_t bytes = weight_bytes(model_arch, s);
+  check_size(out, bytes, force);
+  std::cerr << "writing " << out << ": " << parameter_count(model_arch, s) << " parameters, "
+            << human_bytes(bytes) << "\n";
+  const StopSignals signals;  // Ctrl-C or SIGTERM: the partial directory is removed
+  ProgressBar bar("model.safetensors", bytes, ProgressBar::Unit::bytes);
+  const WrittenModel written =
+      write_model(out, model_arch, s, seed, [&](std::uint64_t done, std::uint64_t) {
+        signals.throw_if_stopped();
+        bar.update(done);
+      });
   std::cout << "wrote " << written.directory.string() << " (" << arch << ", hidden "
             << s.hidden_size << ", " << s.num_layers << " layers, " << s.num_heads << " heads / "
             << s.num_kv_heads << " kv heads, head_dim " << s.head_dim << ", vocab " << s.vocab_size

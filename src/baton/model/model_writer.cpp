@@ -178,7 +178,20 @@ std::string safetensors_header(const std::vector<TensorSpec>& specs, std::size_t
 }
 
 // One tensor's data, generated and written a chunk at a time.
-void write_tensor(OutputFile& file, const TensorSpec& t, bool bf16, NormalSource& normal) {
+// Tensor data written so far, reported to a WriteProgress after every chunk.
+struct ProgressCount {
+  const WriteProgress& report;
+  std::uint64_t total = 0;
+  std::uint64_t done = 0;
+
+  void add(std::uint64_t bytes) {
+    done += bytes;
+    if (report) report(done, total);
+  }
+};
+
+void write_tensor(OutputFile& file, const TensorSpec& t, bool bf16, NormalSource& normal,
+                  ProgressCount& progress) {
   std::vector<float> values;
   std::vector<std::uint16_t> halves;
   for (std::int64_t left = t.elements(); left > 0;) {
@@ -192,12 +205,13 @@ void write_tensor(OutputFile& file, const TensorSpec& t, bool bf16, NormalSource
     } else {
       file.write(values.data(), n * sizeof(float));
     }
+    progress.add(n * (bf16 ? sizeof(std::uint16_t) : sizeof(float)));
     left -= static_cast<std::int64_t>(n);
   }
 }
 
 void write_safetensors(const fs::path& path, const std::vector<TensorSpec>& specs,
-                       const std::string& dtype, std::uint64_t seed) {
+                       const std::string& dtype, std::uint64_t seed, ProgressCount& progress) {
   const bool bf16 = dtype == "bfloat16";
   const std::string header = safetensors_header(specs, bf16 ? 2 : 4);
   OutputFile file(path);
@@ -206,7 +220,7 @@ void write_safetensors(const fs::path& path, const std::vector<TensorSpec>& spec
   file.write(length, sizeof length);
   file.write(header.data(), header.size());
   NormalSource normal(seed);
-  for (const TensorSpec& t : specs) write_tensor(file, t, bf16, normal);
+  for (const TensorSpec& t : specs) write_tensor(file, t, bf16, normal, progress);
   file.close();
 }
 
@@ -392,8 +406,13 @@ std::int64_t parameter_count(ModelArch arch, const ModelShape& shape) {
   return total;
 }
 
+std::uint64_t weight_bytes(ModelArch arch, const ModelShape& shape) {
+  const std::uint64_t element = shape.dtype == "bfloat16" ? 2 : 4;
+  return static_cast<std::uint64_t>(parameter_count(arch, shape)) * element;
+}
+
 WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelShape& shape,
-                         std::uint64_t seed) {
+                         std::uint64_t seed, const WriteProgress& progress) {
   check_shape(arch, shape);
   const MadeTokenizer tokenizer = make_tokenizer(arch);
   if (shape.vocab_size < tokenizer.size) {
@@ -413,8 +432,9 @@ WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelS
   text("tokenizer_config.json", tokenizer.tokenizer_config_json);
   text("generation_config.json", generation_config_json(tokenizer).dump(2) + "\n");
   text("config.json", config_json(arch, shape, tokenizer).dump(2) + "\n");
+  ProgressCount count{progress, weight_bytes(arch, shape)};
   write_safetensors(staging.path() / "model.safetensors", tensor_specs(arch, shape), shape.dtype,
-                    seed);
+                    seed, count);
   written.files.push_back("model.safetensors");
   for (const std::string& name : written.files)
     written.bytes += fs::file_size(staging.path() / name);

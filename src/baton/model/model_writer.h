@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,12 @@ void check_shape(ModelArch arch, const ModelShape& shape);
 
 // The number of weights written for `arch` with `shape`.
 std::int64_t parameter_count(ModelArch arch, const ModelShape& shape);
+// The bytes of model.safetensors's tensor data (the other files add a few KiB).
+std::uint64_t weight_bytes(ModelArch arch, const ModelShape& shape);
+
+// Called as the weights are written: bytes of tensor data so far, of `total`. It may throw
+// to stop the write (a stop signal): the staging directory is removed on the way out.
+using WriteProgress = std::function<void(std::uint64_t done, std::uint64_t total)>;
 
 struct WrittenModel {
   std::filesystem::path directory;
@@ -68,6 +75,7 @@ struct WrittenModel {
 // std::invalid_argument for a bad shape or a vocab_size below the tokenizer's size, and
 // std::filesystem::filesystem_error or std::runtime_error when writing fails.
 WrittenModel write_model(const std::filesystem::path& directory, ModelArch arch,
-                         const ModelShape& shape, std::uint64_t seed);
+                         const ModelShape& shape, std::uint64_t seed,
+                         const WriteProgress& progress = {});
 
 }  // namespace baton
