@@ -108,6 +108,31 @@ TEST_F(AnalyzeCli, UsageErrorsExitWith2) {
       2);
 }
 
+TEST_F(AnalyzeCli, HangClassesAreCaseInsensitiveAndUnknownOnesExitWith2) {
+  const std::string busy = write("busy.csv", kBusy);
+  const auto capitalised = run_baton("analyze --json --intervals " + busy + " --events " +
+                                     write("hangs.csv", "time,engine,class\n1732926900,A,Hang\n"));
+  ASSERT_EQ(capitalised.exit_code, 0) << capitalised.output;
+  EXPECT_EQ(nlohmann::json::parse(capitalised.output)["hangs"]["total"], 1);
+
+  const auto unknown = run_baton("analyze --intervals " + busy + " --events " +
+                                 write("bad.csv", "time,engine,class\n1732926900,A,Crash\n"));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("bad.csv:2: unknown class 'Crash'"), std::string::npos)
+      << unknown.output;
+
+  const std::string hangs = write("timeout.csv", "time,engine,class\n1732926900,A,timeout\n");
+  const auto by_flag =
+      run_baton("analyze --json --intervals " + busy + " --events " + hangs + " --class TimeOut");
+  ASSERT_EQ(by_flag.exit_code, 0) << by_flag.output;
+  EXPECT_EQ(nlohmann::json::parse(by_flag.output)["hangs"]["total"], 1);
+  const auto bad_flag =
+      run_baton("analyze --intervals " + busy + " --events " + hangs + " --class hangs");
+  EXPECT_EQ(bad_flag.exit_code, 2) << bad_flag.output;
+  EXPECT_NE(bad_flag.output.find("--class: unknown class 'hangs'"), std::string::npos)
+      << bad_flag.output;
+}
+
 TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {
   // N = 12 in H = 100 h; closed forms in ab_plan_test.cpp.
   const auto r = run_baton(
