@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "baton/ledger/ledger.h"
 #include "cli_util.h"
 
 namespace baton {
@@ -131,6 +132,34 @@ TEST_F(AnalyzeCli, HangClassesAreCaseInsensitiveAndUnknownOnesExitWith2) {
   EXPECT_EQ(bad_flag.exit_code, 2) << bad_flag.output;
   EXPECT_NE(bad_flag.output.find("--class: unknown class 'hangs'"), std::string::npos)
       << bad_flag.output;
+}
+
+// One run under concurrent and one under serialize/layer.
+void write_two_policies(const fs::path& path) {
+  Ledger ledger(path);
+  for (const char* policy : {"concurrent", "serialize/layer"}) {
+    const auto run = ledger.begin_run({1000.0, "test", "cpu", policy});
+    ledger.record(IntervalRow{run, "decode", "decode", 1001.0, 1002.0, 64, 1});
+    ledger.end_run(run, 1003.0, 0);
+  }
+}
+
+TEST_F(AnalyzeCli, APolicyTheLedgerDoesNotHoldExitsWith2AndNamesThoseItHolds) {
+  const fs::path ledger = dir_ / "two.db";
+  write_two_policies(ledger);
+  const std::string holds = "it holds: concurrent, serialize/layer";
+  const auto single = run_baton("analyze --ledger " + ledger.string() + " --policy NOSUCH");
+  EXPECT_EQ(single.exit_code, 2) << single.output;
+  EXPECT_NE(single.output.find("no run under policy 'NOSUCH'"), std::string::npos) << single.output;
+  EXPECT_NE(single.output.find(holds), std::string::npos) << single.output;
+
+  const auto compare = run_baton("analyze --compare --ledger " + ledger.string() +
+                                 " --policy concurrent --policy serialise/layer");
+  EXPECT_EQ(compare.exit_code, 2) << compare.output;
+  EXPECT_NE(compare.output.find("'serialise/layer'"), std::string::npos) << compare.output;
+  EXPECT_NE(compare.output.find(holds), std::string::npos) << compare.output;
+
+  EXPECT_EQ(run_baton("analyze --ledger " + ledger.string() + " --policy concurrent").exit_code, 0);
 }
 
 TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {

@@ -47,7 +47,27 @@ TEST(LedgerReader, ReadsEveryRunOrOnlyThoseOfOnePolicy) {
   ASSERT_EQ(serialized.runs.size(), 1u);
   EXPECT_EQ(serialized.input.intervals.size(), 1u);
   EXPECT_TRUE(serialized.input.hangs.empty());
-  EXPECT_TRUE(read_ledger(file.path(), "no such policy").input.intervals.empty());
+}
+
+TEST(LedgerReader, APolicyNoRunHasIsAUsageErrorNamingThoseItHolds) {
+  TempLedgerPath file;
+  write_two_runs(file.path());
+  try {
+    read_ledger(file.path(), "serialize");
+    FAIL() << "a policy no run has was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "no run under policy 'serialize' in " + file.path().string() +
+                                         "; it holds: concurrent, serialize/layer");
+  }
+  TempLedgerPath empty;
+  { Ledger ledger(empty.path()); }
+  try {
+    read_ledger(empty.path(), "concurrent");
+    FAIL() << "a policy no run has was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("; it holds no runs"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(read_ledger(empty.path()).runs.empty());  // without --policy: nothing to say
 }
 
 TEST(LedgerReader, MissingFileIsAUsageError) {

@@ -50,6 +50,24 @@ std::vector<LedgerRun> read_runs(Database& db, const std::optional<std::string>&
   return runs;
 }
 
+// "concurrent, serialize/layer": the policies of the ledger's runs, for a message.
+std::string policies_held(Database& db) {
+  Statement s(db, "SELECT DISTINCT policy FROM runs ORDER BY policy");
+  std::string held;
+  while (s.step()) held += (held.empty() ? "" : ", ") + s.column_text(0);
+  return held;
+}
+
+// A mistyped policy would select nothing and print an all-zero report as if measured.
+void check_policy_held(Database& db, const std::filesystem::path& path,
+                       const std::optional<std::string>& policy,
+                       const std::vector<LedgerRun>& runs) {
+  if (!policy || !runs.empty()) return;
+  const std::string held = policies_held(db);
+  throw std::invalid_argument("no run under policy '" + *policy + "' in " + path.string() +
+                              (held.empty() ? "; it holds no runs" : "; it holds: " + held));
+}
+
 std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::string>& policy) {
   Statement s(db, std::string("SELECT engine, start, end, context_tokens, kind FROM intervals") +
                       kRunFilter + " ORDER BY start");
@@ -82,6 +100,7 @@ LedgerContents read_ledger(const std::filesystem::path& path,
   check_schema(db, path);
   LedgerContents contents;
   contents.runs = read_runs(db, policy);
+  check_policy_held(db, path, policy, contents.runs);
   contents.input.intervals = read_intervals(db, policy);
   contents.input.hangs = read_events(db, policy);
   return contents;
