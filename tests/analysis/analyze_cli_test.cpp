@@ -187,5 +187,27 @@ TEST(PlanCli, TableAndBadArguments) {
   EXPECT_EQ(run_baton("plan --baseline-events 3 --baseline-hours 5 --alpha 2").exit_code, 2);
 }
 
+TEST(PlanCli, NonFiniteNumbersAreUsageErrorsNamingTheFlag) {
+  const std::string base = "plan --baseline-events 3 --baseline-hours 5 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plan --baseline-events 3 --baseline-hours nan", "--baseline-hours"},
+      {"plan --baseline-events 3 --baseline-hours inf", "--baseline-hours"},
+      {base + "--alpha nan", "--alpha"},
+      {base + "--alpha 0.05 --alpha NaN", "--alpha"},
+      {base + "--alpha -inf", "--alpha"},
+      {base + "--reduction nan", "--reduction"},
+      {base + "--reduction inf", "--reduction"},
+      {base + "--hours-run nan", "--hours-run"},
+      {base + "--hours-run infinity", "--hours-run"},
+      {base + "--json --hours-run nan", "--hours-run"},
+  };
+  for (const auto& [args, flag] : cases) {
+    const auto r = run_baton(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(flag), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Baseline:"), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
 }  // namespace
 }  // namespace baton

@@ -1,0 +1,14 @@
+// A CLI11 check for a floating-point flag: a finite number within [min, max]. CLI::Range
+// alone lets "nan" through (every comparison with NaN is false), and a NaN or an infinity
+// would flow into the arithmetic and print a half-made table. The message names the flag
+// (CLI11 puts it first) and exits with 2, as other usage errors do.
+// Thread-safety: the validator is immutable once made.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace baton {
+
+CLI::Validator finite_range(double min, double max);
+
+}  // namespace baton
