@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/ledger/ledger.h"
+#include "baton/ledger/sqlite.h"
 #include "cli_util.h"
 
 namespace baton {
@@ -160,6 +161,22 @@ TEST_F(AnalyzeCli, APolicyTheLedgerDoesNotHoldExitsWith2AndNamesThoseItHolds) {
   EXPECT_NE(compare.output.find(holds), std::string::npos) << compare.output;
 
   EXPECT_EQ(run_baton("analyze --ledger " + ledger.string() + " --policy concurrent").exit_code, 0);
+}
+
+TEST_F(AnalyzeCli, AFileThatIsNotALedgerExitsWith2AndNamesThePath) {
+  const std::string text = write("notes.txt", "this is not a database, it is a note\n");
+  const std::string empty = write("empty.db", "");
+  const fs::path other = dir_ / "other.db";
+  {
+    Database db(other);
+    db.exec("CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+  }
+  for (const std::string& path : {text, empty, other.string()}) {
+    const auto r = run_baton("analyze --ledger " + path);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(path + " is not a baton ledger"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("PRAGMA"), std::string::npos) << r.output;
+  }
 }
 
 TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {

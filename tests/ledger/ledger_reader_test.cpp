@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <stdexcept>
 
 #include "baton/ledger/ledger.h"
+#include "baton/ledger/ledger_schema.h"
 #include "baton/ledger/sqlite.h"
 #include "temp_ledger_path.h"
 
@@ -74,13 +76,44 @@ TEST(LedgerReader, MissingFileIsAUsageError) {
   EXPECT_THROW(read_ledger("/nonexistent/baton/ledger.db"), std::invalid_argument);
 }
 
+// The message that reading `path` gives; fails the test if it reads.
+std::string refusal(const std::filesystem::path& path) {
+  try {
+    read_ledger(path);
+  } catch (const LedgerFormatError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " was read as a ledger";
+  return {};
+}
+
 TEST(LedgerReader, SomethingElseIsNotALedger) {
-  TempLedgerPath file;
+  TempLedgerPath other;
   {
-    Database db(file.path());
+    Database db(other.path());
     db.exec("CREATE TABLE t (x)");
   }
-  EXPECT_THROW(read_ledger(file.path()), SqliteError);
+  EXPECT_EQ(refusal(other.path()), other.path().string() +
+                                       " is not a baton ledger: an SQLite database without a runs "
+                                       "table");
+  TempLedgerPath text;
+  std::ofstream(text.path()) << "time,engine\n";
+  EXPECT_EQ(refusal(text.path()),
+            text.path().string() + " is not a baton ledger: not an SQLite database");
+  TempLedgerPath empty;
+  std::ofstream(empty.path()).close();
+  EXPECT_EQ(refusal(empty.path()),
+            empty.path().string() + " is not a baton ledger: an empty file (no tables)");
+  TempLedgerPath versioned;
+  {
+    Database db(versioned.path());
+    db.exec("CREATE TABLE runs (x); PRAGMA user_version=2;");
+  }
+  EXPECT_EQ(refusal(versioned.path()), versioned.path().string() +
+                                           " is not a baton ledger: schema version 2 but no "
+                                           "table intervals, events");
+  // A LedgerFormatError is the user's input: the CLI exits with 2.
+  EXPECT_THROW(read_ledger(other.path()), std::invalid_argument);
 }
 
 TEST(LedgerReader, AVersionOneLedgerGainsTheBurstsColumn) {

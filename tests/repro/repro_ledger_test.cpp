@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "baton/ledger/sqlite.h"
 #include "baton/repro/repro_run.h"
+#include "cli_util.h"
+#include "temp_ledger_path.h"
 
 namespace baton {
 namespace {
@@ -51,6 +54,27 @@ TEST(ReproLedger, RecordsEveryBurstAndEveryFault) {
   ASSERT_TRUE(bad.step());
   EXPECT_EQ(bad.column_int(0), 0);
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+}
+
+TEST(ReproLedger, AFileThatIsNotALedgerExitsWith2AndIsLeftAlone) {
+  testing::TempLedgerPath text;
+  std::ofstream(text.path()) << "not a database\n";
+  testing::TempLedgerPath other;
+  {
+    Database db(other.path());
+    db.exec("CREATE TABLE t (x)");
+  }
+  for (const fs::path& path : {text.path(), other.path()}) {
+    const auto r =
+        testing::run_baton("repro --engine decode --duration 0.1 --ledger " + path.string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(path.string() + " is not a baton ledger"), std::string::npos)
+        << r.output;
+  }
+  Database db(other.path());
+  Statement tables(db, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'");
+  ASSERT_TRUE(tables.step());
+  EXPECT_EQ(tables.column_int(0), 0);  // another program's database gained no baton table
 }
 
 }  // namespace

@@ -1,46 +1,12 @@
 #include "baton/ledger/ledger.h"
 
 #include "baton/ledger/interval_merge.h"
+#include "baton/ledger/ledger_schema.h"
 
 #include <stdexcept>
 
 namespace baton {
 namespace {
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY,
-  start REAL NOT NULL,
-  stop REAL,
-  version TEXT NOT NULL,
-  backend TEXT NOT NULL,
-  policy TEXT NOT NULL,
-  exit_code INTEGER
-);
-CREATE TABLE IF NOT EXISTS intervals (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER REFERENCES runs(id),
-  engine TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('prefill', 'decode', 'embed')),
-  start REAL NOT NULL,
-  end REAL NOT NULL CHECK (end >= start),
-  context_tokens INTEGER,
-  request_id INTEGER,
-  bursts INTEGER NOT NULL DEFAULT 1
-);
-CREATE INDEX IF NOT EXISTS intervals_by_start ON intervals(start);
-CREATE TABLE IF NOT EXISTS events (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER REFERENCES runs(id),
-  time REAL NOT NULL,
-  class TEXT NOT NULL,
-  engine TEXT,
-  stream TEXT,
-  in_flight INTEGER,
-  detail TEXT
-);
-CREATE INDEX IF NOT EXISTS events_by_time ON events(time);
-)sql";
 
 void bind_optional(Statement& s, int index, const std::optional<std::int64_t>& value) {
   if (value) {
@@ -60,16 +26,7 @@ const std::filesystem::path& with_parent_directory(const std::filesystem::path& 
 
 Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every)
     : commit_every_(commit_every), db_(with_parent_directory(path)) {
-  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
-  const std::int64_t found = db_.user_version();
-  if (found > kSchemaVersion) {
-    throw SqliteError("[ledger] " + path.string() + " has schema version " + std::to_string(found) +
-                      "; this baton knows up to " + std::to_string(kSchemaVersion));
-  }
-  db_.exec(kSchema);
-  // Version 2 added the count of merged bursts; a version-1 file gains the column.
-  if (found == 1) db_.exec("ALTER TABLE intervals ADD COLUMN bursts INTEGER NOT NULL DEFAULT 1");
-  db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  create_or_upgrade_ledger(db_, path);
   writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
 }
 

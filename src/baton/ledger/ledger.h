@@ -17,18 +17,20 @@
 #include <vector>
 
 #include "baton/ledger/ledger_rows.h"
+#include "baton/ledger/ledger_schema.h"
 #include "baton/ledger/sqlite.h"
 
 namespace baton {
 
 class Ledger {
  public:
-  static constexpr int kSchemaVersion = 2;
   // Consecutive bursts of one engine and request closer than this are one interval.
   static constexpr double kMergeGapSeconds = 0.001;
 
-  // Opens or creates the ledger at `path`; throws SqliteError with the path on failure,
-  // or when the file holds a newer schema than this build knows.
+  // Opens or creates the ledger at `path` (an empty file is a new ledger), upgrading an
+  // older schema in place. Throws LedgerFormatError when the file is not a baton ledger
+  // (not SQLite, another program's database, a newer schema), SqliteError with the path
+  // when it cannot be opened.
   explicit Ledger(const std::filesystem::path& path,
                   std::chrono::milliseconds commit_every = std::chrono::seconds(1));
   ~Ledger();

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "baton/ledger/ledger.h"
+#include "baton/ledger/ledger_schema.h"
 #include "baton/ledger/sqlite.h"
 
 namespace baton {
@@ -27,14 +27,6 @@ std::optional<double> optional_double(const Statement& s, int column) {
 std::optional<std::int64_t> optional_int(const Statement& s, int column) {
   if (s.column_is_null(column)) return std::nullopt;
   return s.column_int(column);
-}
-
-void check_schema(Database& db, const std::filesystem::path& path) {
-  const std::int64_t found = db.user_version();
-  if (found < 1 || found > Ledger::kSchemaVersion) {
-    throw SqliteError("[ledger] " + path.string() + " is not a baton ledger this build reads " +
-                      "(schema version " + std::to_string(found) + ")");
-  }
 }
 
 std::vector<LedgerRun> read_runs(Database& db, const std::optional<std::string>& policy) {
@@ -97,7 +89,7 @@ LedgerContents read_ledger(const std::filesystem::path& path,
     throw std::invalid_argument("no ledger at " + path.string());
   }
   Database db(path, Database::Mode::read_only);
-  check_schema(db, path);
+  check_ledger(db, path);
   LedgerContents contents;
   contents.runs = read_runs(db, policy);
   check_policy_held(db, path, policy, contents.runs);

@@ -28,7 +28,8 @@ struct LedgerContents {
 };
 
 // Throws std::invalid_argument when there is no file at `path` (a usage error) and
-// SqliteError when the file is not a ledger this build can read. With `policy`, only
+// LedgerFormatError (an invalid_argument too) when the file is not a ledger this build
+// can read. With `policy`, only
 // the runs recorded under that policy count (e.g. "concurrent", "serialize/layer"); a
 // policy that no run has is a std::invalid_argument naming the policies the ledger holds.
 LedgerContents read_ledger(const std::filesystem::path& path,
