@@ -140,5 +140,65 @@ TEST(LedgerReader, AVersionOneLedgerGainsTheBurstsColumn) {
   EXPECT_EQ(s.column_int(0), 1);
 }
 
+// A ledger as baton 0.x wrote it with schema version 2: no stream intervals, no
+// streams_recorded.
+void write_version_two(const std::filesystem::path& path) {
+  Database db(path);
+  db.exec(
+      "CREATE TABLE runs (id INTEGER PRIMARY KEY, start REAL NOT NULL, stop REAL,"
+      " version TEXT NOT NULL, backend TEXT NOT NULL, policy TEXT NOT NULL, exit_code INTEGER);"
+      "CREATE TABLE intervals (id INTEGER PRIMARY KEY, run_id INTEGER, engine TEXT NOT NULL,"
+      " kind TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL, context_tokens INTEGER,"
+      " request_id INTEGER, bursts INTEGER NOT NULL DEFAULT 1);"
+      "CREATE TABLE events (id INTEGER PRIMARY KEY, run_id INTEGER, time REAL NOT NULL,"
+      " class TEXT NOT NULL, engine TEXT, stream TEXT, in_flight INTEGER, detail TEXT);"
+      "INSERT INTO runs VALUES (1, 1.0, 2.0, '0.1.0', 'cpu', 'serialize/layer', 0);"
+      "INSERT INTO intervals VALUES (1, 1, 'd', 'decode', 1.0, 1.5, 10, 1, 1);"
+      "PRAGMA user_version=2;");
+}
+
+TEST(LedgerReader, StreamIntervalsOfRunsThatRecordedThem) {
+  TempLedgerPath file;
+  {
+    Ledger ledger(file.path());
+    const auto run = ledger.begin_run({1000.0, "test", "cpu", "serialize/layer", true});
+    ledger.record(IntervalRow{run, "decode", "decode", 1001.0, 1003.0, 64, 1});
+    ledger.record(StreamIntervalRow{run, "decode", 1002.0, 1003.0});
+    ledger.record(StreamIntervalRow{run, "prefill", 1003.0, 1004.0});
+    ledger.end_run(run, 1005.0, 0);
+  }
+  const LedgerContents contents = read_ledger(file.path());
+  ASSERT_TRUE(contents.runs[0].streams_recorded);
+  ASSERT_TRUE(contents.input.stream_intervals.has_value());
+  ASSERT_EQ(contents.input.stream_intervals->size(), 2u);
+  EXPECT_EQ((*contents.input.stream_intervals)[1].stream, "prefill");
+  EXPECT_EQ((*contents.input.stream_intervals)[1].end, 1004.0);
+}
+
+// An old ledger simply has no stream intervals: unknown, never zero.
+TEST(LedgerReader, AVersionTwoLedgerHasNoStreamIntervalsAndKeepsNoneWhenUpgraded) {
+  TempLedgerPath file;
+  write_version_two(file.path());
+  const LedgerContents old = read_ledger(file.path());
+  EXPECT_EQ(old.input.intervals.size(), 1u);
+  EXPECT_FALSE(old.runs[0].streams_recorded);
+  EXPECT_FALSE(old.input.stream_intervals.has_value());
+
+  {
+    Ledger upgraded(file.path());  // schema 3: a new run records its streams
+    const auto run = upgraded.begin_run({3000.0, "test", "cpu", "concurrent", true});
+    upgraded.record(StreamIntervalRow{run, "decode", 3001.0, 3002.0});
+    upgraded.end_run(run, 3003.0, 0);
+  }
+  Database db(file.path());
+  EXPECT_EQ(db.user_version(), kLedgerSchemaVersion);
+  const LedgerContents mixed = read_ledger(file.path());
+  EXPECT_FALSE(mixed.runs[0].streams_recorded);            // the old run still says it has none
+  EXPECT_FALSE(mixed.input.stream_intervals.has_value());  // not all runs have them
+  const LedgerContents recent = read_ledger(file.path(), "concurrent");
+  ASSERT_TRUE(recent.input.stream_intervals.has_value());
+  EXPECT_EQ(recent.input.stream_intervals->size(), 1u);
+}
+
 }  // namespace
 }  // namespace baton

@@ -38,8 +38,11 @@ Ledger::~Ledger() {
 
 std::int64_t Ledger::begin_run(const RunStart& run) {
   std::lock_guard lock(db_mu_);
-  Statement insert(db_, "INSERT INTO runs (start, version, backend, policy) VALUES (?, ?, ?, ?)");
-  insert.bind(1, run.start).bind(2, run.version).bind(3, run.backend).bind(4, run.policy).run();
+  Statement insert(db_,
+                   "INSERT INTO runs (start, version, backend, policy, streams_recorded)"
+                   " VALUES (?, ?, ?, ?, ?)");
+  insert.bind(1, run.start).bind(2, run.version).bind(3, run.backend).bind(4, run.policy);
+  insert.bind(5, std::int64_t{run.streams_recorded}).run();
   return db_.last_insert_rowid();
 }
 
@@ -57,6 +60,16 @@ void Ledger::record(IntervalRow row) {
     throw std::invalid_argument("[ledger] bad interval of engine '" + row.engine + "': kind '" +
                                 row.kind + "', start " + std::to_string(row.start) + ", end " +
                                 std::to_string(row.end));
+  }
+  std::lock_guard lock(mu_);
+  queue_.emplace_back(std::move(row));
+  ++queued_;
+}
+
+void Ledger::record(StreamIntervalRow row) {
+  if (!(row.end >= row.start)) {
+    throw std::invalid_argument("[ledger] bad interval of stream '" + row.stream + "': start " +
+                                std::to_string(row.start) + ", end " + std::to_string(row.end));
   }
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
@@ -112,6 +125,8 @@ void Ledger::commit(std::vector<Row>& rows) {
     Statement interval(db_,
                        "INSERT INTO intervals (run_id, engine, kind, start, end, context_tokens,"
                        " request_id, bursts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement stream(
+        db_, "INSERT INTO stream_intervals (run_id, stream, start, end) VALUES (?, ?, ?, ?)");
     Statement event(db_,
                     "INSERT INTO events (run_id, time, class, engine, stream, in_flight, detail)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -119,6 +134,9 @@ void Ledger::commit(std::vector<Row>& rows) {
     for (Row& row : rows) {
       if (auto* i = std::get_if<IntervalRow>(&row)) {
         intervals.push_back(std::move(*i));
+      } else if (const auto* s = std::get_if<StreamIntervalRow>(&row)) {
+        // Merged already where that is safe (stream_recorder.h).
+        stream.bind(1, s->run_id).bind(2, s->stream).bind(3, s->start).bind(4, s->end).run();
       } else if (const auto* e = std::get_if<EventRow>(&row)) {
         event.bind(1, e->run_id).bind(2, e->time).bind(3, e->error_class).bind(4, e->engine);
         event.bind(5, e->stream).bind(6, e->in_flight).bind(7, e->detail);

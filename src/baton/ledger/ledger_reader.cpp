@@ -1,5 +1,6 @@
 #include "baton/ledger/ledger_reader.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "baton/ledger/ledger_schema.h"
@@ -29,15 +30,18 @@ std::optional<std::int64_t> optional_int(const Statement& s, int column) {
   return s.column_int(column);
 }
 
-std::vector<LedgerRun> read_runs(Database& db, const std::optional<std::string>& policy) {
-  Statement s(db,
-              "SELECT id, start, stop, backend, policy, exit_code FROM runs"
-              " WHERE (?1 IS NULL OR policy = ?1) ORDER BY id");
+std::vector<LedgerRun> read_runs(Database& db, std::int64_t version,
+                                 const std::optional<std::string>& policy) {
+  // Before version 3 no run recorded its streams.
+  const char* streams_recorded = version >= 3 ? "streams_recorded" : "0";
+  Statement s(db, std::string("SELECT id, start, stop, backend, policy, exit_code, ") +
+                      streams_recorded +
+                      " FROM runs WHERE (?1 IS NULL OR policy = ?1) ORDER BY id");
   bind_policy(s, policy);
   std::vector<LedgerRun> runs;
   while (s.step()) {
     runs.push_back({s.column_int(0), s.column_double(1), optional_double(s, 2), s.column_text(3),
-                    s.column_text(4), optional_int(s, 5)});
+                    s.column_text(4), optional_int(s, 5), s.column_int(6) != 0});
   }
   return runs;
 }
@@ -72,6 +76,22 @@ std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::
   return intervals;
 }
 
+// Only when every run recorded its streams: a run that did not would pass for one whose
+// streams were never busy.
+std::optional<std::vector<StreamInterval>> read_stream_intervals(
+    Database& db, const std::vector<LedgerRun>& runs, const std::optional<std::string>& policy) {
+  const bool all_recorded =
+      !runs.empty() &&
+      std::all_of(runs.begin(), runs.end(), [](const auto& r) { return r.streams_recorded; });
+  if (!all_recorded) return std::nullopt;
+  Statement s(db, std::string("SELECT stream, start, end FROM stream_intervals") + kRunFilter +
+                      " ORDER BY start");
+  bind_policy(s, policy);
+  std::vector<StreamInterval> intervals;
+  while (s.step()) intervals.push_back({s.column_text(0), s.column_double(1), s.column_double(2)});
+  return intervals;
+}
+
 std::vector<HangRecord> read_events(Database& db, const std::optional<std::string>& policy) {
   Statement s(db, std::string("SELECT time, coalesce(engine, ''), class FROM events") + kRunFilter +
                       " ORDER BY time");
@@ -89,12 +109,13 @@ LedgerContents read_ledger(const std::filesystem::path& path,
     throw std::invalid_argument("no ledger at " + path.string());
   }
   Database db(path, Database::Mode::read_only);
-  check_ledger(db, path);
+  const std::int64_t version = check_ledger(db, path);
   LedgerContents contents;
-  contents.runs = read_runs(db, policy);
+  contents.runs = read_runs(db, version, policy);
   check_policy_held(db, path, policy, contents.runs);
   contents.input.intervals = read_intervals(db, policy);
   contents.input.hangs = read_events(db, policy);
+  contents.input.stream_intervals = read_stream_intervals(db, contents.runs, policy);
   return contents;
 }
 

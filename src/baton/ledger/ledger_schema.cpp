@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS runs (
   version TEXT NOT NULL,
   backend TEXT NOT NULL,
   policy TEXT NOT NULL,
-  exit_code INTEGER
+  exit_code INTEGER,
+  streams_recorded INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS intervals (
   id INTEGER PRIMARY KEY,
@@ -28,6 +29,14 @@ CREATE TABLE IF NOT EXISTS intervals (
   bursts INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS intervals_by_start ON intervals(start);
+CREATE TABLE IF NOT EXISTS stream_intervals (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER REFERENCES runs(id),
+  stream TEXT NOT NULL,
+  start REAL NOT NULL,
+  end REAL NOT NULL CHECK (end >= start)
+);
+CREATE INDEX IF NOT EXISTS stream_intervals_by_start ON stream_intervals(start);
 CREATE TABLE IF NOT EXISTS events (
   id INTEGER PRIMARY KEY,
   run_id INTEGER REFERENCES runs(id),
@@ -62,8 +71,10 @@ std::set<std::string> table_names(Database& db) {
   return names;
 }
 
-std::vector<std::string> tables_of(std::int64_t /*version*/) {
-  return {"runs", "intervals", "events"};
+std::vector<std::string> tables_of(std::int64_t version) {
+  std::vector<std::string> tables{"runs", "intervals", "events"};
+  if (version >= 3) tables.push_back("stream_intervals");
+  return tables;
 }
 
 // Why `db`, of schema `version` (1 or more), lacks a ledger's tables; empty if it has them.
@@ -106,6 +117,10 @@ void upgrade(Database& db, std::int64_t from) {
   // CREATE ... IF NOT EXISTS adds what a version lacked, ALTER the columns of old tables.
   db.exec(kSchema);
   if (from == 1) db.exec("ALTER TABLE intervals ADD COLUMN bursts INTEGER NOT NULL DEFAULT 1");
+  // The runs an older baton wrote recorded no stream intervals: 0 says so.
+  if (from == 1 || from == 2) {
+    db.exec("ALTER TABLE runs ADD COLUMN streams_recorded INTEGER NOT NULL DEFAULT 0");
+  }
   db.exec("PRAGMA user_version=" + std::to_string(kLedgerSchemaVersion));
 }
 

@@ -3,7 +3,10 @@
 // is not (not SQLite, another program's database, a newer schema) is the user's input,
 // so it is a LedgerFormatError, which the CLI reports with the path and exit code 2,
 // never SQLite's own words.
-// Versions: 1 intervals, events, runs; 2 added intervals.bursts.
+// Versions: 1 intervals, events, runs; 2 added intervals.bursts; 3 added the
+// stream_intervals table (the GPU-side exposure) and runs.streams_recorded, which is 0
+// for the runs an older baton wrote: they have no stream intervals, and a reader must
+// not take that for zero.
 // Thread-safety: functions of one Database, which belongs to one thread at a time.
 #pragma once
 
@@ -16,7 +19,7 @@
 
 namespace baton {
 
-inline constexpr int kLedgerSchemaVersion = 2;
+inline constexpr int kLedgerSchemaVersion = 3;
 
 // "PATH is not a baton ledger: WHY" (or, for a newer schema, what wrote it).
 class LedgerFormatError : public std::invalid_argument {
