@@ -83,6 +83,25 @@ TEST_F(AnalyzeCli, TableAndPlot) {
   EXPECT_NE(text.find("<svg"), std::string::npos);
 }
 
+// CSV logs say when engines were busy, not when their streams had work in flight: the
+// report names the exposure of its figures and says the stream side was not recorded.
+TEST_F(AnalyzeCli, TheReportSaysWhichExposureItsFiguresUse) {
+  const std::string busy = write("busy.csv", kBusy);
+  const std::string hangs = write("hangs.csv", kHangs);
+  const auto text = run_baton("analyze --intervals " + busy + " --events " + hangs);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("engines with requests in progress"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("streams with work in flight: not recorded"), std::string::npos)
+      << text.output;
+  const auto json = run_baton("analyze --json --intervals " + busy + " --events " + hangs);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["exposure"], "engine");
+  ASSERT_TRUE(j.contains("stream_exposure"));
+  EXPECT_TRUE(j["stream_exposure"].is_null());
+}
+
 TEST_F(AnalyzeCli, MalformedCsvFailsWithFileAndLineAndExitCode2) {
   const std::string busy = write("busy.csv",
                                  "engine,start,end\n"
