@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "baton/analysis/csv_import.h"
+#include "baton/analysis/event_classes.h"
 
 namespace {
 
@@ -55,7 +56,8 @@ void check_hangs(std::string_view text) {
   try {
     for (const baton::HangRecord& hang : baton::parse_hangs_csv(text, kFile)) {
       require(std::isfinite(hang.time), "a finite hang time");
-      require(!hang.error_class.empty(), "a hang has a class");
+      require(baton::event_class(hang.error_class) == hang.error_class,
+              "a hang's class is one of the ledger's, as the ledger names it");
     }
   } catch (const baton::CsvImportError& error) {
     check_error(error);

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "baton/ledger/ledger.h"
+#include "baton/ledger/sqlite.h"
 #include "cli_util.h"
 
 namespace baton {
@@ -81,6 +83,25 @@ TEST_F(AnalyzeCli, TableAndPlot) {
   EXPECT_NE(text.find("<svg"), std::string::npos);
 }
 
+// CSV logs say when engines were busy, not when their streams had work in flight: the
+// report names the exposure of its figures and says the stream side was not recorded.
+TEST_F(AnalyzeCli, TheReportSaysWhichExposureItsFiguresUse) {
+  const std::string busy = write("busy.csv", kBusy);
+  const std::string hangs = write("hangs.csv", kHangs);
+  const auto text = run_baton("analyze --intervals " + busy + " --events " + hangs);
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_NE(text.output.find("engines with requests in progress"), std::string::npos)
+      << text.output;
+  EXPECT_NE(text.output.find("streams with work in flight: not recorded"), std::string::npos)
+      << text.output;
+  const auto json = run_baton("analyze --json --intervals " + busy + " --events " + hangs);
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  const auto j = nlohmann::json::parse(json.output);
+  EXPECT_EQ(j["exposure"], "engine");
+  ASSERT_TRUE(j.contains("stream_exposure"));
+  EXPECT_TRUE(j["stream_exposure"].is_null());
+}
+
 TEST_F(AnalyzeCli, MalformedCsvFailsWithFileAndLineAndExitCode2) {
   const std::string busy = write("busy.csv",
                                  "engine,start,end\n"
@@ -108,6 +129,75 @@ TEST_F(AnalyzeCli, UsageErrorsExitWith2) {
       2);
 }
 
+TEST_F(AnalyzeCli, HangClassesAreCaseInsensitiveAndUnknownOnesExitWith2) {
+  const std::string busy = write("busy.csv", kBusy);
+  const auto capitalised = run_baton("analyze --json --intervals " + busy + " --events " +
+                                     write("hangs.csv", "time,engine,class\n1732926900,A,Hang\n"));
+  ASSERT_EQ(capitalised.exit_code, 0) << capitalised.output;
+  EXPECT_EQ(nlohmann::json::parse(capitalised.output)["hangs"]["total"], 1);
+
+  const auto unknown = run_baton("analyze --intervals " + busy + " --events " +
+                                 write("bad.csv", "time,engine,class\n1732926900,A,Crash\n"));
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("bad.csv:2: unknown class 'Crash'"), std::string::npos)
+      << unknown.output;
+
+  const std::string hangs = write("timeout.csv", "time,engine,class\n1732926900,A,timeout\n");
+  const auto by_flag =
+      run_baton("analyze --json --intervals " + busy + " --events " + hangs + " --class TimeOut");
+  ASSERT_EQ(by_flag.exit_code, 0) << by_flag.output;
+  EXPECT_EQ(nlohmann::json::parse(by_flag.output)["hangs"]["total"], 1);
+  const auto bad_flag =
+      run_baton("analyze --intervals " + busy + " --events " + hangs + " --class hangs");
+  EXPECT_EQ(bad_flag.exit_code, 2) << bad_flag.output;
+  EXPECT_NE(bad_flag.output.find("--class: unknown class 'hangs'"), std::string::npos)
+      << bad_flag.output;
+}
+
+// One run under concurrent and one under serialize/layer.
+void write_two_policies(const fs::path& path) {
+  Ledger ledger(path);
+  for (const char* policy : {"concurrent", "serialize/layer"}) {
+    const auto run = ledger.begin_run({1000.0, "test", "cpu", policy});
+    ledger.record(IntervalRow{run, "decode", "decode", 1001.0, 1002.0, 64, 1});
+    ledger.end_run(run, 1003.0, 0);
+  }
+}
+
+TEST_F(AnalyzeCli, APolicyTheLedgerDoesNotHoldExitsWith2AndNamesThoseItHolds) {
+  const fs::path ledger = dir_ / "two.db";
+  write_two_policies(ledger);
+  const std::string holds = "it holds: concurrent, serialize/layer";
+  const auto single = run_baton("analyze --ledger " + ledger.string() + " --policy NOSUCH");
+  EXPECT_EQ(single.exit_code, 2) << single.output;
+  EXPECT_NE(single.output.find("no run under policy 'NOSUCH'"), std::string::npos) << single.output;
+  EXPECT_NE(single.output.find(holds), std::string::npos) << single.output;
+
+  const auto compare = run_baton("analyze --compare --ledger " + ledger.string() +
+                                 " --policy concurrent --policy serialise/layer");
+  EXPECT_EQ(compare.exit_code, 2) << compare.output;
+  EXPECT_NE(compare.output.find("'serialise/layer'"), std::string::npos) << compare.output;
+  EXPECT_NE(compare.output.find(holds), std::string::npos) << compare.output;
+
+  EXPECT_EQ(run_baton("analyze --ledger " + ledger.string() + " --policy concurrent").exit_code, 0);
+}
+
+TEST_F(AnalyzeCli, AFileThatIsNotALedgerExitsWith2AndNamesThePath) {
+  const std::string text = write("notes.txt", "this is not a database, it is a note\n");
+  const std::string empty = write("empty.db", "");
+  const fs::path other = dir_ / "other.db";
+  {
+    Database db(other);
+    db.exec("CREATE TABLE t (x); INSERT INTO t VALUES (1);");
+  }
+  for (const std::string& path : {text, empty, other.string()}) {
+    const auto r = run_baton("analyze --ledger " + path);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(path + " is not a baton ledger"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("PRAGMA"), std::string::npos) << r.output;
+  }
+}
+
 TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {
   // N = 12 in H = 100 h; closed forms in ab_plan_test.cpp.
   const auto r = run_baton(
@@ -131,6 +221,28 @@ TEST(PlanCli, TableAndBadArguments) {
   EXPECT_EQ(run_baton("plan --baseline-events 3").exit_code, 2);
   EXPECT_EQ(run_baton("plan --baseline-events 3 --baseline-hours 0").exit_code, 2);
   EXPECT_EQ(run_baton("plan --baseline-events 3 --baseline-hours 5 --alpha 2").exit_code, 2);
+}
+
+TEST(PlanCli, NonFiniteNumbersAreUsageErrorsNamingTheFlag) {
+  const std::string base = "plan --baseline-events 3 --baseline-hours 5 ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"plan --baseline-events 3 --baseline-hours nan", "--baseline-hours"},
+      {"plan --baseline-events 3 --baseline-hours inf", "--baseline-hours"},
+      {base + "--alpha nan", "--alpha"},
+      {base + "--alpha 0.05 --alpha NaN", "--alpha"},
+      {base + "--alpha -inf", "--alpha"},
+      {base + "--reduction nan", "--reduction"},
+      {base + "--reduction inf", "--reduction"},
+      {base + "--hours-run nan", "--hours-run"},
+      {base + "--hours-run infinity", "--hours-run"},
+      {base + "--json --hours-run nan", "--hours-run"},
+  };
+  for (const auto& [args, flag] : cases) {
+    const auto r = run_baton(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(flag), std::string::npos) << args << "\n" << r.output;
+    EXPECT_EQ(r.output.find("Baseline:"), std::string::npos) << args << "\n" << r.output;
+  }
 }
 
 }  // namespace

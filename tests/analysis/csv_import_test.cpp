@@ -262,6 +262,30 @@ TEST(ParseHangsCsv, Malformed) {
                       "offset)"}));
 }
 
+TEST(ParseHangsCsv, KnownClassesInAnyCaseAreTheLedgersNames) {
+  const auto rows = parse_hangs_csv(
+      "time,engine,class\n"
+      "1,a,Hang\n"
+      "2,a,TIMEOUT\n"
+      "3,a,Submissions_Ignored\n"
+      "4,a,other\n"
+      "5,a,SlowDown\n",
+      "hangs.csv");
+  ASSERT_EQ(rows.size(), 5u);
+  EXPECT_EQ(rows[0].error_class, "hang");
+  EXPECT_EQ(rows[1].error_class, "timeout");
+  EXPECT_EQ(rows[2].error_class, "submissions_ignored");
+  EXPECT_EQ(rows[3].error_class, "other");
+  EXPECT_EQ(rows[4].error_class, "slowdown");
+}
+
+TEST(ParseHangsCsv, UnknownClassesAreRefusedWithTheLine) {
+  const std::string known = "(want hang, timeout, submissions_ignored, other or slowdown)";
+  EXPECT_EQ(hang_problems("time,engine,class\n1,a,hang\n2,a,crash\n3,a,h ang\n"),
+            (Problems{"hangs.csv:3: unknown class 'crash' " + known,
+                      "hangs.csv:4: unknown class 'h ang' " + known}));
+}
+
 // A file in the test temp directory, removed afterwards.
 class TempFile {
  public:

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <stdexcept>
 
 #include "baton/ledger/ledger.h"
+#include "baton/ledger/ledger_schema.h"
 #include "baton/ledger/sqlite.h"
 #include "temp_ledger_path.h"
 
@@ -47,20 +49,71 @@ TEST(LedgerReader, ReadsEveryRunOrOnlyThoseOfOnePolicy) {
   ASSERT_EQ(serialized.runs.size(), 1u);
   EXPECT_EQ(serialized.input.intervals.size(), 1u);
   EXPECT_TRUE(serialized.input.hangs.empty());
-  EXPECT_TRUE(read_ledger(file.path(), "no such policy").input.intervals.empty());
+}
+
+TEST(LedgerReader, APolicyNoRunHasIsAUsageErrorNamingThoseItHolds) {
+  TempLedgerPath file;
+  write_two_runs(file.path());
+  try {
+    read_ledger(file.path(), "serialize");
+    FAIL() << "a policy no run has was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "no run under policy 'serialize' in " + file.path().string() +
+                                         "; it holds: concurrent, serialize/layer");
+  }
+  TempLedgerPath empty;
+  { Ledger ledger(empty.path()); }
+  try {
+    read_ledger(empty.path(), "concurrent");
+    FAIL() << "a policy no run has was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("; it holds no runs"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(read_ledger(empty.path()).runs.empty());  // without --policy: nothing to say
 }
 
 TEST(LedgerReader, MissingFileIsAUsageError) {
   EXPECT_THROW(read_ledger("/nonexistent/baton/ledger.db"), std::invalid_argument);
 }
 
+// The message that reading `path` gives; fails the test if it reads.
+std::string refusal(const std::filesystem::path& path) {
+  try {
+    read_ledger(path);
+  } catch (const LedgerFormatError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << path << " was read as a ledger";
+  return {};
+}
+
 TEST(LedgerReader, SomethingElseIsNotALedger) {
-  TempLedgerPath file;
+  TempLedgerPath other;
   {
-    Database db(file.path());
+    Database db(other.path());
     db.exec("CREATE TABLE t (x)");
   }
-  EXPECT_THROW(read_ledger(file.path()), SqliteError);
+  EXPECT_EQ(refusal(other.path()), other.path().string() +
+                                       " is not a baton ledger: an SQLite database without a runs "
+                                       "table");
+  TempLedgerPath text;
+  std::ofstream(text.path()) << "time,engine\n";
+  EXPECT_EQ(refusal(text.path()),
+            text.path().string() + " is not a baton ledger: not an SQLite database");
+  TempLedgerPath empty;
+  std::ofstream(empty.path()).close();
+  EXPECT_EQ(refusal(empty.path()),
+            empty.path().string() + " is not a baton ledger: an empty file (no tables)");
+  TempLedgerPath versioned;
+  {
+    Database db(versioned.path());
+    db.exec("CREATE TABLE runs (x); PRAGMA user_version=2;");
+  }
+  EXPECT_EQ(refusal(versioned.path()), versioned.path().string() +
+                                           " is not a baton ledger: schema version 2 but no "
+                                           "table intervals, events");
+  // A LedgerFormatError is the user's input: the CLI exits with 2.
+  EXPECT_THROW(read_ledger(other.path()), std::invalid_argument);
 }
 
 TEST(LedgerReader, AVersionOneLedgerGainsTheBurstsColumn) {
@@ -85,6 +138,66 @@ TEST(LedgerReader, AVersionOneLedgerGainsTheBurstsColumn) {
   Statement s(db, "SELECT bursts FROM intervals");
   ASSERT_TRUE(s.step());
   EXPECT_EQ(s.column_int(0), 1);
+}
+
+// A ledger as baton 0.x wrote it with schema version 2: no stream intervals, no
+// streams_recorded.
+void write_version_two(const std::filesystem::path& path) {
+  Database db(path);
+  db.exec(
+      "CREATE TABLE runs (id INTEGER PRIMARY KEY, start REAL NOT NULL, stop REAL,"
+      " version TEXT NOT NULL, backend TEXT NOT NULL, policy TEXT NOT NULL, exit_code INTEGER);"
+      "CREATE TABLE intervals (id INTEGER PRIMARY KEY, run_id INTEGER, engine TEXT NOT NULL,"
+      " kind TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL, context_tokens INTEGER,"
+      " request_id INTEGER, bursts INTEGER NOT NULL DEFAULT 1);"
+      "CREATE TABLE events (id INTEGER PRIMARY KEY, run_id INTEGER, time REAL NOT NULL,"
+      " class TEXT NOT NULL, engine TEXT, stream TEXT, in_flight INTEGER, detail TEXT);"
+      "INSERT INTO runs VALUES (1, 1.0, 2.0, '0.1.0', 'cpu', 'serialize/layer', 0);"
+      "INSERT INTO intervals VALUES (1, 1, 'd', 'decode', 1.0, 1.5, 10, 1, 1);"
+      "PRAGMA user_version=2;");
+}
+
+TEST(LedgerReader, StreamIntervalsOfRunsThatRecordedThem) {
+  TempLedgerPath file;
+  {
+    Ledger ledger(file.path());
+    const auto run = ledger.begin_run({1000.0, "test", "cpu", "serialize/layer", true});
+    ledger.record(IntervalRow{run, "decode", "decode", 1001.0, 1003.0, 64, 1});
+    ledger.record(StreamIntervalRow{run, "decode", 1002.0, 1003.0});
+    ledger.record(StreamIntervalRow{run, "prefill", 1003.0, 1004.0});
+    ledger.end_run(run, 1005.0, 0);
+  }
+  const LedgerContents contents = read_ledger(file.path());
+  ASSERT_TRUE(contents.runs[0].streams_recorded);
+  ASSERT_TRUE(contents.input.stream_intervals.has_value());
+  ASSERT_EQ(contents.input.stream_intervals->size(), 2u);
+  EXPECT_EQ((*contents.input.stream_intervals)[1].stream, "prefill");
+  EXPECT_EQ((*contents.input.stream_intervals)[1].end, 1004.0);
+}
+
+// An old ledger simply has no stream intervals: unknown, never zero.
+TEST(LedgerReader, AVersionTwoLedgerHasNoStreamIntervalsAndKeepsNoneWhenUpgraded) {
+  TempLedgerPath file;
+  write_version_two(file.path());
+  const LedgerContents old = read_ledger(file.path());
+  EXPECT_EQ(old.input.intervals.size(), 1u);
+  EXPECT_FALSE(old.runs[0].streams_recorded);
+  EXPECT_FALSE(old.input.stream_intervals.has_value());
+
+  {
+    Ledger upgraded(file.path());  // schema 3: a new run records its streams
+    const auto run = upgraded.begin_run({3000.0, "test", "cpu", "concurrent", true});
+    upgraded.record(StreamIntervalRow{run, "decode", 3001.0, 3002.0});
+    upgraded.end_run(run, 3003.0, 0);
+  }
+  Database db(file.path());
+  EXPECT_EQ(db.user_version(), kLedgerSchemaVersion);
+  const LedgerContents mixed = read_ledger(file.path());
+  EXPECT_FALSE(mixed.runs[0].streams_recorded);            // the old run still says it has none
+  EXPECT_FALSE(mixed.input.stream_intervals.has_value());  // not all runs have them
+  const LedgerContents recent = read_ledger(file.path(), "concurrent");
+  ASSERT_TRUE(recent.input.stream_intervals.has_value());
+  EXPECT_EQ(recent.input.stream_intervals->size(), 1u);
 }
 
 }  // namespace

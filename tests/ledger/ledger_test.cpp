@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 #include <vector>
 
@@ -113,9 +115,55 @@ TEST(Ledger, ANewerSchemaIsRefusedWithThePath) {
   try {
     Ledger ledger(file.path());
     FAIL() << "a newer schema was accepted";
-  } catch (const SqliteError& e) {
-    EXPECT_NE(std::string(e.what()).find(file.path().string()), std::string::npos);
+  } catch (const LedgerFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), file.path().string() +
+                                         " was written by a newer baton (ledger schema version "
+                                         "99; this baton knows up to " +
+                                         std::to_string(kLedgerSchemaVersion) + ")");
   }
+}
+
+std::string text_of(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(Ledger, AFileThatIsNotSqliteIsRefusedAndLeftAsItWas) {
+  TempLedgerPath file;
+  const std::string text = "engine,start,end\ndecode,1,2\n";
+  std::ofstream(file.path(), std::ios::binary) << text;
+  try {
+    Ledger ledger(file.path());
+    FAIL() << "a text file was taken for a ledger";
+  } catch (const LedgerFormatError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.path().string() + " is not a baton ledger: not an SQLite database");
+  }
+  EXPECT_EQ(text_of(file.path()), text);
+}
+
+TEST(Ledger, AnotherProgramsDatabaseIsRefusedAndGainsNoTable) {
+  TempLedgerPath file;
+  {
+    Database db(file.path());
+    db.exec("CREATE TABLE notes (x); INSERT INTO notes VALUES (1);");
+  }
+  try {
+    Ledger ledger(file.path());
+    FAIL() << "another program's database was taken for a ledger";
+  } catch (const LedgerFormatError& e) {
+    EXPECT_EQ(std::string(e.what()), file.path().string() +
+                                         " is not a baton ledger: an SQLite database without a "
+                                         "runs table");
+  }
+  EXPECT_EQ(count(file.path(), "sqlite_master"), 1);  // only its own table
+}
+
+TEST(Ledger, AnEmptyFileBecomesALedger) {
+  TempLedgerPath file;
+  std::ofstream(file.path()).close();  // what mktemp leaves
+  { Ledger ledger(file.path()); }
+  EXPECT_EQ(count(file.path(), "runs"), 0);
 }
 
 double unix_now() {

@@ -3,9 +3,13 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "baton/ledger/sqlite.h"
 #include "baton/repro/repro_run.h"
+#include "cli_util.h"
+#include "temp_ledger_path.h"
 
 namespace baton {
 namespace {
@@ -51,6 +55,73 @@ TEST(ReproLedger, RecordsEveryBurstAndEveryFault) {
   ASSERT_TRUE(bad.step());
   EXPECT_EQ(bad.column_int(0), 0);
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);
+}
+
+TEST(ReproLedger, AFileThatIsNotALedgerExitsWith2AndIsLeftAlone) {
+  testing::TempLedgerPath text;
+  std::ofstream(text.path()) << "not a database\n";
+  testing::TempLedgerPath other;
+  {
+    Database db(other.path());
+    db.exec("CREATE TABLE t (x)");
+  }
+  for (const fs::path& path : {text.path(), other.path()}) {
+    const auto r =
+        testing::run_baton("repro --engine decode --duration 0.1 --ledger " + path.string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(path.string() + " is not a baton ledger"), std::string::npos)
+        << r.output;
+  }
+  Database db(other.path());
+  Statement tables(db, "SELECT count(*) FROM sqlite_master WHERE name = 'runs'");
+  ASSERT_TRUE(tables.step());
+  EXPECT_EQ(tables.column_int(0), 0);  // another program's database gained no baton table
+}
+
+// Runs `baton repro ... --json --ledger` and `baton analyze --json` on that ledger.
+struct RunAndAnalysis {
+  nlohmann::json repro;
+  nlohmann::json analysis;
+};
+
+RunAndAnalysis repro_then_analyze(const std::string& policy) {
+  testing::TempLedgerPath ledger;
+  const auto run = testing::run_baton("repro " + policy +
+                                      " --engine decode --engine prefill --duration 1 --json"
+                                      " --ledger " +
+                                      ledger.path().string());
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto analyze = testing::run_baton("analyze --json --ledger " + ledger.path().string());
+  EXPECT_EQ(analyze.exit_code, 0) << analyze.output;
+  return {nlohmann::json::parse(run.output, nullptr, false),
+          nlohmann::json::parse(analyze.output, nullptr, false)};
+}
+
+// Under serialize an engine that waits for the turn has a request in progress, so the
+// engines are often busy together; but no two streams ever have work in flight at once,
+// which is what repro's overlap meter measures. The ledger must tell the two apart.
+TEST(ReproLedger, SerializeHasEngineDualTimeButNoStreamDualTime) {
+  const RunAndAnalysis r = repro_then_analyze("--policy serialize --quantum layer");
+  ASSERT_TRUE(r.analysis.contains("stream_exposure")) << r.analysis.dump(2);
+  EXPECT_EQ(r.analysis["exposure"], "engine");
+  EXPECT_GT(r.analysis["dual_hours"].get<double>(), 0.0);
+  const nlohmann::json& stream = r.analysis["stream_exposure"];
+  ASSERT_TRUE(stream.is_object()) << r.analysis.dump(2);
+  EXPECT_GT(stream["busy_hours"].get<double>(), 0.0);
+  EXPECT_EQ(r.repro["overlap_s"].get<double>(), 0.0);
+  EXPECT_LE(stream["dual_hours"].get<double>() * 3600.0, 1e-6) << stream.dump();
+}
+
+TEST(ReproLedger, ConcurrentHasBothAndStreamDualTimeIsTheOverlap) {
+  const RunAndAnalysis r = repro_then_analyze("--policy concurrent");
+  ASSERT_TRUE(r.analysis.contains("stream_exposure")) << r.analysis.dump(2);
+  EXPECT_GT(r.analysis["dual_hours"].get<double>(), 0.0);
+  const nlohmann::json& stream = r.analysis["stream_exposure"];
+  ASSERT_TRUE(stream.is_object()) << r.analysis.dump(2);
+  const double overlap_s = r.repro["overlap_s"].get<double>();
+  EXPECT_GT(overlap_s, 0.0);
+  EXPECT_NEAR(stream["dual_hours"].get<double>() * 3600.0, overlap_s, 0.01 + 0.02 * overlap_s)
+      << stream.dump();
 }
 
 }  // namespace

@@ -32,8 +32,36 @@ std::string rate_text(const RateEstimate& r) {
 
 std::int64_t attributed_in_busy(const Analysis& a) { return a.uniform.n; }
 
+json stream_json(const std::optional<StreamExposure>& stream) {
+  if (!stream) return nullptr;
+  return {{"busy_hours", stream->busy_hours},
+          {"dual_hours", stream->dual_hours},
+          {"dual_share", optional_number(stream->dual_share)}};
+}
+
+void print_busy_dual(std::ostream& out, double busy_hours, double dual_hours,
+                     const std::optional<double>& dual_share) {
+  out << fmt::format("    busy  {:>10.4g} h\n    dual  {:>10.4g} h", busy_hours, dual_hours);
+  out << (dual_share ? fmt::format("  ({:.1f}% of busy)\n", 100.0 * *dual_share) : "\n");
+}
+
+// Both exposures, each named: under serialize an engine waiting for the turn is busy on
+// the first and idle on the second, so one word "dual" for both would mislead.
+void print_exposures(std::ostream& out, const Analysis& a) {
+  out << "Exposure\n  engines with requests in progress (in a ledger: from asking for the GPU "
+         "turn\n  to completion; the hang statistics below use it)\n";
+  print_busy_dual(out, a.exposure.busy_hours, a.exposure.dual_hours, a.dual_share);
+  if (!a.stream) {
+    out << "  streams with work in flight: not recorded (CSV logs, and ledger runs written\n"
+           "  before schema version 3, have no stream intervals)\n";
+    return;
+  }
+  out << "  streams with work in flight (on the device: what baton repro meters as overlap)\n";
+  print_busy_dual(out, a.stream->busy_hours, a.stream->dual_hours, a.stream->dual_share);
+}
+
 void print_rates(std::ostream& out, const Analysis& a) {
-  out << "Hang rates (95% exact Garwood intervals)\n";
+  out << "Hang rates on the engine exposure (95% exact Garwood intervals)\n";
   out << fmt::format("  {:<28} {:>10} {:>6}  {}\n", "while", "hours", "hangs", "rate");
   const auto row = [&](const char* name, const RateEstimate& r) {
     out << fmt::format("  {:<28} {:>10.4g} {:>6}  {}\n", name, r.hours, r.events, rate_text(r));
@@ -118,6 +146,7 @@ json to_json(const Analysis& a) {
   const LongContextExposure& l = e.long_context;
   const DependenceTest& d = a.dependence;
   return {
+      {"exposure", "engine"},  // of every figure but stream_exposure
       {"busy_hours", e.busy_hours},
       {"dual_hours", e.dual_hours},
       {"dual_share", optional_number(a.dual_share)},
@@ -147,6 +176,7 @@ json to_json(const Analysis& a) {
         {"days", d.days},
         {"days_in_dual", d.days_in_dual},
         {"p_days", d.p_days}}},
+      {"stream_exposure", stream_json(a.stream)},
   };
 }
 
@@ -167,9 +197,7 @@ json to_json(const Comparison& c) {
 
 void print_analysis(std::ostream& out, const Analysis& a) {
   const Exposure& e = a.exposure;
-  out << fmt::format("Exposure of the LLM engines\n  busy  {:>10.4g} h\n  dual  {:>10.4g} h",
-                     e.busy_hours, e.dual_hours);
-  out << (a.dual_share ? fmt::format("  ({:.1f}% of busy)\n", 100.0 * *a.dual_share) : "\n");
+  print_exposures(out, a);
   out << fmt::format("Hangs: {} ({} unattributed, {} outside busy time, {} in dual time)\n",
                      a.hangs.total, a.hangs.unattributed, a.hangs.outside_busy, a.hangs.in_dual);
   print_rates(out, a);
@@ -184,7 +212,8 @@ void print_analysis(std::ostream& out, const Analysis& a) {
 }
 
 void print_comparison(std::ostream& out, const Comparison& c) {
-  out << "A/B comparison of hangs per busy hour (exact conditional test, two-sided)\n";
+  out << "A/B comparison of hangs per busy hour of the engine exposure (exact conditional "
+         "test,\ntwo-sided)\n";
   for (const Arm* arm : {&c.a, &c.b}) {
     const RateEstimate& r = arm->analysis.busy_rate;
     out << fmt::format("  {:<24} {:>10.4g} h {:>6} hangs  {}\n", arm->label, r.hours, r.events,

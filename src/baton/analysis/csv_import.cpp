@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "baton/analysis/csv_fields.h"
+#include "baton/analysis/event_classes.h"
 #include "baton/common/read_file.h"
 
 namespace baton {
@@ -162,7 +163,14 @@ std::optional<HangRecord> hang_row(const std::vector<std::string>& cells, std::s
   const std::optional<double> time = time_cell(cells[0], "time", line, problems);
   if (!time) return std::nullopt;
   HangRecord hang{.time = *time, .engine = cells[1]};
-  if (!cells[2].empty()) hang.error_class = cells[2];
+  if (cells[2].empty()) return hang;
+  const std::optional<std::string_view> error_class = event_class(cells[2]);
+  if (!error_class) {
+    problems.add(line,
+                 "unknown class " + shown(cells[2]) + " (want " + known_event_classes() + ")");
+    return std::nullopt;
+  }
+  hang.error_class = *error_class;
   return hang;
 }
 

@@ -2,7 +2,8 @@
 //   busy.csv:  header engine,start,end[,context_tokens]; engine must not be empty, end >= start,
 //              context_tokens empty (unknown) or a non-negative integer.
 //   hangs.csv: header time,engine[,class]; engine may be empty (an unattributed hang), class
-//              is "hang" when the column or the cell is empty.
+//              is "hang" when the column or the cell is empty, else one of the ledger's
+//              event classes in any case (event_classes.h), kept as the ledger names it.
 // When the header has the optional column, a row may leave it out. Times are Unix seconds
 // or ISO-8601 with an offset (iso_time.h). Lines and fields follow csv_fields.h: BOM, CRLF,
 // blank lines, RFC-4180 quotes on one line.

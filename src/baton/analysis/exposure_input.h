@@ -1,6 +1,9 @@
 // What the analysis reads, wherever it came from (a ledger, or CSV logs of another
-// server): every engine's busy intervals and the fault events. Times are seconds since
-// the Unix epoch.
+// server): every engine's busy intervals, the fault events and, where the source has
+// them, the streams' busy intervals. Times are seconds since the Unix epoch.
+// Two exposures: an engine is busy while it has a request in progress, from asking for
+// the GPU turn to completion (waiting for the turn included); a stream is busy while it
+// has work in flight on the device (what `baton repro` meters as overlap).
 // Thread-safety: values.
 #pragma once
 
@@ -25,9 +28,19 @@ struct HangRecord {
   std::string error_class = "hang";  // hang, timeout, ... as in the ledger's events table
 };
 
+// A stretch during which a stream had work in flight.
+struct StreamInterval {
+  std::string stream;
+  double start = 0.0;
+  double end = 0.0;  // >= start
+};
+
 struct ExposureInput {
   std::vector<BusyInterval> intervals;
   std::vector<HangRecord> hangs;
+  // Empty when the source did not record streams (CSV logs, runs of a ledger written
+  // before schema version 3): unknown, which is not the same as none.
+  std::optional<std::vector<StreamInterval>> stream_intervals;
 };
 
 }  // namespace baton

@@ -27,6 +27,8 @@ Analysis analyze_hangs(const ExposureInput& input, const AnalysisOptions& option
   a.dual_rate = poisson_rate(a.hangs.in_dual, e.dual_hours);
   a.single_rate = poisson_rate(single, std::max(0.0, e.busy_hours - e.dual_hours));
 
+  if (input.stream_intervals) a.stream = measure_stream_exposure(*input.stream_intervals);
+
   const double share = a.dual_share.value_or(0.0);
   a.uniform = uniform_test(e.hangs, share);
   a.dependence = dependence_test(e.hangs, share, options.cluster_window_s);

@@ -1,5 +1,6 @@
 // The whole analysis of one set of busy intervals and hangs: exposure, rates, the
-// uniform-placement test and its dependence-robust variants. `baton analyze` prints it.
+// uniform-placement test and its dependence-robust variants, and the stream exposure.
+// `baton analyze` prints it.
 // Thread-safety: pure functions.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include "baton/analysis/exposure.h"
 #include "baton/analysis/rate_statistics.h"
+#include "baton/analysis/stream_exposure.h"
 #include "baton/analysis/uniform_placement.h"
 
 namespace baton {
@@ -28,8 +30,11 @@ struct HangCounts {
   std::int64_t in_dual = 0;       // at a moment two or more were busy
 };
 
+// Every figure but `stream` is on the engine exposure (engines with requests in
+// progress); `stream` is the GPU-side one, empty when the input did not record it.
 struct Analysis {
   Exposure exposure;
+  std::optional<StreamExposure> stream;
   std::optional<double> dual_share;  // dual / busy; empty without busy time
   HangCounts hangs;
   RateEstimate busy_rate;    // hangs per busy hour

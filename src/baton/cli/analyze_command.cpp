@@ -2,10 +2,12 @@
 
 #include <iostream>
 #include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "baton/analysis/analysis_report.h"
 #include "baton/analysis/csv_import.h"
+#include "baton/analysis/event_classes.h"
 #include "baton/analysis/timeline_svg.h"
 #include "baton/cli/exit_codes.h"
 #include "baton/common/duration.h"
@@ -89,6 +91,21 @@ std::vector<Source> load_sources(const AnalyzeCommand& c) {
   return sources;
 }
 
+// The ledger's names of the classes given with --class, in any case. An unknown word
+// would count nothing, so it is refused.
+std::set<std::string> hang_classes(const std::vector<std::string>& given) {
+  std::set<std::string> classes;
+  for (const std::string& text : given) {
+    const std::optional<std::string_view> name = event_class(text);
+    if (!name) {
+      throw std::invalid_argument("--class: unknown class '" + text + "' (want " +
+                                  known_event_classes() + ")");
+    }
+    classes.emplace(*name);
+  }
+  return classes;
+}
+
 }  // namespace
 
 int AnalyzeCommand::run() {
@@ -98,7 +115,7 @@ int AnalyzeCommand::run() {
                                 "' is not a duration (e.g. 45m, 90s, 2h)");
   }
   options.cluster_window_s = *window;
-  if (!classes.empty()) options.hang_classes = {classes.begin(), classes.end()};
+  if (!classes.empty()) options.hang_classes = hang_classes(classes);
 
   std::vector<Source> sources = load_sources(*this);
   if (!plot_path.empty()) {

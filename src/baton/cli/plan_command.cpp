@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "baton/cli/exit_codes.h"
+#include "baton/cli/finite_range.h"
 
 namespace baton {
 
@@ -14,15 +15,15 @@ CLI::App* PlanCommand::attach(CLI::App& app) {
       ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
   cmd->add_option("--baseline-hours", request.baseline.hours, "Hours of baseline exposure")
       ->required()
-      ->check(CLI::Range(1e-9, 1e12));
+      ->check(finite_range(1e-9, 1e12));
   cmd->add_option("--alpha", alphas, "Significance level (repeat for more; default 0.05)")
-      ->check(CLI::Range(1e-12, 0.5));
+      ->check(finite_range(1e-12, 0.5));
   cmd->add_option("--reduction", request.reduction,
                   "Also: hours to show the fix cuts the rate at least this many times")
-      ->check(CLI::Range(1.0, 1e9));
+      ->check(finite_range(1.0, 1e9));
   cmd->add_option("--hours-run", request.hours_run,
                   "Hang-free hours of the fix so far: the p-value they reach")
-      ->check(CLI::Range(0.0, 1e12));
+      ->check(finite_range(0.0, 1e12));
   cmd->add_flag("--json", json, "Print one JSON object instead of a table");
   return cmd;
 }

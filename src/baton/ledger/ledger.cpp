@@ -1,46 +1,12 @@
 #include "baton/ledger/ledger.h"
 
 #include "baton/ledger/interval_merge.h"
+#include "baton/ledger/ledger_schema.h"
 
 #include <stdexcept>
 
 namespace baton {
 namespace {
-
-constexpr const char* kSchema = R"sql(
-CREATE TABLE IF NOT EXISTS runs (
-  id INTEGER PRIMARY KEY,
-  start REAL NOT NULL,
-  stop REAL,
-  version TEXT NOT NULL,
-  backend TEXT NOT NULL,
-  policy TEXT NOT NULL,
-  exit_code INTEGER
-);
-CREATE TABLE IF NOT EXISTS intervals (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER REFERENCES runs(id),
-  engine TEXT NOT NULL,
-  kind TEXT NOT NULL CHECK (kind IN ('prefill', 'decode', 'embed')),
-  start REAL NOT NULL,
-  end REAL NOT NULL CHECK (end >= start),
-  context_tokens INTEGER,
-  request_id INTEGER,
-  bursts INTEGER NOT NULL DEFAULT 1
-);
-CREATE INDEX IF NOT EXISTS intervals_by_start ON intervals(start);
-CREATE TABLE IF NOT EXISTS events (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER REFERENCES runs(id),
-  time REAL NOT NULL,
-  class TEXT NOT NULL,
-  engine TEXT,
-  stream TEXT,
-  in_flight INTEGER,
-  detail TEXT
-);
-CREATE INDEX IF NOT EXISTS events_by_time ON events(time);
-)sql";
 
 void bind_optional(Statement& s, int index, const std::optional<std::int64_t>& value) {
   if (value) {
@@ -60,16 +26,7 @@ const std::filesystem::path& with_parent_directory(const std::filesystem::path& 
 
 Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every)
     : commit_every_(commit_every), db_(with_parent_directory(path)) {
-  db_.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;");
-  const std::int64_t found = db_.user_version();
-  if (found > kSchemaVersion) {
-    throw SqliteError("[ledger] " + path.string() + " has schema version " + std::to_string(found) +
-                      "; this baton knows up to " + std::to_string(kSchemaVersion));
-  }
-  db_.exec(kSchema);
-  // Version 2 added the count of merged bursts; a version-1 file gains the column.
-  if (found == 1) db_.exec("ALTER TABLE intervals ADD COLUMN bursts INTEGER NOT NULL DEFAULT 1");
-  db_.exec("PRAGMA user_version=" + std::to_string(kSchemaVersion));
+  create_or_upgrade_ledger(db_, path);
   writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
 }
 
@@ -81,8 +38,11 @@ Ledger::~Ledger() {
 
 std::int64_t Ledger::begin_run(const RunStart& run) {
   std::lock_guard lock(db_mu_);
-  Statement insert(db_, "INSERT INTO runs (start, version, backend, policy) VALUES (?, ?, ?, ?)");
-  insert.bind(1, run.start).bind(2, run.version).bind(3, run.backend).bind(4, run.policy).run();
+  Statement insert(db_,
+                   "INSERT INTO runs (start, version, backend, policy, streams_recorded)"
+                   " VALUES (?, ?, ?, ?, ?)");
+  insert.bind(1, run.start).bind(2, run.version).bind(3, run.backend).bind(4, run.policy);
+  insert.bind(5, std::int64_t{run.streams_recorded}).run();
   return db_.last_insert_rowid();
 }
 
@@ -100,6 +60,16 @@ void Ledger::record(IntervalRow row) {
     throw std::invalid_argument("[ledger] bad interval of engine '" + row.engine + "': kind '" +
                                 row.kind + "', start " + std::to_string(row.start) + ", end " +
                                 std::to_string(row.end));
+  }
+  std::lock_guard lock(mu_);
+  queue_.emplace_back(std::move(row));
+  ++queued_;
+}
+
+void Ledger::record(StreamIntervalRow row) {
+  if (!(row.end >= row.start)) {
+    throw std::invalid_argument("[ledger] bad interval of stream '" + row.stream + "': start " +
+                                std::to_string(row.start) + ", end " + std::to_string(row.end));
   }
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
@@ -155,6 +125,8 @@ void Ledger::commit(std::vector<Row>& rows) {
     Statement interval(db_,
                        "INSERT INTO intervals (run_id, engine, kind, start, end, context_tokens,"
                        " request_id, bursts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
+    Statement stream(
+        db_, "INSERT INTO stream_intervals (run_id, stream, start, end) VALUES (?, ?, ?, ?)");
     Statement event(db_,
                     "INSERT INTO events (run_id, time, class, engine, stream, in_flight, detail)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -162,6 +134,9 @@ void Ledger::commit(std::vector<Row>& rows) {
     for (Row& row : rows) {
       if (auto* i = std::get_if<IntervalRow>(&row)) {
         intervals.push_back(std::move(*i));
+      } else if (const auto* s = std::get_if<StreamIntervalRow>(&row)) {
+        // Merged already where that is safe (stream_recorder.h).
+        stream.bind(1, s->run_id).bind(2, s->stream).bind(3, s->start).bind(4, s->end).run();
       } else if (const auto* e = std::get_if<EventRow>(&row)) {
         event.bind(1, e->run_id).bind(2, e->time).bind(3, e->error_class).bind(4, e->engine);
         event.bind(5, e->stream).bind(6, e->in_flight).bind(7, e->detail);

@@ -1,11 +1,10 @@
-// Ledger: the SQLite file (WAL mode) that every busy interval, fault event and run goes
-// into, so that exposure can be counted afterwards. Writes are queued and committed by a
-// writer thread, off the engines' hot path, in one transaction at least every
-// `commit_every` (default 1 s): a crash or kill -9 loses at most that much, and WAL keeps
-// the file consistent. Consecutive bursts queued in one commit are merged into one
-// interval where the analysis loses nothing (see interval_merge.h).
-// Thread-safety: every member is thread-safe. The destructor commits what is queued and
-// joins the writer thread.
+// Ledger: the SQLite file (WAL mode) that every busy interval (of engines and of
+// streams), fault event and run goes into, so that exposure can be counted afterwards. Writes are
+// queued and committed by a writer thread, off the engines' hot path, in one transaction at least
+// every `commit_every` (default 1 s): a crash or kill -9 loses at most that much, and WAL keeps the
+// file consistent. Consecutive bursts queued in one commit are merged into one interval where the
+// analysis loses nothing (see interval_merge.h). Thread-safety: every member is thread-safe. The
+// destructor commits what is queued and joins the writer thread.
 #pragma once
 
 #include <chrono>
@@ -17,18 +16,20 @@
 #include <vector>
 
 #include "baton/ledger/ledger_rows.h"
+#include "baton/ledger/ledger_schema.h"
 #include "baton/ledger/sqlite.h"
 
 namespace baton {
 
 class Ledger {
  public:
-  static constexpr int kSchemaVersion = 2;
   // Consecutive bursts of one engine and request closer than this are one interval.
   static constexpr double kMergeGapSeconds = 0.001;
 
-  // Opens or creates the ledger at `path`; throws SqliteError with the path on failure,
-  // or when the file holds a newer schema than this build knows.
+  // Opens or creates the ledger at `path` (an empty file is a new ledger), upgrading an
+  // older schema in place. Throws LedgerFormatError when the file is not a baton ledger
+  // (not SQLite, another program's database, a newer schema), SqliteError with the path
+  // when it cannot be opened.
   explicit Ledger(const std::filesystem::path& path,
                   std::chrono::milliseconds commit_every = std::chrono::seconds(1));
   ~Ledger();
@@ -42,6 +43,8 @@ class Ledger {
   // Queue a row; never blocks on the database. Throws std::invalid_argument for an
   // interval that ends before it starts or has an unknown kind.
   void record(IntervalRow row);
+  // Throws std::invalid_argument for a stream interval that ends before it starts.
+  void record(StreamIntervalRow row);
   void record(EventRow row);
   // Blocks until every row queued before the call is committed.
   void flush();
@@ -49,7 +52,7 @@ class Ledger {
   std::optional<std::string> writer_error() const;
 
  private:
-  using Row = std::variant<IntervalRow, EventRow>;
+  using Row = std::variant<IntervalRow, StreamIntervalRow, EventRow>;
 
   void write_loop(std::stop_token stop);
   void commit(std::vector<Row>& rows);

@@ -1,8 +1,9 @@
 #include "baton/ledger/ledger_reader.h"
 
+#include <algorithm>
 #include <stdexcept>
 
-#include "baton/ledger/ledger.h"
+#include "baton/ledger/ledger_schema.h"
 #include "baton/ledger/sqlite.h"
 
 namespace baton {
@@ -29,25 +30,38 @@ std::optional<std::int64_t> optional_int(const Statement& s, int column) {
   return s.column_int(column);
 }
 
-void check_schema(Database& db, const std::filesystem::path& path) {
-  const std::int64_t found = db.user_version();
-  if (found < 1 || found > Ledger::kSchemaVersion) {
-    throw SqliteError("[ledger] " + path.string() + " is not a baton ledger this build reads " +
-                      "(schema version " + std::to_string(found) + ")");
-  }
-}
-
-std::vector<LedgerRun> read_runs(Database& db, const std::optional<std::string>& policy) {
-  Statement s(db,
-              "SELECT id, start, stop, backend, policy, exit_code FROM runs"
-              " WHERE (?1 IS NULL OR policy = ?1) ORDER BY id");
+std::vector<LedgerRun> read_runs(Database& db, std::int64_t version,
+                                 const std::optional<std::string>& policy) {
+  // Before version 3 no run recorded its streams.
+  const char* streams_recorded = version >= 3 ? "streams_recorded" : "0";
+  Statement s(db, std::string("SELECT id, start, stop, backend, policy, exit_code, ") +
+                      streams_recorded +
+                      " FROM runs WHERE (?1 IS NULL OR policy = ?1) ORDER BY id");
   bind_policy(s, policy);
   std::vector<LedgerRun> runs;
   while (s.step()) {
     runs.push_back({s.column_int(0), s.column_double(1), optional_double(s, 2), s.column_text(3),
-                    s.column_text(4), optional_int(s, 5)});
+                    s.column_text(4), optional_int(s, 5), s.column_int(6) != 0});
   }
   return runs;
+}
+
+// "concurrent, serialize/layer": the policies of the ledger's runs, for a message.
+std::string policies_held(Database& db) {
+  Statement s(db, "SELECT DISTINCT policy FROM runs ORDER BY policy");
+  std::string held;
+  while (s.step()) held += (held.empty() ? "" : ", ") + s.column_text(0);
+  return held;
+}
+
+// A mistyped policy would select nothing and print an all-zero report as if measured.
+void check_policy_held(Database& db, const std::filesystem::path& path,
+                       const std::optional<std::string>& policy,
+                       const std::vector<LedgerRun>& runs) {
+  if (!policy || !runs.empty()) return;
+  const std::string held = policies_held(db);
+  throw std::invalid_argument("no run under policy '" + *policy + "' in " + path.string() +
+                              (held.empty() ? "; it holds no runs" : "; it holds: " + held));
 }
 
 std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::string>& policy) {
@@ -59,6 +73,22 @@ std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::
     intervals.push_back({s.column_text(0), s.column_double(1), s.column_double(2),
                          optional_int(s, 3), s.column_text(4)});
   }
+  return intervals;
+}
+
+// Only when every run recorded its streams: a run that did not would pass for one whose
+// streams were never busy.
+std::optional<std::vector<StreamInterval>> read_stream_intervals(
+    Database& db, const std::vector<LedgerRun>& runs, const std::optional<std::string>& policy) {
+  const bool all_recorded =
+      !runs.empty() &&
+      std::all_of(runs.begin(), runs.end(), [](const auto& r) { return r.streams_recorded; });
+  if (!all_recorded) return std::nullopt;
+  Statement s(db, std::string("SELECT stream, start, end FROM stream_intervals") + kRunFilter +
+                      " ORDER BY start");
+  bind_policy(s, policy);
+  std::vector<StreamInterval> intervals;
+  while (s.step()) intervals.push_back({s.column_text(0), s.column_double(1), s.column_double(2)});
   return intervals;
 }
 
@@ -79,11 +109,13 @@ LedgerContents read_ledger(const std::filesystem::path& path,
     throw std::invalid_argument("no ledger at " + path.string());
   }
   Database db(path, Database::Mode::read_only);
-  check_schema(db, path);
+  const std::int64_t version = check_ledger(db, path);
   LedgerContents contents;
-  contents.runs = read_runs(db, policy);
+  contents.runs = read_runs(db, version, policy);
+  check_policy_held(db, path, policy, contents.runs);
   contents.input.intervals = read_intervals(db, policy);
   contents.input.hangs = read_events(db, policy);
+  contents.input.stream_intervals = read_stream_intervals(db, contents.runs, policy);
   return contents;
 }
 

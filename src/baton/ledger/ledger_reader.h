@@ -1,5 +1,6 @@
-// Reading a ledger back for the analysis: the busy intervals and fault events of its runs,
-// optionally only of the runs under one policy. Opens the file read-only, so a ledger that
+// Reading a ledger back for the analysis: the busy intervals (of engines, and of streams
+// when every run recorded them) and fault events of its runs, optionally only of the runs
+// under one policy. Opens the file read-only, so a ledger that
 // a running server is writing can be analysed (WAL lets readers in).
 // Thread-safety: a pure function of the file.
 #pragma once
@@ -20,6 +21,7 @@ struct LedgerRun {
   std::string backend;
   std::string policy;
   std::optional<std::int64_t> exit_code;
+  bool streams_recorded = false;  // false for runs written before schema version 3
 };
 
 struct LedgerContents {
@@ -28,8 +30,10 @@ struct LedgerContents {
 };
 
 // Throws std::invalid_argument when there is no file at `path` (a usage error) and
-// SqliteError when the file is not a ledger this build can read. With `policy`, only
-// the runs recorded under that policy count (e.g. "concurrent", "serialize/layer").
+// LedgerFormatError (an invalid_argument too) when the file is not a ledger this build
+// can read. With `policy`, only
+// the runs recorded under that policy count (e.g. "concurrent", "serialize/layer"); a
+// policy that no run has is a std::invalid_argument naming the policies the ledger holds.
 LedgerContents read_ledger(const std::filesystem::path& path,
                            const std::optional<std::string>& policy = std::nullopt);
 

@@ -2,16 +2,8 @@
 
 namespace baton {
 
-LedgerRecorder::LedgerRecorder(Ledger& ledger, std::int64_t run_id)
-    : ledger_(ledger),
-      run_id_(run_id),
-      steady_zero_(Clock::now()),
-      unix_zero_(std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-                     .count()) {}
-
-double LedgerRecorder::unix_seconds(TimePoint t) const {
-  return unix_zero_ + seconds_between(steady_zero_, t);
-}
+LedgerRecorder::LedgerRecorder(Ledger& ledger, std::int64_t run_id, WallReference wall)
+    : ledger_(ledger), run_id_(run_id), wall_(wall) {}
 
 void LedgerRecorder::burst_done(const BurstRecord& burst) {
   // Busy from asking for the turn: waiting for the device is exposure too.

@@ -1,6 +1,6 @@
-// The rows of the ledger: busy intervals, fault events and runs. Times are seconds since
-// the Unix epoch (REAL), so ledgers from different processes and machines line up.
-// Thread-safety: values.
+// The rows of the ledger: busy intervals of engines and of streams, fault events and runs. Times
+// are seconds since the Unix epoch (REAL), so ledgers from different processes and machines line
+// up. Thread-safety: values.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +20,14 @@ struct IntervalRow {
   std::int64_t bursts = 1;  // consecutive bursts merged into this interval
 };
 
+// A stretch during which a stream had work in flight (the GPU-side exposure).
+struct StreamIntervalRow {
+  std::int64_t run_id = 0;
+  std::string stream;  // the stream's name: its engine's, or "default"
+  double start = 0.0;
+  double end = 0.0;
+};
+
 struct EventRow {
   std::int64_t run_id = 0;
   double time = 0.0;
@@ -35,6 +43,7 @@ struct RunStart {
   std::string version;
   std::string backend;
   std::string policy;
+  bool streams_recorded = false;  // the run writes stream intervals
 };
 
 }  // namespace baton

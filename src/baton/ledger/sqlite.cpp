@@ -9,7 +9,7 @@ Database::Database(const std::filesystem::path& path, Mode mode) : path_(path.st
   if (rc != SQLITE_OK) {
     const std::string message = db_ != nullptr ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     sqlite3_close(db_);
-    throw SqliteError("[ledger] cannot open " + path_ + ": " + message);
+    throw SqliteError("[ledger] cannot open " + path_ + ": " + message, rc);
   }
   sqlite3_busy_timeout(db_, 5000);  // another process reading the ledger is not an error
 }
@@ -25,10 +25,11 @@ std::int64_t Database::user_version() {
 void Database::exec(std::string_view sql) {
   char* error = nullptr;
   const std::string text(sql);
-  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error) != SQLITE_OK) {
+  const int rc = sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
     const std::string message = error != nullptr ? error : sqlite3_errmsg(db_);
     sqlite3_free(error);
-    throw SqliteError("[ledger] " + path_ + ": " + message + " in: " + text);
+    throw SqliteError("[ledger] " + path_ + ": " + message + " in: " + text, rc & 0xff);
   }
 }
 
@@ -41,8 +42,9 @@ Statement::~Statement() { sqlite3_finalize(stmt_); }
 
 void Statement::check(int rc, const char* what) const {
   if (rc != SQLITE_OK && rc != SQLITE_ROW && rc != SQLITE_DONE) {
-    throw SqliteError(std::string("[ledger] ") + what + " failed: " + sqlite3_errmsg(db_) +
-                      " in: " + sql_);
+    throw SqliteError(
+        std::string("[ledger] ") + what + " failed: " + sqlite3_errmsg(db_) + " in: " + sql_,
+        rc & 0xff);
   }
 }
 

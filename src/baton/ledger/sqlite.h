@@ -15,7 +15,13 @@ namespace baton {
 
 class SqliteError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit SqliteError(const std::string& what, int code = SQLITE_ERROR)
+      : std::runtime_error(what), code_(code) {}
+  // SQLite's primary result code: SQLITE_NOTADB for a file that is not a database.
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
 };
 
 class Database {

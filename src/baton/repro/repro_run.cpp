@@ -10,6 +10,7 @@
 #include "baton/engine/make_workload.h"
 #include "baton/gpu/make_device.h"
 #include "baton/ledger/ledger_recorder.h"
+#include "baton/ledger/stream_recorder.h"
 
 namespace baton {
 namespace {
@@ -95,13 +96,19 @@ ReproResult run_repro(const ReproOptions& options) {
   // The ledger outlives the host: stopping the engines still records bursts and events.
   std::optional<Ledger> ledger;
   std::optional<LedgerRecorder> recorder;
+  std::optional<StreamRecorder> streams;  // outlives the device, whose streams report to it
   std::int64_t run_id = 0;
   if (!options.ledger_path.empty()) {
     ledger.emplace(options.ledger_path);
     run_id = ledger->begin_run(
         {unix_now(), BATON_VERSION, backend,
-         options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy});
+         options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy, true});
     recorder.emplace(*ledger, run_id);
+    // Both exposures: engines with requests in progress (bursts) and streams with work
+    // in flight, on one clock so that they line up.
+    streams.emplace(*ledger, run_id, recorder->wall());
+    device->add_observer(*streams);
+    streams->name_stream(device->default_stream().id(), device->default_stream().name());
   }
   EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));
   if (recorder) {
@@ -109,7 +116,9 @@ ReproResult run_repro(const ReproOptions& options) {
     host.faults().set_sink([&recorder](const FaultEvent& event) { recorder->event(event); });
   }
   for (const ReproEngine& spec : options.engines) {
-    host.add_engine(spec.name, make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
+    Engine& engine = host.add_engine(
+        spec.name, make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
+    if (streams) streams->name_stream(engine.stream().id(), engine.stream().name());
   }
 
   const TimePoint start = Clock::now();
@@ -144,6 +153,7 @@ ReproResult run_repro(const ReproOptions& options) {
   }
   result.turn_stats = host.turn().stats();
   result.faults = summarize_faults(host, result.events);
+  if (streams) streams->finish();  // every stream is idle: the host has stopped
   if (ledger) ledger->end_run(run_id, unix_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
   return result;
 }
