@@ -82,6 +82,22 @@ TEST_F(GenerateCli, BadDirectoriesAndFlagsExitWithTwo) {
   EXPECT_EQ(bad_flag.exit_code, 2) << bad_flag.output;
 }
 
+TEST_F(GenerateCli, SaysHowLongTheLoadTookAndNeverReportsADecodeOfNoSteps) {
+  const auto one = run_baton("generate --model " + model_.string() + " --prompt hi --max-tokens 1");
+  EXPECT_EQ(one.exit_code, 0) << one.output;
+  EXPECT_NE(one.output.find("loaded " + model_.string() + " (llama, bf16 weights, "),
+            std::string::npos)
+      << one.output;
+  EXPECT_NE(one.output.find("1 tokens, no decode step"), std::string::npos) << one.output;
+  EXPECT_EQ(one.output.find("0 tokens/s"), std::string::npos) << one.output;
+  const nlohmann::json timings = generate("--prompt hi --max-tokens 1")["timings"];
+  EXPECT_TRUE(timings["decode_tokens_per_s"].is_null());
+  EXPECT_GT(timings["load_ms"].get<double>(), 0.0);
+  EXPECT_GT(generate("--prompt hi --max-tokens 3 --ignore-eos")["timings"]["decode_tokens_per_s"]
+                .get<double>(),
+            0.0);
+}
+
 // Overwrites the bytes of tensor `name` in DIR/model.safetensors with 0xff: NaN in f32,
 // bf16 and f16 alike.
 void poison_tensor(const std::filesystem::path& file, const std::string& name) {

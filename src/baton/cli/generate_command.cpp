@@ -5,6 +5,8 @@
 
 #include "baton/cli/exit_codes.h"
 #include "baton/cli/finite_range.h"
+#include "baton/cli/progress_bar.h"
+#include "baton/common/clock.h"
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/model/chat_template.h"
@@ -28,7 +30,32 @@ SamplingParams sampling_for(const GenerateCommand& c, const GenerationDefaults& 
 
 double per_second(std::size_t count, double ms) { return ms > 0 ? count * 1000.0 / ms : 0.0; }
 
-void print_json(const GenerationResult& r, const std::string& template_name) {
+// Tokens per second of the decode steps; none when the only token came from the prefill.
+nlohmann::json decode_rate(const GenerationResult& r) {
+  if (r.tokens.size() < 2) return nullptr;
+  return per_second(r.tokens.size() - 1, r.decode_ms);
+}
+
+// Waits for the result, showing on a terminal how far the prefill, then the decode, got
+// (the engine's counters; this request is the only one).
+GenerationResult wait_with_progress(std::future<GenerationResult> result, const LlmEngine& engine,
+                                    std::uint64_t prompt_tokens, std::uint64_t max_tokens) {
+  std::optional<ProgressBar> bar;
+  bool decoding = false;
+  while (result.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
+    const LlmBatchCounters c = engine.stats().counters;
+    const std::uint64_t prefilled = c.prefill_tokens + c.cached_prompt_tokens;
+    if (!bar) bar.emplace("prefill", prompt_tokens, ProgressBar::Unit::tokens);
+    if (!decoding && prefilled >= prompt_tokens) {
+      decoding = true;
+      bar.emplace("decode", max_tokens, ProgressBar::Unit::tokens);
+    }
+    bar->update(decoding ? c.decode_tokens + 1 : prefilled);
+  }
+  return result.get();
+}
+
+void print_json(const GenerationResult& r, const std::string& template_name, double load_ms) {
   nlohmann::json out = {
       {"text", r.text},
       {"tokens", r.tokens},
@@ -40,14 +67,15 @@ void print_json(const GenerationResult& r, const std::string& template_name) {
         {"completion_tokens", r.tokens.size()},
         {"cached_prompt_tokens", r.cached_prompt_tokens}}},
       {"timings",
-       {{"queued_ms", r.queued_ms},
+       {{"load_ms", load_ms},
+        {"queued_ms", r.queued_ms},
         {"admission_wait_ms", r.admission_wait_ms},
         {"prefill_ms", r.prefill_ms},
         {"decode_ms", r.decode_ms},
         {"prefill_tokens_per_s",
          per_second(static_cast<std::size_t>(r.prompt_tokens - r.cached_prompt_tokens),
                     r.prefill_ms)},
-        {"decode_tokens_per_s", per_second(r.tokens.size() - 1, r.decode_ms)}}}};
+        {"decode_tokens_per_s", decode_rate(r)}}}};
   // A completion may end inside a UTF-8 character: replace, never fail to print.
   std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
@@ -55,10 +83,14 @@ void print_json(const GenerationResult& r, const std::string& template_name) {
 void print_text(const GenerationResult& r) {
   std::cout << r.text << "\n";
   std::cerr << "prompt " << r.prompt_tokens << " tokens (" << r.cached_prompt_tokens
-            << " cached), prefill " << r.prefill_ms << " ms; " << r.tokens.size()
-            << " tokens, decode " << r.decode_ms << " ms ("
-            << per_second(r.tokens.size() - 1, r.decode_ms) << " tokens/s); finish "
-            << to_string(r.finish) << "\n";
+            << " cached), prefill " << r.prefill_ms << " ms; " << r.tokens.size() << " tokens, ";
+  if (r.tokens.size() < 2) {
+    std::cerr << "no decode step (the first token comes from the prefill)";
+  } else {
+    std::cerr << "decode " << r.decode_ms << " ms (" << decode_rate(r).get<double>()
+              << " tokens/s)";
+  }
+  std::cerr << "; finish " << to_string(r.finish) << "\n";
 }
 
 }  // namespace
@@ -95,7 +127,14 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
 }
 
 int GenerateCommand::run() {
+  const TimePoint load_start = Clock::now();
   const LlamaModel model = LlamaModel::load(model_dir, {!widen_bf16, threads});
+  const double load_ms = millis_between(load_start, Clock::now());
+  if (!json) {
+    std::cerr << "loaded " << model_dir << " (" << to_string(model.config().arch) << ", "
+              << (model.embedding().is_bf16() ? "bf16" : "f32") << " weights, "
+              << human_bytes(model.weight_bytes()) << ") in " << load_ms / 1000.0 << " s\n";
+  }
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
   std::string text = prompt;
   std::string template_name = "raw";
@@ -121,9 +160,11 @@ int GenerateCommand::run() {
   options.kv_budget_bytes = kv_budget_mb << 20;
   options.prefill_chunk = prefill_chunk;
   LlmEngine engine("llm", model, &tokenizer, options, device.create_stream("llm"), *turn);
-  const GenerationResult result = engine.submit(std::move(request)).get();
+  const auto prompt_tokens = static_cast<std::uint64_t>(request.prompt.size());
+  const GenerationResult result = wait_with_progress(engine.submit(std::move(request)), engine,
+                                                     prompt_tokens, max_tokens);
   if (json) {
-    print_json(result, template_name);
+    print_json(result, template_name, load_ms);
   } else {
     print_text(result);
   }
