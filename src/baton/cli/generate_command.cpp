@@ -7,6 +7,7 @@
 #include "baton/cli/finite_range.h"
 #include "baton/cli/progress_bar.h"
 #include "baton/common/clock.h"
+#include "baton/common/human_bytes.h"
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/model/chat_template.h"

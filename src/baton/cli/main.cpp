@@ -1,6 +1,7 @@
 // baton: hosts several model engines on one GPU and shares it through a GPU turn.
 // main() only wires the verbs to the command line and maps failures to exit codes.
 #include <CLI/CLI.hpp>
+#include <csignal>
 #include <iostream>
 #include <stdexcept>
 #include <string_view>
@@ -12,7 +13,7 @@
 #include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
 #include "baton/cli/supervise_command.h"
-#include "baton/common/stop_signals.h"
+#include "baton/common/interrupted.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/make_device.h"
 #include "baton/model/model_file_error.h"
@@ -80,6 +81,9 @@ int main(int argc, char** argv) {
     return e.fatal() ? baton::kExitGpuFatal : baton::kExitFailure;
   } catch (const baton::Interrupted& e) {
     std::cerr << "baton: " << e.what() << "; nothing half-written was left behind\n";
+    // End by the signal itself, so that a shell loop around baton stops too (128 + N if not).
+    std::signal(e.signal(), SIG_DFL);
+    std::raise(e.signal());
     return baton::kExitSignalBase + e.signal();
   } catch (const std::exception& e) {
     std::cerr << "baton: " << e.what() << "\n";

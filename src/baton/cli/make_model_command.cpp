@@ -7,6 +7,7 @@
 
 #include "baton/cli/exit_codes.h"
 #include "baton/cli/progress_bar.h"
+#include "baton/common/human_bytes.h"
 #include "baton/common/stop_signals.h"
 #include "baton/model/model_writer.h"
 

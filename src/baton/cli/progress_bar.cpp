@@ -5,20 +5,9 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace baton {
+#include "baton/common/human_bytes.h"
 
-std::string human_bytes(std::uint64_t bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = static_cast<double>(bytes);
-  int unit = 0;
-  while (value >= 1024.0 && unit < 4) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value, units[unit]);
-  return text;
-}
+namespace baton {
 
 ProgressBar::ProgressBar(std::string label, std::uint64_t total, Unit unit)
     : label_(std::move(label)),

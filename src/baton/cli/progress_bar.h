@@ -36,7 +36,4 @@ class ProgressBar {
   bool drawn_ = false;
 };
 
-// "1.2 GiB", "512 B": for sizes in messages.
-std::string human_bytes(std::uint64_t bytes);
-
 }  // namespace baton

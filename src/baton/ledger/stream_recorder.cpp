@@ -16,7 +16,8 @@ void StreamRecorder::stream_busy(StreamId stream, TimePoint at) {
   if (held_) {
     // No stream was busy since the held stretch ended (the first busy stream lets go of
     // it): joining it adds no dual time.
-    if (held_->stream == stream && seconds_between(held_->end, at) <= Ledger::kMergeGapSeconds) {
+    const double gap = seconds_between(held_->end, at);
+    if (held_->stream == stream && gap >= 0.0 && gap <= Ledger::kMergeGapSeconds) {
       start = held_->start;
     } else {
       record(*held_);

@@ -7,7 +7,10 @@
 //
 // To keep the ledger small, a stream that goes busy again within Ledger::kMergeGapSeconds
 // continues its interval, but only when no stream at all was busy in the gap: the merge
-// then adds that gap to busy time and never to dual time.
+// then adds that gap to busy time and never to dual time. (Streams report from their own
+// threads, so another stream's busy report can come after the merge with a time inside
+// the gap: such a race adds under a millisecond of dual time, and only where streams do
+// overlap.)
 //
 // Thread-safety: name_stream() during set-up; stream_busy/idle() are called from every
 // stream's threads at once (one mutex, and the Ledger only queues); finish() once every

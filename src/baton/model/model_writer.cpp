@@ -435,6 +435,7 @@ WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelS
   ProgressCount count{progress, weight_bytes(arch, shape)};
   write_safetensors(staging.path() / "model.safetensors", tensor_specs(arch, shape), shape.dtype,
                     seed, count);
+  count.add(0);  // one more look for a stop that came during the flush, before publishing
   written.files.push_back("model.safetensors");
   for (const std::string& name : written.files)
     written.bytes += fs::file_size(staging.path() / name);

@@ -12,9 +12,9 @@
 #include <cstddef>
 
 #include "baton/cli/exit_codes.h"
-#include "baton/supervise/signal_pipe.h"
+#include "baton/supervise/handled_signals.h"
 #include "baton/supervise/throw_errno.h"
-#include "baton/supervise/unique_fd.h"
+#include "baton/common/unique_fd.h"
 
 namespace baton::supervise_detail {
 namespace {

@@ -13,7 +13,8 @@
 #include "baton/supervise/backoff.h"
 #include "baton/supervise/child_end.h"
 #include "baton/supervise/child_process.h"
-#include "baton/supervise/signal_pipe.h"
+#include "baton/common/signal_pipe.h"
+#include "baton/supervise/handled_signals.h"
 
 namespace baton {
 namespace {
@@ -25,7 +26,6 @@ using supervise_detail::exit_code_of;
 using supervise_detail::format_duration;
 using supervise_detail::restartable;
 using supervise_detail::signal_name;
-using supervise_detail::SignalPipe;
 using supervise_detail::Start;
 using supervise_detail::start_child;
 
@@ -76,7 +76,8 @@ void check(const SuperviseOptions& options) {
 
 SuperviseOutcome supervise(const SuperviseOptions& options, std::ostream& log) {
   check(options);
-  SignalPipe signals;
+  // SIGCHLD must be handled even where it was ignored (that would reap the child unseen).
+  SignalPipe signals(supervise_detail::kHandledSignals, SignalPipe::Ignored::take_over);
   SuperviseOutcome outcome;
   for (;;) {
     Start started = start_child(options.command);

@@ -3,14 +3,14 @@
 // Thread-safety: a free function; reads the calling thread's errno.
 #pragma once
 
-#include <cerrno>
 #include <string>
-#include <system_error>
+
+#include "baton/common/throw_errno.h"
 
 namespace baton::supervise_detail {
 
 [[noreturn]] inline void throw_errno(const char* what) {
-  throw std::system_error(errno, std::generic_category(), std::string("[supervise] ") + what);
+  baton::throw_errno(std::string("[supervise] ") + what);
 }
 
 }  // namespace baton::supervise_detail

@@ -1,11 +1,11 @@
-#include "baton/supervise/unique_fd.h"
+#include "baton/common/unique_fd.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "baton/supervise/throw_errno.h"
+#include "baton/common/throw_errno.h"
 
-namespace baton::supervise_detail {
+namespace baton {
 
 Pipe make_pipe(bool nonblocking) {
   int fds[2];
@@ -25,4 +25,4 @@ Pipe make_pipe(bool nonblocking) {
 #endif
 }
 
-}  // namespace baton::supervise_detail
+}  // namespace baton

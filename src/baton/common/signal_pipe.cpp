@@ -1,20 +1,20 @@
-#include "baton/supervise/signal_pipe.h"
+#include "baton/common/signal_pipe.h"
 
 #include <poll.h>
-#include <pthread.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <stdexcept>
 
-#include "baton/supervise/throw_errno.h"
+#include "baton/common/throw_errno.h"
 
-namespace baton::supervise_detail {
+namespace baton {
 namespace {
 
-// The write end of the self-pipe, for the signal handler: this file's one mutable global,
-// the exception the project allows, because a handler can reach nothing else. A lock-free
+// The write end of the self-pipe, for the signal handler: the project's one mutable
+// global, the exception it allows, because a handler can reach nothing else. A lock-free
 // atomic is async-signal-safe, and a handler that runs on another thread of the process
 // sees the value stored before the handler was installed.
 std::atomic<int> g_signal_pipe_write{-1};
@@ -24,7 +24,7 @@ void on_signal(int sig) {
   const int saved_errno = errno;
   const auto byte = static_cast<unsigned char>(sig);
   const int fd = g_signal_pipe_write.load();
-  // A full pipe drops the byte: a wake-up is pending already, and SIGTERM and SIGINT are
+  // A full pipe drops the byte: a wake-up is pending already, and the signals handled are
   // rare enough that the pipe's 64 KiB never fill with them.
   if (fd >= 0) {
     [[maybe_unused]] const ssize_t written = ::write(fd, &byte, 1);
@@ -34,22 +34,28 @@ void on_signal(int sig) {
 
 }  // namespace
 
-SignalPipe::SignalPipe() : pipe_(make_pipe(/*nonblocking=*/true)) {
+SignalPipe::SignalPipe(std::span<const int> signals, Ignored ignored)
+    : pipe_(make_pipe(/*nonblocking=*/true)) {
   int expected = -1;
   if (!g_signal_pipe_write.compare_exchange_strong(expected, pipe_.write.get())) {
-    throw std::logic_error("[supervise] another supervise() is already running in this process");
+    throw std::logic_error("another SignalPipe already handles this process's signals");
   }
   struct sigaction action {};
   action.sa_handler = on_signal;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART | SA_NOCLDSTOP;  // only ends of children wake us
-  for (installed_ = 0; installed_ < kHandledSignals.size(); ++installed_) {
-    if (::sigaction(kHandledSignals[installed_], &action, &previous_[installed_]) != 0) {
+  action.sa_flags = SA_RESTART | SA_NOCLDSTOP;  // only ends of children wake SIGCHLD
+  for (const int sig : signals) {
+    Installed slot{sig, {}};
+    bool failed = ::sigaction(sig, nullptr, &slot.previous) != 0;
+    if (!failed && ignored == Ignored::leave && slot.previous.sa_handler == SIG_IGN) continue;
+    failed = failed || ::sigaction(sig, &action, nullptr) != 0;
+    if (failed) {
       const int error = errno;
       restore();
       errno = error;
       throw_errno("sigaction");
     }
+    installed_.push_back(slot);
   }
 }
 
@@ -68,21 +74,12 @@ std::vector<int> SignalPipe::wait(std::optional<std::chrono::milliseconds> timeo
   }
 }
 
-void SignalPipe::restore() {
-  while (installed_ > 0) {
-    --installed_;
-    ::sigaction(kHandledSignals[installed_], &previous_[installed_], nullptr);
+void SignalPipe::restore() noexcept {
+  while (!installed_.empty()) {
+    ::sigaction(installed_.back().signal, &installed_.back().previous, nullptr);
+    installed_.pop_back();
   }
   g_signal_pipe_write.store(-1);
 }
 
-BlockedSignals::BlockedSignals() {
-  sigset_t set;
-  sigemptyset(&set);
-  for (const int sig : kHandledSignals) sigaddset(&set, sig);
-  ::pthread_sigmask(SIG_BLOCK, &set, &previous_);
-}
-
-BlockedSignals::~BlockedSignals() { ::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
-
-}  // namespace baton::supervise_detail
+}  // namespace baton

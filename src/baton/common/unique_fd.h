@@ -8,7 +8,7 @@
 
 #include <utility>
 
-namespace baton::supervise_detail {
+namespace baton {
 
 class UniqueFd {
  public:
@@ -43,4 +43,4 @@ struct Pipe {
 // Both ends close on exec, so no child inherits them. `nonblocking`: both ends, too.
 Pipe make_pipe(bool nonblocking);
 
-}  // namespace baton::supervise_detail
+}  // namespace baton
