@@ -109,12 +109,10 @@ void FaultInjector::stream_idle(StreamId stream, TimePoint at) {
   if (busy_.size() == 2 && busy_.count(stream) != 0) {
     overlap_closed_s_ += std::max(0.0, seconds_between(overlap_since_, at));
     // A hang belongs to the overlap it arrived in: one that found no op boundary to land
-    // on before the overlap ended is dropped (it was never injected), and so is one due
-    // inside this overlap that the clock's tick has not counted yet.
+    // on before the overlap ended is dropped (it was never injected). One due in an
+    // overlap shorter than the clock's tick is counted by the next overlap's first tick:
+    // dropping those would inject nothing where overlaps are short.
     hangs_pending_.store(0, std::memory_order_release);
-    if (overlap_closed_s_ >= next_hang_at_overlap_s_) {
-      next_hang_at_overlap_s_ = overlap_closed_s_ + draw_exponential_locked(plan_.hang_rate);
-    }
   }
   busy_.erase(stream);
 }
