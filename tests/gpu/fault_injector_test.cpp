@@ -115,6 +115,68 @@ TEST(FaultInjector, AHugeHangRateNeverHoldsTheStreamsUp) {
   EXPECT_LT(seconds_between(start, Clock::now()), 0.5);
 }
 
+// A hang a device backend took but no gate of its work took goes back to the overlap, so
+// another stream of it can take it; once the overlap is over it is counted as dropped.
+TEST(FaultInjector, AHangNoOpBoundaryTookGoesBackToItsOverlap) {
+  FaultPlan plan;
+  plan.hang_rate = 5.0;  // an arrival every 200 ms: hardly one in the microseconds below
+  FaultInjector injector(plan);
+  EXPECT_TRUE(injector.hangs_at_op_boundaries());
+  const StreamId a{1}, b{2};
+  injector.stream_busy(a, Clock::now());
+  injector.stream_busy(b, Clock::now());
+  ASSERT_TRUE(eventually([&] { return injector.stall_now(a); }));
+  while (injector.stall_now(b)) {
+  }  // arrivals of the same tick
+  injector.hang_not_landed(a);
+  EXPECT_TRUE(injector.stall_now(b));
+  injector.stream_idle(a, Clock::now());
+  injector.hang_not_landed(b);  // the overlap is over: nothing left to land on
+  injector.stream_idle(b, Clock::now());
+  const InjectedCounts counts = injector.injected();
+  EXPECT_GE(counts.hangs_arrived, 1u);
+  EXPECT_GE(counts.hangs_dropped, 1u);
+  EXPECT_EQ(counts.hangs, 0u);  // none was realized
+}
+
+// Every arrival is accounted for: landed, or dropped when its overlap ended.
+TEST(FaultInjector, ArrivalsThatNeverLandAreCountedAsDropped) {
+  FaultPlan plan;
+  plan.hang_rate = 1e6;
+  FaultInjector injector(plan);
+  const StreamId a{1}, b{2};
+  injector.stream_busy(a, Clock::now());
+  injector.stream_busy(b, Clock::now());
+  ASSERT_TRUE(eventually([&] { return injector.injected().hangs_arrived > 100; }));
+  injector.stream_idle(a, Clock::now());
+  injector.stream_idle(b, Clock::now());
+  const InjectedCounts counts = injector.injected();
+  EXPECT_EQ(counts.hangs_dropped, counts.hangs_arrived);
+  EXPECT_FALSE(injector.stall_now(a));
+}
+
+TEST(FaultInjector, ADeviceFaultFailsOneBufferFatally) {
+  FaultPlan plan;
+  plan.device_fault_after_s = 0.02;
+  FaultInjector injector(plan);
+  EXPECT_FALSE(injector.hangs_at_op_boundaries());
+  cpu::CpuDevice device(CommitLimits{}, &injector);
+  auto stream = device.create_stream("s");
+  stream->encode(Op{[] {}});
+  stream->synchronize();  // before the time: nothing
+  std::this_thread::sleep_for(40ms);
+  stream->encode(Op{[] {}});
+  try {
+    stream->synchronize();
+    FAIL() << "the device fault did not fail the buffer";
+  } catch (const GpuError& e) {
+    EXPECT_TRUE(e.fatal());
+  }
+  stream->encode(Op{[] {}});
+  stream->synchronize();  // once only (on CUDA the context is gone after it anyway)
+  EXPECT_EQ(injector.injected().device_faults, 1u);
+}
+
 TEST(FaultInjector, FatalSwitchMakesEverySubmissionFail) {
   FaultPlan plan;
   plan.fatal_after_s = 0.02;
@@ -150,6 +212,10 @@ TEST(FaultInjector, SlowdownMakesAStreamSlower) {
   stream->commit();
   ASSERT_TRUE(eventually([&] { return injector.slowdown(stream->id(), Clock::now()) > 1.0; }));
   EXPECT_GT(injector.injected().slowdowns, 0u);
+  const auto episodes = injector.slowdown_episodes();
+  ASSERT_FALSE(episodes.empty());
+  EXPECT_EQ(episodes.front().stream, stream->id());
+  EXPECT_NEAR(seconds_between(episodes.front().start, episodes.front().until), 10.0, 1e-6);
   gate.open();
   stream->synchronize();
   const TimePoint start = Clock::now();

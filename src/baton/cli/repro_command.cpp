@@ -86,6 +86,11 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
                  "After this many seconds the device ignores submissions (fatal: exit 70)")
       ->check(finite_range(0.001, 1e9))
       ->group("Fault injection");
+  cmd.add_option("--inject-device-fault-after", f.device_fault_after_s,
+                 "After this many seconds one command buffer faults on the device (CUDA: a "
+                 "write to an illegal address, a real sticky error; fatal: exit 70)")
+      ->check(finite_range(0.001, 1e9))
+      ->group("Fault injection");
   cmd.add_option("--fault-seed", fault_seed, "Seed of the fault injector (default: --seed)")
       ->group("Fault injection");
   watchdog_deadline_s = std::chrono::duration<double>(options.watchdog.deadline).count();
@@ -98,6 +103,10 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
                  "A burst this many times its rolling median is a slowdown")
       ->capture_default_str()
       ->check(finite_range(1.5, 1000.0))
+      ->group("Watchdog");
+  cmd.add_option("--slowdown-min-excess", slowdown_min_excess_ms,
+                 "... and at least this many ms longer than it (default: 50 on cpu, 5 on cuda)")
+      ->check(finite_range(0.0, 3.6e6))
       ->group("Watchdog");
 }
 
@@ -120,6 +129,10 @@ int ReproCommand::run() {
   options.faults.seed = fault_seed.value_or(options.seed);
   options.watchdog.deadline = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));
+  options.watchdog.slowdown_min_excess =
+      slowdown_min_excess_ms
+          ? std::chrono::milliseconds(std::llround(*slowdown_min_excess_ms))
+          : WatchdogOptions::for_backend(options.backend).slowdown_min_excess;
   if (options.turn.policy == TurnPolicy::partition && options.backend == "cpu") {
     std::cerr << "baton: note: partition on the cpu backend runs the engines side by side as "
                  "concurrent does; only CUDA splits the device between them\n";

@@ -18,6 +18,7 @@ struct ReproCommand {
   std::vector<std::string> engine_specs;
   std::optional<std::uint64_t> fault_seed;
   double watchdog_deadline_s = 0.0;  // from options.watchdog when not given
+  std::optional<double> slowdown_min_excess_ms;  // the backend's default when not given
 
   // Declares the verb's options on `app` and returns the subcommand.
   CLI::App* attach(CLI::App& app);

@@ -19,7 +19,7 @@ TimePoint add_seconds(TimePoint at, double seconds) {
 
 bool FaultPlan::any() const {
   return hang_rate > 0 || hang_probability > 0 || timeout_probability > 0 || slowdown_rate > 0 ||
-         fatal_after_s > 0;
+         fatal_after_s > 0 || device_fault_after_s > 0;
 }
 
 FaultInjector::FaultInjector(FaultPlan plan) : plan_(plan), start_(Clock::now()), rng_(plan.seed) {
@@ -47,6 +47,11 @@ bool FaultInjector::uniform_below_locked(double probability) {
 BufferFault FaultInjector::on_commit(StreamId /*stream*/) {
   std::lock_guard lock(mu_);
   if (ignoring_) return BufferFault::submissions_ignored;
+  if (plan_.device_fault_after_s > 0 && !device_fault_done_ &&
+      seconds_between(start_, Clock::now()) >= plan_.device_fault_after_s) {
+    device_fault_done_ = true;
+    return BufferFault::device_fault;
+  }
   if (uniform_below_locked(plan_.hang_probability)) return BufferFault::hang;
   if (uniform_below_locked(plan_.timeout_probability)) return BufferFault::timeout;
   return BufferFault::none;
@@ -89,9 +94,31 @@ void FaultInjector::realized(StreamId /*stream*/, BufferFault fault) {
     case BufferFault::submissions_ignored:
       ++counts_.ignored_submissions;
       break;
+    case BufferFault::device_fault:
+      ++counts_.device_faults;
+      break;
     case BufferFault::none:
       break;
   }
+}
+
+void FaultInjector::hang_not_landed(StreamId stream) {
+  std::lock_guard lock(mu_);
+  if (busy_.size() >= 2 && busy_.count(stream) != 0) {
+    add_pending_locked(1);  // still this overlap: another stream may take it
+  } else {
+    ++counts_.hangs_dropped;
+  }
+}
+
+void FaultInjector::add_pending_locked(std::uint64_t hangs) {
+  // Each pending hang stalls a different stream of this overlap, so more than one per
+  // busy stream can never land.
+  const std::uint64_t pending = hangs_pending_.load(std::memory_order_relaxed);
+  const std::uint64_t room = busy_.size() - std::min<std::uint64_t>(busy_.size(), pending);
+  const std::uint64_t added = std::min(hangs, room);
+  counts_.hangs_dropped += hangs - added;
+  hangs_pending_.store(static_cast<std::uint32_t>(pending + added), std::memory_order_release);
 }
 
 void FaultInjector::stream_busy(StreamId stream, TimePoint at) {
@@ -112,7 +139,7 @@ void FaultInjector::stream_idle(StreamId stream, TimePoint at) {
     // on before the overlap ended is dropped (it was never injected). One due in an
     // overlap shorter than the clock's tick is counted by the next overlap's first tick:
     // dropping those would inject nothing where overlaps are short.
-    hangs_pending_.store(0, std::memory_order_release);
+    counts_.hangs_dropped += hangs_pending_.exchange(0, std::memory_order_acq_rel);
   }
   busy_.erase(stream);
 }
@@ -127,7 +154,9 @@ void FaultInjector::start_slowdown_locked(TimePoint now) {
   if (!busy_.empty()) {
     auto it = busy_.begin();
     std::advance(it, std::uniform_int_distribution<std::size_t>(0, busy_.size() - 1)(rng_));
-    slowed_[*it] = Slowdown{add_seconds(now, plan_.slowdown_seconds), plan_.slowdown_factor};
+    const TimePoint until = add_seconds(now, plan_.slowdown_seconds);
+    slowed_[*it] = Slowdown{until, plan_.slowdown_factor};
+    if (episodes_.size() < kMaxEpisodesKept) episodes_.push_back({*it, now, until});
     slowdowns_active_.store(true, std::memory_order_release);
     ++counts_.slowdowns;
   }
@@ -145,12 +174,8 @@ void FaultInjector::arrive_hangs_locked(double overlap_s) {
     arrived += std::poisson_distribution<std::uint64_t>(std::min(mean, 1e6))(rng_);
   }
   next_hang_at_overlap_s_ = overlap_s + draw_exponential_locked(plan_.hang_rate);
-  // Each pending hang stalls a different stream of this overlap, so more than one per
-  // busy stream can never land.
-  const std::uint64_t pending = hangs_pending_.load(std::memory_order_relaxed);
-  const std::uint64_t room = busy_.size() - std::min<std::uint64_t>(busy_.size(), pending);
-  hangs_pending_.fetch_add(static_cast<std::uint32_t>(std::min(arrived, room)),
-                           std::memory_order_release);
+  counts_.hangs_arrived += arrived;
+  add_pending_locked(arrived);
 }
 
 void FaultInjector::run_clocks(std::stop_token stop) {
@@ -181,6 +206,11 @@ void FaultInjector::run_clocks(std::stop_token stop) {
 InjectedCounts FaultInjector::injected() const {
   std::lock_guard lock(mu_);
   return counts_;
+}
+
+std::vector<SlowdownEpisode> FaultInjector::slowdown_episodes() const {
+  std::lock_guard lock(mu_);
+  return episodes_;
 }
 
 }  // namespace baton

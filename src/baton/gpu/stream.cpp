@@ -115,6 +115,11 @@ void Stream::reset_locked(GpuError error) {
   reset_cv_.notify_all();
 }
 
+bool Stream::accepts_hang() const {
+  std::lock_guard lock(mu_);
+  return !error_ && !stalled_since_;
+}
+
 void Stream::note_stall_began() {
   std::lock_guard lock(mu_);
   stalled_since_ = Clock::now();
@@ -167,6 +172,11 @@ std::optional<GpuError> Stream::run_ops(CommandBuffer& buffer) {
       faults_->realized(id_, BufferFault::submissions_ignored);
       return GpuError(GpuErrorClass::submissions_ignored, origin(),
                       "injected: the device ignores submissions");
+    case BufferFault::device_fault:
+      // Host-run ops have no device memory to fault; the stream fails as a sticky error does.
+      faults_->realized(id_, BufferFault::device_fault);
+      return GpuError(GpuErrorClass::submissions_ignored, origin(),
+                      "injected: a device fault (the context can no longer be used)");
   }
   try {
     for (Op& op : buffer.ops) {

@@ -101,6 +101,8 @@ class Stream {
   virtual void release_hang() {}
   // Backends whose hangs run on the device: a hang began now (for detection latency).
   void note_stall_began();
+  // False while the stream is stalled or holds an error: no new hang can land on it.
+  bool accepts_hang() const;
   FaultHooks* fault_hooks() const noexcept { return faults_; }
 
  private:

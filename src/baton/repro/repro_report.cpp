@@ -20,9 +20,17 @@ nlohmann::json faults_json(const FaultReport& faults) {
     by_class[std::string(to_string(kind))] = {{"injected", counts.injected},
                                               {"detected", counts.detected}};
   }
-  return {{"injected", faults.injected()},       {"detected", faults.detected()},
-          {"recovered", faults.recovered},       {"fatal", faults.fatal},
-          {"fatal_detail", faults.fatal_detail}, {"by_class", std::move(by_class)}};
+  return {{"injected", faults.injected()},
+          {"detected", faults.detected()},
+          {"recovered", faults.recovered},
+          {"fatal", faults.fatal},
+          {"fatal_detail", faults.fatal_detail},
+          {"by_class", std::move(by_class)},
+          {"hang_rate", {{"arrived", faults.hangs_arrived}, {"dropped", faults.hangs_dropped}}},
+          {"slowdown_episodes",
+           {{"injected", faults.slowdown_episodes},
+            {"detected", faults.slowdown_episodes_detected},
+            {"flagged_outside", faults.slowdowns_outside_episodes}}}};
 }
 
 std::string scenario_name(const ReproResult& run) { return describe(run.turn); }
@@ -74,6 +82,15 @@ void print_footer(std::ostream& out, const ReproResult& run, const std::vector<R
                f.detect_latency_ms.max);
   }
   fmt::print(out, "\n");
+  if (f.hangs_arrived > 0) {
+    fmt::print(out, "{:<24} hang rate: {} arrived in overlap, {} never landed\n", "",
+               f.hangs_arrived, f.hangs_dropped);
+  }
+  if (f.slowdown_episodes > 0) {
+    fmt::print(out, "{:<24} slowdown episodes: {} injected, {} detected, {} flagged outside\n",
+               "", f.slowdown_episodes, f.slowdown_episodes_detected,
+               f.slowdowns_outside_episodes);
+  }
   if (f.fatal) fmt::print(out, "{:<24} FATAL: {}\n", "", f.fatal_detail);
 }
 

@@ -1,5 +1,6 @@
 #include "baton/repro/repro_run.h"
 
+#include <algorithm>
 #include <optional>
 #include <random>
 #include <thread>
@@ -36,20 +37,54 @@ void drive(Engine& engine, std::uint64_t seed, std::stop_token stop) {
   }
 }
 
+// A flagged burst [onset, time] of an engine on an episode's stream that overlaps the
+// episode detects it.
+void match_slowdowns(FaultReport& report, const std::vector<SlowdownEpisode>& episodes,
+                     const std::vector<FaultEvent>& events,
+                     const std::map<std::string, StreamId>& stream_of) {
+  std::vector<bool> detected(episodes.size(), false);
+  for (const FaultEvent& event : events) {
+    if (event.kind != FaultKind::slowdown) continue;
+    auto stream = stream_of.find(event.engine);
+    bool inside = false;
+    for (std::size_t i = 0; i < episodes.size() && stream != stream_of.end(); ++i) {
+      const SlowdownEpisode& e = episodes[i];
+      if (e.stream == stream->second && event.onset.value_or(event.time) <= e.until &&
+          event.time >= e.start) {
+        detected[i] = true;
+        inside = true;
+      }
+    }
+    if (!inside) ++report.slowdowns_outside_episodes;
+  }
+  report.slowdown_episodes = episodes.size();
+  report.slowdown_episodes_detected =
+      static_cast<std::uint64_t>(std::count(detected.begin(), detected.end(), true));
+}
+
 FaultReport summarize_faults(EngineHost& host, const std::vector<FaultEvent>& events) {
   FaultReport report;
+  std::vector<SlowdownEpisode> episodes;
   if (const FaultInjector* injector = host.injector()) {
     const InjectedCounts injected = injector->injected();
     report.by_kind[FaultKind::hang].injected = injected.hangs;
     report.by_kind[FaultKind::timeout].injected = injected.timeouts;
     report.by_kind[FaultKind::slowdown].injected = injected.slowdowns;
-    report.by_kind[FaultKind::submissions_ignored].injected = injected.ignored_submissions > 0;
+    // The fatal switch counts once however many submissions it then refuses.
+    report.by_kind[FaultKind::submissions_ignored].injected =
+        (injected.ignored_submissions > 0 ? 1 : 0) + injected.device_faults;
+    report.hangs_arrived = injected.hangs_arrived;
+    report.hangs_dropped = injected.hangs_dropped;
+    episodes = injector->slowdown_episodes();
   }
   std::vector<double> latencies;
   for (const FaultEvent& event : events) {
     ++report.by_kind[event.kind].detected;
     if (event.detect_latency_ms) latencies.push_back(*event.detect_latency_ms);
   }
+  std::map<std::string, StreamId> stream_of;
+  for (const auto& engine : host.engines()) stream_of[engine->name()] = engine->stream().id();
+  match_slowdowns(report, episodes, events, stream_of);
   report.detect_latency_ms = summarize(latencies);
   report.recovered = host.faults().recovered();
   if (auto fatal = host.faults().fatal()) {

@@ -38,6 +38,14 @@ struct FaultReport {
   bool fatal = false;
   std::string fatal_detail;
   LatencySummary detect_latency_ms;  // injected hangs: stall to detection
+  // The hang rate's arrivals, and those that never landed (FaultInjector's counts).
+  std::uint64_t hangs_arrived = 0;
+  std::uint64_t hangs_dropped = 0;
+  // Slowdown episodes injected, those the detector flagged a burst of, and flagged bursts
+  // that overlap no injected episode (false positives where slowdowns are injected).
+  std::uint64_t slowdown_episodes = 0;
+  std::uint64_t slowdown_episodes_detected = 0;
+  std::uint64_t slowdowns_outside_episodes = 0;
   std::uint64_t injected() const;    // all kinds
   std::uint64_t detected() const;
 };

@@ -49,7 +49,8 @@ constexpr std::string_view to_string(FaultKind kind) {
 struct FaultEvent {
   std::chrono::system_clock::time_point wall_time;
   TimePoint time{};  // when it was detected
-  // For a hang: when the stream last made progress, i.e. when the hang began.
+  // For a hang: when the stream last made progress, i.e. when the hang began; for a
+  // slowdown: when the slow burst got the turn.
   std::optional<TimePoint> onset;
   FaultKind kind = FaultKind::other;
   bool fatal = false;

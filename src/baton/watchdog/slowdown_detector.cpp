@@ -29,6 +29,7 @@ void SlowdownDetector::burst_done(const BurstRecord& burst) {
   FaultEvent event;
   event.wall_time = std::chrono::system_clock::now();
   event.time = burst.done;
+  event.onset = burst.granted;
   event.kind = FaultKind::slowdown;
   event.engine = burst.engine;
   if (probe_) event.engines = probe_();

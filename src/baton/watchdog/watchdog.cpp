@@ -5,8 +5,12 @@
 
 namespace baton {
 
-WatchdogOptions WatchdogOptions::for_backend(std::string_view /*backend*/) {
-  return WatchdogOptions{};  // the CPU default; the CUDA backend brings its own
+WatchdogOptions WatchdogOptions::for_backend(std::string_view backend) {
+  WatchdogOptions options;
+  // GPU bursts are milliseconds long and the device does not share a core with the OS
+  // scheduler's noise, so a tenfold slowdown of a 2 ms decode step must count.
+  if (backend == "cuda") options.slowdown_min_excess = std::chrono::milliseconds(5);
+  return options;
 }
 
 std::chrono::milliseconds WatchdogOptions::poll_interval() const {

@@ -34,7 +34,7 @@ struct WatchdogOptions {
   double slowdown_factor = 5.0;  // a burst this many times its rolling median is a slowdown
   // ... and at least this much longer than it. A thread that misses a scheduler time
   // slice loses tens of ms, which is noise; the slowdowns before real hangs were hundreds
-  // of ms per step (0.75 s against a 53 ms median in MISSION.md).
+  // of ms per step (0.75 s against a 53 ms median in MISSION.md). CUDA: 5 ms.
   std::chrono::milliseconds slowdown_min_excess{50};
 
   static WatchdogOptions for_backend(std::string_view backend);

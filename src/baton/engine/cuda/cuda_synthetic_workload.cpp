@@ -8,7 +8,7 @@
 
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/cuda_stream.h"
-#include "baton/gpu/cuda/hang_kernel.h"
+#include "baton/gpu/cuda/fill_kernel.h"
 
 namespace baton::cuda {
 namespace {

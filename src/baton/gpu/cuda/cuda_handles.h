@@ -1,6 +1,6 @@
-// RAII owners of CUDA resources: a stream, an event, a cuBLAS handle, device memory and a
-// host-mapped counter. Constructors throw GpuError (cuda_error.h); destructors release and
-// never throw (a failure there is reported to stderr: the context may already be lost).
+// RAII owners of CUDA resources: a stream, an event, a cuBLAS handle and device memory.
+// Constructors throw GpuError (cuda_error.h); destructors release and never throw (a
+// failure there is reported to stderr: the context may already be lost).
 // Thread-safety: each object belongs to one thread at a time, except where noted.
 #pragma once
 
@@ -69,23 +69,8 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
-// A 32-bit counter in pinned host memory that kernels read through its device alias.
-// The host raises it (release()) while a kernel spins on it: how an injected hang ends.
-// Thread-safety: release() and value() from any thread.
-class MappedCounter {
- public:
-  MappedCounter();
-  ~MappedCounter();
-  MappedCounter(const MappedCounter&) = delete;
-  MappedCounter& operator=(const MappedCounter&) = delete;
-  const volatile std::uint32_t* device_alias() const { return device_; }
-  std::uint32_t value() const;
-  void raise_to(std::uint32_t value);
-
- private:
-  volatile std::uint32_t* host_ = nullptr;
-  volatile std::uint32_t* device_ = nullptr;
-};
+// For destructors: a failed release is worth a line on stderr, never an exception.
+void report_release_failure(cudaError_t status, const char* what);
 
 // True when the CUDA runtime sees at least one device; never throws.
 bool device_present();

@@ -1,13 +1,9 @@
 #include <cuda_bf16.h>
 
-#include "baton/gpu/cuda/hang_kernel.h"
+#include "baton/gpu/cuda/fill_kernel.h"
 
 namespace baton::cuda {
 namespace {
-
-__global__ void spin_until(const volatile std::uint32_t* counter, std::uint32_t release_at) {
-  while (*counter < release_at) __nanosleep(1000);
-}
 
 __global__ void fill_bf16(__nv_bfloat16* data, std::size_t count, std::uint32_t seed) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -22,12 +18,6 @@ __global__ void fill_bf16(__nv_bfloat16* data, std::size_t count, std::uint32_t 
 }
 
 }  // namespace
-
-cudaError_t launch_hang(cudaStream_t stream, const volatile std::uint32_t* counter,
-                        std::uint32_t release_at) {
-  spin_until<<<1, 1, 0, stream>>>(counter, release_at);
-  return cudaGetLastError();
-}
 
 cudaError_t launch_fill_bf16(cudaStream_t stream, void* data, std::size_t count,
                              std::uint32_t seed) {
