@@ -46,12 +46,12 @@ Op spin_op(CudaStream& stream, std::chrono::milliseconds length) {
   return Op{[&stream, ns] { BATON_CUDA_CHECK(launch_spin_for(stream.handle(), ns)); }};
 }
 
-// Two hung buffers queued behind 300 ms of work: one hang, counted from when it began
-// (not from its launch, 300 ms earlier); the second was launched before the reset and
-// returns at once, so it never hangs (and is not counted).
+// Two hung buffers queued behind 450 ms of work (three buffers, each within the deadline):
+// one hang, counted from when it began (not from its launch, 450 ms earlier); the second
+// was launched before the reset and returns at once, so it never hangs (nor counts).
 TEST(CudaFaultPath, ABufferHangCountsFromWhenItBeganOnTheDevice) {
   SKIP_WITHOUT_GPU();
-  ChosenFaults hooks({2, 3});
+  ChosenFaults hooks({4, 5});
   FaultLog log;
   WatchdogOptions options;
   options.deadline = 200ms;
@@ -62,7 +62,7 @@ TEST(CudaFaultPath, ABufferHangCountsFromWhenItBeganOnTheDevice) {
   auto& stream = dynamic_cast<CudaStream&>(*owned);
   watchdog.watch(stream, "engine");
   watchdog.start();
-  for (int i = 0; i < 3; ++i) stream.encode(spin_op(stream, 300ms));  // buffers 1-3
+  for (int i = 0; i < 5; ++i) stream.encode(spin_op(stream, 150ms));  // buffers 1-5
   stream.wait_idle();
   const auto error = stream.take_error();
   ASSERT_TRUE(error.has_value());
