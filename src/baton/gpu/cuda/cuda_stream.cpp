@@ -1,7 +1,6 @@
 #include "baton/gpu/cuda/cuda_stream.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/fault_kernels.h"
