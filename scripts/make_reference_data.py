@@ -5,11 +5,16 @@ and `transformers`.
 Run on the GPU machine (it has both; this machine has neither):
     python3 scripts/make_reference_data.py tokenizers OUT_DIR   -> tests/data/tokenizers/
     python3 scripts/make_reference_data.py models OUT_DIR       -> tests/data/models/
+    python3 scripts/make_reference_data.py embeddings MODELS_DIR -> MODELS_DIR/*/embeddings.json
 Per tokenizer style: <style>/tokenizer.json (a small byte-level BPE trained here) and
 <style>/reference.json ([{"text", "ids"}] for hard strings). Per architecture: a tiny
 model with random weights saved by transformers (config.json, safetensors in f32; the
 llama one sharded) and reference.json: the f32 logits of every position for fixed token
-ids (eager attention, on the CPU) and 32 greedily generated tokens.
+ids (eager attention, on the CPU) and 32 greedily generated tokens. Embeddings: for the
+tiny models already in MODELS_DIR, the base model's last hidden state (after the final
+norm) for fixed token-id inputs of several lengths, each run alone, pooled by the mean
+over its tokens and by its last token, then L2-normalised (what sentence-transformers'
+Pooling and Normalize modules compute; Qwen3-Embedding pools the last token).
 """
 import json
 import os
@@ -134,5 +139,30 @@ def models(out):
         print(name, sorted(os.listdir(folder)))
 
 
+EMBED_INPUTS = [[1, 17, 42, 99, 3], [5, 250, 128], [7], [2, 64, 31, 200, 9, 88, 140, 33, 12, 4,
+                                                        77, 190]]
+
+
+def embeddings(models_dir):
+    import torch
+    import transformers as t
+    for name in sorted(os.listdir(models_dir)):
+        folder = os.path.join(models_dir, name)
+        if not os.path.exists(os.path.join(folder, "config.json")):
+            continue
+        model = t.AutoModel.from_pretrained(folder, torch_dtype=torch.float32,
+                                            attn_implementation="eager").eval()
+        mean, last = [], []
+        with torch.no_grad():
+            for ids in EMBED_INPUTS:
+                hidden = model(torch.tensor([ids])).last_hidden_state[0].double()
+                for pooled, out in ((hidden.mean(dim=0), mean), (hidden[-1], last)):
+                    out.append(torch.nn.functional.normalize(pooled, dim=0).tolist())
+        with open(os.path.join(folder, "embeddings.json"), "w") as f:
+            json.dump({"transformers": t.__version__, "torch": torch.__version__,
+                       "inputs": EMBED_INPUTS, "mean": mean, "last": last}, f)
+        print(name, len(mean[0]), "dims")
+
+
 if __name__ == "__main__":
-    {"tokenizers": main, "models": models}[sys.argv[1]](sys.argv[2])
+    {"tokenizers": main, "models": models, "embeddings": embeddings}[sys.argv[1]](sys.argv[2])

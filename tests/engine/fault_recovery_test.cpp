@@ -6,9 +6,9 @@
 #include <future>
 #include <vector>
 
-#include "baton/engine/engine_host.h"
 #include "baton/engine/synthetic_workload.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/engine_host.h"
 #include "test_util.h"
 
 namespace baton {

@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <future>
+#include <mutex>
+#include <stdexcept>
 #include <thread>
 
 #include "baton/engine/request.h"
@@ -103,6 +105,44 @@ TEST_F(LlmEngineTest, ContinuousBatchingGivesEachRequestItsTokensAlone) {
   EXPECT_EQ(stats.requests_done, cases.size());
   EXPECT_EQ(stats.running, 0u);
   EXPECT_EQ(stats.kv_blocks_available, stats.kv_blocks_total);
+}
+
+// The engine hands each token to the request's sink as it samples it (what SSE
+// streaming needs), in order, and the future still holds the whole result.
+TEST_F(LlmEngineTest, TokensReachTheSinkOneByOneAsTheyAreMade) {
+  start({});
+  std::mutex mu;
+  std::vector<TokenDelta> deltas;
+  GenerationRequest request = greedy_request(1, prompt_of(20, 1), 8);
+  request.on_token = [&](const TokenDelta& d) {
+    std::lock_guard lock(mu);
+    deltas.push_back(d);
+  };
+  const GenerationResult result = engine_->submit(std::move(request)).get();
+  std::lock_guard lock(mu);
+  ASSERT_EQ(deltas.size(), result.tokens.size());
+  for (std::size_t i = 0; i < deltas.size(); ++i) {
+    EXPECT_EQ(deltas[i].token, result.tokens[i]);
+    EXPECT_EQ(deltas[i].logprob, result.logprobs[i]);
+    EXPECT_EQ(deltas[i].finish.has_value(), i + 1 == deltas.size());
+  }
+  EXPECT_EQ(deltas.back().finish, result.finish);
+  EXPECT_EQ(result.tokens, greedy_alone(model_, prompt_of(20, 1), 8));
+}
+
+// A sink that throws (a client gone) fails its own request only.
+TEST_F(LlmEngineTest, ASinkThatThrowsFailsItsRequestOnly) {
+  start({});
+  GenerationRequest request = greedy_request(1, prompt_of(12, 2), 8);
+  int seen = 0;
+  request.on_token = [&seen](const TokenDelta&) {
+    if (++seen == 3) throw std::runtime_error("client gone");
+  };
+  std::future<GenerationResult> failing = engine_->submit(std::move(request));
+  std::future<GenerationResult> other = engine_->submit(greedy_request(2, prompt_of(12, 3), 8));
+  EXPECT_THROW(failing.get(), std::runtime_error);
+  EXPECT_EQ(other.get().tokens, greedy_alone(model_, prompt_of(12, 3), 8));
+  EXPECT_EQ(seen, 3);
 }
 
 TEST_F(LlmEngineTest, ARepeatedPromptIsPrefilledOnlyPastTheCachedBlocks) {

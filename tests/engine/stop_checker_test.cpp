@@ -69,5 +69,54 @@ TEST(StopChecker, RefusesWhatCannotWork) {
   EXPECT_THROW(StopChecker(nullptr, with_stops({}, 0), {}, 10), std::invalid_argument);
 }
 
+
+// What a stream sends: the deltas of take_stable_text, token by token.
+std::string stream_of(StopChecker& checker, const std::string& text, bool* every_prefix) {
+  std::string sent;
+  *every_prefix = true;
+  for (const TokenId token : tokenizer().encode(text)) {
+    const auto reason = checker.add(token);
+    sent += checker.take_stable_text(reason.has_value());
+    *every_prefix = *every_prefix && checker.text().compare(0, sent.size(), sent) == 0;
+    if (reason) break;
+  }
+  return sent;
+}
+
+TEST(StopCheckerStream, NeverSendsWhatAStopStringLaterCuts) {
+  StopChecker checker(&tokenizer(), with_stops({"STOP", "\n\n"}), {}, 1000);
+  bool every_prefix = false;
+  const std::string sent = stream_of(checker, "The answer is 42.\nSTOP and more text", &every_prefix);
+  EXPECT_TRUE(every_prefix);
+  EXPECT_EQ(sent, "The answer is 42.\n");
+  EXPECT_EQ(sent, checker.text());
+}
+
+TEST(StopCheckerStream, HoldsBackACharacterUntilItIsComplete) {
+  StopChecker checker(&tokenizer(), with_stops({}, 1000), {}, 1000);
+  bool every_prefix = false;
+  const std::string text = "naïve 🙂 café 日本語 done";
+  const std::string sent = stream_of(checker, text, &every_prefix);
+  EXPECT_TRUE(every_prefix);
+  EXPECT_EQ(sent.find("\xEF\xBF\xBD"), std::string::npos) << "sent a replacement character";
+  EXPECT_EQ(checker.take_stable_text(true), "");  // nothing was left: the text is complete
+  EXPECT_EQ(sent, text);
+}
+
+TEST(StopCheckerStream, TheLastTakeSendsWhatWasHeldBack) {
+  const int tokens = static_cast<int>(tokenizer().encode("a ST").size());
+  StopChecker checker(&tokenizer(), with_stops({"STOP"}, tokens), {}, 1000);
+  std::string sent;
+  std::optional<FinishReason> reason;
+  for (const TokenId token : tokenizer().encode("a ST")) {
+    reason = checker.add(token);
+    sent += checker.take_stable_text(reason.has_value());
+    if (reason) break;
+  }
+  // "ST" may begin "STOP" and is held until the end (here max_tokens) says it will not.
+  EXPECT_EQ(sent, checker.text());
+  EXPECT_EQ(sent, "a ST");
+}
+
 }  // namespace
 }  // namespace baton

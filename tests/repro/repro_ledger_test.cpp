@@ -84,12 +84,13 @@ struct RunAndAnalysis {
   nlohmann::json analysis;
 };
 
-RunAndAnalysis repro_then_analyze(const std::string& policy) {
+RunAndAnalysis repro_then_analyze(const std::string& policy,
+                                  const std::string& engines = "--engine decode --engine prefill") {
   testing::TempLedgerPath ledger;
-  const auto run = testing::run_baton("repro " + policy +
-                                      " --engine decode --engine prefill --duration 1 --json"
-                                      " --ledger " +
-                                      ledger.path().string());
+  const auto run = testing::run_baton("repro " + policy + " " + engines +
+                                          " --duration 1 --json --ledger " +
+                                          ledger.path().string(),
+                                      300);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto analyze = testing::run_baton("analyze --json --ledger " + ledger.path().string());
   EXPECT_EQ(analyze.exit_code, 0) << analyze.output;
@@ -122,6 +123,45 @@ TEST(ReproLedger, ConcurrentHasBothAndStreamDualTimeIsTheOverlap) {
   EXPECT_GT(overlap_s, 0.0);
   EXPECT_NEAR(stream["dual_hours"].get<double>() * 3600.0, overlap_s, 0.01 + 0.02 * overlap_s)
       << stream.dump();
+}
+
+// Real models' LLM and embedding engines beside a synthetic prefill engine: their steps
+// and calls are the ledger's busy intervals of those engines, and under serialize no two
+// streams overlap.
+const std::string kModelEngines = "--engine llm:" + std::string(BATON_TEST_DATA) +
+                                  "/models/qwen2:24 --engine embedding:" +
+                                  std::string(BATON_TEST_DATA) + "/models/qwen3 --engine prefill";
+
+const nlohmann::json* engine_named(const nlohmann::json& engines, const std::string& name) {
+  for (const nlohmann::json& e : engines) {
+    if (e["engine"] == name || (e.contains("name") && e["name"] == name)) return &e;
+  }
+  return nullptr;
+}
+
+TEST(ReproLedger, RealModelsStepsAreTheirBusyIntervals) {
+  for (const std::string policy : {"--policy concurrent", "--policy serialize --quantum layer"}) {
+    const RunAndAnalysis r = repro_then_analyze(policy, kModelEngines);
+    for (const auto& [name, kind] : {std::pair{"llm-1", "llm"}, std::pair{"embedding-1", "embedding"}}) {
+      const nlohmann::json* engine = engine_named(r.repro["engines"], name);
+      ASSERT_NE(engine, nullptr) << r.repro.dump(2);
+      EXPECT_EQ((*engine)["kind"], kind);
+      EXPECT_GT((*engine)["steps"].get<int>(), 5) << name << " " << policy;
+      // At most the request in progress when the run ended (EngineStopped).
+      EXPECT_LE((*engine)["failed_requests"].get<int>(), 1) << name << " " << policy;
+      if (std::string(kind) == "embedding") continue;  // not an LLM's exposure: analysis skips it
+      const nlohmann::json* busy = engine_named(r.analysis["by_engine"], name);
+      ASSERT_NE(busy, nullptr) << r.analysis.dump(2);
+      EXPECT_GT((*busy)["alone_hours"].get<double>() + (*busy)["with_others_hours"].get<double>(),
+                0.0);
+    }
+    if (policy.find("serialize") != std::string::npos) {
+      EXPECT_EQ(r.repro["overlap_s"].get<double>(), 0.0);
+      EXPECT_LE(r.analysis["stream_exposure"]["dual_hours"].get<double>() * 3600.0, 1e-6);
+    } else {
+      EXPECT_GT(r.repro["overlap_s"].get<double>(), 0.0);
+    }
+  }
 }
 
 }  // namespace

@@ -9,8 +9,8 @@
 #include "baton/analysis/csv_import.h"
 #include "baton/analysis/event_classes.h"
 #include "baton/analysis/timeline_svg.h"
-#include "baton/cli/exit_codes.h"
 #include "baton/common/duration.h"
+#include "baton/common/exit_codes.h"
 #include "baton/ledger/ledger_path.h"
 #include "baton/ledger/ledger_reader.h"
 

@@ -1,33 +1,21 @@
 #include "baton/cli/generate_command.h"
 
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "baton/cli/exit_codes.h"
 #include "baton/cli/finite_range.h"
 #include "baton/cli/progress_bar.h"
 #include "baton/common/clock.h"
+#include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
-#include "baton/engine/llm_engine.h"
-#include "baton/gpu/cpu/cpu_device.h"
+#include "baton/engine/input_processor.h"
+#include "baton/host/engine_host.h"
+#include "baton/host/make_device.h"
 #include "baton/model/chat_template.h"
-#include "baton/turn/make_turn.h"
 
 namespace baton {
 namespace {
-
-// Flags first, then the model's generation_config.json, then greedy (as transformers).
-SamplingParams sampling_for(const GenerateCommand& c, const GenerationDefaults& model) {
-  SamplingParams p;
-  const bool sample = model.do_sample.value_or(false);
-  p.temperature = c.temperature.value_or(sample ? model.temperature.value_or(1.0) : 0.0);
-  p.top_p = c.top_p.value_or(sample ? model.top_p.value_or(1.0) : 1.0);
-  p.top_k = c.top_k.value_or(sample ? static_cast<int>(model.top_k.value_or(0)) : 0);
-  p.min_p = c.min_p.value_or(0.0);
-  p.repetition_penalty = c.repetition_penalty.value_or(model.repetition_penalty.value_or(1.0));
-  p.seed = c.seed;
-  return p;
-}
 
 double per_second(std::size_t count, double ms) { return ms > 0 ? count * 1000.0 / ms : 0.0; }
 
@@ -124,6 +112,11 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
   cmd->add_option("--prefill-chunk", prefill_chunk,
                   "Prompt tokens per engine step (a long prompt takes several)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--watchdog-deadline", watchdog_deadline_s,
+                  "Seconds a step's layer may run without progress before it counts as hung "
+                  "(on the CPU a layer of a large model's prefill chunk takes seconds)")
+      ->capture_default_str()
+      ->check(finite_range(0.01, 86400.0));
   return cmd;
 }
 
@@ -137,33 +130,38 @@ int GenerateCommand::run() {
               << human_bytes(model.weight_bytes()) << ") in " << load_ms / 1000.0 << " s\n";
   }
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
-  std::string text = prompt;
+  std::optional<ChatFamily> family;
+  if (!chat_template.empty()) family = parse_chat_family(chat_template);
+  const InputProcessor input(model_dir, tokenizer, model.config().generation, family);
+  GenerationRequest request{1, {}, {}, {}};
   std::string template_name = "raw";
-  if (!raw) {
-    std::optional<ChatFamily> family;
-    if (!chat_template.empty()) family = parse_chat_family(chat_template);
-    const ChatTemplate chat = load_chat_template(model_dir, family);
+  if (raw) {
+    request.prompt = input.text_prompt(prompt);
+  } else {
     std::vector<ChatMessage> messages;
     if (!system.empty()) messages.push_back({"system", system});
     messages.push_back({"user", prompt});
-    text = render(chat, messages);
-    template_name = std::string(to_string(chat.family));
+    request.prompt = input.chat_prompt(messages);
+    template_name = input.template_name();
   }
-  GenerationRequest request{1, tokenizer.encode(text), {}};
-  request.params.sampling = sampling_for(*this, model.config().generation);
+  request.params.sampling =
+      input.sampling({temperature, top_p, min_p, repetition_penalty, top_k, seed});
   request.params.max_tokens = max_tokens;
   request.params.stop = stop;
   request.params.ignore_eos = ignore_eos;
 
-  cpu::CpuDevice device{CommitLimits{}};
-  const std::unique_ptr<GpuTurn> turn = make_turn(TurnOptions{}, device.default_stream());
+  // The same host as every engine of a server: the turn, the watchdog and the slowdown
+  // detector see this model's steps too.
+  WatchdogOptions watchdog = WatchdogOptions::for_backend("cpu");
+  watchdog.deadline = std::chrono::milliseconds(std::llround(watchdog_deadline_s * 1000.0));
+  EngineHost host(make_device("cpu"), TurnOptions{}, watchdog);
   LlmBatchOptions options;
   options.kv_budget_bytes = kv_budget_mb << 20;
   options.prefill_chunk = prefill_chunk;
-  LlmEngine engine("llm", model, &tokenizer, options, device.create_stream("llm"), *turn);
+  LlmEngine& engine = host.add_llm_engine("llm", model, &tokenizer, options);
   const auto prompt_tokens = static_cast<std::uint64_t>(request.prompt.size());
-  const GenerationResult result = wait_with_progress(engine.submit(std::move(request)), engine,
-                                                     prompt_tokens, max_tokens);
+  const GenerationResult result =
+      wait_with_progress(engine.submit(std::move(request)), engine, prompt_tokens, max_tokens);
   if (json) {
     print_json(result, template_name, load_ms);
   } else {

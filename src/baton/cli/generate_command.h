@@ -30,6 +30,7 @@ struct GenerateCommand {
   int threads = 0;
   std::size_t kv_budget_mb = 256;
   int prefill_chunk = LlmBatchOptions{}.prefill_chunk;
+  double watchdog_deadline_s = 60.0;
 
   CLI::App* attach(CLI::App& app);
   int run();

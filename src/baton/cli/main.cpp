@@ -1,5 +1,6 @@
 // baton: hosts several model engines on one GPU and shares it through a GPU turn.
-// main() only wires the verbs to the command line and maps failures to exit codes.
+// main() only wires the verbs to the command line and maps failures to exit codes
+// (errors/error_kind.h).
 #include <CLI/CLI.hpp>
 #include <csignal>
 #include <iostream>
@@ -7,16 +8,15 @@
 #include <string_view>
 
 #include "baton/cli/analyze_command.h"
-#include "baton/cli/exit_codes.h"
+#include "baton/cli/embed_command.h"
 #include "baton/cli/generate_command.h"
 #include "baton/cli/make_model_command.h"
 #include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
 #include "baton/cli/supervise_command.h"
+#include "baton/common/exit_codes.h"
 #include "baton/common/interrupted.h"
-#include "baton/gpu/gpu_error.h"
-#include "baton/gpu/make_device.h"
-#include "baton/model/model_file_error.h"
+#include "baton/errors/error_kind.h"
 
 namespace {
 
@@ -44,6 +44,8 @@ int main(int argc, char** argv) {
   CLI::App* generate_cmd = generate.attach(app);
   baton::MakeModelCommand make_model;
   CLI::App* make_model_cmd = make_model.attach(app);
+  baton::EmbedCommand embed;
+  CLI::App* embed_cmd = embed.attach(app);
 
   if (argc > 1 && argv[1][0] != '-' && !is_verb(app, argv[1])) {
     std::cerr << "baton: unknown verb '" << argv[1] << "'; see baton --help\n";
@@ -67,18 +69,7 @@ int main(int argc, char** argv) {
     if (plan_cmd->parsed()) return plan.run();
     if (make_model_cmd->parsed()) return make_model.run();
     if (generate_cmd->parsed()) return generate.run();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "baton: " << e.what() << "\n";
-    return baton::kExitUsage;
-  } catch (const baton::ModelFileError& e) {
-    std::cerr << "baton: " << e.what() << "\n";
-    return baton::kExitUsage;  // like a bad CSV: fix the input
-  } catch (const baton::BackendUnavailable& e) {
-    std::cerr << "baton: " << e.what() << "\n";
-    return baton::kExitUsage;
-  } catch (const baton::GpuError& e) {
-    std::cerr << "baton: " << e.what() << "\n";
-    return e.fatal() ? baton::kExitGpuFatal : baton::kExitFailure;
+    if (embed_cmd->parsed()) return embed.run();
   } catch (const baton::Interrupted& e) {
     std::cerr << "baton: " << e.what() << "; nothing half-written was left behind\n";
     // End by the signal itself, so that a shell loop around baton stops too (128 + N if not).
@@ -87,7 +78,7 @@ int main(int argc, char** argv) {
     return baton::kExitSignalBase + e.signal();
   } catch (const std::exception& e) {
     std::cerr << "baton: " << e.what() << "\n";
-    return baton::kExitFailure;
+    return baton::exit_code(baton::classify(e));
   }
   return baton::kExitUsage;
 }

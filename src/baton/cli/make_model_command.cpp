@@ -5,8 +5,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "baton/cli/exit_codes.h"
 #include "baton/cli/progress_bar.h"
+#include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
 #include "baton/common/stop_signals.h"
 #include "baton/model/model_writer.h"
@@ -47,7 +47,8 @@ void check_size(const fs::path& out, std::uint64_t bytes, bool force) {
                                 " that make-model writes without --force");
   }
   fs::path existing = fs::absolute(out);
-  while (!fs::exists(existing) && existing.has_parent_path() && existing != existing.parent_path()) {
+  while (!fs::exists(existing) && existing.has_parent_path() &&
+         existing != existing.parent_path()) {
     existing = existing.parent_path();
   }
   std::error_code error;

@@ -2,8 +2,8 @@
 
 #include <iostream>
 
-#include "baton/cli/exit_codes.h"
 #include "baton/cli/finite_range.h"
+#include "baton/common/exit_codes.h"
 
 namespace baton {
 

@@ -4,8 +4,8 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "baton/cli/exit_codes.h"
 #include "baton/cli/finite_range.h"
+#include "baton/common/exit_codes.h"
 #include "baton/repro/repro_report.h"
 
 namespace baton {
@@ -37,7 +37,8 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_option("--engine", engine_specs,
                   "An engine: decode, prefill[:TOKENS] or embed, then optionally /OPS (each layer "
                   "split into OPS ops, for --quantum op) and @SMS (an SM target for a CUDA "
-                  "engine's GEMMs); repeat for more")
+                  "engine's GEMMs); or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a real model's "
+                  "engine (cpu backend); repeat for more")
       ->required();
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
       ->capture_default_str()
@@ -130,9 +131,8 @@ int ReproCommand::run() {
   options.watchdog.deadline = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));
   options.watchdog.slowdown_min_excess =
-      slowdown_min_excess_ms
-          ? std::chrono::milliseconds(std::llround(*slowdown_min_excess_ms))
-          : WatchdogOptions::for_backend(options.backend).slowdown_min_excess;
+      slowdown_min_excess_ms ? std::chrono::milliseconds(std::llround(*slowdown_min_excess_ms))
+                             : WatchdogOptions::for_backend(options.backend).slowdown_min_excess;
   if (options.turn.policy == TurnPolicy::partition && options.backend == "cpu") {
     std::cerr << "baton: note: partition on the cpu backend runs the engines side by side as "
                  "concurrent does; only CUDA splits the device between them\n";

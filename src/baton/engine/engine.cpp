@@ -1,6 +1,5 @@
 #include "baton/engine/engine.h"
 
-#include "baton/common/clock.h"
 
 namespace baton {
 
@@ -123,34 +122,14 @@ EngineActivity Engine::activity() const {
 }
 
 double Engine::run_burst(const Request& request) {
-  BurstRecord record{name_, workload_->kind(), request.id, workload_->context_tokens(),
-                     Clock::now()};
-  state_.store(EngineState::waiting, std::memory_order_relaxed);
-  try {
-    TurnHold hold(turn_, client_, workload_->kind());
-    record.granted = Clock::now();
-    state_.store(EngineState::running, std::memory_order_relaxed);
-    workload_->set_device_share(turn_.device_share(client_));
-    workload_->encode_burst(*stream_, [&](Boundary b) {
-      hold.yield_point(b);
-      workload_->set_device_share(turn_.device_share(client_));
-    });
-    stream_->synchronize();
-    hold.release();
-  } catch (...) {
-    finish_burst(record, false);
-    throw;
-  }
-  finish_burst(record, true);
-  return millis_between(record.asked, record.done);
-}
-
-void Engine::finish_burst(BurstRecord& record, bool ok) {
-  record.done = Clock::now();
-  record.ok = ok;
-  if (record.granted == TimePoint{}) record.granted = record.done;
-  state_.store(EngineState::idle, std::memory_order_relaxed);
-  for (BurstObserver* observer : burst_observers_) observer->burst_done(record);
+  GpuBurst burst(burst_context_, workload_->kind(), request.id, workload_->context_tokens());
+  workload_->set_device_share(burst.device_share());
+  workload_->encode_burst(*stream_, [&](Boundary boundary) {
+    burst.yield_point(boundary);
+    workload_->set_device_share(burst.device_share());
+  });
+  stream_->synchronize();
+  return burst.done();  // a failed burst is reported by its destructor
 }
 
 }  // namespace baton

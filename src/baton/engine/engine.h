@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/engine/burst_observer.h"
+#include "baton/engine/gpu_burst.h"
+#include "baton/engine/hosted_engine.h"
 #include "baton/engine/request.h"
 #include "baton/engine/worker.h"
 #include "baton/engine/workload.h"
@@ -31,7 +32,7 @@ struct EngineStats {
   std::vector<double> burst_ms;  // every completed burst, turn wait included
 };
 
-class Engine {
+class Engine final : public HostedEngine {
  public:
   // An engine with its own worker thread and its own stream (LLM engines).
   Engine(std::string name, std::unique_ptr<Workload> workload, std::unique_ptr<Stream> stream,
@@ -40,31 +41,31 @@ class Engine {
   Engine(std::string name, std::unique_ptr<Workload> workload, Worker& shared_worker,
          Stream& shared_stream, GpuTurn& turn);
   // Stops, then waits until none of its jobs is left on a shared worker.
-  ~Engine();
+  ~Engine() override;
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
   BurstKind kind() const { return workload_->kind(); }
-  Stream& stream() { return *stream_; }
+  Stream& stream() override { return *stream_; }
 
   // Queues `request`. The future holds the result, or EngineStopped, or the GpuError
   // that failed it. Never blocks on the device.
   std::future<RequestResult> submit(Request request);
   // Refuses new requests, stops the current one at its next burst boundary, cancels the
   // queued ones (EngineStopped) and, for an owned worker, joins its thread.
-  void stop();
+  void stop() override;
   EngineStats stats() const;
   // What the engine is doing right now (a momentary reading, lock-free).
-  EngineActivity activity() const;
-  // Set-up only, before any request: one more observer of every finished burst.
-  void add_burst_observer(BurstObserver& observer) { burst_observers_.push_back(&observer); }
+  EngineActivity activity() const override;
+  void add_burst_observer(BurstObserver& observer) override {
+    burst_observers_.push_back(&observer);
+  }
 
  private:
   class RequestJob;
   RequestResult run(const Request& request, std::stop_token stop);
   double run_burst(const Request& request);
-  void finish_burst(BurstRecord& record, bool ok);
   void count_failure();
   void job_finished();
 
@@ -77,6 +78,7 @@ class Engine {
   std::atomic<bool> stopped_{false};
   std::atomic<EngineState> state_{EngineState::idle};
   std::vector<BurstObserver*> burst_observers_;  // set-up only
+  const BurstContext burst_context_{name_, turn_, client_, state_, burst_observers_};
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;
   std::uint32_t pending_jobs_ = 0;  // posted and not yet finished; guarded by jobs_mu_

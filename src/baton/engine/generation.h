@@ -1,10 +1,12 @@
 // GenerationRequest and GenerationResult: what a client asks an LLM engine for and what
 // it gets back, with the timings a server reports (queue wait, prefill, decode) and the
-// prefix-cache hit.
+// prefix-cache hit; and TokenDelta, each token as it is made, for a client that streams.
 // Thread-safety: values.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,18 +23,32 @@ struct GenerationParams {
   bool ignore_eos = false;        // keep going past the model's end tokens
 };
 
-struct GenerationRequest {
-  std::uint64_t id = 0;
-  std::vector<TokenId> prompt;
-  GenerationParams params;
-};
-
 // stop: an end token or a stop string; length: max_tokens or the model's context.
 enum class FinishReason { stop, length };
 
 constexpr std::string_view to_string(FinishReason reason) {
   return reason == FinishReason::stop ? "stop" : "length";
 }
+
+// One generated token as it is sampled, with the text that became final with it: text
+// is held back while it may still change (a character not yet complete, a tail that may
+// grow into a stop string), so the deltas of a request add up to its result's text.
+struct TokenDelta {
+  TokenId token = 0;
+  float logprob = 0.0f;
+  std::string text;                    // may be empty
+  std::optional<FinishReason> finish;  // set on the last token
+};
+
+struct GenerationRequest {
+  std::uint64_t id = 0;
+  std::vector<TokenId> prompt;
+  GenerationParams params;
+  // Called on the engine thread with every token as it is made; must be quick (hand it
+  // to another thread). If it throws, the request fails with that error. Either way the
+  // future holds the whole result, or the error that ended the request early.
+  std::function<void(const TokenDelta&)> on_token;
+};
 
 struct GenerationResult {
   std::uint64_t id = 0;

@@ -168,6 +168,10 @@ bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
     e.result.tokens.push_back(next.id);
     e.result.logprobs.push_back(next.logprob);
     const auto reason = e.stop->add(next.id);
+    if (e.request.on_token) {
+      e.request.on_token(
+          TokenDelta{next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason});
+    }
     if (!reason) return false;
     e.result.finish = *reason;
     e.result.text = e.stop->text();

@@ -1,6 +1,7 @@
 #include "baton/engine/llm_engine.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "baton/common/clock.h"
 #include "baton/engine/request.h"
@@ -84,32 +85,33 @@ void LlmEngine::loop(std::stop_token stop) {
 
 void LlmEngine::run_step(std::shared_ptr<ForwardPass> pass, bool prefills) {
   const BurstKind kind = prefills ? BurstKind::prefill : BurstKind::decode;
-  BurstRecord record{name_, kind, 0, batch_.context_tokens(), Clock::now()};
+  step_kind_.store(kind, std::memory_order_relaxed);
   auto logits = std::make_shared<std::vector<float>>();
+  std::optional<GpuBurst> burst;
   try {
+    burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
     // The ops share the pass: after a reset the stream may still finish them.
-    TurnHold hold(turn_, client_, kind);
-    record.granted = Clock::now();
     for (int i = 0; i < pass->layers(); ++i) {
       stream_->encode(Op{[pass, i] { pass->run_layer(i); }, 0});
       stream_->commit();
-      if (i + 1 < pass->layers()) hold.yield_point(Boundary::layer);
+      if (i + 1 < pass->layers()) burst->yield_point(Boundary::layer);
     }
     stream_->encode(Op{[pass, logits] { *logits = pass->finish(); }, 0});
     stream_->synchronize();
-    hold.release();
+    burst->done();
   } catch (...) {
     const std::exception_ptr error = std::current_exception();
     stream_->wait_idle();  // nothing of the failed step may still touch the KV blocks
-    record.done = Clock::now();
-    record.ok = false;
-    for (BurstObserver* observer : observers_) observer->burst_done(record);
+    if (burst) burst->failed();
     fail(batch_.fail_step(), error);
     return;
   }
-  record.done = Clock::now();
-  for (BurstObserver* observer : observers_) observer->burst_done(record);
-  deliver(batch_.after_step(*logits, record.done));
+  deliver(batch_.after_step(*logits, Clock::now()));
+}
+
+EngineActivity LlmEngine::activity() const {
+  return EngineActivity{name_, stream_->name(), step_kind_.load(std::memory_order_relaxed),
+                        state_.load(std::memory_order_relaxed)};
 }
 
 // Stats first, then the promises: a client that has its result sees stats that count it.

@@ -9,6 +9,7 @@
 // observers must outlive the engine.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <future>
 #include <memory>
@@ -17,7 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "baton/engine/burst_observer.h"
+#include "baton/engine/gpu_burst.h"
+#include "baton/engine/hosted_engine.h"
 #include "baton/engine/llm_batch.h"
 #include "baton/gpu/stream.h"
 #include "baton/turn/gpu_turn.h"
@@ -36,23 +38,24 @@ struct LlmEngineStats {
   LlmBatchCounters counters;
 };
 
-class LlmEngine {
+class LlmEngine final : public HostedEngine {
  public:
   LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
             LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn);
-  ~LlmEngine();
+  ~LlmEngine() override;
   LlmEngine(const LlmEngine&) = delete;
   LlmEngine& operator=(const LlmEngine&) = delete;
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const override { return name_; }
+  Stream& stream() override { return *stream_; }
+  EngineActivity activity() const override;
   // Queues `request`; the future holds the result, or the error that failed it
   // (std::invalid_argument for a request that can never run, EngineStopped, GpuError).
   std::future<GenerationResult> submit(GenerationRequest request);
   // Fails every queued and running request with EngineStopped and joins the thread.
-  void stop();
+  void stop() override;
   LlmEngineStats stats() const;
-  // Set-up only, before any request: one more observer of every finished step.
-  void add_burst_observer(BurstObserver& observer) { observers_.push_back(&observer); }
+  void add_burst_observer(BurstObserver& observer) override { observers_.push_back(&observer); }
 
  private:
   void loop(std::stop_token stop);
@@ -67,6 +70,9 @@ class LlmEngine {
   GpuTurn& turn_;
   TurnClientId client_;
   std::vector<BurstObserver*> observers_;  // set-up only
+  std::atomic<EngineState> state_{EngineState::idle};
+  std::atomic<BurstKind> step_kind_{BurstKind::decode};  // of the step in progress
+  const BurstContext burst_context_{name_, turn_, client_, state_, observers_};
 
   mutable std::mutex mu_;
   std::condition_variable_any wake_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <string_view>
 
 namespace baton {
 
@@ -43,6 +44,32 @@ std::optional<FinishReason> StopChecker::add(TokenId token) {
   }
   if (generated_ >= params_.max_tokens || generated_ >= context_left_) return FinishReason::length;
   return std::nullopt;
+}
+
+std::string StopChecker::take_stable_text(bool finished) {
+  std::size_t stable = text_.size();
+  if (!finished) {
+    static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
+    while (stable >= kReplacement.size() &&
+           std::string_view(text_).substr(stable - kReplacement.size(), kReplacement.size()) ==
+               kReplacement) {
+      stable -= kReplacement.size();
+    }
+    std::size_t hold = 0;  // the longest tail that is a proper prefix of a stop string
+    for (const std::string& stop : params_.stop) {
+      for (std::size_t len = std::min(stop.size() - 1, stable); len > hold; --len) {
+        if (text_.compare(stable - len, len, stop, 0, len) == 0) {
+          hold = len;
+          break;
+        }
+      }
+    }
+    stable -= hold;
+  }
+  if (stable <= taken_) return {};
+  std::string out = text_.substr(taken_, stable - taken_);
+  taken_ = stable;
+  return out;
 }
 
 }  // namespace baton

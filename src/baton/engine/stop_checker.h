@@ -23,6 +23,10 @@ class StopChecker {
   std::optional<FinishReason> add(TokenId token);
   // The text so far (up to the stop string once one is seen).
   const std::string& text() const { return text_; }
+  // The text not taken before that can no longer change: not a trailing character still
+  // being spelled (decoded as U+FFFD), nor a tail that may still become a stop string.
+  // With `finished`, all the rest.
+  std::string take_stable_text(bool finished);
 
  private:
   const BpeTokenizer* tokenizer_;
@@ -31,6 +35,7 @@ class StopChecker {
   int context_left_;
   std::vector<TokenId> text_tokens_;  // generated, end tokens left out
   std::string text_;
+  std::size_t taken_ = 0;  // bytes of text_ handed out by take_stable_text
   int generated_ = 0;
 };
 

@@ -5,9 +5,9 @@
 // Thread-safety: burst_done() and event() are thread-safe (the Ledger queues).
 #pragma once
 
-#include "baton/engine/burst_observer.h"
 #include "baton/ledger/ledger.h"
 #include "baton/ledger/wall_reference.h"
+#include "baton/turn/burst_observer.h"
 #include "baton/watchdog/fault_event.h"
 
 namespace baton {

@@ -172,6 +172,15 @@ std::vector<float> ForwardPass::finish() {
   return logits;
 }
 
+std::vector<float> ForwardPass::finish_hidden() {
+  const ModelConfig& c = model_.config();
+  const int hidden = static_cast<int>(c.hidden_size);
+  std::vector<float> normed(static_cast<std::size_t>(rows_) * hidden);
+  rms_norm(x_.data(), normed.data(), rows_, hidden, model_.final_norm().data(), c.rms_norm_eps);
+  for (SequenceStep& step : steps_) step.sequence->length += static_cast<int>(step.tokens.size());
+  return normed;
+}
+
 KvCache::KvCache(const ModelConfig& config, int capacity)
     : capacity_((capacity + kBlockTokens - 1) / kBlockTokens * kBlockTokens),
       pool_(config, kBlockTokens,

@@ -39,6 +39,9 @@ class ForwardPass {
   // The final norm and the output projection; advances every sequence's length. Returns
   // logits, row-major [rows x vocab]: one row per sequence (last_token) or per token.
   std::vector<float> finish();
+  // Instead of finish(), for embedding models: the final norm of every row, row-major
+  // [rows x hidden] (what pooling reads); advances every sequence's length.
+  std::vector<float> finish_hidden();
 
  private:
   void write_keys_values(int layer, const float* q_or_k, const float* v, float* q);

@@ -1,10 +1,10 @@
 #include "baton/repro/repro_options.h"
 
-#include "baton/engine/make_workload.h"
-
 #include <charconv>
 #include <map>
 #include <stdexcept>
+
+#include "baton/host/make_workload.h"
 
 namespace baton {
 namespace {
@@ -54,10 +54,41 @@ SyntheticShape parse_kind(std::string_view spec, std::string_view body, std::str
   if (kind == "embed") return default_shape(backend, BurstKind::embed);
   throw std::invalid_argument("--engine " + std::string(spec) +
                               ": expected decode, prefill[:TOKENS] or embed, then optionally "
-                              "/OPS and @SMS");
+                              "/OPS and @SMS, or llm:DIR[:PROMPT_TOKENS] or embedding:DIR");
+}
+
+// llm:DIR[:PROMPT_TOKENS] (a trailing :DIGITS is the prompt length; DIR may hold ':'),
+// or embedding:DIR.
+ReproEngine parse_model(std::string_view spec, std::string_view backend) {
+  const bool llm = spec.starts_with("llm:");
+  const std::string kind = llm ? "llm" : "embedding";
+  if (backend != "cpu") {
+    throw std::invalid_argument("--engine " + std::string(spec) + ": " + kind +
+                                " engines run on the cpu backend (the CUDA model runner "
+                                "does not exist yet)");
+  }
+  ReproEngine engine;
+  engine.model = llm ? ReproEngine::Model::llm : ReproEngine::Model::embedding;
+  engine.shape.kind = llm ? BurstKind::decode : BurstKind::embed;
+  std::string_view dir = spec.substr(kind.size() + 1);
+  engine.prompt_tokens = 128;
+  if (const auto colon = dir.rfind(':'); llm && colon != std::string_view::npos) {
+    const std::string_view tail = dir.substr(colon + 1);
+    if (!tail.empty() && tail.find_first_not_of("0123456789") == std::string_view::npos) {
+      engine.prompt_tokens = parse_tokens(spec, tail);
+      dir = dir.substr(0, colon);
+    }
+  }
+  if (dir.empty()) {
+    throw std::invalid_argument("--engine " + std::string(spec) + ": " + kind +
+                                ": needs a model directory");
+  }
+  engine.model_dir = std::string(dir);
+  return engine;
 }
 
 ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
+  if (spec.starts_with("llm:") || spec.starts_with("embedding:")) return parse_model(spec, backend);
   const auto at = spec.find('@');
   std::string_view body = spec.substr(0, at);
   ReproEngine engine;
@@ -83,11 +114,13 @@ std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& spec
                                             std::string_view backend) {
   if (specs.empty()) throw std::invalid_argument("give at least one --engine");
   std::vector<ReproEngine> engines;
-  std::map<BurstKind, int> count;
+  std::map<std::string, int> count;
   for (const std::string& spec : specs) {
     ReproEngine engine = parse_engine(spec, backend);
-    const int index = ++count[engine.shape.kind];
-    engine.name = std::string(to_string(engine.shape.kind)) + "-" + std::to_string(index);
+    const std::string kind = engine.llm()         ? "llm"
+                             : engine.embedding() ? "embedding"
+                                                  : std::string(to_string(engine.shape.kind));
+    engine.name = kind + "-" + std::to_string(++count[kind]);
     engines.push_back(std::move(engine));
   }
   return engines;

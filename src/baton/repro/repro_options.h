@@ -15,9 +15,18 @@
 namespace baton {
 
 struct ReproEngine {
-  std::string name;  // e.g. "decode-1", "prefill-1"
+  std::string name;  // e.g. "decode-1", "prefill-1", "llm-1"
   SyntheticShape shape;
   int sm_count_target = 0;  // CUDA: size the engine's GEMMs for this many SMs (0: all)
+  // A real model instead of a synthetic workload: llm:DIR[:PROMPT_TOKENS], an LLM engine
+  // whose requests are PROMPT_TOKENS (default 128) prompt tokens and 16-64 generated
+  // ones; embedding:DIR, an embedding engine on the shared executor.
+  enum class Model { none, llm, embedding };
+  Model model = Model::none;
+  std::string model_dir;
+  std::size_t prompt_tokens = 0;
+  bool llm() const { return model == Model::llm; }
+  bool embedding() const { return model == Model::embedding; }
 };
 
 struct ReproOptions {
@@ -36,7 +45,8 @@ struct ReproOptions {
 
 // Parses KIND[:TOKENS][/OPS][@SMS]: "decode", "prefill[:TOKENS]" or "embed" in the
 // backend's default shape, OPS GEMMs per layer (column blocks), and an SM target for CUDA;
-// names engines by kind and count.
+// or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a model directory. Names engines by kind
+// and count.
 // Throws std::invalid_argument with a message for the user.
 std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& specs,
                                             std::string_view backend = "cpu");

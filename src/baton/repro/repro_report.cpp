@@ -100,7 +100,7 @@ nlohmann::json to_json(const ReproResult& run) {
   nlohmann::json engines = nlohmann::json::array();
   for (const EngineResult& e : run.engines) {
     nlohmann::json entry = {{"name", e.name},
-                            {"kind", std::string(to_string(e.kind))},
+                            {"kind", e.model.empty() ? std::string(to_string(e.kind)) : e.model},
                             {"steps", e.steps},
                             {"steps_per_s", e.steps_per_s},
                             {"failed_requests", e.failed_requests},

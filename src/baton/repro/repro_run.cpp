@@ -1,17 +1,21 @@
 #include "baton/repro/repro_run.h"
 
 #include <algorithm>
+#include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <thread>
 
-#include "baton/cli/exit_codes.h"
 #include "baton/common/clock.h"
-#include "baton/engine/engine_host.h"
-#include "baton/engine/make_workload.h"
-#include "baton/gpu/make_device.h"
+#include "baton/common/exit_codes.h"
+#include "baton/host/engine_host.h"
+#include "baton/host/make_device.h"
+#include "baton/host/make_workload.h"
 #include "baton/ledger/ledger_recorder.h"
 #include "baton/ledger/stream_recorder.h"
+#include "baton/repro/burst_times.h"
+#include "baton/repro/model_clients.h"
 
 namespace baton {
 namespace {
@@ -94,15 +98,28 @@ FaultReport summarize_faults(EngineHost& host, const std::vector<FaultEvent>& ev
   return report;
 }
 
-EngineResult summarize_engine(const Engine& engine, double duration_s) {
-  EngineStats stats = engine.stats();
+// One engine of the run, synthetic or a real model's.
+struct HostedSpec {
+  const ReproEngine* spec = nullptr;
+  Engine* synthetic = nullptr;
+  LlmEngine* llm = nullptr;
+  EmbeddingEngine* embedding = nullptr;
+  std::size_t vocab = 0;  // real models only
+};
+
+EngineResult summarize_engine(const HostedSpec& hosted, const BurstTimes& times,
+                              double duration_s) {
   EngineResult r;
-  r.name = stats.name;
-  r.kind = stats.kind;
-  r.steps = stats.burst_ms.size();
-  r.step_ms = summarize(stats.burst_ms);
+  r.name = hosted.spec->name;
+  r.kind = hosted.spec->shape.kind;
+  r.model = hosted.spec->llm() ? "llm" : hosted.spec->embedding() ? "embedding" : "";
+  const std::vector<double> ms = times.of(r.name);
+  r.steps = ms.size();
+  r.step_ms = summarize(ms);
   r.steps_per_s = duration_s > 0 ? static_cast<double>(r.steps) / duration_s : 0.0;
-  r.failed_requests = stats.requests_failed;
+  r.failed_requests = hosted.llm != nullptr         ? hosted.llm->stats().requests_failed
+                      : hosted.embedding != nullptr ? hosted.embedding->stats().requests_failed
+                                                    : hosted.synthetic->stats().requests_failed;
   return r;
 }
 
@@ -125,6 +142,15 @@ std::uint64_t FaultReport::detected() const {
 }
 
 ReproResult run_repro(const ReproOptions& options) {
+  // Real models first: a bad directory fails the run before anything is recorded. They
+  // outlive the host, whose engines read them.
+  std::map<std::string, std::unique_ptr<LlamaModel>> models;
+  for (const ReproEngine& spec : options.engines) {
+    if (spec.model != ReproEngine::Model::none) {
+      models[spec.name] = std::make_unique<LlamaModel>(LlamaModel::load(spec.model_dir));
+    }
+  }
+  BurstTimes times;
   auto injector = options.faults.any() ? std::make_unique<FaultInjector>(options.faults) : nullptr;
   auto device = make_device(options.backend, injector.get());
   const std::string backend(device->backend());
@@ -146,23 +172,49 @@ ReproResult run_repro(const ReproOptions& options) {
     streams->name_stream(device->default_stream().id(), device->default_stream().name());
   }
   EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));
+  host.add_burst_observer(times);
   if (recorder) {
     host.add_burst_observer(*recorder);
     host.faults().set_sink([&recorder](const FaultEvent& event) { recorder->event(event); });
   }
+  std::vector<HostedSpec> engines;
   for (const ReproEngine& spec : options.engines) {
-    Engine& engine = host.add_engine(
-        spec.name, make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
-    if (streams) streams->name_stream(engine.stream().id(), engine.stream().name());
+    HostedSpec hosted{&spec};
+    HostedEngine* engine = nullptr;
+    if (spec.llm()) {
+      const LlamaModel& model = *models.at(spec.name);
+      hosted.llm = &host.add_llm_engine(spec.name, model, nullptr, LlmBatchOptions{});
+      hosted.vocab = model.config().vocab_size;
+      engine = hosted.llm;
+    } else if (spec.embedding()) {
+      const LlamaModel& model = *models.at(spec.name);
+      hosted.embedding =
+          &host.add_embedding_engine(spec.name, model, read_pooling(spec.model_dir));
+      hosted.vocab = model.config().vocab_size;
+      engine = hosted.embedding;
+    } else {
+      hosted.synthetic = &host.add_engine(
+          spec.name, make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
+      engine = hosted.synthetic;
+    }
+    if (streams) streams->name_stream(engine->stream().id(), engine->stream().name());
+    engines.push_back(hosted);
   }
 
   const TimePoint start = Clock::now();
   {
     std::vector<std::jthread> clients;
     std::uint64_t seed = options.seed;
-    for (const auto& engine : host.engines()) {
-      clients.emplace_back(
-          [&engine = *engine, s = seed++](std::stop_token stop) { drive(engine, s, stop); });
+    for (const HostedSpec& hosted : engines) {
+      clients.emplace_back([hosted, s = seed++](std::stop_token stop) {
+        if (hosted.llm != nullptr) {
+          drive_llm(*hosted.llm, hosted.spec->prompt_tokens, hosted.vocab, s, stop);
+        } else if (hosted.embedding != nullptr) {
+          drive_embedding(*hosted.embedding, hosted.vocab, s, stop);
+        } else {
+          drive(*hosted.synthetic, s, stop);
+        }
+      });
     }
     // Ends early if the device turns fatal: nothing is gained by running on.
     (void)host.faults().wait_fatal_for(std::chrono::duration<double>(options.duration_s));
@@ -179,8 +231,8 @@ ReproResult run_repro(const ReproOptions& options) {
   result.overlap_s = overlap.overlap_s;
   result.overlap_episodes = overlap.episodes;
   result.events = host.faults().events();
-  for (const auto& engine : host.engines()) {
-    EngineResult summary = summarize_engine(*engine, result.duration_s);
+  for (const HostedSpec& hosted : engines) {
+    EngineResult summary = summarize_engine(hosted, times, result.duration_s);
     for (const FaultEvent& event : result.events) {
       if (event.kind == FaultKind::hang && event.engine == summary.name) ++summary.hangs;
     }

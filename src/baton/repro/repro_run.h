@@ -1,7 +1,8 @@
-// run_repro: runs synthetic engines side by side under one turn policy for a while and
-// measures them. Each engine gets a client thread that keeps it busy (closed loop:
-// decode requests of 16-64 tokens, back-to-back prefill chunks, embedding calls every
-// ~20 ms on average), like a server under steady load. A request that fails with a
+// run_repro: runs engines side by side under one turn policy for a while and measures
+// them: synthetic ones, and real models' LLM engines (llm:DIR). Each engine gets a client
+// thread that keeps it busy (closed loop: decode requests of 16-64 tokens, back-to-back
+// prefill chunks, embedding calls every ~20 ms on average, LLM requests of a fixed prompt
+// length and 16-64 generated tokens), like a server under steady load. A request that fails with a
 // GpuError is counted and the client sends the next one, as a retrying client would.
 // The run ends early when the device turns fatal (FaultReport::fatal).
 // Thread-safety: run_repro is self-contained; call it from any one thread.
@@ -21,6 +22,7 @@ namespace baton {
 struct EngineResult {
   std::string name;
   BurstKind kind = BurstKind::decode;
+  std::string model;        // "llm" or "embedding" for a real model's engine, else empty
   std::uint64_t steps = 0;  // bursts completed
   LatencySummary step_ms;   // burst latency, turn wait included
   double steps_per_s = 0.0;

@@ -3,7 +3,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include "baton/cli/exit_codes.h"
+#include "baton/common/exit_codes.h"
 
 namespace baton::supervise_detail {
 

@@ -11,10 +11,10 @@
 #include <cerrno>
 #include <cstddef>
 
-#include "baton/cli/exit_codes.h"
+#include "baton/common/exit_codes.h"
+#include "baton/common/unique_fd.h"
 #include "baton/supervise/handled_signals.h"
 #include "baton/supervise/throw_errno.h"
-#include "baton/common/unique_fd.h"
 
 namespace baton::supervise_detail {
 namespace {

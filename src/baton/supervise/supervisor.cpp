@@ -9,11 +9,11 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "baton/cli/exit_codes.h"
+#include "baton/common/exit_codes.h"
+#include "baton/common/signal_pipe.h"
 #include "baton/supervise/backoff.h"
 #include "baton/supervise/child_end.h"
 #include "baton/supervise/child_process.h"
-#include "baton/common/signal_pipe.h"
 #include "baton/supervise/handled_signals.h"
 
 namespace baton {

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/cli/exit_codes.h"     // kExitCannotExecute, kExitSignalBase, kExitGpuFatal
+#include "baton/common/exit_codes.h"  // kExitCannotExecute, kExitSignalBase, kExitGpuFatal
 #include "baton/supervise/backoff.h"  // Backoff, parse_duration, parse_backoff
 
 namespace baton {

@@ -64,6 +64,13 @@ class TurnHold {
     held_ = false;
     turn_.release(client_);
   }
+  // On an error path, before the hold goes out of scope: as the destructor does.
+  void release_if_held() noexcept {
+    if (held_) {
+      held_ = false;
+      turn_.release_quietly(client_);
+    }
+  }
 
  private:
   GpuTurn& turn_;

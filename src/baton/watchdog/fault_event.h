@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/engine/burst_observer.h"
 #include "baton/gpu/gpu_error.h"
+#include "baton/turn/burst_observer.h"
 
 namespace baton {
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <tuple>
 
-#include "baton/engine/burst_observer.h"
+#include "baton/turn/burst_observer.h"
 #include "baton/watchdog/fault_log.h"
 
 namespace baton {

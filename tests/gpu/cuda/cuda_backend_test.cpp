@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "baton/engine/cuda/cuda_synthetic_workload.h"
-#include "baton/engine/engine_host.h"
 #include "baton/gpu/cuda/cuda_device.h"
 #include "baton/gpu/cuda/cuda_stream.h"
+#include "baton/host/engine_host.h"
 #include "test_util.h"
 
 namespace baton::cuda {

@@ -1,9 +1,9 @@
 #include "baton/gpu/cuda/cuda_device.h"
 
+#include "baton/gpu/backend_unavailable.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/cuda_handles.h"
 #include "baton/gpu/cuda/cuda_stream.h"
-#include "baton/gpu/make_device.h"
 
 namespace baton::cuda {
 

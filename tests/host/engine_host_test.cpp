@@ -1,4 +1,4 @@
-#include "baton/engine/engine_host.h"
+#include "baton/host/engine_host.h"
 
 #include <gtest/gtest.h>
 
@@ -22,13 +22,16 @@ OverlapReading stress(const TurnOptions& options, std::chrono::milliseconds dura
   const SyntheticShape decode{BurstKind::decode, 8, 4, 64, 64};
   const SyntheticShape prefill{BurstKind::prefill, 8, 96, 64, 64};
   const SyntheticShape embed{BurstKind::embed, 2, 16, 32, 32};
+  std::vector<Engine*> engines;
   for (int i = 1; i <= 2; ++i) {
-    host.add_engine("decode-" + std::to_string(i), std::make_unique<SyntheticWorkload>(decode));
-    host.add_engine("prefill-" + std::to_string(i), std::make_unique<SyntheticWorkload>(prefill));
-    host.add_engine("embed-" + std::to_string(i), std::make_unique<SyntheticWorkload>(embed));
+    const std::string n = std::to_string(i);
+    engines.push_back(&host.add_engine("decode-" + n, std::make_unique<SyntheticWorkload>(decode)));
+    engines.push_back(
+        &host.add_engine("prefill-" + n, std::make_unique<SyntheticWorkload>(prefill)));
+    engines.push_back(&host.add_engine("embed-" + n, std::make_unique<SyntheticWorkload>(embed)));
   }
   std::vector<std::jthread> clients;
-  for (const auto& engine : host.engines()) {
+  for (Engine* engine : engines) {
     clients.emplace_back([&engine = *engine](std::stop_token stop) {
       for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
         try {
@@ -44,7 +47,7 @@ OverlapReading stress(const TurnOptions& options, std::chrono::milliseconds dura
   host.stop();
   clients.clear();
   *bursts_done = 0;
-  for (const auto& engine : host.engines()) *bursts_done += engine->stats().burst_ms.size();
+  for (const Engine* engine : engines) *bursts_done += engine->stats().burst_ms.size();
   return host.device().overlap().read();
 }
 

@@ -1,4 +1,4 @@
-#include "baton/gpu/make_device.h"
+#include "baton/host/make_device.h"
 
 #include <string>
 

@@ -1,8 +1,8 @@
-#include "baton/engine/make_workload.h"
+#include "baton/host/make_workload.h"
 
 #include <string>
 
-#include "baton/gpu/make_device.h"
+#include "baton/host/make_device.h"
 #ifdef BATON_HAVE_CUDA
 #include "baton/engine/cuda/cuda_synthetic_workload.h"
 #endif

@@ -1,0 +1,44 @@
+#include "baton/engine/input_processor.h"
+
+#include "baton/model/model_file_error.h"
+
+namespace baton {
+
+InputProcessor::InputProcessor(const std::filesystem::path& model_dir,
+                               const BpeTokenizer& tokenizer, GenerationDefaults defaults,
+                               std::optional<ChatFamily> family)
+    : tokenizer_(tokenizer), defaults_(defaults) {
+  try {
+    template_ = load_chat_template(model_dir, family);
+  } catch (const ModelFileError& e) {
+    // A model without a template still serves raw completions; a chat request says why.
+    template_error_ = std::current_exception();
+  }
+}
+
+std::vector<TokenId> InputProcessor::chat_prompt(std::span<const ChatMessage> messages) const {
+  if (!template_) std::rethrow_exception(template_error_);
+  return tokenizer_.encode(render(*template_, messages));
+}
+
+std::vector<TokenId> InputProcessor::text_prompt(const std::string& text) const {
+  return tokenizer_.encode(text);
+}
+
+SamplingParams InputProcessor::sampling(const SamplingRequest& r) const {
+  SamplingParams p;
+  const bool sample = defaults_.do_sample.value_or(false);
+  p.temperature = r.temperature.value_or(sample ? defaults_.temperature.value_or(1.0) : 0.0);
+  p.top_p = r.top_p.value_or(sample ? defaults_.top_p.value_or(1.0) : 1.0);
+  p.top_k = r.top_k.value_or(sample ? static_cast<int>(defaults_.top_k.value_or(0)) : 0);
+  p.min_p = r.min_p.value_or(0.0);
+  p.repetition_penalty = r.repetition_penalty.value_or(defaults_.repetition_penalty.value_or(1.0));
+  p.seed = r.seed;
+  return p;
+}
+
+std::string InputProcessor::template_name() const {
+  return template_ ? std::string(to_string(template_->family)) : "raw";
+}
+
+}  // namespace baton

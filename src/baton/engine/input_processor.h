@@ -1,0 +1,53 @@
+// InputProcessor: what turns a user's request into what an LLM engine runs, the same for
+// `baton generate` and the server: the model's chat template (or the text as it is),
+// tokenization, and the sampling parameters (the request's, then the model's
+// generation_config.json, then greedy, as transformers does).
+// Thread-safety: immutable after construction; use from any thread.
+#pragma once
+
+#include <exception>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/chat_template.h"
+#include "baton/model/model_config.h"
+#include "baton/model/sampler.h"
+
+namespace baton {
+
+// What a request may say about sampling; what it leaves unset comes from the model.
+struct SamplingRequest {
+  std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::optional<int> top_k;
+  std::optional<std::uint64_t> seed;
+};
+
+class InputProcessor {
+ public:
+  // Loads the chat template (`family` overrides the model's) only when the model has one
+  // or a family is given; without either, chat_prompt() throws and text_prompt() works.
+  InputProcessor(const std::filesystem::path& model_dir, const BpeTokenizer& tokenizer,
+                 GenerationDefaults defaults, std::optional<ChatFamily> family = std::nullopt);
+
+  // The conversation in the chat template, tokenized. Throws std::invalid_argument for a
+  // conversation the template cannot render, ModelFileError when the model has no template.
+  std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages) const;
+  // The text as it is, tokenized (a raw completion).
+  std::vector<TokenId> text_prompt(const std::string& text) const;
+  SamplingParams sampling(const SamplingRequest& request) const;
+  // The template's family name, or "raw" when the model has none.
+  std::string template_name() const;
+  const BpeTokenizer& tokenizer() const { return tokenizer_; }
+
+ private:
+  const BpeTokenizer& tokenizer_;
+  GenerationDefaults defaults_;
+  std::optional<ChatTemplate> template_;
+  std::exception_ptr template_error_;  // why there is no template
+};
+
+}  // namespace baton

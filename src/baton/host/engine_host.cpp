@@ -1,0 +1,87 @@
+#include "baton/host/engine_host.h"
+
+#include "baton/turn/make_turn.h"
+
+namespace baton {
+
+EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options,
+                       const WatchdogOptions& watchdog_options,
+                       std::unique_ptr<FaultInjector> injector)
+    : injector_(std::move(injector)),
+      watchdog_(watchdog_options, faults_),
+      slowdowns_(watchdog_options.slowdown_factor, watchdog_options.slowdown_min_excess, faults_,
+                 [this] { return activity(); }),
+      device_(std::move(device)),
+      turn_(make_turn(turn_options, device_->default_stream())) {
+  if (injector_) device_->add_observer(*injector_);
+  device_->add_observer(watchdog_);
+  watchdog_.set_activity_probe([this] { return activity(); });
+  watchdog_.watch(device_->default_stream(), "embedding-executor");
+  watchdog_.start();
+}
+
+EngineHost::~EngineHost() { stop(); }
+
+Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload> workload) {
+  std::unique_ptr<Engine> engine;
+  const bool embed = workload->kind() == BurstKind::embed;
+  if (embed) {
+    engine = std::make_unique<Engine>(name, std::move(workload), embedding_executor(),
+                                      device_->default_stream(), *turn_);
+  } else {
+    engine =
+        std::make_unique<Engine>(name, std::move(workload), device_->create_stream(name), *turn_);
+  }
+  Engine& added = *engine;
+  host(std::move(engine), !embed);
+  return added;
+}
+
+LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel& model,
+                                      const BpeTokenizer* tokenizer, LlmBatchOptions options) {
+  auto engine = std::make_unique<LlmEngine>(name, model, tokenizer, options,
+                                            device_->create_stream(name), *turn_);
+  LlmEngine& added = *engine;
+  host(std::move(engine), true);
+  return added;
+}
+
+EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const LlamaModel& model,
+                                                  Pooling pooling) {
+  auto engine = std::make_unique<EmbeddingEngine>(name, model, pooling, embedding_executor(),
+                                                  device_->default_stream(), *turn_);
+  EmbeddingEngine& added = *engine;
+  host(std::move(engine), false);  // the default stream is watched from the start
+  return added;
+}
+
+Worker& EngineHost::embedding_executor() {
+  if (!embedding_executor_) embedding_executor_ = std::make_unique<Worker>("embedding-executor");
+  return *embedding_executor_;
+}
+
+void EngineHost::host(std::unique_ptr<HostedEngine> engine, bool own_stream) {
+  if (own_stream) watchdog_.watch(engine->stream(), engine->name());
+  engine->add_burst_observer(slowdowns_);
+  for (BurstObserver* observer : burst_observers_) engine->add_burst_observer(*observer);
+  engines_.push_back(std::move(engine));
+}
+
+std::vector<EngineActivity> EngineHost::activity() const {
+  std::vector<EngineActivity> all;
+  all.reserve(engines_.size());
+  for (const auto& engine : engines_) all.push_back(engine->activity());
+  return all;
+}
+
+void EngineHost::stop() {
+  for (auto& engine : engines_) engine->stop();
+  if (embedding_executor_) embedding_executor_->stop();
+  // Work left in flight (an error path under `concurrent` does not drain) completes while
+  // the engines its observers look at still exist; the watchdog frees a hung stream.
+  for (auto& engine : engines_) engine->stream().wait_idle();
+  device_->default_stream().wait_idle();
+  watchdog_.stop();
+}
+
+}  // namespace baton

@@ -1,0 +1,83 @@
+// InputProcessor: the chat template and tokenization that generate and the server share,
+// and sampling from the request, then generation_config.json, then greedy.
+#include "baton/engine/input_processor.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "baton/model/model_file_error.h"
+#include "model/safetensors_writer.h"
+
+namespace baton {
+namespace {
+
+namespace fs = std::filesystem;
+
+class InputProcessorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fs::copy_file(fs::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style" / "tokenizer.json",
+                  dir_.path() / "tokenizer.json");
+    tokenizer_.emplace(BpeTokenizer::from_directory(dir_.path()));
+  }
+  void write_chatml_template() {
+    std::ofstream(dir_.path() / "chat_template.jinja")
+        << "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n"
+           "{% endfor %}<|im_start|>assistant\n";
+  }
+  testing::TempDir dir_;
+  std::optional<BpeTokenizer> tokenizer_;
+};
+
+TEST_F(InputProcessorTest, AChatIsRenderedInTheModelsTemplateThenTokenized) {
+  write_chatml_template();
+  const InputProcessor input(dir_.path(), *tokenizer_, {});
+  const std::vector<ChatMessage> chat = {{"system", "Be brief."}, {"user", "Hello"}};
+  const ChatTemplate expected = load_chat_template(dir_.path(), std::nullopt);
+  EXPECT_EQ(input.chat_prompt(chat), tokenizer_->encode(render(expected, chat)));
+  EXPECT_EQ(input.template_name(), "chatml");
+  EXPECT_EQ(input.text_prompt("Hello"), tokenizer_->encode("Hello"));
+}
+
+TEST_F(InputProcessorTest, WithoutATemplateRawTextStillWorksAndAChatSaysWhy) {
+  const InputProcessor input(dir_.path(), *tokenizer_, {});
+  EXPECT_EQ(input.template_name(), "raw");
+  EXPECT_EQ(input.text_prompt("Hello"), tokenizer_->encode("Hello"));
+  const std::vector<ChatMessage> chat = {{"user", "Hello"}};
+  EXPECT_THROW(input.chat_prompt(chat), ModelFileError);
+  const InputProcessor forced(dir_.path(), *tokenizer_, {}, ChatFamily::llama3);
+  EXPECT_EQ(forced.template_name(), "llama3");
+  EXPECT_FALSE(forced.chat_prompt(chat).empty());
+}
+
+TEST_F(InputProcessorTest, SamplingComesFromTheRequestThenTheModelThenGreedy) {
+  const InputProcessor greedy(dir_.path(), *tokenizer_, {});
+  EXPECT_EQ(greedy.sampling({}).temperature, 0.0);
+  EXPECT_EQ(greedy.sampling({}).top_p, 1.0);
+
+  GenerationDefaults model;
+  model.do_sample = true;
+  model.temperature = 0.7;
+  model.top_p = 0.8;
+  model.top_k = 20;
+  model.repetition_penalty = 1.05;
+  const InputProcessor sampled(dir_.path(), *tokenizer_, model);
+  const SamplingParams from_model = sampled.sampling({});
+  EXPECT_EQ(from_model.temperature, 0.7);
+  EXPECT_EQ(from_model.top_p, 0.8);
+  EXPECT_EQ(from_model.top_k, 20);
+  EXPECT_EQ(from_model.repetition_penalty, 1.05);
+  SamplingRequest request;
+  request.temperature = 0.0;
+  request.top_k = 5;
+  request.seed = 9;
+  const SamplingParams from_request = sampled.sampling(request);
+  EXPECT_EQ(from_request.temperature, 0.0);
+  EXPECT_EQ(from_request.top_k, 5);
+  EXPECT_EQ(from_request.top_p, 0.8);
+  EXPECT_EQ(from_request.seed, 9u);
+}
+
+}  // namespace
+}  // namespace baton

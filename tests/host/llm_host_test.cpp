@@ -1,0 +1,125 @@
+// Real LLM engines hosted by EngineHost, on the CPU backend with real threads: a hang
+// injected during one model's decode is detected by the watchdog, blamed on that engine
+// and recovered in place; its request fails with a retryable error while a second model
+// in the same process keeps answering; every step reaches the burst observers.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <mutex>
+
+#include "baton/errors/error_kind.h"
+#include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/engine_host.h"
+#include "test_util.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+
+// Hangs the Nth buffer committed on one stream, chosen once its engine exists.
+class HangNthOnStream final : public FaultHooks {
+ public:
+  explicit HangNthOnStream(std::uint64_t n) : n_(n) {}
+  void target(StreamId stream) { target_.store(stream); }
+  BufferFault on_commit(StreamId stream) override {
+    if (stream != target_.load() || ++commits_ != n_) return BufferFault::none;
+    return BufferFault::hang;
+  }
+  bool stall_now(StreamId) override { return false; }
+  double slowdown(StreamId, TimePoint) override { return 1.0; }
+  void realized(StreamId, BufferFault) override { ++hangs; }
+  std::atomic<int> hangs{0};
+
+ private:
+  const std::uint64_t n_;
+  std::atomic<StreamId> target_{0};
+  std::atomic<std::uint64_t> commits_{0};
+};
+
+class BurstLog final : public BurstObserver {
+ public:
+  void burst_done(const BurstRecord& burst) override {
+    std::lock_guard lock(mu_);
+    bursts_.push_back(burst);
+  }
+  std::vector<BurstRecord> bursts() const {
+    std::lock_guard lock(mu_);
+    return bursts_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<BurstRecord> bursts_;
+};
+
+GenerationRequest greedy(std::uint64_t id, int max_tokens) {
+  GenerationRequest r{id, {5, 17, 42, 99, 7, 3, 120, 64}, {}};
+  r.params.sampling.temperature = 0.0;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+TEST(LlmHost, AHangInOneModelsDecodeIsRecoveredWhileAnotherModelAnswers) {
+  const LlamaModel qwen = LlamaModel::load(kModels / "qwen2");
+  const LlamaModel llama = LlamaModel::load(kModels / "llama");
+  // A step commits one buffer per layer (2) and one for the logits: the 7th buffer is
+  // the first of the third step, a decode step after the one-step prefill.
+  HangNthOnStream hooks(7);
+  WatchdogOptions watchdog;
+  watchdog.deadline = 3s;  // long enough that the other model surely answers meanwhile
+  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}, &hooks), TurnOptions{},
+                  watchdog);
+  BurstLog log;
+  host.add_burst_observer(log);
+  LlmEngine& hung = host.add_llm_engine("qwen", qwen, nullptr, {});
+  LlmEngine& other = host.add_llm_engine("llama", llama, nullptr, {});
+  hooks.target(hung.stream().id());
+
+  std::future<GenerationResult> failing = hung.submit(greedy(1, 10));
+  ASSERT_TRUE(testing::eventually([&] { return hooks.hangs.load() == 1; }));
+  const GenerationResult answer = other.submit(greedy(2, 6)).get();
+  EXPECT_EQ(answer.tokens.size(), 6u);
+  EXPECT_EQ(failing.wait_for(0s), std::future_status::timeout) << "answered only after the reset";
+  try {
+    failing.get();
+    FAIL() << "the hung request succeeded";
+  } catch (const GpuError& e) {
+    EXPECT_EQ(e.error_class(), GpuErrorClass::hang);
+    EXPECT_EQ(classify(e), ErrorKind::retryable);
+  }
+  const std::vector<FaultEvent> events = host.faults().events();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, FaultKind::hang);
+  EXPECT_EQ(events[0].engine, "qwen");
+  EXPECT_TRUE(testing::eventually([&] { return host.faults().recovered() == 1; }));
+
+  // Recovered in place: the same engine answers the retry, token for token as the model
+  // alone does (the other engine's answer to the same prompt on another model differs).
+  const GenerationResult retry = hung.submit(greedy(3, 6)).get();
+  const GenerationResult again = hung.submit(greedy(4, 6)).get();
+  EXPECT_EQ(retry.tokens, again.tokens);
+  EXPECT_EQ(retry.tokens.size(), 6u);
+  host.stop();
+
+  int failed_bursts = 0;
+  int qwen_bursts = 0;
+  int llama_bursts = 0;
+  for (const BurstRecord& b : log.bursts()) {
+    failed_bursts += b.ok ? 0 : 1;
+    qwen_bursts += b.engine == "qwen" ? 1 : 0;
+    llama_bursts += b.engine == "llama" ? 1 : 0;
+    EXPECT_LE(b.asked, b.granted);
+    EXPECT_LE(b.granted, b.done);
+  }
+  EXPECT_EQ(failed_bursts, 1);
+  EXPECT_EQ(llama_bursts, 6);  // one prefill step, five decode steps
+  EXPECT_GE(qwen_bursts, 3 + 6 + 6);
+}
+
+}  // namespace
+}  // namespace baton
