@@ -7,7 +7,9 @@
 #include <atomic>
 #include <filesystem>
 #include <mutex>
+#include <thread>
 
+#include "baton/engine/synthetic_workload.h"
 #include "baton/errors/error_kind.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"
@@ -119,6 +121,45 @@ TEST(LlmHost, AHangInOneModelsDecodeIsRecoveredWhileAnotherModelAnswers) {
   EXPECT_EQ(failed_bursts, 1);
   EXPECT_EQ(llama_bursts, 6);  // one prefill step, five decode steps
   EXPECT_GE(qwen_bursts, 3 + 6 + 6);
+}
+
+// Under partition a real prefill chunk is sized for the prefill share while another
+// engine runs: the runner is told 0.3 for such steps, and a decode step (with no prefill
+// anywhere) is given the whole device.
+TEST(LlmHost, UnderPartitionARealPrefillChunkIsGivenItsShare) {
+  const LlamaModel qwen = LlamaModel::load(kModels / "qwen2");
+  TurnOptions partition;
+  partition.policy = TurnPolicy::partition;
+  partition.prefill_share = 0.3;
+  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), partition);
+  LlmBatchOptions options;
+  options.prefill_chunk = 8;  // a 128-token prompt is 16 prefill steps
+  LlmEngine& llm = host.add_llm_engine("qwen", qwen, nullptr, options);
+  Engine& busy = host.add_engine(
+      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 8, 8, 256, 256, 1}));
+  std::jthread client([&busy](std::stop_token stop) {
+    for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
+      try {
+        busy.submit(Request{id, 20}).get();
+      } catch (const EngineStopped&) {
+        return;
+      }
+    }
+  });
+  ASSERT_TRUE(testing::eventually([&] { return busy.stats().burst_ms.size() > 5; }));
+  GenerationRequest r = greedy(1, 4);
+  r.prompt.clear();
+  for (int i = 0; i < 128; ++i) r.prompt.push_back((i * 7 + 3) % 250);
+  EXPECT_EQ(llm.submit(std::move(r)).get().tokens.size(), 4u);
+  client.request_stop();
+  host.stop();
+
+  int shared_prefills = 0;
+  for (const CpuModelRunner::ShareSeen& seen : llm.runner().device_shares()) {
+    EXPECT_TRUE(seen.share == 1.0 || (seen.prefills && seen.share == 0.3)) << seen.share;
+    shared_prefills += seen.prefills && seen.share == 0.3 ? 1 : 0;
+  }
+  EXPECT_GT(shared_prefills, 0);
 }
 
 }  // namespace

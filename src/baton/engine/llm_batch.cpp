@@ -106,9 +106,9 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
   return true;
 }
 
-std::shared_ptr<ForwardPass> LlmBatch::next_step(bool& prefills) {
+std::optional<StepPlan> LlmBatch::next_step() {
   std::vector<SequenceStep> steps;
-  prefills = false;
+  bool prefills = false;
   int budget = options_.prefill_chunk;
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
@@ -124,8 +124,8 @@ std::shared_ptr<ForwardPass> LlmBatch::next_step(bool& prefills) {
       steps.push_back({{first, first + e->rows}, &e->kv});
     }
   }
-  if (steps.empty()) return nullptr;
-  return std::make_shared<ForwardPass>(model_, pool_, std::move(steps), LogitsFor::last_token);
+  if (steps.empty()) return std::nullopt;
+  return StepPlan{std::move(steps), prefills};
 }
 
 std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::vector<float>& logits,

@@ -28,6 +28,7 @@
 #include "baton/model/forward_pass.h"
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
+#include "baton/model/model_runner.h"
 
 namespace baton {
 
@@ -80,9 +81,9 @@ class LlmBatch {
   std::size_t waiting() const { return waiting_.size(); }
   std::size_t running() const { return running_.size(); }
 
-  // The forward pass of the next step (null when nothing runs); `prefills` says whether
-  // it prefills any prompt tokens.
-  std::shared_ptr<ForwardPass> next_step(bool& prefills);
+  // The plan of the next step (none when nothing runs): which sequences, which new
+  // positions; a ModelRunner executes it.
+  std::optional<StepPlan> next_step();
   // After a step ran: samples from `logits` (one row per step entry), publishes full
   // blocks, and returns the requests that finished (their blocks released), each with its
   // result or, when its own sampling or decoding threw, its error.
@@ -94,6 +95,8 @@ class LlmBatch {
 
   const LlmBatchCounters& counters() const { return counters_; }
   const KvBlockPool& pool() const { return pool_; }
+  // The blocks' memory, for the runner that executes the plans (engine thread only).
+  KvBlockPool& pool() { return pool_; }
   // Context tokens of the longest sequence in the batch (for the ledger's buckets).
   std::size_t context_tokens() const;
 

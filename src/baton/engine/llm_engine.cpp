@@ -16,6 +16,7 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       turn_(turn),
       client_(turn.register_client(name_, *stream_)),
       batch_(model, tokenizer, options),
+      runner_(model, batch_.pool()),
       thread_([this](std::stop_token stop) { loop(stop); }) {
   stats_.name = name_;
   update_stats();
@@ -70,8 +71,7 @@ void LlmEngine::loop(std::stop_token stop) {
     if (stop.stop_requested()) break;
     batch_.admit(Clock::now());
     update_stats();
-    bool prefills = false;
-    if (auto pass = batch_.next_step(prefills)) run_step(std::move(pass), prefills);
+    if (std::optional<StepPlan> plan = batch_.next_step()) run_step(std::move(*plan));
     update_stats();
   }
   std::vector<std::unique_ptr<LlmBatch::Entry>> left = batch_.take_all();
@@ -83,20 +83,24 @@ void LlmEngine::loop(std::stop_token stop) {
   fail(std::move(left), std::make_exception_ptr(EngineStopped(name_)));
 }
 
-void LlmEngine::run_step(std::shared_ptr<ForwardPass> pass, bool prefills) {
-  const BurstKind kind = prefills ? BurstKind::prefill : BurstKind::decode;
+void LlmEngine::run_step(StepPlan plan) {
+  const BurstKind kind = plan.prefills ? BurstKind::prefill : BurstKind::decode;
   step_kind_.store(kind, std::memory_order_relaxed);
   auto logits = std::make_shared<std::vector<float>>();
   std::optional<GpuBurst> burst;
   try {
     burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
-    // The ops share the pass: after a reset the stream may still finish them.
-    for (int i = 0; i < pass->layers(); ++i) {
-      stream_->encode(Op{[pass, i] { pass->run_layer(i); }, 0});
+    // The ops share the step: after a reset the stream may still finish them.
+    const std::shared_ptr<ModelStep> step = runner_.begin(std::move(plan), burst->device_share());
+    for (int i = 0; i < step->layers(); ++i) {
+      stream_->encode(Op{[step, i] { step->run_layer(i); }, 0});
       stream_->commit();
-      if (i + 1 < pass->layers()) burst->yield_point(Boundary::layer);
+      if (i + 1 < step->layers()) {
+        burst->yield_point(Boundary::layer);
+        step->set_device_share(burst->device_share());
+      }
     }
-    stream_->encode(Op{[pass, logits] { *logits = pass->finish(); }, 0});
+    stream_->encode(Op{[step, logits] { *logits = step->finish(); }, 0});
     stream_->synchronize();
     burst->done();
   } catch (...) {

@@ -22,6 +22,7 @@
 #include "baton/engine/hosted_engine.h"
 #include "baton/engine/llm_batch.h"
 #include "baton/gpu/stream.h"
+#include "baton/model/cpu/cpu_model_runner.h"
 #include "baton/turn/gpu_turn.h"
 
 namespace baton {
@@ -55,11 +56,13 @@ class LlmEngine final : public HostedEngine {
   // Fails every queued and running request with EngineStopped and joins the thread.
   void stop() override;
   LlmEngineStats stats() const;
+  // What runs the steps (the CPU forward pass), and the device shares it was given.
+  const CpuModelRunner& runner() const { return runner_; }
   void add_burst_observer(BurstObserver& observer) override { observers_.push_back(&observer); }
 
  private:
   void loop(std::stop_token stop);
-  void run_step(std::shared_ptr<ForwardPass> pass, bool prefills);
+  void run_step(StepPlan plan);
   void deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished);
   void fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries, std::exception_ptr error);
   void update_stats();
@@ -80,8 +83,9 @@ class LlmEngine final : public HostedEngine {
   bool stopping_ = false;                                // guarded by mu_
   LlmEngineStats stats_;                                 // guarded by mu_
 
-  LlmBatch batch_;       // engine thread only
-  std::jthread thread_;  // last: starts after the rest
+  LlmBatch batch_;         // engine thread only
+  CpuModelRunner runner_;  // executes batch_'s plans over its KV blocks
+  std::jthread thread_;    // last: starts after the rest
 };
 
 }  // namespace baton

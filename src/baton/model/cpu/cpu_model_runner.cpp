@@ -1,0 +1,43 @@
+#include "baton/model/cpu/cpu_model_runner.h"
+
+namespace baton {
+namespace {
+
+class CpuModelStep final : public ModelStep {
+ public:
+  CpuModelStep(CpuModelRunner& runner, const LlamaModel& model, KvBlockPool& pool, StepPlan plan)
+      : runner_(runner),
+        prefills_(plan.prefills),
+        pass_(model, pool, std::move(plan.sequences), LogitsFor::last_token) {}
+  int layers() const override { return pass_.layers(); }
+  void run_layer(int index) override { pass_.run_layer(index); }
+  std::vector<float> finish() override { return pass_.finish(); }
+  void set_device_share(double share) override { runner_.record(prefills_, share); }
+
+ private:
+  CpuModelRunner& runner_;
+  const bool prefills_;
+  ForwardPass pass_;
+};
+
+constexpr std::size_t kSharesKept = 4096;
+
+}  // namespace
+
+std::shared_ptr<ModelStep> CpuModelRunner::begin(StepPlan plan, double device_share) {
+  record(plan.prefills, device_share);
+  return std::make_shared<CpuModelStep>(*this, model_, pool_, std::move(plan));
+}
+
+void CpuModelRunner::record(bool prefills, double share) {
+  std::lock_guard lock(mu_);
+  if (shares_.size() == kSharesKept) shares_.pop_front();
+  shares_.push_back({prefills, share});
+}
+
+std::vector<CpuModelRunner::ShareSeen> CpuModelRunner::device_shares() const {
+  std::lock_guard lock(mu_);
+  return {shares_.begin(), shares_.end()};
+}
+
+}  // namespace baton
