@@ -28,6 +28,7 @@ TEST(ForwardPass, ABatchGivesTheLogitsOfEachSequenceAlone) {
   const std::vector<std::vector<TokenId>> prompts{tokens_of(21, 1), tokens_of(5, 2),
                                                   tokens_of(9, 3)};
   KvBlockPool pool(model.config(), 4, KvBlockPool::block_bytes(model.config(), 4) * 24);
+  KvMemory memory(model.config(), pool);
   std::vector<KvSequence> sequences(prompts.size());
   for (int b = 0; b < 6; ++b) {  // interleaved, so no sequence has contiguous blocks
     for (KvSequence& s : sequences) s.blocks.push_back(*pool.allocate());
@@ -45,7 +46,7 @@ TEST(ForwardPass, ABatchGivesTheLogitsOfEachSequenceAlone) {
       const auto [from, to] = (*plan)[s];
       steps.push_back({{full[s].begin() + from, full[s].begin() + to}, &sequences[s]});
     }
-    ForwardPass pass(model, pool, std::move(steps), LogitsFor::every_token);
+    ForwardPass pass(model, memory, std::move(steps), LogitsFor::every_token);
     for (int i = 0; i < pass.layers(); ++i) pass.run_layer(i);
     const std::vector<float> logits = pass.finish();
     std::size_t row = 0;
@@ -73,8 +74,9 @@ TEST(ForwardPass, LastTokenLogitsAreOneRowPerSequence) {
   const LlamaModel model = LlamaModel::load(kModels / "llama");
   const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
   KvBlockPool pool(model.config(), 8, KvBlockPool::block_bytes(model.config(), 8) * 4);
+  KvMemory memory(model.config(), pool);
   KvSequence a{{*pool.allocate()}, 0}, b{{*pool.allocate()}, 0};
-  ForwardPass pass(model, pool, {{tokens_of(7, 1), &a}, {tokens_of(3, 2), &b}},
+  ForwardPass pass(model, memory, {{tokens_of(7, 1), &a}, {tokens_of(3, 2), &b}},
                    LogitsFor::last_token);
   for (int i = 0; i < pass.layers(); ++i) pass.run_layer(i);
   const std::vector<float> logits = pass.finish();
@@ -84,7 +86,7 @@ TEST(ForwardPass, LastTokenLogitsAreOneRowPerSequence) {
   for (std::size_t i = 0; i < vocab; ++i) {
     EXPECT_NEAR(logits[i], expected[6 * vocab + i], 1e-4f);
   }
-  EXPECT_THROW(ForwardPass(model, pool, {{tokens_of(2, 1), &a}}, LogitsFor::last_token),
+  EXPECT_THROW(ForwardPass(model, memory, {{tokens_of(2, 1), &a}}, LogitsFor::last_token),
                std::length_error);  // 7 + 2 > one block of 8
 }
 

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "baton/model/kv_memory.h"
+
 namespace baton {
 namespace {
 
@@ -35,8 +37,11 @@ TEST(KvBlockPool, BlocksAreCountedAndDistinct) {
   const BlockId b = *pool.allocate();
   EXPECT_NE(a, b);
   EXPECT_FALSE(pool.allocate().has_value());
-  EXPECT_NE(pool.keys(1, a), pool.keys(1, b));
-  EXPECT_NE(pool.keys(0, a), pool.keys(1, a));
+  KvMemory memory(tiny_config(), pool);
+  EXPECT_EQ(memory.blocks(), 2);
+  EXPECT_NE(memory.keys(1, a), memory.keys(1, b));
+  EXPECT_NE(memory.keys(0, a), memory.keys(1, a));
+  EXPECT_NE(memory.keys(1, a), memory.values(1, a));
   pool.retain(a);
   pool.release(a);
   EXPECT_EQ(pool.available_blocks(), 0);

@@ -81,7 +81,8 @@ EmbeddingEngine::EmbeddingEngine(std::string name, const LlamaModel& model, Pool
       stream_(default_stream),
       turn_(turn),
       client_(turn.register_client(name_, default_stream)),
-      pool_(model.config(), kBlockTokens, kv_budget_bytes) {}
+      pool_(model.config(), kBlockTokens, kv_budget_bytes),
+      memory_(model.config(), pool_) {}
 
 EmbeddingEngine::~EmbeddingEngine() {
   stop();
@@ -196,7 +197,7 @@ EmbeddingResult EmbeddingEngine::run(const EmbeddingRequest& request) {
 
 std::vector<float> EmbeddingEngine::run_model(std::vector<SequenceStep> steps, int tokens,
                                               std::uint64_t id) {
-  auto pass = std::make_shared<ForwardPass>(model_, pool_, std::move(steps), LogitsFor::every_token);
+  auto pass = std::make_shared<ForwardPass>(model_, memory_, std::move(steps), LogitsFor::every_token);
   auto hidden = std::make_shared<std::vector<float>>();
   GpuBurst burst(burst_context_, BurstKind::embed, id, static_cast<std::size_t>(tokens));
   try {

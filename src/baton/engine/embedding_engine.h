@@ -21,6 +21,7 @@
 #include "baton/engine/worker.h"
 #include "baton/model/forward_pass.h"
 #include "baton/model/kv_block_pool.h"
+#include "baton/model/kv_memory.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/pooling.h"
 
@@ -86,7 +87,8 @@ class EmbeddingEngine final : public HostedEngine {
   Stream& stream_;
   GpuTurn& turn_;
   TurnClientId client_;
-  KvBlockPool pool_;  // the executor thread only
+  KvBlockPool pool_;    // the executor thread only
+  KvMemory memory_;     // the blocks' keys and values; the executor thread only
   std::vector<BurstObserver*> observers_;  // set-up only
   std::atomic<EngineState> state_{EngineState::idle};
   const BurstContext burst_context_{name_, turn_, client_, state_, observers_};

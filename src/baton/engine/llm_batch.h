@@ -95,8 +95,6 @@ class LlmBatch {
 
   const LlmBatchCounters& counters() const { return counters_; }
   const KvBlockPool& pool() const { return pool_; }
-  // The blocks' memory, for the runner that executes the plans (engine thread only).
-  KvBlockPool& pool() { return pool_; }
   // Context tokens of the longest sequence in the batch (for the ledger's buckets).
   std::size_t context_tokens() const;
 

@@ -10,15 +10,15 @@
 
 namespace baton {
 
-ForwardPass::ForwardPass(const LlamaModel& model, KvBlockPool& pool,
+ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory,
                          std::vector<SequenceStep> steps, LogitsFor logits_for)
-    : model_(model), pool_(pool), steps_(std::move(steps)), logits_for_(logits_for) {
+    : model_(model), memory_(memory), steps_(std::move(steps)), logits_for_(logits_for) {
   const ModelConfig& c = model_.config();
   const int hidden = static_cast<int>(c.hidden_size);
   for (std::size_t s = 0; s < steps_.size(); ++s) {
     const KvSequence& kv = *steps_[s].sequence;
     const int count = static_cast<int>(steps_[s].tokens.size());
-    const auto capacity = static_cast<int>(kv.blocks.size()) * pool_.block_tokens();
+    const auto capacity = static_cast<int>(kv.blocks.size()) * memory_.block_tokens();
     if (kv.length + count > capacity) {
       throw std::length_error("the sequence's KV blocks hold " + std::to_string(capacity) +
                               " positions, not " + std::to_string(kv.length + count));
@@ -84,7 +84,7 @@ void ForwardPass::write_keys_values(int layer, const float* k_in, const float* v
   const int kv_heads = static_cast<int>(c.num_kv_heads);
   const int hd = static_cast<int>(c.head_dim);
   const std::size_t kv_row = static_cast<std::size_t>(kv_heads) * hd;
-  const int block_tokens = pool_.block_tokens();
+  const int block_tokens = memory_.block_tokens();
   const std::vector<float>& inv = model_.inverse_frequencies();
   for (int r = 0; r < rows_; ++r) {
     const int pos = row_position_[r];
@@ -92,10 +92,10 @@ void ForwardPass::write_keys_values(int layer, const float* k_in, const float* v
     const BlockId block = kv.blocks[static_cast<std::size_t>(pos / block_tokens)];
     const std::size_t slot = static_cast<std::size_t>(pos % block_tokens) * kv_row;
     float* qr = q + static_cast<std::size_t>(r) * heads * hd;
-    float* kr = pool_.keys(layer, block) + slot;
+    float* kr = memory_.keys(layer, block) + slot;
     std::copy_n(k_in + static_cast<std::size_t>(r) * kv_row, kv_row, kr);
     std::copy_n(v + static_cast<std::size_t>(r) * kv_row, kv_row,
-                pool_.values(layer, block) + slot);
+                memory_.values(layer, block) + slot);
     if (!l.q_norm.empty()) {
       rms_norm(qr, qr, heads, hd, l.q_norm.data(), c.rms_norm_eps);
       rms_norm(kr, kr, kv_heads, hd, l.k_norm.data(), c.rms_norm_eps);
@@ -113,7 +113,7 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
   const int hd = static_cast<int>(c.head_dim);
   const std::size_t kv_row = static_cast<std::size_t>(c.num_kv_heads) * hd;
   const int group = heads / static_cast<int>(c.num_kv_heads);
-  const int block_tokens = pool_.block_tokens();
+  const int block_tokens = memory_.block_tokens();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const auto items = static_cast<std::size_t>(rows_) * heads;
   model_.pool().parallel_for(items, [&](std::size_t item) {
@@ -133,7 +133,7 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
     float best = -INFINITY;
     for (int j = first; j <= pos; ++j) {
       const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
-      const float* kj = pool_.keys(layer, block) + in_block(j);
+      const float* kj = memory_.keys(layer, block) + in_block(j);
       float dot = 0.0f;
       for (int d = 0; d < hd; ++d) dot += qh[d] * kj[d];
       scores[j - first] = dot * scale;
@@ -146,7 +146,7 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
     for (int j = first; j <= pos; ++j) {
       const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
       const float p = scores[j - first] / total;
-      const float* vj = pool_.values(layer, block) + in_block(j);
+      const float* vj = memory_.values(layer, block) + in_block(j);
       for (int d = 0; d < hd; ++d) oh[d] += p * vj[d];
     }
   });
@@ -185,13 +185,14 @@ KvCache::KvCache(const ModelConfig& config, int capacity)
     : capacity_((capacity + kBlockTokens - 1) / kBlockTokens * kBlockTokens),
       pool_(config, kBlockTokens,
             KvBlockPool::block_bytes(config, kBlockTokens) *
-                static_cast<std::size_t>(std::max(1, capacity_ / kBlockTokens))) {
+                static_cast<std::size_t>(std::max(1, capacity_ / kBlockTokens))),
+      memory_(config, pool_) {
   for (int b = 0; b < capacity_ / kBlockTokens; ++b) sequence_.blocks.push_back(*pool_.allocate());
 }
 
 std::vector<float> forward(const LlamaModel& model, std::span<const TokenId> tokens, KvCache& cache,
                            const std::function<void()>& between_layers) {
-  ForwardPass pass(model, cache.pool_, {{{tokens.begin(), tokens.end()}, &cache.sequence_}},
+  ForwardPass pass(model, cache.memory_, {{{tokens.begin(), tokens.end()}, &cache.sequence_}},
                    LogitsFor::every_token);
   for (int i = 0; i < pass.layers(); ++i) {
     pass.run_layer(i);

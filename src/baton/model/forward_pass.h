@@ -6,7 +6,7 @@
 //
 // Thread-safety: a pass belongs to one caller; its steps (run_layer, finish) run one at a
 // time, in order, on any thread. While a pass runs, nothing else may touch the blocks of
-// its sequences.
+// its sequences (in the KvMemory it reads and writes).
 #pragma once
 
 #include <functional>
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baton/model/kv_block_pool.h"
+#include "baton/model/kv_memory.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/token_id.h"
 
@@ -30,7 +31,7 @@ class ForwardPass {
  public:
   // Embeds the tokens. Throws std::out_of_range for a token outside the vocabulary and
   // std::length_error when a sequence's blocks cannot hold its new positions.
-  ForwardPass(const LlamaModel& model, KvBlockPool& pool, std::vector<SequenceStep> steps,
+  ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<SequenceStep> steps,
               LogitsFor logits_for);
 
   int layers() const { return static_cast<int>(model_.layers().size()); }
@@ -48,7 +49,7 @@ class ForwardPass {
   void attend(int layer, const float* q, float* out);
 
   const LlamaModel& model_;
-  KvBlockPool& pool_;
+  KvMemory& memory_;
   std::vector<SequenceStep> steps_;
   LogitsFor logits_for_;
   int rows_ = 0;
@@ -71,6 +72,7 @@ class KvCache {
   static constexpr int kBlockTokens = 16;
   int capacity_;
   KvBlockPool pool_;
+  KvMemory memory_;
   KvSequence sequence_;
 };
 

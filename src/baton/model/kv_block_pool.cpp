@@ -7,10 +7,7 @@
 namespace baton {
 
 KvBlockPool::KvBlockPool(const ModelConfig& config, int block_tokens, std::size_t budget_bytes)
-    : block_tokens_(block_tokens),
-      row_floats_(static_cast<std::size_t>(config.num_kv_heads * config.head_dim)),
-      layers_(static_cast<int>(config.num_layers)),
-      total_blocks_(0) {
+    : block_tokens_(block_tokens), total_blocks_(0) {
   if (block_tokens < 1) throw std::invalid_argument("a KV block needs at least one token");
   const std::size_t per_block = block_bytes(config, block_tokens);
   total_blocks_ = static_cast<int>(std::min<std::size_t>(budget_bytes / per_block, 1u << 30));
@@ -18,10 +15,6 @@ KvBlockPool::KvBlockPool(const ModelConfig& config, int block_tokens, std::size_
     throw std::invalid_argument("a KV budget of " + std::to_string(budget_bytes) +
                                 " bytes holds no block of " + std::to_string(per_block) + " bytes");
   }
-  const std::size_t floats =
-      static_cast<std::size_t>(layers_) * total_blocks_ * block_tokens_ * row_floats_;
-  keys_.assign(floats, 0.0f);
-  values_.assign(floats, 0.0f);
   blocks_.resize(static_cast<std::size_t>(total_blocks_));
   free_.reserve(blocks_.size());
   for (BlockId b = total_blocks_ - 1; b >= 0; --b) free_.push_back(b);
@@ -117,21 +110,6 @@ void KvBlockPool::forget(BlockId block) {
   BlockState& state = blocks_[block];
   if (state.published) published_.erase(state.published->hash);
   state.published.reset();
-}
-
-std::size_t KvBlockPool::offset(int layer, BlockId block) const {
-  return ((static_cast<std::size_t>(layer) * total_blocks_ + block) * block_tokens_) * row_floats_;
-}
-
-float* KvBlockPool::keys(int layer, BlockId block) { return keys_.data() + offset(layer, block); }
-float* KvBlockPool::values(int layer, BlockId block) {
-  return values_.data() + offset(layer, block);
-}
-const float* KvBlockPool::keys(int layer, BlockId block) const {
-  return keys_.data() + offset(layer, block);
-}
-const float* KvBlockPool::values(int layer, BlockId block) const {
-  return values_.data() + offset(layer, block);
 }
 
 }  // namespace baton

@@ -1,6 +1,6 @@
-// KvBlockPool: the keys and values of every running sequence of one model, in fixed-size
-// blocks of `block_tokens` positions taken from a pool sized by a memory budget (paged
-// attention). A sequence holds a table of block ids (KvSequence); blocks are reference
+// KvBlockPool: the accounting of the keys and values of every running sequence of one
+// model, in fixed-size blocks of `block_tokens` positions taken from a pool sized by a
+// memory budget (paged attention). A sequence holds a table of block ids (KvSequence); blocks are reference
 // counted, so sequences with a common prefix can share its blocks.
 //
 // The prefix cache lives here too. A full block can be published under the hash of its
@@ -11,8 +11,9 @@
 // is left. A lookup compares the block's tokens and its parent's hash, not only its own
 // hash, so a 64-bit collision of one block alone cannot hand out wrong keys.
 //
-// Thread-safety: none. One engine thread owns the pool; the forward pass reads and writes
-// block contents (keys()/values()) while that thread waits for it.
+// The keys and values themselves are in KvMemory (kv_memory.h), which the runner owns.
+//
+// Thread-safety: none. One engine thread owns the pool.
 #pragma once
 
 #include <cstddef>
@@ -69,11 +70,6 @@ class KvBlockPool {
   // The published block holding `tokens` after prefix `parent`, retained for the caller.
   std::optional<BlockId> find_cached(std::uint64_t parent, std::span<const TokenId> tokens);
 
-  // Keys (values) of `layer` in `block`: block_tokens rows of kv_heads * head_dim floats.
-  float* keys(int layer, BlockId block);
-  float* values(int layer, BlockId block);
-  const float* keys(int layer, BlockId block) const;
-  const float* values(int layer, BlockId block) const;
 
  private:
   struct Published {
@@ -87,15 +83,10 @@ class KvBlockPool {
     std::list<BlockId>::iterator lru_position;  // valid while cached
   };
 
-  std::size_t offset(int layer, BlockId block) const;
   void forget(BlockId block);
 
   int block_tokens_;
-  std::size_t row_floats_;  // kv_heads * head_dim
-  int layers_;
   int total_blocks_;
-  std::vector<float> keys_;    // [layer][block][slot][row]
-  std::vector<float> values_;  // same layout
   std::vector<BlockState> blocks_;
   std::vector<BlockId> free_;                             // never published, unheld
   std::list<BlockId> lru_;                                // published, unheld; oldest first

@@ -5,10 +5,10 @@ namespace {
 
 class CpuModelStep final : public ModelStep {
  public:
-  CpuModelStep(CpuModelRunner& runner, const LlamaModel& model, KvBlockPool& pool, StepPlan plan)
+  CpuModelStep(CpuModelRunner& runner, const LlamaModel& model, KvMemory& memory, StepPlan plan)
       : runner_(runner),
         prefills_(plan.prefills),
-        pass_(model, pool, std::move(plan.sequences), LogitsFor::last_token) {}
+        pass_(model, memory, std::move(plan.sequences), LogitsFor::last_token) {}
   int layers() const override { return pass_.layers(); }
   void run_layer(int index) override { pass_.run_layer(index); }
   std::vector<float> finish() override { return pass_.finish(); }
@@ -26,7 +26,7 @@ constexpr std::size_t kSharesKept = 4096;
 
 std::shared_ptr<ModelStep> CpuModelRunner::begin(StepPlan plan, double device_share) {
   record(plan.prefills, device_share);
-  return std::make_shared<CpuModelStep>(*this, model_, pool_, std::move(plan));
+  return std::make_shared<CpuModelStep>(*this, model_, memory_, std::move(plan));
 }
 
 void CpuModelRunner::record(bool prefills, double share) {

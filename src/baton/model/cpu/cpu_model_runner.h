@@ -1,6 +1,7 @@
-// CpuModelRunner: runs planned steps with the CPU forward pass, over the KV blocks of the
-// engine's pool. A CPU has no SMs to split, so the device share only is recorded (what
-// tests and reports can read back); the work is the same at any share.
+// CpuModelRunner: runs planned steps with the CPU forward pass. It owns the memory of the
+// scheduler's KV blocks (KvMemory, as many blocks as the pool it is given accounts for).
+// A CPU has no SMs to split, so the device share only is recorded (what tests and
+// reports can read back); the work is the same at any share.
 // Thread-safety: as ModelRunner; device_shares() from any thread.
 #pragma once
 
@@ -14,7 +15,8 @@ namespace baton {
 
 class CpuModelRunner final : public ModelRunner {
  public:
-  CpuModelRunner(const LlamaModel& model, KvBlockPool& pool) : model_(model), pool_(pool) {}
+  CpuModelRunner(const LlamaModel& model, const KvBlockPool& pool)
+      : model_(model), memory_(model.config(), pool) {}
   std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override;
 
   struct ShareSeen {
@@ -27,7 +29,7 @@ class CpuModelRunner final : public ModelRunner {
 
  private:
   const LlamaModel& model_;
-  KvBlockPool& pool_;
+  KvMemory memory_;  // the engine thread's steps only, one at a time
   mutable std::mutex mu_;
   std::deque<ShareSeen> shares_;  // guarded by mu_
 };
