@@ -134,7 +134,10 @@ const std::string kModelEngines = "--engine llm:" + std::string(BATON_TEST_DATA)
 
 const nlohmann::json* engine_named(const nlohmann::json& engines, const std::string& name) {
   for (const nlohmann::json& e : engines) {
-    if (e["engine"] == name || (e.contains("name") && e["name"] == name)) return &e;
+    // repro's engines carry "name", the analysis's "engine".
+    for (const char* key : {"name", "engine"}) {
+      if (e.contains(key) && e[key] == name) return &e;
+    }
   }
   return nullptr;
 }
