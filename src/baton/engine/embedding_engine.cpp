@@ -41,6 +41,7 @@ class EmbeddingEngine::Call final : public Job {
   std::future<EmbeddingResult> future() { return promise_.get_future(); }
 
   void run(std::stop_token stop) noexcept override {
+    std::exception_ptr error;
     try {
       // A shared executor outlives this engine's stop(), so the engine's own flag counts.
       if (stop.stop_requested() || engine_.stopped_.load(std::memory_order_acquire)) {
@@ -53,8 +54,12 @@ class EmbeddingEngine::Call final : public Job {
       engine_.count(true, request_);
       promise_.set_value(std::move(result));
     } catch (...) {
+      error = std::current_exception();
+    }
+    // Outside the handler: the promise takes this thread's one reference to the error.
+    if (error) {
       engine_.count(false, request_);
-      promise_.set_exception(std::current_exception());
+      promise_.set_exception(std::move(error));
     }
     engine_.call_finished();
   }

@@ -88,6 +88,7 @@ void LlmEngine::run_step(StepPlan plan) {
   step_kind_.store(kind, std::memory_order_relaxed);
   auto logits = std::make_shared<std::vector<float>>();
   std::optional<GpuBurst> burst;
+  std::exception_ptr error;
   try {
     burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
     // The ops share the step: after a reset the stream may still finish them.
@@ -104,10 +105,14 @@ void LlmEngine::run_step(StepPlan plan) {
     stream_->synchronize();
     burst->done();
   } catch (...) {
-    const std::exception_ptr error = std::current_exception();
+    error = std::current_exception();
+  }
+  // Outside the handler, so that this thread holds no reference to the exception once
+  // the clients have it (fail() hands its references over).
+  if (error) {
     stream_->wait_idle();  // nothing of the failed step may still touch the KV blocks
     if (burst) burst->failed();
-    fail(batch_.fail_step(), error);
+    fail(batch_.fail_step(), std::move(error));
     return;
   }
   deliver(batch_.after_step(*logits, Clock::now()));
@@ -130,7 +135,7 @@ void LlmEngine::deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished) 
   }
   for (auto& entry : finished) {
     if (entry->error) {
-      entry->promise.set_exception(entry->error);
+      entry->promise.set_exception(std::move(entry->error));
     } else {
       entry->promise.set_value(std::move(entry->result));
     }
@@ -144,7 +149,13 @@ void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,
     std::lock_guard lock(mu_);
     stats_.requests_failed += entries.size();
   }
-  for (auto& entry : entries) entry->promise.set_exception(error);
+  // Every reference is handed to a promise, none kept: the last client to drop the error
+  // frees it, after its own reads.
+  std::vector<std::exception_ptr> copies(entries.size(), error);
+  error = nullptr;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    entries[i]->promise.set_exception(std::move(copies[i]));
+  }
 }
 
 void LlmEngine::update_stats() {
