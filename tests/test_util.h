@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <future>
 #include <thread>
@@ -27,12 +28,18 @@ class Gate {
   std::shared_future<void> opened_;
 };
 
-// Gives exactly the Nth committed buffer of the process `fault` (a hang by default);
-// `hangs` counts the faults realized.
+// Gives exactly the Nth committed buffer of the process (or, after only_on(), of one
+// stream) `fault` (a hang by default); `hangs` counts the faults realized.
 class HangNth final : public FaultHooks {
  public:
   explicit HangNth(std::uint64_t n, BufferFault fault = BufferFault::hang) : n_(n), fault_(fault) {}
-  BufferFault on_commit(StreamId) override { return ++commits_ == n_ ? fault_ : BufferFault::none; }
+  // Counts only the buffers of `stream` (chosen once its engine exists).
+  void only_on(StreamId stream) { only_on_.store(stream); }
+  BufferFault on_commit(StreamId stream) override {
+    const std::int64_t only = only_on_.load();
+    if (only >= 0 && stream != static_cast<StreamId>(only)) return BufferFault::none;
+    return ++commits_ == n_ ? fault_ : BufferFault::none;
+  }
   bool stall_now(StreamId) override { return false; }
   double slowdown(StreamId, TimePoint) override { return 1.0; }
   void realized(StreamId, BufferFault) override { ++hangs; }
@@ -41,6 +48,7 @@ class HangNth final : public FaultHooks {
  private:
   const std::uint64_t n_;
   const BufferFault fault_;
+  std::atomic<std::int64_t> only_on_{-1};  // -1: every stream
   std::atomic<std::uint64_t> commits_{0};
 };
 

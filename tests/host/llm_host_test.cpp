@@ -22,26 +22,6 @@ using namespace std::chrono_literals;
 
 const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
 
-// Hangs the Nth buffer committed on one stream, chosen once its engine exists.
-class HangNthOnStream final : public FaultHooks {
- public:
-  explicit HangNthOnStream(std::uint64_t n) : n_(n) {}
-  void target(StreamId stream) { target_.store(stream); }
-  BufferFault on_commit(StreamId stream) override {
-    if (stream != target_.load() || ++commits_ != n_) return BufferFault::none;
-    return BufferFault::hang;
-  }
-  bool stall_now(StreamId) override { return false; }
-  double slowdown(StreamId, TimePoint) override { return 1.0; }
-  void realized(StreamId, BufferFault) override { ++hangs; }
-  std::atomic<int> hangs{0};
-
- private:
-  const std::uint64_t n_;
-  std::atomic<StreamId> target_{0};
-  std::atomic<std::uint64_t> commits_{0};
-};
-
 class BurstLog final : public BurstObserver {
  public:
   void burst_done(const BurstRecord& burst) override {
@@ -71,7 +51,7 @@ TEST(LlmHost, AHangInOneModelsDecodeIsRecoveredWhileAnotherModelAnswers) {
   const LlamaModel llama = LlamaModel::load(kModels / "llama");
   // A step commits one buffer per layer (2) and one for the logits: the 7th buffer is
   // the first of the third step, a decode step after the one-step prefill.
-  HangNthOnStream hooks(7);
+  testing::HangNth hooks(7);
   WatchdogOptions watchdog;
   watchdog.deadline = 3s;  // long enough that the other model surely answers meanwhile
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}, &hooks), TurnOptions{},
@@ -80,7 +60,7 @@ TEST(LlmHost, AHangInOneModelsDecodeIsRecoveredWhileAnotherModelAnswers) {
   host.add_burst_observer(log);
   LlmEngine& hung = host.add_llm_engine("qwen", qwen, nullptr, {});
   LlmEngine& other = host.add_llm_engine("llama", llama, nullptr, {});
-  hooks.target(hung.stream().id());
+  hooks.only_on(hung.stream().id());
 
   std::future<GenerationResult> failing = hung.submit(greedy(1, 10));
   ASSERT_TRUE(testing::eventually([&] { return hooks.hangs.load() == 1; }));
