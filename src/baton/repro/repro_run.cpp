@@ -4,7 +4,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <random>
 #include <thread>
 
 #include "baton/common/clock.h"
@@ -15,31 +14,10 @@
 #include "baton/ledger/ledger_recorder.h"
 #include "baton/ledger/stream_recorder.h"
 #include "baton/repro/burst_times.h"
-#include "baton/repro/model_clients.h"
+#include "baton/repro/clients.h"
 
 namespace baton {
 namespace {
-
-// Keeps one engine busy until stopped, as a steady stream of clients would.
-void drive(Engine& engine, std::uint64_t seed, std::stop_token stop) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::uint32_t> decode_tokens(16, 64);
-  std::exponential_distribution<double> embed_gap_ms(1.0 / 20.0);
-  for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
-    Request request{id, 1};
-    if (engine.kind() == BurstKind::decode) request.bursts = decode_tokens(rng);
-    if (engine.kind() == BurstKind::embed) {
-      std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(embed_gap_ms(rng)));
-    }
-    try {
-      engine.submit(request).get();
-    } catch (const EngineStopped&) {
-      return;
-    } catch (const GpuError&) {
-      // Counted by the engine; a client would retry.
-    }
-  }
-}
 
 // A flagged burst [onset, time] of an engine on an episode's stream that overlaps the
 // episode detects it.

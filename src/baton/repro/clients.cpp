@@ -1,4 +1,4 @@
-#include "baton/repro/model_clients.h"
+#include "baton/repro/clients.h"
 
 #include <random>
 #include <thread>
@@ -16,7 +16,34 @@ std::vector<TokenId> random_tokens(std::mt19937_64& rng, std::size_t count, std:
   return tokens;
 }
 
+// Waits for one request; false once the engine has stopped. A request that failed with a
+// GpuError is counted by its engine, and the client sends the next, as a retrying one would.
+template <typename Future>
+bool answered(Future future) {
+  try {
+    future.get();
+  } catch (const EngineStopped&) {
+    return false;
+  } catch (const GpuError&) {
+  }
+  return true;
+}
+
+void sleep_ms(double ms) { std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(ms)); }
+
 }  // namespace
+
+void drive(Engine& engine, std::uint64_t seed, std::stop_token stop) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<std::uint32_t> decode_tokens(16, 64);
+  std::exponential_distribution<double> embed_gap_ms(1.0 / 20.0);
+  for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
+    Request request{id, 1};
+    if (engine.kind() == BurstKind::decode) request.bursts = decode_tokens(rng);
+    if (engine.kind() == BurstKind::embed) sleep_ms(embed_gap_ms(rng));
+    if (!answered(engine.submit(request))) return;
+  }
+}
 
 void drive_llm(LlmEngine& engine, std::size_t prompt_tokens, std::size_t vocab,
                std::uint64_t seed, std::stop_token stop) {
@@ -27,13 +54,7 @@ void drive_llm(LlmEngine& engine, std::size_t prompt_tokens, std::size_t vocab,
     request.params.sampling.temperature = 0.0;
     request.params.max_tokens = decode_tokens(rng);
     request.params.ignore_eos = true;
-    try {
-      engine.submit(std::move(request)).get();
-    } catch (const EngineStopped&) {
-      return;
-    } catch (const GpuError&) {
-      // Counted by the engine; a client would retry.
-    }
+    if (!answered(engine.submit(std::move(request)))) return;
   }
 }
 
@@ -44,16 +65,12 @@ void drive_embedding(EmbeddingEngine& engine, std::size_t vocab, std::uint64_t s
   std::uniform_int_distribution<std::size_t> length(8, 64);
   std::exponential_distribution<double> gap_ms(1.0 / 20.0);
   for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
-    std::this_thread::sleep_for(std::chrono::duration<double, std::milli>(gap_ms(rng)));
+    sleep_ms(gap_ms(rng));
     EmbeddingRequest request{id, {}};
-    for (int i = inputs(rng); i > 0; --i) request.inputs.push_back(random_tokens(rng, length(rng), vocab));
-    try {
-      engine.embed(std::move(request)).get();
-    } catch (const EngineStopped&) {
-      return;
-    } catch (const GpuError&) {
-      // Counted by the engine; a client would retry.
+    for (int i = inputs(rng); i > 0; --i) {
+      request.inputs.push_back(random_tokens(rng, length(rng), vocab));
     }
+    if (!answered(engine.embed(std::move(request)))) return;
   }
 }
 
