@@ -4,7 +4,7 @@ PRESET ?= release
 BUILD_DIR := build/$(PRESET)
 JOBS ?= $(shell nproc)
 
-.PHONY: setup build run test test-tsan test-asan fuzz bench clean
+.PHONY: setup build run demo test test-tsan test-asan fuzz bench clean
 
 setup:
 	@scripts/setup
@@ -13,8 +13,12 @@ build: setup
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# Until `baton serve` exists: the same engines solo, then under concurrent and serialize.
+# `baton serve` on the default models (two chat, one embedding) on the CPU; Ctrl-C stops it.
 run: build
+	@scripts/serve-default $(BUILD_DIR)
+
+# The earlier demonstration: engines solo, then under concurrent and serialize.
+demo: build
 	@scripts/demo $(BUILD_DIR)/baton
 
 CTEST_ARGS ?=
@@ -30,18 +34,20 @@ test-tsan:
 test-asan:
 	@$(MAKE) --no-print-directory test PRESET=asan CTEST_ARGS="-LE soak"
 
-# libFuzzer (clang, ASan+UBSan) for FUZZ_SECONDS in all, split evenly between the three
+# libFuzzer (clang, ASan+UBSan) for FUZZ_SECONDS in all, split evenly between the four
 # targets: the CSV importers (seeds fuzz/corpus/csv), the safetensors parser (seeds
-# fuzz/corpus/safetensors) and the tokenizer.json reader (seeds fuzz/corpus/tokenizer).
+# fuzz/corpus/safetensors), the tokenizer.json reader (seeds fuzz/corpus/tokenizer) and
+# the server's request parsers (seeds fuzz/corpus/openai).
 # Each keeps what it finds in build/fuzz/corpus/NAME; a crashing input is written to
 # build/fuzz/crash-* and fails the target.
 FUZZ_SECONDS ?= 60
-FUZZ_EACH = $(shell s=$$(( $(FUZZ_SECONDS) / 3 )); echo $$(( s > 0 ? s : 1 )))
+FUZZ_EACH = $(shell s=$$(( $(FUZZ_SECONDS) / 4 )); echo $$(( s > 0 ? s : 1 )))
 fuzz: setup
 	@cmake --preset fuzz >/dev/null
 	@cmake --build build/fuzz -j $(JOBS) --target csv_import_fuzz safetensors_fuzz \
-	  tokenizer_json_fuzz
-	@mkdir -p build/fuzz/corpus/csv build/fuzz/corpus/safetensors build/fuzz/corpus/tokenizer
+	  tokenizer_json_fuzz openai_request_fuzz
+	@mkdir -p build/fuzz/corpus/csv build/fuzz/corpus/safetensors build/fuzz/corpus/tokenizer \
+	  build/fuzz/corpus/openai
 	@build/fuzz/fuzz/csv_import_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/csv_import.dict \
 	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/csv fuzz/corpus/csv
 	@build/fuzz/fuzz/safetensors_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/safetensors.dict \
@@ -50,6 +56,9 @@ fuzz: setup
 	@build/fuzz/fuzz/tokenizer_json_fuzz -max_total_time=$(FUZZ_EACH) \
 	  -dict=fuzz/tokenizer_json.dict -artifact_prefix=build/fuzz/ -print_final_stats=1 \
 	  build/fuzz/corpus/tokenizer fuzz/corpus/tokenizer
+	@build/fuzz/fuzz/openai_request_fuzz -max_total_time=$(FUZZ_EACH) \
+	  -dict=fuzz/openai_request.dict -artifact_prefix=build/fuzz/ -print_final_stats=1 \
+	  build/fuzz/corpus/openai fuzz/corpus/openai
 
 bench: build
 	@$(BUILD_DIR)/bench/turn_bench

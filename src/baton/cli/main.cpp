@@ -13,6 +13,7 @@
 #include "baton/cli/make_model_command.h"
 #include "baton/cli/plan_command.h"
 #include "baton/cli/repro_command.h"
+#include "baton/cli/serve_command.h"
 #include "baton/cli/supervise_command.h"
 #include "baton/common/exit_codes.h"
 #include "baton/common/interrupted.h"
@@ -46,6 +47,8 @@ int main(int argc, char** argv) {
   CLI::App* make_model_cmd = make_model.attach(app);
   baton::EmbedCommand embed;
   CLI::App* embed_cmd = embed.attach(app);
+  baton::ServeCommand serve;
+  CLI::App* serve_cmd = serve.attach(app);
 
   if (argc > 1 && argv[1][0] != '-' && !is_verb(app, argv[1])) {
     std::cerr << "baton: unknown verb '" << argv[1] << "'; see baton --help\n";
@@ -70,6 +73,7 @@ int main(int argc, char** argv) {
     if (make_model_cmd->parsed()) return make_model.run();
     if (generate_cmd->parsed()) return generate.run();
     if (embed_cmd->parsed()) return embed.run();
+    if (serve_cmd->parsed()) return serve.run();
   } catch (const baton::Interrupted& e) {
     std::cerr << "baton: " << e.what() << "; nothing half-written was left behind\n";
     // End by the signal itself, so that a shell loop around baton stops too (128 + N if not).

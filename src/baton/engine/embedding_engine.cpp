@@ -61,15 +61,26 @@ class EmbeddingEngine::Call final : public Job {
       engine_.count(false, request_);
       promise_.set_exception(std::move(error));
     }
+    notify();
     engine_.call_finished();
   }
   void cancel() noexcept override {
     engine_.count(false, request_);
     promise_.set_exception(std::make_exception_ptr(EngineStopped(engine_.name())));
+    notify();
     engine_.call_finished();
   }
 
+
  private:
+  void notify() noexcept {
+    try {
+      if (request_.on_done) request_.on_done();
+    } catch (...) {
+      // The result is in the future already; a failing notification cannot change it.
+    }
+  }
+
   EmbeddingEngine& engine_;
   EmbeddingRequest request_;
   TimePoint submitted_;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <future>
 #include <mutex>
 #include <thread>
@@ -30,6 +31,9 @@ namespace baton {
 struct EmbeddingRequest {
   std::uint64_t id = 0;
   std::vector<std::vector<TokenId>> inputs;  // each one a tokenized text
+  // Called on the executor once the future is ready, if the call got that far (a call
+  // refused by embed() itself has its future ready on return); must be quick.
+  std::function<void()> on_done;
 };
 
 struct EmbeddingResult {

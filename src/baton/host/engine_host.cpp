@@ -47,9 +47,10 @@ LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel&
 }
 
 EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const LlamaModel& model,
-                                                  Pooling pooling) {
+                                                  Pooling pooling, std::size_t kv_budget_bytes) {
   auto engine = std::make_unique<EmbeddingEngine>(name, model, pooling, embedding_executor(),
-                                                  device_->default_stream(), *turn_);
+                                                  device_->default_stream(), *turn_,
+                                                  kv_budget_bytes);
   EmbeddingEngine& added = *engine;
   host(std::move(engine), false);  // the default stream is watched from the start
   return added;

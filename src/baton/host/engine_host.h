@@ -42,8 +42,10 @@ class EngineHost {
                             const BpeTokenizer* tokenizer, LlmBatchOptions options);
   // An embedding engine on the shared embedding executor and the default stream, as
   // every embedding engine of the host; `model` must outlive the host.
+  // `kv_budget_bytes` bounds the tokens of one call.
   EmbeddingEngine& add_embedding_engine(const std::string& name, const LlamaModel& model,
-                                        Pooling pooling);
+                                        Pooling pooling,
+                                        std::size_t kv_budget_bytes = std::size_t{64} << 20);
   // Set-up only, before add_engine(): one more observer of every engine's bursts.
   void add_burst_observer(BurstObserver& observer) { burst_observers_.push_back(&observer); }
 

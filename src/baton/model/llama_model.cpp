@@ -29,11 +29,21 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   const auto optional = [&](const std::string& name, std::int64_t size, bool wanted) {
     return wanted ? load_vector(weights_, name, size) : std::vector<float>{};
   };
+  std::uint64_t total = 0;
+  for (const std::filesystem::path& file : weights_.files()) total += std::filesystem::file_size(file);
+  const auto report = [&](std::int64_t layers_done) {
+    if (options.progress) {
+      options.progress(total * static_cast<std::uint64_t>(layers_done + 1) /
+                           static_cast<std::uint64_t>(c.num_layers + 1),
+                       total);
+    }
+  };
   embed_ = matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
   if (!c.tie_word_embeddings || weights_.find("lm_head.weight") != nullptr) {
     lm_head_ = matrix("lm_head.weight", c.vocab_size, c.hidden_size);
   }
   final_norm_ = load_vector(weights_, "model.norm.weight", c.hidden_size);
+  report(0);
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
     const std::string p = "model.layers." + std::to_string(i) + ".";
     Layer l;
@@ -52,6 +62,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
     l.up = matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
     l.down = matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
     layers_.push_back(std::move(l));
+    report(i + 1);
   }
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -21,6 +22,9 @@ namespace baton {
 struct ModelLoadOptions {
   bool keep_bf16 = true;  // bf16 matrices stay bf16 (false: widened to f32 at load)
   int threads = 0;        // kernel threads; 0: default_cpu_threads()
+  // Called after the embedding and after each layer with the bytes of the weight files
+  // read so far (by layer) and in all, for a progress bar.
+  std::function<void(std::uint64_t done, std::uint64_t total)> progress;
 };
 
 class LlamaModel {

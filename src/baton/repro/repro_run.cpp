@@ -153,7 +153,7 @@ ReproResult run_repro(const ReproOptions& options) {
   host.add_burst_observer(times);
   if (recorder) {
     host.add_burst_observer(*recorder);
-    host.faults().set_sink([&recorder](const FaultEvent& event) { recorder->event(event); });
+    host.faults().add_sink([&recorder](const FaultEvent& event) { recorder->event(event); });
   }
   std::vector<HostedSpec> engines;
   for (const ReproEngine& spec : options.engines) {

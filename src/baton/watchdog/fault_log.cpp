@@ -9,7 +9,7 @@ void FaultLog::record(FaultEvent event) {
     fatal_ = event;
     fatal_cv_.notify_all();
   }
-  if (sink_) sink_(event);
+  for (const Sink& sink : sinks_) sink(event);
   events_.push_back(std::move(event));
 }
 

@@ -18,8 +18,9 @@ namespace baton {
 class FaultLog {
  public:
   using Sink = std::function<void(const FaultEvent&)>;
-  // Set-up only, before any event: also hands every stored event to `sink` (the ledger).
-  void set_sink(Sink sink) { sink_ = std::move(sink); }
+  // Set-up only, before any event: also hands every stored event to `sink` (the ledger,
+  // the server's health and metrics), in the order they were added.
+  void add_sink(Sink sink) { sinks_.push_back(std::move(sink)); }
 
   // Records `event`; a fatal one also trips the latch. Only the first fatal event is kept:
   // later reports of the same fatal state add nothing.
@@ -33,7 +34,7 @@ class FaultLog {
   bool wait_fatal_for(std::chrono::duration<double> timeout);
 
  private:
-  Sink sink_;  // set-up only
+  std::vector<Sink> sinks_;  // set-up only
   mutable std::mutex mu_;
   std::condition_variable fatal_cv_;
   std::vector<FaultEvent> events_;   // guarded by mu_

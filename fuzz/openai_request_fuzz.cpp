@@ -1,0 +1,76 @@
+// libFuzzer target: arbitrary bytes as the body of a chat completion, completion or
+// embeddings request, into the parsers the server runs on every request. An ApiError with
+// status 400 is the expected answer to a bad body; any other exception, a crash, a hang,
+// a sanitizer report, or an accepted request that breaks the parsers' promises (a value
+// out of its documented range, an empty model or prompt) is a bug.
+// Thread-safety: libFuzzer calls the entry point from one thread.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "baton/server/api_error.h"
+#include "baton/server/openai_request.h"
+
+namespace {
+
+void require(bool condition, const char* what) {
+  if (condition) return;
+  std::fprintf(stderr, "openai_request_fuzz: accepted a request that breaks: %s\n", what);
+  std::abort();
+}
+
+template <typename T>
+bool within(const std::optional<T>& value, double low, double high) {
+  return !value || (*value >= low && *value <= high);
+}
+
+void check(const baton::CompletionCall& call) {
+  require(!call.model.empty(), "a model name");
+  if (call.kind == baton::CompletionCall::Kind::chat) {
+    require(!call.messages.empty(), "at least one message");
+  } else {
+    require(call.prompt.has_value() != call.prompt_tokens.has_value(), "one prompt");
+    require(!call.prompt || !call.prompt->empty(), "a non-empty prompt");
+    require(!call.prompt_tokens || !call.prompt_tokens->empty(), "non-empty prompt tokens");
+  }
+  const baton::SamplingRequest& s = call.sampling;
+  require(within(s.temperature, 0, 2), "temperature in [0, 2]");
+  require(within(s.top_p, 1e-300, 1), "top_p in (0, 1]");
+  require(within(s.presence_penalty, -2, 2) && within(s.frequency_penalty, -2, 2), "penalties");
+  require(!call.max_tokens || *call.max_tokens >= 1, "max_tokens >= 1");
+  require(call.top_logprobs >= 0 && call.top_logprobs <= 20, "top_logprobs in [0, 20]");
+  require(call.stop.size() <= 4, "4 stop strings at most");
+  for (const auto& stop : call.stop) require(!stop.empty(), "non-empty stop strings");
+  require(!call.include_usage || call.stream, "include_usage only when streaming");
+}
+
+void check(const baton::EmbeddingCall& call) {
+  require(!call.model.empty(), "a model name");
+  require(!call.texts.empty() || !call.token_inputs.empty(), "some input");
+  for (const auto& text : call.texts) require(!text.empty(), "non-empty texts");
+  for (const auto& tokens : call.token_inputs) {
+    require(!tokens.empty(), "non-empty token inputs");
+    for (const auto token : tokens) require(token >= 0, "token ids >= 0");
+  }
+}
+
+template <typename Parse>
+void run(Parse parse) {
+  try {
+    parse();
+  } catch (const baton::ApiError& error) {
+    require(error.status() == 400, "a refusal with status 400");
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  const std::string_view body(reinterpret_cast<const char*>(data), size);
+  run([&] { check(baton::parse_completion_call(body, baton::CompletionCall::Kind::chat)); });
+  run([&] { check(baton::parse_completion_call(body, baton::CompletionCall::Kind::text)); });
+  run([&] { check(baton::parse_embedding_call(body)); });
+  return 0;
+}

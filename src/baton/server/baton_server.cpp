@@ -1,0 +1,193 @@
+#include "baton/server/baton_server.h"
+
+#include <chrono>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "baton/common/clock.h"
+#include "baton/common/exit_codes.h"
+#include "baton/common/human_bytes.h"
+#include "baton/host/make_device.h"
+#include "baton/model/pooling.h"
+
+namespace baton {
+namespace {
+
+double unix_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::vector<std::string> names_of(const ServeConfig& config) {
+  std::vector<std::string> names;
+  for (const ModelSpec& spec : config.models) names.push_back(spec.name);
+  return names;
+}
+
+WatchdogOptions watchdog_options(const ServeConfig& config) {
+  WatchdogOptions options = WatchdogOptions::for_backend(config.backend);
+  options.deadline =
+      std::chrono::milliseconds(std::llround(config.watchdog_deadline_s * 1000.0));
+  return options;
+}
+
+std::string describe_model(const ServedModel& m) {
+  const ModelConfig& c = m.model->config();
+  const bool bf16 = m.model->embedding().is_bf16();
+  const double params = static_cast<double>(m.model->weight_bytes()) / (bf16 ? 2.0 : 4.0);
+  return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
+                     "context {}, {} {} MB",
+                     m.spec.name, m.kind_name(), to_string(c.arch), bf16 ? "bf16" : "f32",
+                     params / 1e6, human_bytes(m.model->weight_bytes()), c.num_hidden_layers,
+                     m.llm != nullptr ? m.llm->context_length()
+                                      : static_cast<int>(c.max_position_embeddings),
+                     m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb);
+}
+
+}  // namespace
+
+BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgress& progress)
+    : config_(std::move(config)),
+      health_(watchdog_options(config_).deadline, std::chrono::seconds(5)),
+      metrics_(std::make_unique<ServerMetrics>(names_of(config_))) {
+  load_models(log, progress);
+  auto injector =
+      config_.faults.any() ? std::make_unique<FaultInjector>(config_.faults) : nullptr;
+  FaultInjector* faults = injector.get();
+  auto device = make_device(config_.backend, faults);
+  const std::string backend(device->backend());
+  open_ledger(backend);
+  if (streams_) {
+    device->add_observer(*streams_);
+    streams_->name_stream(device->default_stream().id(), device->default_stream().name());
+  }
+  host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
+                                       std::move(injector));
+  host_engines();
+  if (faults != nullptr && !config_.fault_engine.empty()) {
+    for (const auto& engine : host_->engines()) {
+      if (engine->name() == config_.fault_engine) faults->only_on({engine->stream().id()});
+    }
+  }
+  for (const auto& model : models_) log << describe_model(*model) << "\n";
+
+  RouterContext context{{}, *host_, health_, *metrics_, busy_, config_.api_key,
+                        describe(config_.turn), [this] { return http_->stats(); }};
+  for (const auto& model : models_) context.models.push_back(model.get());
+  router_ = std::make_unique<Router>(std::move(context));
+  HttpServerOptions http;
+  http.host = config_.host;
+  http.port = config_.port;
+  http.threads = config_.http_threads;
+  http.max_body_bytes = config_.max_body_bytes;
+  http_ = std::make_unique<HttpServer>(http, [this](const HttpRequest& r) { return router_->handle(r); });
+}
+
+BatonServer::~BatonServer() {
+  if (http_) http_->stop();
+  if (host_) host_->stop();
+}
+
+void BatonServer::load_models(std::ostream& log, const LoadProgress& progress) {
+  for (const ModelSpec& spec : config_.models) {
+    auto served = std::make_unique<ServedModel>();
+    served->spec = spec;
+    ModelLoadOptions options;
+    options.threads = config_.cpu_threads;
+    if (progress) {
+      options.progress = [&progress, &spec](std::uint64_t done, std::uint64_t total) {
+        progress(spec.name, done, total);
+      };
+    }
+    served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
+    served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
+    if (served->chat()) {
+      std::optional<ChatFamily> family;
+      if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
+      served->input.emplace(spec.dir, *served->tokenizer, served->model->config().generation,
+                            family);
+    }
+    models_.push_back(std::move(served));
+  }
+  (void)log;
+}
+
+void BatonServer::open_ledger(const std::string& backend) {
+  if (config_.no_ledger) return;
+  ledger_.emplace(config_.ledger);
+  run_id_ = ledger_->begin_run({unix_now(), BATON_VERSION, backend, describe(config_.turn), true});
+  recorder_.emplace(*ledger_, run_id_);
+  streams_.emplace(*ledger_, run_id_, recorder_->wall());
+}
+
+void BatonServer::host_engines() {
+  host_->add_burst_observer(health_);
+  if (recorder_) host_->add_burst_observer(*recorder_);
+  if (recorder_) host_->faults().add_sink([this](const FaultEvent& e) { recorder_->event(e); });
+  host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
+  for (const auto& model : models_) {
+    const ModelSpec& spec = model->spec;
+    HostedEngine* engine = nullptr;
+    if (model->chat()) {
+      LlmBatchOptions options;
+      options.kv_budget_bytes = spec.kv_budget_mb << 20;
+      options.max_batch = spec.max_batch;
+      options.prefill_chunk = spec.prefill_chunk;
+      options.queue_limit = spec.queue_limit;
+      options.context_length = spec.context_length;
+      model->llm = &host_->add_llm_engine(spec.name, *model->model, model->tokenizer.get(), options);
+      engine = model->llm;
+    } else {
+      model->embedding = &host_->add_embedding_engine(spec.name, *model->model,
+                                                      read_pooling(spec.dir), spec.kv_budget_mb << 20);
+      engine = model->embedding;
+    }
+    health_.watch(spec.name, &engine->stream());
+    if (streams_) streams_->name_stream(engine->stream().id(), engine->stream().name());
+  }
+}
+
+int BatonServer::serve(SignalPipe& signals, std::ostream& log) {
+  http_->start();
+  log << "baton serve: listening on http://" << config_.host << ":" << http_->port() << std::endl;
+  for (;;) {
+    if (host_->faults().fatal()) {
+      log << "baton serve: the device is in a fatal state (" << host_->faults().fatal()->detail
+          << "); exiting " << kExitGpuFatal << " so that a supervisor restarts the server"
+          << std::endl;
+      http_->stop();
+      host_->stop();
+      close_ledger(kExitGpuFatal);
+      return kExitGpuFatal;
+    }
+    if (!signals.wait(std::chrono::milliseconds(100)).empty()) break;
+  }
+  shut_down(signals, log);
+  return kExitOk;
+}
+
+void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
+  log << "baton serve: stopping; in-flight requests have " << config_.shutdown_timeout_s
+      << " s to finish" << std::endl;
+  http_->stop_accepting();
+  const TimePoint deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(config_.shutdown_timeout_s));
+  while (!http_->wait_idle(std::chrono::milliseconds(100))) {
+    if (Clock::now() >= deadline || !signals.wait(std::chrono::milliseconds(0)).empty()) break;
+  }
+  const std::size_t left = http_->stats().pending_responses;
+  if (left > 0) log << "baton serve: failing " << left << " requests still in flight" << std::endl;
+  host_->stop();  // what is left fails with EngineStopped: its clients get a 503
+  (void)http_->wait_idle(std::chrono::seconds(2));
+  http_->stop();
+  close_ledger(kExitOk);
+  log << "baton serve: stopped" << std::endl;
+}
+
+void BatonServer::close_ledger(int exit_code) {
+  if (!ledger_) return;
+  if (streams_) streams_->finish();
+  ledger_->end_run(run_id_, unix_now(), exit_code);  // commits what is queued
+}
+
+}  // namespace baton

@@ -1,0 +1,76 @@
+// BatonServer: the composition root of `baton serve`. It loads every configured model,
+// hosts one engine per model in one EngineHost (one turn, one watchdog), records the run
+// in the ledger (bursts, streams, fault events), and serves the HTTP API (router.h) until
+// asked to stop or the device turns fatal:
+// - SIGTERM / SIGINT: stop accepting, let in-flight requests finish for up to the
+//   shutdown timeout, fail the rest (their clients get a 503 or an SSE error event),
+//   flush the ledger, exit 0. A second signal skips the wait.
+// - a fatal device error: close the ledger run with 70 and exit 70, so that
+//   `baton supervise` restarts the server.
+// Thread-safety: construct, then serve() from one thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+#include "baton/common/signal_pipe.h"
+#include "baton/host/engine_host.h"
+#include "baton/ledger/ledger.h"
+#include "baton/ledger/ledger_recorder.h"
+#include "baton/ledger/stream_recorder.h"
+#include "baton/server/dual_engine_clock.h"
+#include "baton/server/engine_health.h"
+#include "baton/server/http_server.h"
+#include "baton/server/metrics.h"
+#include "baton/server/router.h"
+#include "baton/server/serve_config.h"
+#include "baton/server/served_model.h"
+
+namespace baton {
+
+// What loading reports: bytes of a model's weights mapped and checked so far.
+using LoadProgress =
+    std::function<void(const std::string& model, std::uint64_t done, std::uint64_t total)>;
+
+class BatonServer {
+ public:
+  // Loads the models and binds the port; throws ConfigError, ModelFileError,
+  // BackendUnavailable or std::system_error (the address is taken). `log` gets one line
+  // per model loaded.
+  BatonServer(ServeConfig config, std::ostream& log, const LoadProgress& progress = {});
+  ~BatonServer();
+  BatonServer(const BatonServer&) = delete;
+  BatonServer& operator=(const BatonServer&) = delete;
+
+  int port() const { return http_->port(); }
+  // Serves until a signal of `signals` or a fatal device error; returns the exit code.
+  int serve(SignalPipe& signals, std::ostream& log);
+
+ private:
+  void load_models(std::ostream& log, const LoadProgress& progress);
+  void open_ledger(const std::string& backend);
+  void host_engines();
+  void shut_down(SignalPipe& signals, std::ostream& log);
+  void close_ledger(int exit_code);
+
+  const ServeConfig config_;
+  // Declared in the order they must be built; destroyed the other way round: the HTTP
+  // server first, then the engines, then what they read and report to.
+  std::optional<Ledger> ledger_;
+  std::optional<LedgerRecorder> recorder_;
+  std::optional<StreamRecorder> streams_;
+  std::int64_t run_id_ = 0;
+  std::vector<std::unique_ptr<ServedModel>> models_;
+  EngineHealth health_;
+  std::unique_ptr<ServerMetrics> metrics_;
+  DualEngineClock busy_;
+  std::unique_ptr<EngineHost> host_;
+  std::unique_ptr<Router> router_;
+  std::unique_ptr<HttpServer> http_;
+};
+
+}  // namespace baton

@@ -1,0 +1,212 @@
+#include "baton/server/completion_stream.h"
+
+#include <chrono>
+
+#include "baton/server/api_error.h"
+#include "baton/server/sse.h"
+
+namespace baton {
+namespace {
+
+TokenLogprobs logprobs_of(const TokenDelta& delta) {
+  return {delta.token, delta.logprob, delta.top};
+}
+
+}  // namespace
+
+CompletionStream::CompletionStream(LlmEngine& engine, const BpeTokenizer& tokenizer,
+                                   CompletionSinks sinks, ResponseIdentity identity,
+                                   CompletionShape shape, GenerationRequest request,
+                                   std::string prompt_param)
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      sinks_(std::move(sinks)),
+      identity_(std::move(identity)),
+      shape_(shape),
+      request_(std::move(request)),
+      prompt_param_(std::move(prompt_param)) {}
+
+void CompletionStream::start(std::function<void()> wake) {
+  wake_ = std::move(wake);
+  // The engine holds this object through the callbacks until the request ends.
+  auto self = shared_from_this();
+  request_.cancel = cancel_.get_token();
+  request_.on_token = [self](const TokenDelta& delta) { self->on_token(delta); };
+  request_.on_done = [self] { self->on_done(); };
+  sinks_.metrics.prompt_tokens(identity_.model, static_cast<int>(request_.prompt.size()));
+  sinks_.busy.begin(engine_.name());
+  submitted_ = last_token_ = Clock::now();
+  future_ = engine_.submit(std::move(request_));
+  // Refused at once (a bad request, a full queue, a stopping engine): no callback comes.
+  if (future_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+    {
+      std::lock_guard lock(mu_);
+      if (done_) return;  // the engine finished it already and called on_done
+      done_ = true;
+    }
+    sinks_.busy.end(engine_.name());
+    wake_();
+  }
+}
+
+void CompletionStream::on_token(const TokenDelta& delta) {
+  const TimePoint now = Clock::now();
+  if (tokens_seen_++ == 0) {
+    sinks_.metrics.first_token(identity_.model, seconds_between(submitted_, now));
+  } else {
+    sinks_.metrics.inter_token(identity_.model, seconds_between(last_token_, now));
+  }
+  last_token_ = now;
+  bool overflowed = false;
+  {
+    std::lock_guard lock(mu_);
+    if (overflowed_) return;
+    // An unstreamed response needs no deltas: its result carries everything.
+    if (!shape_.stream) return;
+    ready_bytes_ += delta.text.size() + 64;
+    if (ready_bytes_ > shape_.buffer_limit_bytes) {
+      overflowed_ = overflowed = true;
+    } else {
+      ready_.push_back(delta);
+    }
+  }
+  if (overflowed) cancel_.request_stop();  // the client does not keep up: cut it off
+  wake_();
+}
+
+void CompletionStream::on_done() {
+  bool overflowed = false;
+  {
+    std::lock_guard lock(mu_);
+    if (done_) return;
+    done_ = true;
+    overflowed = overflowed_;
+  }
+  sinks_.busy.end(engine_.name());
+  if (cancel_.stop_requested() && !overflowed) {
+    // The client went away: nobody takes the response; count it here (nginx's 499).
+    sinks_.counted(499);
+    sinks_.metrics.finished(identity_.model, "cancelled", tokens_seen_,
+                            seconds_between(submitted_, Clock::now()));
+  }
+  wake_();
+}
+
+void CompletionStream::cancel() { cancel_.request_stop(); }
+
+PendingResponse::Chunk CompletionStream::take() {
+  std::vector<TokenDelta> deltas;
+  bool done = false;
+  bool overflowed = false;
+  {
+    std::lock_guard lock(mu_);
+    deltas.swap(ready_);
+    ready_bytes_ = 0;
+    done = done_;
+    overflowed = overflowed_;
+  }
+  if (!shape_.stream) return done ? take_whole() : Chunk{};
+  return take_streamed(std::move(deltas), done, overflowed);
+}
+
+PendingResponse::Chunk CompletionStream::error_response(const ApiError& error) {
+  sinks_.counted(error.status());
+  sinks_.metrics.finished(identity_.model, "error", 0, seconds_between(submitted_, Clock::now()));
+  HttpResponse response = error.response();
+  return {std::move(response.head), false, std::move(response.body), true};
+}
+
+PendingResponse::Chunk CompletionStream::take_whole() {
+  GenerationResult result;
+  try {
+    result = future_.get();
+  } catch (...) {
+    return error_response(to_api_error(std::current_exception(), prompt_param_));
+  }
+  std::vector<TokenLogprobs> logprobs;
+  for (std::size_t i = 0; shape_.logprobs && i < result.tokens.size(); ++i) {
+    logprobs.push_back({result.tokens[i], result.logprobs[i],
+                        i < result.top_logprobs.size() ? result.top_logprobs[i]
+                                                       : std::vector<TopLogprob>{}});
+  }
+  const nlohmann::json body =
+      completion_json(identity_, result, shape_.logprobs ? &logprobs : nullptr, tokenizer_);
+  sinks_.counted(200);
+  sinks_.metrics.finished(identity_.model, to_string(result.finish),
+                          static_cast<int>(result.tokens.size()),
+                          seconds_between(submitted_, Clock::now()));
+  return {HttpHead{200, "application/json", {}}, false, dump(body), true};
+}
+
+PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> deltas, bool done,
+                                                       bool overflowed) {
+  Chunk chunk;
+  if (!head_sent_) {
+    if (deltas.empty() && !done) return chunk;
+    if (deltas.empty() && done) {
+      // Failed before its first token: the client gets a plain HTTP error.
+      try {
+        future_.get();
+      } catch (...) {
+        return error_response(to_api_error(std::current_exception(), prompt_param_));
+      }
+      // A request that made no token at all still gets a proper stream below.
+      future_ = {};
+    }
+    head_sent_ = true;
+    chunk.head = HttpHead{200, "text/event-stream", {{"Cache-Control", "no-cache"}}};
+    chunk.streamed = true;
+    // The role comes first, on its own, as OpenAI's streams do.
+    if (identity_.kind == CompletionCall::Kind::chat) {
+      chunk.body += sse_event(dump(chunk_json(identity_, "", true, std::nullopt, nullptr, tokenizer_)));
+    }
+  }
+  for (const TokenDelta& delta : deltas) {
+    if (delta.text.empty() && !delta.finish && !shape_.logprobs) continue;
+    const std::vector<TokenLogprobs> logprobs{logprobs_of(delta)};
+    chunk.body += sse_event(dump(chunk_json(identity_, delta.text, false, delta.finish,
+                                            shape_.logprobs ? &logprobs : nullptr, tokenizer_)));
+  }
+  if (overflowed) {
+    chunk.body += sse_event(ApiError(500, "the client did not read the stream fast enough; the "
+                                          "request was cancelled", "server_error", "client_too_slow")
+                                .body());
+    chunk.done = true;
+    sinks_.counted(200);
+    return chunk;
+  }
+  if (done) {
+    chunk.body += end_of_stream();
+    chunk.done = true;
+  }
+  return chunk;
+}
+
+// After the last token: usage (if asked) and [DONE], or the error that ended the stream.
+std::string CompletionStream::end_of_stream() {
+  sinks_.counted(200);
+  const double e2e_s = seconds_between(submitted_, Clock::now());
+  if (!future_.valid()) {
+    sinks_.metrics.finished(identity_.model, "length", 0, e2e_s);
+    return sse_done();
+  }
+  GenerationResult result;
+  try {
+    result = future_.get();
+  } catch (...) {
+    const ApiError error = to_api_error(std::current_exception(), prompt_param_);
+    sinks_.metrics.finished(identity_.model, "error", tokens_seen_, e2e_s);
+    return sse_event(error.body()) + sse_done();
+  }
+  sinks_.metrics.finished(identity_.model, to_string(result.finish),
+                          static_cast<int>(result.tokens.size()), e2e_s);
+  std::string out;
+  if (shape_.include_usage) {
+    out += sse_event(dump(usage_chunk_json(
+        identity_, usage_json(result.prompt_tokens, static_cast<int>(result.tokens.size()),
+                              result.cached_prompt_tokens))));
+  }
+  return out + sse_done();
+}
+
+}  // namespace baton

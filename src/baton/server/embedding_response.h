@@ -1,0 +1,43 @@
+// EmbeddingResponse: one /v1/embeddings call between the shared embedding executor and a
+// connection: the executor says when the call is done (on_done), and the connection then
+// sends the vectors whole. A call is one burst and cannot be cut short, so cancel() only
+// drops the result.
+// Thread-safety: as PendingResponse; the executor's callback takes the one mutex.
+#pragma once
+
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "baton/engine/embedding_engine.h"
+#include "baton/server/http_types.h"
+
+namespace baton {
+
+class EmbeddingResponse final : public PendingResponse,
+                                public std::enable_shared_from_this<EmbeddingResponse> {
+ public:
+  EmbeddingResponse(EmbeddingEngine& engine, std::string model, EmbeddingRequest request,
+                    bool base64, std::function<void(int status)> counted);
+
+  void start(std::function<void()> wake) override;
+  Chunk take() override;
+  void cancel() override {}
+
+ private:
+  void done();
+
+  EmbeddingEngine& engine_;
+  const std::string model_;
+  EmbeddingRequest request_;  // until start() submits it
+  const bool base64_;
+  std::function<void(int)> counted_;
+  std::function<void()> wake_;
+  std::mutex mu_;
+  bool done_ = false;  // guarded by mu_
+  std::future<EmbeddingResult> future_;  // the session's strand
+};
+
+}  // namespace baton

@@ -1,0 +1,377 @@
+#include "baton/server/openai_request.h"
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "baton/server/api_error.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+
+json parse_object(std::string_view body) {
+  json value = json::parse(body, nullptr, false);
+  if (value.is_discarded()) {
+    throw ApiError(400, "the request body is not valid JSON", "invalid_request_error",
+                   "invalid_json");
+  }
+  if (!value.is_object()) {
+    throw ApiError(400, "the request body must be a JSON object", "invalid_request_error",
+                   "invalid_json");
+  }
+  return value;
+}
+
+// The object's fields, each known or refused: unknown ones as the OpenAI API does.
+void check_fields(const json& object, const std::set<std::string>& known,
+                  const std::set<std::string>& unsupported) {
+  for (const auto& [key, value] : object.items()) {
+    if (unsupported.count(key) != 0 && !value.is_null()) {
+      throw bad_parameter(key, "'" + key + "' is not supported by baton", "unsupported_parameter");
+    }
+    if (known.count(key) == 0 && unsupported.count(key) == 0) {
+      throw bad_parameter(key, "Unrecognized request argument supplied: " + key,
+                          "unknown_parameter");
+    }
+  }
+}
+
+// A field that is absent or null has no value.
+const json* field(const json& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& value, const std::string& name, double low, double high) {
+  if (!value.is_number()) throw bad_parameter(name, "'" + name + "' must be a number");
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || x < low || x > high) {
+    std::string range = "[" + json(low).dump() + ", " + json(high).dump() + "]";
+    throw bad_parameter(name, "'" + name + "' must be in " + range + "; got " + value.dump());
+  }
+  return x;
+}
+
+std::int64_t integer(const json& value, const std::string& name, std::int64_t low,
+                     std::int64_t high) {
+  if (!value.is_number_integer()) throw bad_parameter(name, "'" + name + "' must be an integer");
+  if (value.is_number_unsigned() && value.get<std::uint64_t>() >
+                                        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw bad_parameter(name, "'" + name + "' is too large");
+  }
+  const auto x = value.get<std::int64_t>();
+  if (x < low || x > high) {
+    throw bad_parameter(name, "'" + name + "' must be in [" + std::to_string(low) + ", " +
+                                  std::to_string(high) + "]; got " + std::to_string(x));
+  }
+  return x;
+}
+
+bool boolean(const json& value, const std::string& name) {
+  if (!value.is_boolean()) throw bad_parameter(name, "'" + name + "' must be a boolean");
+  return value.get<bool>();
+}
+
+std::string string(const json& value, const std::string& name) {
+  if (!value.is_string()) throw bad_parameter(name, "'" + name + "' must be a string");
+  return value.get<std::string>();
+}
+
+std::string model_name(const json& object) {
+  const json* model = field(object, "model");
+  if (model == nullptr) throw bad_parameter("model", "'model' is required");
+  std::string name = string(*model, "model");
+  if (name.empty()) throw bad_parameter("model", "'model' must not be empty");
+  return name;
+}
+
+std::vector<std::string> stop_strings(const json& value) {
+  std::vector<std::string> stops;
+  if (value.is_string()) {
+    stops.push_back(value.get<std::string>());
+  } else if (value.is_array()) {
+    if (value.size() > 4) throw bad_parameter("stop", "'stop' holds at most 4 strings");
+    for (const json& s : value) stops.push_back(string(s, "stop"));
+  } else {
+    throw bad_parameter("stop", "'stop' must be a string or a list of strings");
+  }
+  for (const std::string& s : stops) {
+    if (s.empty()) throw bad_parameter("stop", "a stop string must not be empty");
+  }
+  return stops;
+}
+
+std::string message_content(const json& content, const std::string& where) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    throw bad_parameter(where, "'" + where + "' must be a string or a list of content parts");
+  }
+  std::string text;
+  for (std::size_t j = 0; j < content.size(); ++j) {
+    const std::string part = where + "[" + std::to_string(j) + "]";
+    const json& p = content[j];
+    const json* type = p.is_object() ? field(p, "type") : nullptr;
+    if (type == nullptr || !type->is_string()) {
+      throw bad_parameter(part, "'" + part + "' must be an object with a 'type'");
+    }
+    if (type->get<std::string>() != "text") {
+      throw bad_parameter(part + ".type", "content parts of type '" + type->get<std::string>() +
+                                              "' are not supported; only 'text'",
+                          "unsupported_parameter");
+    }
+    const json* part_text = field(p, "text");
+    if (part_text == nullptr) throw bad_parameter(part + ".text", "'" + part + ".text' is required");
+    text += string(*part_text, part + ".text");
+  }
+  return text;
+}
+
+std::vector<ChatMessage> chat_messages(const json& object) {
+  const json* messages = field(object, "messages");
+  if (messages == nullptr) throw bad_parameter("messages", "'messages' is required");
+  if (!messages->is_array() || messages->empty()) {
+    throw bad_parameter("messages", "'messages' must be a non-empty list");
+  }
+  std::vector<ChatMessage> out;
+  for (std::size_t i = 0; i < messages->size(); ++i) {
+    const std::string where = "messages[" + std::to_string(i) + "]";
+    const json& m = (*messages)[i];
+    if (!m.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
+    const json* role = field(m, "role");
+    if (role == nullptr) throw bad_parameter(where + ".role", "'" + where + ".role' is required");
+    std::string r = string(*role, where + ".role");
+    if (r == "developer") r = "system";  // the newer name of the system role
+    if (r != "system" && r != "user" && r != "assistant") {
+      throw bad_parameter(where + ".role", "role '" + r + "' is not supported; use system, "
+                                           "developer, user or assistant", "unsupported_parameter");
+    }
+    for (const char* unsupported : {"tool_calls", "function_call", "audio"}) {
+      if (field(m, unsupported) != nullptr) {
+        throw bad_parameter(where + "." + unsupported,
+                            "'" + std::string(unsupported) + "' is not supported",
+                            "unsupported_parameter");
+      }
+    }
+    const json* content = field(m, "content");
+    if (content == nullptr) {
+      throw bad_parameter(where + ".content", "'" + where + ".content' is required");
+    }
+    out.push_back({r, message_content(*content, where + ".content")});
+  }
+  return out;
+}
+
+std::vector<TokenId> token_list(const json& value, const std::string& name) {
+  std::vector<TokenId> tokens;
+  for (const json& t : value) {
+    tokens.push_back(static_cast<TokenId>(integer(t, name, 0, std::numeric_limits<TokenId>::max())));
+  }
+  if (tokens.empty()) throw bad_parameter(name, "'" + name + "' must not be empty");
+  return tokens;
+}
+
+void read_prompt(const json& object, CompletionCall& call) {
+  const json* prompt = field(object, "prompt");
+  if (prompt == nullptr) throw bad_parameter("prompt", "'prompt' is required");
+  if (prompt->is_string()) {
+    call.prompt = prompt->get<std::string>();
+  } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+    call.prompt = (*prompt)[0].get<std::string>();
+  } else if (prompt->is_array() && !prompt->empty() && (*prompt)[0].is_number()) {
+    call.prompt_tokens = token_list(*prompt, "prompt");
+  } else if (prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_array()) {
+    call.prompt_tokens = token_list((*prompt)[0], "prompt");
+  } else {
+    throw bad_parameter("prompt", "'prompt' must be a string, a list of one string, or token ids "
+                                  "(baton answers one prompt per request)");
+  }
+  if (call.prompt && call.prompt->empty()) {
+    throw bad_parameter("prompt", "'prompt' must not be empty");
+  }
+}
+
+void read_sampling(const json& object, CompletionCall& call) {
+  SamplingRequest& s = call.sampling;
+  if (const json* v = field(object, "temperature")) s.temperature = number(*v, "temperature", 0, 2);
+  if (const json* v = field(object, "top_p")) {
+    s.top_p = number(*v, "top_p", 0, 1);
+    if (*s.top_p <= 0) throw bad_parameter("top_p", "'top_p' must be greater than 0");
+  }
+  if (const json* v = field(object, "top_k")) {
+    const std::int64_t k = integer(*v, "top_k", -1, std::numeric_limits<int>::max());
+    s.top_k = k < 0 ? 0 : static_cast<int>(k);  // vLLM: -1 means no limit
+  }
+  if (const json* v = field(object, "min_p")) s.min_p = number(*v, "min_p", 0, 1);
+  if (const json* v = field(object, "repetition_penalty")) {
+    s.repetition_penalty = number(*v, "repetition_penalty", 0.01, 100);
+  }
+  if (const json* v = field(object, "presence_penalty")) {
+    s.presence_penalty = number(*v, "presence_penalty", -2, 2);
+  }
+  if (const json* v = field(object, "frequency_penalty")) {
+    s.frequency_penalty = number(*v, "frequency_penalty", -2, 2);
+  }
+  if (const json* v = field(object, "seed")) {
+    s.seed = static_cast<std::uint64_t>(integer(*v, "seed", std::numeric_limits<std::int64_t>::min(),
+                                                std::numeric_limits<std::int64_t>::max()));
+  }
+}
+
+void read_logprobs(const json& object, CompletionCall& call) {
+  const json* logprobs = field(object, "logprobs");
+  if (call.kind == CompletionCall::Kind::chat) {
+    if (logprobs != nullptr) call.logprobs = boolean(*logprobs, "logprobs");
+    if (const json* top = field(object, "top_logprobs")) {
+      call.top_logprobs = static_cast<int>(integer(*top, "top_logprobs", 0, 20));
+      if (!call.logprobs) {
+        throw bad_parameter("top_logprobs", "'top_logprobs' needs 'logprobs' set to true");
+      }
+    }
+  } else if (logprobs != nullptr) {
+    call.top_logprobs = static_cast<int>(integer(*logprobs, "logprobs", 0, 20));
+    call.logprobs = true;
+  }
+}
+
+void read_stream(const json& object, CompletionCall& call) {
+  if (const json* v = field(object, "stream")) call.stream = boolean(*v, "stream");
+  if (const json* options = field(object, "stream_options")) {
+    if (!call.stream) {
+      throw bad_parameter("stream_options", "'stream_options' is only allowed with 'stream': true");
+    }
+    if (!options->is_object()) {
+      throw bad_parameter("stream_options", "'stream_options' must be an object");
+    }
+    for (const auto& [key, value] : options->items()) {
+      if (key == "include_usage") {
+        if (!value.is_null()) call.include_usage = boolean(value, "stream_options.include_usage");
+      } else if (key != "include_obfuscation") {
+        throw bad_parameter("stream_options." + key,
+                            "Unrecognized request argument supplied: stream_options." + key,
+                            "unknown_parameter");
+      }
+    }
+  }
+}
+
+void read_max_tokens(const json& object, CompletionCall& call) {
+  for (const char* name : {"max_tokens", "max_completion_tokens"}) {
+    if (const json* v = field(object, name)) {
+      call.max_tokens = static_cast<int>(integer(*v, name, 1, 1 << 24));
+    }
+  }
+}
+
+void check_n(const json& object) {
+  if (const json* n = field(object, "n")) {
+    if (integer(*n, "n", 1, 128) != 1) {
+      throw bad_parameter("n", "'n' greater than 1 is not supported by baton",
+                          "unsupported_parameter");
+    }
+  }
+}
+
+void check_response_format(const json& object) {
+  const json* format = field(object, "response_format");
+  if (format == nullptr) return;
+  const json* type = format->is_object() ? field(*format, "type") : nullptr;
+  if (type == nullptr || !type->is_string() || type->get<std::string>() != "text") {
+    throw bad_parameter("response_format", "only 'response_format' {\"type\": \"text\"} is supported",
+                        "unsupported_parameter");
+  }
+}
+
+const std::set<std::string> kCommonFields = {
+    "model", "max_tokens", "temperature", "top_p", "seed", "stop", "presence_penalty",
+    "frequency_penalty", "logprobs", "stream", "stream_options", "n", "user", "top_k", "min_p",
+    "repetition_penalty", "ignore_eos", "logit_bias"};
+
+}  // namespace
+
+CompletionCall parse_completion_call(std::string_view body, CompletionCall::Kind kind) {
+  const json object = parse_object(body);
+  std::set<std::string> known = kCommonFields;
+  std::set<std::string> unsupported;
+  if (kind == CompletionCall::Kind::chat) {
+    known.insert({"messages", "max_completion_tokens", "top_logprobs", "response_format", "store",
+                  "metadata", "parallel_tool_calls", "service_tier"});
+    unsupported = {"tools", "tool_choice", "functions", "function_call", "audio", "modalities",
+                   "prediction", "web_search_options", "reasoning_effort"};
+  } else {
+    known.insert({"prompt", "echo"});
+    unsupported = {"suffix", "best_of"};
+  }
+  check_fields(object, known, unsupported);
+  if (const json* bias = field(object, "logit_bias"); bias != nullptr && !bias->empty()) {
+    throw bad_parameter("logit_bias", "'logit_bias' is not supported by baton",
+                        "unsupported_parameter");
+  }
+  if (const json* echo = field(object, "echo"); echo != nullptr && boolean(*echo, "echo")) {
+    throw bad_parameter("echo", "'echo' is not supported by baton", "unsupported_parameter");
+  }
+  CompletionCall call;
+  call.kind = kind;
+  call.model = model_name(object);
+  if (kind == CompletionCall::Kind::chat) {
+    call.messages = chat_messages(object);
+    check_response_format(object);
+  } else {
+    read_prompt(object, call);
+  }
+  check_n(object);
+  read_max_tokens(object, call);
+  read_sampling(object, call);
+  if (const json* stop = field(object, "stop")) call.stop = stop_strings(*stop);
+  read_logprobs(object, call);
+  read_stream(object, call);
+  if (const json* v = field(object, "ignore_eos")) call.ignore_eos = boolean(*v, "ignore_eos");
+  return call;
+}
+
+EmbeddingCall parse_embedding_call(std::string_view body) {
+  const json object = parse_object(body);
+  check_fields(object, {"model", "input", "encoding_format", "user", "dimensions"}, {});
+  EmbeddingCall call;
+  call.model = model_name(object);
+  if (const json* dims = field(object, "dimensions")) {
+    (void)integer(*dims, "dimensions", 1, 1 << 20);
+    throw bad_parameter("dimensions", "'dimensions' is not supported: baton returns the model's "
+                                      "own dimensions", "unsupported_parameter");
+  }
+  if (const json* format = field(object, "encoding_format")) {
+    const std::string f = string(*format, "encoding_format");
+    if (f != "float" && f != "base64") {
+      throw bad_parameter("encoding_format", "'encoding_format' must be 'float' or 'base64'");
+    }
+    call.base64 = f == "base64";
+  }
+  const json* input = field(object, "input");
+  if (input == nullptr) throw bad_parameter("input", "'input' is required");
+  if (input->is_string()) {
+    call.texts.push_back(input->get<std::string>());
+  } else if (input->is_array() && !input->empty() && (*input)[0].is_string()) {
+    for (const json& text : *input) call.texts.push_back(string(text, "input"));
+  } else if (input->is_array() && !input->empty() && (*input)[0].is_number()) {
+    call.token_inputs.push_back(token_list(*input, "input"));
+  } else if (input->is_array() && !input->empty() && (*input)[0].is_array()) {
+    for (const json& tokens : *input) {
+      if (!tokens.is_array()) throw bad_parameter("input", "'input' mixes token lists and others");
+      call.token_inputs.push_back(token_list(tokens, "input"));
+    }
+  } else {
+    throw bad_parameter("input", "'input' must be a string, a non-empty list of strings, or "
+                                 "token ids");
+  }
+  if (call.texts.size() + call.token_inputs.size() > 2048) {
+    throw bad_parameter("input", "'input' holds at most 2048 inputs");
+  }
+  for (const std::string& text : call.texts) {
+    if (text.empty()) throw bad_parameter("input", "an 'input' string must not be empty");
+  }
+  return call;
+}
+
+}  // namespace baton

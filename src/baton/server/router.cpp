@@ -1,0 +1,196 @@
+#include "baton/server/router.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "baton/server/api_error.h"
+#include "baton/server/completion_stream.h"
+#include "baton/server/embedding_response.h"
+
+namespace baton {
+namespace {
+
+// A request that sets no max_tokens gets this many at most (within the context): large
+// enough for a chat answer, small enough for a KV budget of a few hundred MB.
+constexpr int kDefaultMaxTokens = 512;
+
+template <typename T>
+void fill(std::optional<T>& value, const std::optional<T>& fallback) {
+  if (!value) value = fallback;
+}
+
+// The request's sampling fields, then the model's configured defaults.
+SamplingRequest merged(SamplingRequest request, const SamplingRequest& defaults) {
+  fill(request.temperature, defaults.temperature);
+  fill(request.top_p, defaults.top_p);
+  fill(request.min_p, defaults.min_p);
+  fill(request.repetition_penalty, defaults.repetition_penalty);
+  fill(request.presence_penalty, defaults.presence_penalty);
+  fill(request.frequency_penalty, defaults.frequency_penalty);
+  fill(request.top_k, defaults.top_k);
+  fill(request.seed, defaults.seed);
+  return request;
+}
+
+std::string hex(std::uint64_t value) {
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(value));
+  return out;
+}
+
+std::string start_stamp() {
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  return hex(static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(now).count()));
+}
+
+}  // namespace
+
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  unsigned char diff = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  }
+  return diff == 0;
+}
+
+Router::Router(RouterContext context) : context_(std::move(context)), id_prefix_(start_stamp()) {
+  for (ServedModel* model : context_.models) by_name_[model->spec.name] = model;
+}
+
+bool Router::authorized(const HttpRequest& request) const {
+  if (context_.api_key.empty()) return true;
+  const std::string* header = request.header("authorization");
+  const std::string_view bearer = "Bearer ";
+  if (header == nullptr || header->compare(0, bearer.size(), bearer) != 0) return false;
+  return constant_time_equal(std::string_view(*header).substr(bearer.size()), context_.api_key);
+}
+
+void Router::count(const std::string& model, const std::string& route, int status) const {
+  context_.metrics.http_request(model, route, status);
+}
+
+RouteResult Router::handle(const HttpRequest& request) {
+  const std::string& path = request.target;
+  const bool get = request.method == "GET";
+  const bool post = request.method == "POST";
+  if (path.rfind("/v1/", 0) == 0 && !authorized(request)) {
+    count("", path, 401);
+    return ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer KEY'",
+                    "invalid_request_error", "invalid_api_key")
+        .response();
+  }
+  try {
+    if (post && path == "/v1/chat/completions") return completion(request, CompletionCall::Kind::chat);
+    if (post && path == "/v1/completions") return completion(request, CompletionCall::Kind::text);
+    if (post && path == "/v1/embeddings") return embeddings(request);
+    HttpResponse response;
+    if (get && path == "/v1/models") {
+      response = models();
+    } else if (get && path == "/health") {
+      response = health();
+    } else if (get && path == "/metrics") {
+      response = metrics();
+    } else if (get && path == "/v1/engines") {
+      response = engines();
+    } else {
+      static const std::vector<std::string> kRoutes = {
+          "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models",
+          "/health", "/metrics", "/v1/engines"};
+      const bool known = std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end();
+      throw ApiError(known ? 405 : 404,
+                     (known ? "Method " + request.method + " is not allowed on "
+                            : "Unknown route " + request.method + " ") + path,
+                     "invalid_request_error", known ? "method_not_allowed" : "not_found");
+    }
+    count("", path, response.head.status);
+    return response;
+  } catch (const ApiError& error) {
+    count("", path, error.status());
+    return error.response();
+  }
+}
+
+ServedModel& Router::find(const std::string& name, bool chat) const {
+  auto it = by_name_.find(name);
+  if (it == by_name_.end() || it->second->chat() != chat) {
+    std::string loaded;
+    for (const ServedModel* model : context_.models) {
+      if (model->chat() != chat) continue;
+      loaded += (loaded.empty() ? "" : ", ") + model->spec.name;
+    }
+    const std::string what = it == by_name_.end()
+                                 ? "The model '" + name + "' does not exist"
+                                 : "The model '" + name + "' is an " +
+                                       std::string(it->second->kind_name()) + " model";
+    throw ApiError(404, what + "; this route serves: " + (loaded.empty() ? "none" : loaded),
+                   "invalid_request_error", "model_not_found", "model");
+  }
+  return *it->second;
+}
+
+std::string Router::next_unique() { return id_prefix_ + hex(serial_.fetch_add(1)); }
+
+GenerationRequest Router::generation_request(const CompletionCall& call, const ServedModel& model) {
+  const InputProcessor& input = *model.input;
+  GenerationRequest request;
+  request.id = serial_.load();
+  try {
+    if (call.kind == CompletionCall::Kind::chat) {
+      request.prompt = input.chat_prompt(call.messages);
+    } else if (call.prompt_tokens) {
+      request.prompt = *call.prompt_tokens;
+    } else {
+      request.prompt = input.text_prompt(*call.prompt);
+    }
+    GenerationParams& params = request.params;
+    params.sampling = input.sampling(merged(call.sampling, model.spec.sampling));
+    params.sampling.top_logprobs = call.logprobs ? call.top_logprobs : 0;
+    params.max_tokens_explicit = call.max_tokens.has_value();
+    params.max_tokens = call.max_tokens.value_or(model.spec.max_tokens.value_or(kDefaultMaxTokens));
+    params.stop = call.stop;
+    params.ignore_eos = call.ignore_eos;
+  } catch (const std::invalid_argument& error) {
+    throw bad_parameter(call.kind == CompletionCall::Kind::chat ? "messages" : "prompt",
+                        error.what());
+  }
+  return request;
+}
+
+RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind kind) {
+  const std::string route = request.target;
+  const CompletionCall call = parse_completion_call(request.body, kind);
+  ServedModel& model = find(call.model, true);
+  const std::string prompt_param = kind == CompletionCall::Kind::chat ? "messages" : "prompt";
+  GenerationRequest generation;
+  try {
+    generation = generation_request(call, model);
+  } catch (const ApiError& error) {
+    count(model.spec.name, route, error.status());
+    throw;
+  }
+  CompletionSinks sinks{context_.metrics, context_.busy,
+                        [this, name = model.spec.name, route](int status) {
+                          count(name, route, status);
+                        }};
+  CompletionShape shape{call.stream, call.include_usage, call.logprobs};
+  return std::make_shared<CompletionStream>(*model.llm, *model.tokenizer, std::move(sinks),
+                                            new_identity(kind, model.spec.name, next_unique()),
+                                            shape, std::move(generation), prompt_param);
+}
+
+RouteResult Router::embeddings(const HttpRequest& request) {
+  const std::string route = request.target;
+  const EmbeddingCall call = parse_embedding_call(request.body);
+  ServedModel& model = find(call.model, false);
+  EmbeddingRequest embedding;
+  embedding.id = serial_.fetch_add(1);
+  embedding.inputs = call.token_inputs;
+  for (const std::string& text : call.texts) embedding.inputs.push_back(model.tokenizer->encode(text));
+  return std::make_shared<EmbeddingResponse>(
+      *model.embedding, model.spec.name, std::move(embedding), call.base64,
+      [this, name = model.spec.name, route](int status) { count(name, route, status); });
+}
+
+}  // namespace baton

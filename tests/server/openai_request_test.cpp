@@ -1,0 +1,187 @@
+#include "baton/server/openai_request.h"
+
+#include <gtest/gtest.h>
+
+#include "baton/server/api_error.h"
+
+namespace baton {
+namespace {
+
+using Kind = CompletionCall::Kind;
+
+// The ApiError a body gets; fails the test when it parses.
+ApiError refusal(const std::string& body, Kind kind = Kind::chat) {
+  try {
+    (void)parse_completion_call(body, kind);
+  } catch (const ApiError& error) {
+    return error;
+  }
+  ADD_FAILURE() << "accepted: " << body;
+  return ApiError(0, "", "");
+}
+
+TEST(OpenAiRequest, ReadsEveryChatFieldBatonSupports) {
+  const CompletionCall call = parse_completion_call(R"({
+    "model": "m", "messages": [{"role": "developer", "content": "be brief"},
+                               {"role": "user", "content": [{"type": "text", "text": "a"},
+                                                            {"type": "text", "text": "b"}]}],
+    "max_completion_tokens": 7, "temperature": 0.5, "top_p": 0.9, "seed": -3,
+    "stop": ["x", "y"], "presence_penalty": 1.5, "frequency_penalty": -0.5,
+    "logprobs": true, "top_logprobs": 3, "stream": true,
+    "stream_options": {"include_usage": true}, "n": 1, "user": "u", "store": false,
+    "response_format": {"type": "text"}, "tools": null})",
+                                                    Kind::chat);
+  EXPECT_EQ(call.model, "m");
+  ASSERT_EQ(call.messages.size(), 2u);
+  EXPECT_EQ(call.messages[0].role, "system");
+  EXPECT_EQ(call.messages[1].content, "ab");
+  EXPECT_EQ(call.max_tokens, 7);
+  EXPECT_DOUBLE_EQ(*call.sampling.temperature, 0.5);
+  EXPECT_DOUBLE_EQ(*call.sampling.top_p, 0.9);
+  EXPECT_EQ(*call.sampling.seed, static_cast<std::uint64_t>(-3));
+  EXPECT_EQ(call.stop, (std::vector<std::string>{"x", "y"}));
+  EXPECT_DOUBLE_EQ(*call.sampling.presence_penalty, 1.5);
+  EXPECT_DOUBLE_EQ(*call.sampling.frequency_penalty, -0.5);
+  EXPECT_TRUE(call.logprobs);
+  EXPECT_EQ(call.top_logprobs, 3);
+  EXPECT_TRUE(call.stream);
+  EXPECT_TRUE(call.include_usage);
+}
+
+TEST(OpenAiRequest, ReadsCompletionPromptsAsTextOrTokens) {
+  auto call = parse_completion_call(R"({"model": "m", "prompt": "hi", "logprobs": 2,
+                                        "max_tokens": 3, "stop": "."})", Kind::text);
+  EXPECT_EQ(call.prompt, "hi");
+  EXPECT_TRUE(call.logprobs);
+  EXPECT_EQ(call.top_logprobs, 2);
+  EXPECT_EQ(call.stop, std::vector<std::string>{"."});
+  call = parse_completion_call(R"({"model": "m", "prompt": ["one"]})", Kind::text);
+  EXPECT_EQ(call.prompt, "one");
+  call = parse_completion_call(R"({"model": "m", "prompt": [1, 2, 3]})", Kind::text);
+  EXPECT_EQ(call.prompt_tokens, (std::vector<TokenId>{1, 2, 3}));
+  EXPECT_FALSE(call.prompt.has_value());
+}
+
+TEST(OpenAiRequest, NullMeansUnset) {
+  const auto call = parse_completion_call(
+      R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": null,
+          "max_tokens": null, "stop": null, "seed": null})", Kind::chat);
+  EXPECT_FALSE(call.sampling.temperature.has_value());
+  EXPECT_FALSE(call.max_tokens.has_value());
+  EXPECT_TRUE(call.stop.empty());
+}
+
+TEST(OpenAiRequest, RefusesMalformedJsonAndNonObjects) {
+  EXPECT_EQ(refusal("{\"model\": ").code(), "invalid_json");
+  EXPECT_EQ(refusal("[1, 2]").code(), "invalid_json");
+  EXPECT_EQ(refusal("").status(), 400);
+}
+
+struct Refused {
+  const char* name;
+  std::string body;
+  std::string param;
+  std::string code;  // empty: none expected
+};
+
+class OpenAiRequestRefusal : public testing::TestWithParam<Refused> {};
+
+TEST_P(OpenAiRequestRefusal, NamesTheParameter) {
+  const Refused& r = GetParam();
+  const ApiError error = refusal(r.body);
+  EXPECT_EQ(error.status(), 400);
+  EXPECT_EQ(error.type(), "invalid_request_error");
+  EXPECT_EQ(error.param(), r.param) << error.what();
+  if (!r.code.empty()) EXPECT_EQ(error.code(), r.code);
+}
+
+const std::string kMsgs = R"("messages": [{"role": "user", "content": "x"}])";
+
+INSTANTIATE_TEST_SUITE_P(
+    Chat, OpenAiRequestRefusal,
+    testing::Values(
+        Refused{"NoModel", "{" + kMsgs + "}", "model", ""},
+        Refused{"ModelNotString", R"({"model": 1, )" + kMsgs + "}", "model", ""},
+        Refused{"NoMessages", R"({"model": "m"})", "messages", ""},
+        Refused{"EmptyMessages", R"({"model": "m", "messages": []})", "messages", ""},
+        Refused{"BadRole", R"({"model": "m", "messages": [{"role": "tool", "content": "x"}]})",
+                "messages[0].role", "unsupported_parameter"},
+        Refused{"ImagePart",
+                R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
+                "messages[0].content[0].type", "unsupported_parameter"},
+        Refused{"NGreaterThanOne", R"({"model": "m", "n": 2, )" + kMsgs + "}", "n",
+                "unsupported_parameter"},
+        Refused{"Tools", R"({"model": "m", "tools": [], )" + kMsgs + "}", "tools",
+                "unsupported_parameter"},
+        Refused{"UnknownField", R"({"model": "m", "temprature": 1, )" + kMsgs + "}",
+                "temprature", "unknown_parameter"},
+        Refused{"NegativeTemperature", R"({"model": "m", "temperature": -1, )" + kMsgs + "}",
+                "temperature", ""},
+        Refused{"TemperatureString", R"({"model": "m", "temperature": "hot", )" + kMsgs + "}",
+                "temperature", ""},
+        Refused{"TopPZero", R"({"model": "m", "top_p": 0, )" + kMsgs + "}", "top_p", ""},
+        Refused{"PenaltyOutOfRange", R"({"model": "m", "presence_penalty": 3, )" + kMsgs + "}",
+                "presence_penalty", ""},
+        Refused{"ZeroMaxTokens", R"({"model": "m", "max_tokens": 0, )" + kMsgs + "}",
+                "max_tokens", ""},
+        Refused{"FloatMaxTokens", R"({"model": "m", "max_tokens": 1.5, )" + kMsgs + "}",
+                "max_tokens", ""},
+        Refused{"TooManyStops", R"({"model": "m", "stop": ["a","b","c","d","e"], )" + kMsgs + "}",
+                "stop", ""},
+        Refused{"TopLogprobsWithoutLogprobs", R"({"model": "m", "top_logprobs": 2, )" + kMsgs + "}",
+                "top_logprobs", ""},
+        Refused{"TooManyTopLogprobs",
+                R"({"model": "m", "logprobs": true, "top_logprobs": 21, )" + kMsgs + "}",
+                "top_logprobs", ""},
+        Refused{"StreamOptionsWithoutStream",
+                R"({"model": "m", "stream_options": {"include_usage": true}, )" + kMsgs + "}",
+                "stream_options", ""},
+        Refused{"LogitBias", R"({"model": "m", "logit_bias": {"1": 2}, )" + kMsgs + "}",
+                "logit_bias", "unsupported_parameter"},
+        Refused{"JsonMode", R"({"model": "m", "response_format": {"type": "json_object"}, )" + kMsgs + "}",
+                "response_format", "unsupported_parameter"}),
+    [](const testing::TestParamInfo<Refused>& info) { return std::string(info.param.name); });
+
+TEST(OpenAiRequest, RefusesCompletionOnlyMistakes) {
+  EXPECT_EQ(refusal(R"({"model": "m"})", Kind::text).param(), "prompt");
+  EXPECT_EQ(refusal(R"({"model": "m", "prompt": ["a", "b"]})", Kind::text).param(), "prompt");
+  EXPECT_EQ(refusal(R"({"model": "m", "prompt": ""})", Kind::text).param(), "prompt");
+  EXPECT_EQ(refusal(R"({"model": "m", "prompt": "a", "echo": true})", Kind::text).param(), "echo");
+  EXPECT_EQ(refusal(R"({"model": "m", "prompt": "a", "messages": []})", Kind::text).param(),
+            "messages");
+}
+
+TEST(OpenAiRequest, ReadsEmbeddingInputsOfEveryShape) {
+  auto call = parse_embedding_call(R"({"model": "e", "input": "one"})");
+  EXPECT_EQ(call.texts, std::vector<std::string>{"one"});
+  EXPECT_FALSE(call.base64);
+  call = parse_embedding_call(R"({"model": "e", "input": ["a", "b"], "encoding_format": "base64"})");
+  EXPECT_EQ(call.texts.size(), 2u);
+  EXPECT_TRUE(call.base64);
+  call = parse_embedding_call(R"({"model": "e", "input": [5, 6]})");
+  EXPECT_EQ(call.token_inputs, (std::vector<std::vector<TokenId>>{{5, 6}}));
+  call = parse_embedding_call(R"({"model": "e", "input": [[1], [2, 3]]})");
+  EXPECT_EQ(call.token_inputs.size(), 2u);
+}
+
+TEST(OpenAiRequest, RefusesBadEmbeddingInputs) {
+  for (const char* body : {R"({"model": "e"})", R"({"model": "e", "input": ""})",
+                           R"({"model": "e", "input": []})", R"({"model": "e", "input": [1, "a"]})",
+                           R"({"model": "e", "input": [-1]})", R"({"model": "e", "input": {}})"}) {
+    try {
+      (void)parse_embedding_call(body);
+      ADD_FAILURE() << "accepted: " << body;
+    } catch (const ApiError& error) {
+      EXPECT_EQ(error.param(), "input") << body;
+    }
+  }
+  try {
+    (void)parse_embedding_call(R"({"model": "e", "input": "a", "encoding_format": "int8"})");
+    ADD_FAILURE();
+  } catch (const ApiError& error) {
+    EXPECT_EQ(error.param(), "encoding_format");
+  }
+}
+
+}  // namespace
+}  // namespace baton
