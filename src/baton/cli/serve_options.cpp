@@ -1,0 +1,222 @@
+#include "baton/cli/serve_options.h"
+
+#include <cstdlib>
+#include <set>
+#include <stdexcept>
+
+#include "baton/cli/finite_range.h"
+#include "baton/ledger/ledger_path.h"
+
+namespace baton {
+namespace {
+
+void add_server_flags(CLI::App& cmd, ServeConfig& v) {
+  cmd.add_option("--host", v.host, "Address to listen on")->capture_default_str();
+  cmd.add_option("--port", v.port, "Port to listen on (0: any free port, printed at start)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 65535));
+  cmd.add_option("--backend", v.backend, "Device backend")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--api-key", v.api_key,
+                 "The key clients must send (Authorization: Bearer KEY); default "
+                 "$BATON_API_KEY; none: no authentication");
+  cmd.add_option("--shutdown-timeout", v.shutdown_timeout_s,
+                 "Seconds running requests get to finish after SIGTERM or SIGINT")
+      ->capture_default_str()
+      ->check(finite_range(0.0, 86400.0));
+  cmd.add_option("--max-body-bytes", v.max_body_bytes, "The largest request body accepted")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32));
+  cmd.add_option("--http-threads", v.http_threads, "I/O threads of the HTTP server")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  cmd.add_option("--threads", v.cpu_threads,
+                 "CPU threads of the models' kernels (default: $BATON_CPU_THREADS or all)")
+      ->check(CLI::Range(1, 4096));
+  cmd.add_option("--watchdog-deadline", v.watchdog_deadline_s,
+                 "Seconds a step may run without progress before it counts as hung")
+      ->capture_default_str()
+      ->check(finite_range(0.01, 3600.0));
+}
+
+void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
+  cmd.add_option("--policy", flags.policy, "GPU turn policy: concurrent, serialize, partition")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"concurrent", "serialize", "partition"}));
+  cmd.add_option("--quantum", flags.quantum,
+                 "serialize: hand the turn over per burst, per layer or per op")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"burst", "layer", "op"}));
+  cmd.add_flag("--decode-first", flags.values.turn.decode_first,
+               "serialize: waiting decode bursts go before waiting prefill chunks");
+  cmd.add_option("--prefill-share", flags.values.turn.prefill_share,
+                 "partition: prefill's share of the chip while other engines run")
+      ->capture_default_str()
+      ->check(finite_range(0.01, 1.0));
+  CLI::Option* ledger =
+      cmd.add_option("--ledger", flags.ledger,
+                     "Record busy intervals and fault events into this SQLite file (default: "
+                     "$BATON_LEDGER, else the XDG state directory)");
+  cmd.add_flag("--no-ledger", flags.values.no_ledger, "Record no ledger")->excludes(ledger);
+}
+
+void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
+  cmd.add_option("--config", flags.config, "A TOML config file (docs/baton.example.toml)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--model", flags.models, "A chat model: NAME=DIR (repeat for more)");
+  cmd.add_option("--embedding", flags.embeddings, "An embedding model: NAME=DIR (repeat for more)");
+  ModelSpec& m = flags.model;
+  const std::string every = " (every --model given on the command line)";
+  cmd.add_option("--max-batch", m.max_batch, "Requests running at once" + every)
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  cmd.add_option("--kv-budget-mb", m.kv_budget_mb, "Memory for the KV cache" + every)
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--context-length", m.context_length,
+                 "Tokens of context, 0: the model's max_position_embeddings" + every)
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
+  cmd.add_option("--prefill-chunk", m.prefill_chunk, "Prompt tokens per step" + every)
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--queue-limit", m.queue_limit,
+                 "Requests waiting before the server answers 429" + every)
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 24));
+}
+
+void add_fault_flags(CLI::App& cmd, ServeConfig& v) {
+  FaultPlan& f = v.faults;
+  const auto non_negative = finite_range(0.0, 1e9);
+  const auto probability = finite_range(0.0, 1.0);
+  const auto add = [&cmd](const char* name, double& value, const char* help) {
+    return cmd.add_option(name, value, help)->group("Fault injection");
+  };
+  add("--inject-hang-rate", f.hang_rate, "Hangs per second of overlap (two or more streams busy)")
+      ->check(non_negative);
+  add("--inject-hang-prob", f.hang_probability, "Probability that a command buffer hangs")
+      ->check(probability);
+  add("--inject-timeout-prob", f.timeout_probability,
+      "Probability that a command buffer fails with a timeout")
+      ->check(probability);
+  add("--inject-slowdown-rate", f.slowdown_rate, "Slowdown episodes per second")
+      ->check(non_negative);
+  add("--slowdown-factor", f.slowdown_factor, "How many times slower")
+      ->capture_default_str()
+      ->check(finite_range(1.0, 1000.0));
+  add("--slowdown-seconds", f.slowdown_seconds, "How long a slowdown episode lasts")
+      ->capture_default_str()
+      ->check(finite_range(0.001, 3600.0));
+  add("--inject-fatal-after", f.fatal_after_s,
+      "After this many seconds the device ignores submissions (fatal: exit 70)")
+      ->check(finite_range(0.001, 1e9));
+  add("--inject-device-fault-after", f.device_fault_after_s,
+      "After this many seconds one command buffer faults on the device (fatal: exit 70)")
+      ->check(finite_range(0.001, 1e9));
+  cmd.add_option("--fault-seed", f.seed, "Seed of the fault injector")
+      ->capture_default_str()
+      ->group("Fault injection");
+  cmd.add_option("--inject-fault-engine", v.fault_engine,
+                 "Inject faults only into this model's streams (default: every engine's)")
+      ->group("Fault injection");
+}
+
+bool given(const CLI::App& cmd, const char* flag) { return cmd.count(flag) > 0; }
+
+void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfig& c) {
+  const ServeConfig& v = flags.values;
+  if (given(cmd, "--host")) c.host = v.host;
+  if (given(cmd, "--port")) c.port = v.port;
+  if (given(cmd, "--backend")) c.backend = v.backend;
+  if (given(cmd, "--api-key")) c.api_key = v.api_key;
+  if (given(cmd, "--shutdown-timeout")) c.shutdown_timeout_s = v.shutdown_timeout_s;
+  if (given(cmd, "--max-body-bytes")) c.max_body_bytes = v.max_body_bytes;
+  if (given(cmd, "--http-threads")) c.http_threads = v.http_threads;
+  if (given(cmd, "--threads")) c.cpu_threads = v.cpu_threads;
+  if (given(cmd, "--watchdog-deadline")) c.watchdog_deadline_s = v.watchdog_deadline_s;
+  if (given(cmd, "--policy")) c.turn.policy = *parse_turn_policy(flags.policy);
+  if (given(cmd, "--quantum")) c.turn.quantum = *parse_quantum(flags.quantum);
+  if (given(cmd, "--decode-first")) c.turn.decode_first = v.turn.decode_first;
+  if (given(cmd, "--prefill-share")) c.turn.prefill_share = v.turn.prefill_share;
+  // The file has no faults: the flags' plan is the whole plan.
+  c.faults = v.faults;
+  c.fault_engine = v.fault_engine;
+}
+
+void apply_ledger(const ServeFlags& flags, const CLI::App& cmd, ServeConfig& c) {
+  if (given(cmd, "--ledger")) {
+    c.ledger = std::filesystem::absolute(flags.ledger);
+    c.no_ledger = false;
+  }
+  if (given(cmd, "--no-ledger") && flags.values.no_ledger) {
+    c.ledger.clear();
+    c.no_ledger = true;
+  }
+  if (c.no_ledger || !c.ledger.empty()) return;
+  try {
+    c.ledger = default_ledger_path();
+  } catch (const std::runtime_error& e) {
+    throw ConfigError(std::string("no ledger path: ") + e.what() +
+                      "; give --ledger PATH or --no-ledger");
+  }
+}
+
+// NAME=DIR of --model or --embedding; DIR relative to the working directory.
+ModelSpec parse_model_flag(const char* flag, const std::string& spec, ModelSpec model) {
+  const auto eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) {
+    throw ConfigError(std::string(flag) + " " + spec + ": expected NAME=DIR");
+  }
+  model.name = spec.substr(0, eq);
+  model.dir = std::filesystem::absolute(spec.substr(eq + 1)).lexically_normal();
+  return model;
+}
+
+void append_models(const ServeFlags& flags, ServeConfig& c) {
+  std::set<std::string> names;
+  for (const ModelSpec& model : c.models) names.insert(model.name);
+  const auto append = [&](const char* flag, const std::string& spec, const ModelSpec& base) {
+    ModelSpec model = parse_model_flag(flag, spec, base);
+    if (!names.insert(model.name).second) {
+      throw ConfigError(std::string(flag) + " " + spec + ": a model named \"" + model.name +
+                        "\" is already configured" +
+                        (flags.config.empty() ? "" : " (in " + flags.config + " or a flag)"));
+    }
+    c.models.push_back(std::move(model));
+  };
+  ModelSpec embedding;
+  embedding.kind = ModelSpec::Kind::embedding;
+  embedding.kv_budget_mb = kEmbeddingKvBudgetMb;
+  for (const std::string& spec : flags.models) append("--model", spec, flags.model);
+  for (const std::string& spec : flags.embeddings) append("--embedding", spec, embedding);
+}
+
+}  // namespace
+
+void add_serve_options(CLI::App& cmd, ServeFlags& flags) {
+  add_model_flags(cmd, flags);
+  add_server_flags(cmd, flags.values);
+  add_turn_flags(cmd, flags);
+  add_fault_flags(cmd, flags.values);
+}
+
+ServeConfig resolve(const ServeFlags& flags, const CLI::App& cmd) {
+  ServeConfig c = flags.config.empty() ? ServeConfig{} : read_serve_config(flags.config);
+  apply_server_flags(flags, cmd, c);
+  apply_ledger(flags, cmd, c);
+  append_models(flags, c);
+  if (c.api_key.empty()) {
+    if (const char* key = std::getenv("BATON_API_KEY")) c.api_key = key;
+  }
+  try {
+    c.turn.spin = TurnOptions::with_env_defaults().spin;
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(e.what());
+  }
+  validate(c);
+  return c;
+}
+
+}  // namespace baton

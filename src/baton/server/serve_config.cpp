@@ -1,0 +1,167 @@
+// validate() and closest_key(); reading the TOML file is in serve_config_toml.cpp, the one
+// file that compiles toml++.
+#include "baton/server/serve_config.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+#include "baton/model/chat_template.h"
+
+namespace baton {
+namespace {
+
+[[noreturn]] void fail(const std::string& message) { throw ConfigError(message); }
+
+// `key = value: must be ...`, the one shape of every range error.
+template <typename T>
+void require(bool ok, std::string_view key, const T& value, std::string_view requirement) {
+  if (!ok) fail(fmt::format("{} = {}: must be {}", key, value, requirement));
+}
+
+void require_real(std::string_view key, double value, double min, double max,
+                  std::string_view requirement) {
+  require(std::isfinite(value) && value >= min && value <= max, key, value, requirement);
+}
+
+bool valid_name(std::string_view name) {
+  const auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == ':' || c == '-';
+  };
+  return !name.empty() && std::all_of(name.begin(), name.end(), allowed);
+}
+
+void validate_sampling(const std::string& model, const SamplingRequest& s) {
+  const std::string at = "models." + model + ".sampling.";
+  if (s.temperature) require_real(at + "temperature", *s.temperature, 0.0, 1e9, ">= 0");
+  if (s.top_p) {
+    require(std::isfinite(*s.top_p) && *s.top_p > 0.0 && *s.top_p <= 1.0, at + "top_p", *s.top_p,
+            "in (0, 1]");
+  }
+  if (s.min_p) require_real(at + "min_p", *s.min_p, 0.0, 1.0, "in [0, 1]");
+  if (s.top_k) require(*s.top_k >= 0, at + "top_k", *s.top_k, ">= 0 (0: no limit)");
+  if (s.repetition_penalty) {
+    // The sampler divides by it: a penalty <= 0 would flip or blow up the logits.
+    const double p = *s.repetition_penalty;
+    require(std::isfinite(p) && p > 0.0 && p <= 2.0, at + "repetition_penalty", p, "in (0, 2]");
+  }
+}
+
+void validate_model_dir(const ModelSpec& model) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(model.dir, ec)) {
+    fail(fmt::format("models.{}.path: {} is not a directory", model.name, model.dir.string()));
+  }
+  if (!std::filesystem::is_regular_file(model.dir / "config.json", ec)) {
+    fail(
+        fmt::format("models.{}.path: {} holds no config.json (not a Hugging Face model "
+                    "directory)",
+                    model.name, model.dir.string()));
+  }
+}
+
+void validate_model(const ModelSpec& m) {
+  const std::string at = "models." + m.name + ".";
+  require(m.context_length >= 0, at + "context_length", m.context_length,
+          ">= 0 (0: the model's max_position_embeddings)");
+  // Beyond 1 TiB the byte count would be a typo, not a budget.
+  require(m.kv_budget_mb >= 1 && m.kv_budget_mb <= (std::size_t{1} << 20), at + "kv_budget_mb",
+          m.kv_budget_mb, "in 1..1048576");
+  require(m.max_batch >= 1, at + "max_batch", m.max_batch, ">= 1");
+  require(m.prefill_chunk >= 1, at + "prefill_chunk", m.prefill_chunk, ">= 1");
+  require(m.queue_limit >= 0, at + "queue_limit", m.queue_limit, ">= 0");
+  if (m.max_tokens) require(*m.max_tokens >= 1, at + "max_tokens", *m.max_tokens, ">= 1");
+  if (!m.chat_template.empty()) {
+    try {
+      parse_chat_family(m.chat_template);
+    } catch (const std::invalid_argument& e) {
+      fail(fmt::format("{}chat_template: {}", at, e.what()));
+    }
+  }
+  validate_sampling(m.name, m.sampling);
+  validate_model_dir(m);
+}
+
+void validate_models(const ServeConfig& config) {
+  if (config.models.empty()) {
+    fail(
+        "no models: give at least one ([models.NAME] in the config file, --model NAME=DIR or "
+        "--embedding NAME=DIR)");
+  }
+  std::set<std::string_view> names;
+  for (const ModelSpec& model : config.models) {
+    if (!valid_name(model.name)) {
+      fail(
+          fmt::format("model name \"{}\": must be one or more of A-Z a-z 0-9 . _ : -", model.name));
+    }
+    if (!names.insert(model.name).second) {
+      fail(fmt::format("two models are named \"{}\"; a name must be unique", model.name));
+    }
+  }
+  for (const ModelSpec& model : config.models) validate_model(model);
+  if (!config.fault_engine.empty() && !names.contains(config.fault_engine)) {
+    fail(fmt::format("fault engine \"{}\" (--inject-fault-engine) names no model",
+                     config.fault_engine));
+  }
+}
+
+void validate_server(const ServeConfig& c) {
+  if (c.host.empty()) fail("host: must not be empty");
+  require(c.port >= 0 && c.port <= 65535, "port", c.port, "in 0..65535 (0: any free port)");
+  require(c.backend == "cpu" || c.backend == "cuda", "backend", fmt::format("\"{}\"", c.backend),
+          "cpu or cuda");
+  require_real("prefill_share", c.turn.prefill_share, 0.01, 1.0, "in [0.01, 1]");
+  if (c.no_ledger && !c.ledger.empty()) {
+    fail(fmt::format("ledger = {} and no_ledger: give one or the other", c.ledger.string()));
+  }
+  require_real("shutdown_timeout", c.shutdown_timeout_s, 0.0, 1e9, ">= 0 seconds");
+  require(c.max_body_bytes >= 1, "max_body_bytes", c.max_body_bytes, ">= 1");
+  require(c.http_threads >= 1 && c.http_threads <= 64, "http_threads", c.http_threads, "in 1..64");
+  require(c.cpu_threads >= 0 && c.cpu_threads <= 4096, "cpu_threads", c.cpu_threads,
+          "in 0..4096 (0: the default)");
+  require_real("watchdog_deadline", c.watchdog_deadline_s, 0.01, 3600.0, "in [0.01, 3600] seconds");
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  // One row of the Levenshtein table at a time.
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), std::size_t{0});
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+void validate(const ServeConfig& config) {
+  validate_server(config);
+  validate_models(config);
+}
+
+std::optional<std::string> closest_key(std::string_view key,
+                                       std::span<const std::string_view> known) {
+  const std::size_t limit = std::max<std::size_t>(2, key.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = limit + 1;
+  for (std::string_view candidate : known) {
+    const std::size_t distance = edit_distance(key, candidate);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = std::string(candidate);
+    }
+  }
+  return best;
+}
+
+}  // namespace baton

@@ -1,0 +1,124 @@
+// ServeConfig: what `baton serve` runs (where it listens, the GPU turn, the ledger, and
+// the models it hosts), read from a TOML file and checked before any model is loaded, so
+// that a typo fails at start-up with the key and its line rather than halfway through.
+//
+// The file (docs/baton.example.toml has every key):
+//
+//   host = "127.0.0.1"
+//   port = 8080                # 0: any free port
+//   backend = "cpu"            # cpu|cuda
+//   policy = "serialize"       # concurrent|serialize|partition
+//   quantum = "layer"          # burst|layer|op
+//   decode_first = false
+//   prefill_share = 0.5
+//   ledger = "/var/lib/baton/ledger.db"   # or no_ledger = true; unset: default_ledger_path()
+//   api_key = "..."            # unset: $BATON_API_KEY (applied by resolve()); empty: none
+//   shutdown_timeout = 30      # seconds
+//   max_body_bytes = 8388608
+//   http_threads = 2
+//   cpu_threads = 0            # 0: the CPU kernels' default
+//   watchdog_deadline = 60     # seconds
+//
+//   [models.chat]              # the table's name is the model's name
+//   kind = "chat"              # chat|embedding (default chat)
+//   path = "/models/qwen"      # required; relative to the TOML file's folder
+//   context_length = 4096      # 0 or unset: the model's max_position_embeddings
+//   kv_budget_mb = 512         # default 256 (chat), kEmbeddingKvBudgetMb (embedding)
+//   queue_limit = 64
+//   max_batch = 16             # this key and those below: chat models only
+//   prefill_chunk = 256
+//   chat_template = "chatml"   # unset: the model's own
+//   max_tokens = 512
+//   [models.chat.sampling]     # defaults for requests that leave a field unset
+//   temperature = 0.7          # also top_p, top_k, min_p, repetition_penalty, seed;
+//                              # presence_penalty and frequency_penalty only as 0 (the
+//                              # sampler has neither)
+//
+// Relative paths (a model's path, ledger) are relative to the file's folder, so a file
+// works from any working directory. Integers are accepted where a float is expected, not
+// the other way round. Models keep the file's order (toml++ keeps a table sorted by key;
+// the reader restores the order from the keys' source positions).
+// Faults (--inject-*) and fault_engine come from the command line only.
+//
+// Thread-safety: plain values and pure functions (read_serve_config reads the file;
+// validate() looks at the model directories).
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/engine/input_processor.h"
+#include "baton/gpu/fault_injector.h"
+#include "baton/turn/turn_options.h"
+
+namespace baton {
+
+// An embedding model's default kv_budget_mb: the keys and values of one call's tokens.
+inline constexpr std::size_t kEmbeddingKvBudgetMb = 64;
+
+// One model the server hosts.
+struct ModelSpec {
+  enum class Kind { chat, embedding };
+  std::string name;  // what clients send as "model"
+  Kind kind = Kind::chat;
+  std::filesystem::path dir;       // a Hugging Face model directory
+  int context_length = 0;          // 0: the model's max_position_embeddings
+  std::size_t kv_budget_mb = 256;  // chat: KV cache; embedding: the tokens of one call
+                                   // (default kEmbeddingKvBudgetMb for embedding)
+  int max_batch = 16;              // chat: requests running at once
+  int prefill_chunk = 256;         // chat: prompt tokens per step
+  int queue_limit = 256;           // requests waiting before 429
+  std::string chat_template;       // empty: the model's; else chatml|llama3|mistral
+  SamplingRequest sampling;        // defaults for requests that leave a field unset
+  std::optional<int> max_tokens;   // default max_tokens of a request that sets none
+};
+
+struct ServeConfig {
+  std::string host = "127.0.0.1";
+  int port = 8080;               // 0: any free port (the server prints the one it got)
+  std::string backend = "cpu";   // cpu|cuda
+  TurnOptions turn;              // policy, quantum, decode_first, prefill_share
+  std::filesystem::path ledger;  // empty with no_ledger; default default_ledger_path()
+  bool no_ledger = false;
+  std::string api_key;  // empty: no authentication
+  double shutdown_timeout_s = 30.0;
+  std::size_t max_body_bytes = 8u << 20;
+  int http_threads = 2;  // I/O threads of the HTTP server
+  int cpu_threads = 0;   // 0: default for the model's CPU kernels (generate's --threads)
+  double watchdog_deadline_s = 60.0;
+  FaultPlan faults;          // --inject-* as repro has them
+  std::string fault_engine;  // empty: faults on every engine; else that engine's streams only
+  std::vector<ModelSpec> models;
+};
+
+// Thrown for a bad configuration; names the key (TOML path like "models.chat.max_batch" or
+// the flag) and, for an unknown key, the closest known one. Derives from
+// std::invalid_argument so errors/ classifies it usage (exit 2).
+class ConfigError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Checks what can be checked before loading: at least one model, unique names of
+// [A-Za-z0-9._:-]+, directories that exist and hold config.json, numbers in range, a
+// known backend and chat template, fault_engine naming a model. Names keys by their TOML
+// path. Throws ConfigError.
+void validate(const ServeConfig& config);
+
+// Reads a TOML file; does not validate() (flags may add the models). Throws ConfigError
+// with file:line:column for a syntax error, an unknown key (with "did you mean"), a wrong
+// type (naming the key and the expected type), or an unknown policy, quantum or kind.
+ServeConfig read_serve_config(const std::filesystem::path& file);
+
+// The closest of `known` to `key` by edit distance, when close enough to be a likely typo
+// (distance <= max(2, size/3)); for "did you mean".
+std::optional<std::string> closest_key(std::string_view key,
+                                       std::span<const std::string_view> known);
+
+}  // namespace baton
