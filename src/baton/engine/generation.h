@@ -38,6 +38,7 @@ struct TokenDelta {
   float logprob = 0.0f;
   std::string text;                    // may be empty
   std::optional<FinishReason> finish;  // set on the last token
+  std::vector<TopLogprob> top;         // sampling.top_logprobs of them, most likely first
 };
 
 struct GenerationRequest {
@@ -55,6 +56,8 @@ struct GenerationResult {
   std::vector<TokenId> tokens;  // every generated token, an end token included
   std::vector<float> logprobs;  // of each generated token
   std::string text;             // the completion's text, up to a stop string, no end token
+  // The most likely tokens at each generated token (sampling.top_logprobs > 0), else empty.
+  std::vector<std::vector<TopLogprob>> top_logprobs;
   FinishReason finish = FinishReason::length;
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // reused from the prefix cache, not prefilled

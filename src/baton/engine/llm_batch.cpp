@@ -162,15 +162,18 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::ve
 bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
   try {
     check_finite(logits, e);
-    const SampledToken next = e.sampler->next(logits, e.tokens);
+    SampledToken next = e.sampler->next(logits, e.tokens, e.result.tokens);
     if (e.result.tokens.empty()) e.first_token = now;
     e.tokens.push_back(next.id);
     e.result.tokens.push_back(next.id);
     e.result.logprobs.push_back(next.logprob);
     const auto reason = e.stop->add(next.id);
     if (e.request.on_token) {
-      e.request.on_token(
-          TokenDelta{next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason});
+      e.request.on_token(TokenDelta{
+          next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason, next.top});
+    }
+    if (e.request.params.sampling.top_logprobs > 0) {
+      e.result.top_logprobs.push_back(std::move(next.top));
     }
     if (!reason) return false;
     e.result.finish = *reason;
