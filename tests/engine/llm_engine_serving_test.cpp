@@ -1,20 +1,157 @@
-// What a server needs of LlmEngine, on the tiny qwen2 model with real threads: top
-// logprobs and the OpenAI penalties reach every token.
+// What a server needs of LlmEngine, on the tiny qwen2 model with real threads: a full
+// queue refuses at once (QueueFull); the context limits prompt and max_tokens
+// (ContextLengthExceeded); top logprobs and the OpenAI penalties reach every token.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <future>
 #include <mutex>
 #include <vector>
 
+#include "baton/engine/request.h"
 #include "engine/llm_engine_fixture.h"
+#include "test_util.h"
 
 namespace baton {
 namespace {
 
+using namespace std::chrono_literals;
+using testing::eventually;
 using testing::greedy_alone;
 using testing::greedy_request;
+using testing::kModels;
 using testing::prompt_of;
 using LlmEngineServingTest = testing::LlmEngineTest;
+
+// A point in a request's token sink where the engine thread waits for the test: the
+// engine is then parked between two known steps, whatever the machine's speed.
+class Pause {
+ public:
+  // Engine thread, from a sink: says it is here, then waits to be let go.
+  void arrive() {
+    arrived_.set_value();
+    resumed_.wait();
+  }
+  // Test threads.
+  bool wait_arrived() { return arrived_future_.wait_for(30s) == std::future_status::ready; }
+  void resume() { resume_.set_value(); }
+
+ private:
+  std::promise<void> arrived_, resume_;
+  std::future<void> arrived_future_ = arrived_.get_future();
+  std::shared_future<void> resumed_ = resume_.get_future().share();
+};
+
+bool engine_drained(const LlmEngine& engine) {
+  const LlmEngineStats s = engine.stats();
+  return s.kv_blocks_available == s.kv_blocks_total && s.running == 0 && s.queued == 0;
+}
+
+// With A running (its sink parked), B and C fill a queue of 2; D is refused at once.
+TEST_F(LlmEngineServingTest, BeyondTheQueueLimitASubmitIsRefusedWithQueueFull) {
+  LlmBatchOptions options;
+  options.queue_limit = 2;
+  start(options);
+  Pause parked;
+  GenerationRequest a = greedy_request(0, prompt_of(10, 0), 4);
+  std::atomic<int> a_tokens{0};
+  a.on_token = [&](const TokenDelta&) {
+    if (++a_tokens == 1) parked.arrive();
+  };
+  std::future<GenerationResult> fa = engine_->submit(std::move(a));
+  EXPECT_TRUE(parked.wait_arrived());
+  std::future<GenerationResult> fb = engine_->submit(greedy_request(1, prompt_of(10, 1), 4));
+  std::future<GenerationResult> fc = engine_->submit(greedy_request(2, prompt_of(10, 2), 4));
+  std::future<GenerationResult> fd = engine_->submit(greedy_request(3, prompt_of(10, 3), 4));
+  EXPECT_EQ(fd.wait_for(0s), std::future_status::ready);
+  try {
+    fd.get();
+    ADD_FAILURE() << "the third queued request was taken";
+  } catch (const QueueFull& e) {
+    EXPECT_EQ(e.retry_after_s(), 1);
+    EXPECT_NE(std::string(e.what()).find("[engine llm]"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(engine_->stats().queued, 2u);
+  parked.resume();
+  EXPECT_EQ(fa.get().tokens.size(), 4u);
+  EXPECT_EQ(fb.get().tokens, greedy_alone(model_, prompt_of(10, 1), 4));
+  EXPECT_EQ(fc.get().tokens, greedy_alone(model_, prompt_of(10, 2), 4));
+  ASSERT_TRUE(eventually([&] { return engine_drained(*engine_); }));
+  EXPECT_EQ(engine_->submit(greedy_request(4, prompt_of(10, 3), 4)).get().tokens.size(), 4u);
+}
+
+TEST_F(LlmEngineServingTest, AQueueLimitOfZeroRefusesNothing) {
+  LlmBatchOptions options;
+  options.queue_limit = 0;
+  start(options);
+  Pause parked;
+  GenerationRequest a = greedy_request(0, prompt_of(10, 0), 2);
+  std::atomic<int> a_tokens{0};
+  a.on_token = [&](const TokenDelta&) {
+    if (++a_tokens == 1) parked.arrive();
+  };
+  std::future<GenerationResult> fa = engine_->submit(std::move(a));
+  EXPECT_TRUE(parked.wait_arrived());
+  std::vector<std::future<GenerationResult>> many;
+  for (int i = 0; i < 300; ++i)
+    many.push_back(engine_->submit(greedy_request(i + 1, {5, 6, 7}, 1)));
+  EXPECT_EQ(engine_->stats().queued, 300u);
+  parked.resume();
+  fa.get();
+  for (auto& f : many) EXPECT_EQ(f.get().tokens.size(), 1u);
+}
+
+TEST_F(LlmEngineServingTest, TheContextLimitsThePromptAndAnExplicitMaxTokens) {
+  LlmBatchOptions options;
+  options.context_length = 64;
+  start(options);
+  EXPECT_EQ(engine_->context_length(), 64);
+  EXPECT_EQ(engine_->stats().context_length, 64);
+  try {  // the prompt alone leaves no room for a token
+    engine_->submit(greedy_request(1, prompt_of(64, 1), 8)).get();
+    ADD_FAILURE() << "a prompt as long as the context was taken";
+  } catch (const ContextLengthExceeded& e) {
+    EXPECT_EQ(e.context(), 64);
+    EXPECT_EQ(e.prompt_tokens(), 64);
+    EXPECT_EQ(e.max_tokens(), 1);
+  }
+  GenerationRequest too_long = greedy_request(2, prompt_of(60, 2), 10);
+  too_long.params.max_tokens_explicit = true;
+  try {
+    engine_->submit(std::move(too_long)).get();
+    ADD_FAILURE() << "an explicit max_tokens beyond the context was taken";
+  } catch (const ContextLengthExceeded& e) {
+    EXPECT_STREQ(e.what(),
+                 "This model's maximum context length is 64 tokens. However, you requested 70 "
+                 "tokens (60 in the messages, 10 in the completion). Please reduce the length "
+                 "of the messages or completion.");
+  }
+  GenerationRequest fits = greedy_request(3, prompt_of(60, 2), 4);
+  fits.params.max_tokens_explicit = true;
+  EXPECT_EQ(engine_->submit(std::move(fits)).get().tokens,
+            greedy_alone(model_, prompt_of(60, 2), 4));
+  // Not set by the client: cut to what the context leaves.
+  const GenerationResult cut = engine_->submit(greedy_request(4, prompt_of(60, 2), 10)).get();
+  EXPECT_EQ(cut.tokens, greedy_alone(model_, prompt_of(60, 2), 4));
+  EXPECT_EQ(cut.finish, FinishReason::length);
+}
+
+TEST(LlmEngineContext, AnEngineGetsAtMostTheModelsContext) {
+  const LlamaModel model = LlamaModel::load(kModels / "qwen2");  // 256 positions
+  cpu::CpuDevice device(CommitLimits{});
+  const auto turn = make_turn(TurnOptions{}, device.default_stream());
+  const auto context_of = [&](int context_length) {
+    LlmBatchOptions options;
+    options.context_length = context_length;
+    return LlmEngine("llm", model, nullptr, options, device.create_stream("llm"), *turn)
+        .context_length();
+  };
+  EXPECT_EQ(context_of(0), 256);
+  EXPECT_EQ(context_of(1000), 256);
+  EXPECT_EQ(context_of(100), 100);
+  EXPECT_THROW(context_of(-1), std::invalid_argument);
+}
 
 TEST_F(LlmEngineServingTest, TopLogprobsComeWithEveryTokenInTheDeltasAndTheResult) {
   start({});

@@ -19,6 +19,9 @@ namespace baton {
 struct GenerationParams {
   SamplingParams sampling;
   int max_tokens = 256;           // generated tokens at most (the end token included)
+  // Set by the client: prompt + max_tokens beyond the context is then refused
+  // (ContextLengthExceeded), as OpenAI does; otherwise max_tokens is cut to the context.
+  bool max_tokens_explicit = false;
   std::vector<std::string> stop;  // stop strings: the text ends before the first one
   bool ignore_eos = false;        // keep going past the model's end tokens
 };

@@ -15,10 +15,12 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       stream_(std::move(stream)),
       turn_(turn),
       client_(turn.register_client(name_, *stream_)),
+      queue_limit_(static_cast<std::size_t>(std::max(options.queue_limit, 0))),
       batch_(model, tokenizer, options),
       runner_(model, batch_.pool()),
       thread_([this](std::stop_token stop) { loop(stop); }) {
   stats_.name = name_;
+  stats_.context_length = batch_.context_length();
   update_stats();
 }
 
@@ -40,6 +42,11 @@ std::future<GenerationResult> LlmEngine::submit(GenerationRequest request) {
     entry->promise.set_exception(std::make_exception_ptr(EngineStopped(name_)));
     return future;
   }
+  if (queue_limit_ > 0 && queued_locked() >= queue_limit_) {
+    entry->promise.set_exception(
+        std::make_exception_ptr(QueueFull(name_, static_cast<int>(queue_limit_))));
+    return future;
+  }
   inbox_.push_back(std::move(entry));
   wake_.notify_all();
   return future;
@@ -56,7 +63,9 @@ void LlmEngine::stop() {
 
 LlmEngineStats LlmEngine::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  LlmEngineStats stats = stats_;
+  stats.queued = queued_locked();
+  return stats;
 }
 
 void LlmEngine::loop(std::stop_token stop) {
@@ -67,6 +76,7 @@ void LlmEngine::loop(std::stop_token stop) {
       const TimePoint picked_up = Clock::now();
       for (auto& entry : inbox_) batch_.enqueue(std::move(entry), picked_up);
       inbox_.clear();
+      stats_.waiting_for_kv = batch_.waiting();  // with the inbox, so the queue count holds
     }
     if (stop.stop_requested()) break;
     batch_.admit(Clock::now());
