@@ -1,12 +1,21 @@
-// What a server needs of LlmEngine, on the tiny qwen2 model with real threads: a full
-// queue refuses at once (QueueFull); the context limits prompt and max_tokens
-// (ContextLengthExceeded); top logprobs and the OpenAI penalties reach every token.
+// What a server needs of LlmEngine, on the tiny qwen2 model with real threads: a client
+// cancels a request (running, waiting for KV blocks, or not yet picked up) and it leaves
+// within one step, its blocks back in the pool, while the rest of the batch still gets
+// exactly its greedy tokens; a full queue refuses at once (QueueFull); the context limits
+// prompt and max_tokens (ContextLengthExceeded); top logprobs and the OpenAI penalties
+// reach every token.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cstdio>
 #include <future>
 #include <mutex>
+#include <random>
+#include <stop_token>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "baton/engine/request.h"
@@ -46,6 +55,177 @@ class Pause {
 bool engine_drained(const LlmEngine& engine) {
   const LlmEngineStats s = engine.stats();
   return s.kv_blocks_available == s.kv_blocks_total && s.running == 0 && s.queued == 0;
+}
+
+// Each cancelled request is cancelled by a thread of its own while the engine is inside
+// that request's sink at token 3 + i; the next loop turn drops it, so it sees no more.
+TEST_F(LlmEngineServingTest, ARunningRequestCancelledLeavesWithinOneStepAndFreesItsBlocks) {
+  LlmBatchOptions options;
+  options.block_tokens = 8;
+  start(options);
+  const int before = engine_->stats().kv_blocks_available;
+  struct Cancelled {
+    std::stop_source source;
+    Pause pause;
+    std::atomic<int> tokens{0};
+    std::future<GenerationResult> future;
+  };
+  constexpr int kEach = 3;
+  std::array<Cancelled, kEach> cancelled;
+  std::vector<std::future<GenerationResult>> kept;
+  for (int i = 0; i < kEach; ++i) {
+    Cancelled& c = cancelled[static_cast<std::size_t>(i)];
+    GenerationRequest r = greedy_request(100 + i, prompt_of(20 + i, i), 200);
+    r.cancel = c.source.get_token();
+    r.on_token = [&c, i](const TokenDelta&) {
+      if (++c.tokens == 3 + i) c.pause.arrive();
+    };
+    c.future = engine_->submit(std::move(r));
+    kept.push_back(engine_->submit(greedy_request(i, prompt_of(15 + i, 10 + i), 12 + 4 * i)));
+  }
+  std::vector<std::thread> cancellers;
+  for (Cancelled& c : cancelled) {
+    cancellers.emplace_back([&c] {
+      EXPECT_TRUE(c.pause.wait_arrived());
+      c.source.request_stop();
+      c.pause.resume();
+    });
+  }
+  for (std::thread& t : cancellers) t.join();
+  for (int i = 0; i < kEach; ++i) {
+    Cancelled& c = cancelled[static_cast<std::size_t>(i)];
+    EXPECT_THROW(c.future.get(), RequestCancelled) << i;
+    EXPECT_EQ(c.tokens.load(), 3 + i) << "request " << i << " went on after its cancel";
+    EXPECT_EQ(kept[i].get().tokens, greedy_alone(model_, prompt_of(15 + i, 10 + i), 12 + 4 * i))
+        << "kept request " << i;
+  }
+  ASSERT_TRUE(eventually([&] { return engine_drained(*engine_); }));
+  const LlmEngineStats stats = engine_->stats();
+  EXPECT_EQ(stats.kv_blocks_available, before);
+  EXPECT_EQ(stats.requests_cancelled, static_cast<std::uint64_t>(kEach));
+  EXPECT_EQ(stats.requests_done, static_cast<std::uint64_t>(kEach));
+}
+
+// The engine is parked in A's sink; C is cancelled still in the inbox, B while it waits
+// for KV blocks (one request fits at a time). Neither is ever prefilled; D still runs.
+TEST_F(LlmEngineServingTest, RequestsCancelledWhileQueuedLeaveWithoutRunning) {
+  LlmBatchOptions options;
+  options.block_tokens = 8;
+  options.kv_budget_bytes = KvBlockPool::block_bytes(model_.config(), 8) * 6;  // 5 blocks each
+  start(options);
+  Pause first, second;
+  GenerationRequest a = greedy_request(0, prompt_of(30, 0), 10);
+  std::atomic<int> a_tokens{0};
+  a.on_token = [&](const TokenDelta&) {
+    const int n = ++a_tokens;
+    if (n == 1) first.arrive();
+    if (n == 2) second.arrive();
+  };
+  std::atomic<int> cancelled_tokens{0};
+  std::stop_source in_inbox, waiting_for_kv;
+  const auto cancellable = [&](std::uint64_t id, const std::stop_source& source) {
+    GenerationRequest r = greedy_request(id, prompt_of(30, static_cast<int>(id)), 10);
+    r.cancel = source.get_token();
+    r.on_token = [&](const TokenDelta&) { ++cancelled_tokens; };
+    return r;
+  };
+  std::future<GenerationResult> fa = engine_->submit(std::move(a));
+  EXPECT_TRUE(first.wait_arrived());
+  std::future<GenerationResult> fb = engine_->submit(cancellable(1, waiting_for_kv));
+  std::future<GenerationResult> fc = engine_->submit(cancellable(2, in_inbox));
+  std::future<GenerationResult> fd = engine_->submit(greedy_request(3, prompt_of(30, 3), 10));
+  EXPECT_EQ(engine_->stats().queued, 3u);
+  in_inbox.request_stop();
+  first.resume();
+  EXPECT_TRUE(second.wait_arrived());  // one step on: C has left, B and D wait for blocks
+  LlmEngineStats stats = engine_->stats();
+  EXPECT_EQ(stats.requests_cancelled, 1u);
+  EXPECT_EQ(stats.waiting_for_kv, 2u);
+  EXPECT_EQ(stats.queued, 2u);
+  waiting_for_kv.request_stop();
+  second.resume();
+  EXPECT_THROW(fc.get(), RequestCancelled);
+  EXPECT_THROW(fb.get(), RequestCancelled);
+  EXPECT_EQ(fa.get().tokens, greedy_alone(model_, prompt_of(30, 0), 10));
+  EXPECT_EQ(fd.get().tokens, greedy_alone(model_, prompt_of(30, 3), 10));
+  ASSERT_TRUE(eventually([&] { return engine_drained(*engine_); }));
+  stats = engine_->stats();
+  EXPECT_EQ(cancelled_tokens.load(), 0);
+  EXPECT_EQ(stats.counters.prefill_tokens, 60u);  // A's and D's prompts only
+  EXPECT_EQ(stats.requests_cancelled, 2u);
+}
+
+// No synchronisation with the engine: a thread cancels half the requests at random
+// moments (some still waiting for a batch slot, some about to finish or finished). Every
+// future holds a result or RequestCancelled, every result is the request's greedy tokens
+// alone, and no block is left behind. Run it with --gtest_repeat (and under TSan).
+TEST_F(LlmEngineServingTest, CancellingAtAnyMomentLeavesNoBlockBehind) {
+  LlmBatchOptions options;
+  options.block_tokens = 8;
+  options.max_batch = 6;
+  start(options);
+  const int before = engine_->stats().kv_blocks_available;
+  constexpr int kRequests = 12;
+  struct Tracked {
+    std::stop_source source;
+    std::atomic<int> tokens{0};
+    std::atomic<bool> finished{false};
+    std::vector<TokenId> prompt;
+    int max_tokens = 0;
+    std::future<GenerationResult> future;
+  };
+  std::array<Tracked, kRequests> tracked;
+  for (int i = 0; i < kRequests; ++i) {
+    Tracked& t = tracked[static_cast<std::size_t>(i)];
+    t.prompt = prompt_of(10 + 3 * i, i);
+    t.max_tokens = 30 + 10 * (i % 4);
+    GenerationRequest r = greedy_request(i, t.prompt, t.max_tokens);
+    if (i % 2 == 0) r.cancel = t.source.get_token();
+    r.on_token = [&t](const TokenDelta& d) {
+      ++t.tokens;
+      if (d.finish) t.finished = true;
+    };
+    t.future = engine_->submit(std::move(r));
+  }
+  const unsigned seed = std::random_device{}();  // new moments each run; printed on failure
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::thread canceller([&] {
+    std::mt19937 rng(seed);
+    for (int i = 0; i < kRequests; i += 2) {
+      Tracked& t = tracked[static_cast<std::size_t>(i)];
+      const int at = std::uniform_int_distribution<int>(0, t.max_tokens)(rng);
+      EXPECT_TRUE(eventually([&] { return t.tokens.load() >= at || t.finished.load(); }));
+      t.source.request_stop();
+    }
+  });
+  canceller.join();
+  int cancelled = 0;
+  for (int i = 0; i < kRequests; ++i) {
+    Tracked& t = tracked[static_cast<std::size_t>(i)];
+    try {
+      EXPECT_EQ(t.future.get().tokens, greedy_alone(model_, t.prompt, t.max_tokens)) << i;
+    } catch (const RequestCancelled&) {
+      EXPECT_EQ(i % 2, 0) << "request " << i << " was never cancelled";
+      EXPECT_LT(t.tokens.load(), t.max_tokens);
+      ++cancelled;
+    }
+  }
+  std::printf("%d of %d cancel requests came in time\n", cancelled, kRequests / 2);
+  ASSERT_TRUE(eventually([&] { return engine_drained(*engine_); }));
+  const LlmEngineStats stats = engine_->stats();
+  EXPECT_EQ(stats.kv_blocks_available, before);
+  EXPECT_EQ(stats.requests_cancelled, static_cast<std::uint64_t>(cancelled));
+  EXPECT_EQ(stats.requests_done + stats.requests_cancelled, static_cast<std::uint64_t>(kRequests));
+}
+
+TEST_F(LlmEngineServingTest, ARequestCancelledBeforeSubmitNeverQueues) {
+  start({});
+  std::stop_source source;
+  source.request_stop();
+  GenerationRequest r = greedy_request(1, prompt_of(10, 1), 5);
+  r.cancel = source.get_token();
+  EXPECT_THROW(engine_->submit(std::move(r)).get(), RequestCancelled);
+  EXPECT_EQ(engine_->stats().queued, 0u);
 }
 
 // With A running (its sink parked), B and C fill a queue of 2; D is refused at once.

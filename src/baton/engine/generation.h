@@ -1,12 +1,14 @@
 // GenerationRequest and GenerationResult: what a client asks an LLM engine for and what
 // it gets back, with the timings a server reports (queue wait, prefill, decode) and the
 // prefix-cache hit; and TokenDelta, each token as it is made, for a client that streams.
+// A request carries a stop token its client may trigger to cancel it.
 // Thread-safety: values.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -52,6 +54,9 @@ struct GenerationRequest {
   // to another thread). If it throws, the request fails with that error. Either way the
   // future holds the whole result, or the error that ended the request early.
   std::function<void(const TokenDelta&)> on_token;
+  // Stop-requested: the request leaves the engine within one step, waiting or running,
+  // its KV blocks go back, and the future holds RequestCancelled (unless it was done).
+  std::stop_token cancel;
 };
 
 struct GenerationResult {

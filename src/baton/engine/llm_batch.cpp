@@ -257,6 +257,27 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::take_all() {
   return all;
 }
 
+std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::take_cancelled() {
+  const auto cancelled = [](const auto& e) { return e->request.cancel.stop_requested(); };
+  std::vector<std::unique_ptr<Entry>> out;
+  for (std::size_t i = 0; i < running_.size();) {
+    if (cancelled(running_[i])) {
+      out.push_back(finish(i));
+    } else {
+      ++i;
+    }
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (cancelled(*it)) {
+      out.push_back(std::move(*it));
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
 std::size_t LlmBatch::context_tokens() const {
   std::size_t longest = 0;
   for (const auto& e : running_) longest = std::max(longest, e->tokens.size());

@@ -15,6 +15,9 @@
 // prompt must leave room for one token, and prompt + max_tokens must fit when the client
 // set max_tokens (ContextLengthExceeded); otherwise max_tokens is cut to what is left.
 //
+// Cancellation: take_cancelled() removes every request whose stop token was requested,
+// waiting or running, and gives its blocks back (published ones stay in the prefix cache).
+//
 // Thread-safety: none; the engine's thread owns it.
 #pragma once
 
@@ -102,6 +105,9 @@ class LlmBatch {
   std::vector<std::unique_ptr<Entry>> fail_step();
   // Every request, waiting or running, leaves (engine stopping).
   std::vector<std::unique_ptr<Entry>> take_all();
+  // The requests whose stop token was requested leave, waiting or running, blocks
+  // released. Call between steps only (no step may still use their blocks).
+  std::vector<std::unique_ptr<Entry>> take_cancelled();
 
   const LlmBatchCounters& counters() const { return counters_; }
   const KvBlockPool& pool() const { return pool_; }

@@ -37,6 +37,10 @@ std::future<GenerationResult> LlmEngine::submit(GenerationRequest request) {
     entry->promise.set_exception(std::current_exception());
     return future;
   }
+  if (entry->request.cancel.stop_requested()) {
+    entry->promise.set_exception(std::make_exception_ptr(RequestCancelled(name_)));
+    return future;
+  }
   std::lock_guard lock(mu_);
   if (stopping_) {
     entry->promise.set_exception(std::make_exception_ptr(EngineStopped(name_)));
@@ -79,6 +83,7 @@ void LlmEngine::loop(std::stop_token stop) {
       stats_.waiting_for_kv = batch_.waiting();  // with the inbox, so the queue count holds
     }
     if (stop.stop_requested()) break;
+    cancel(batch_.take_cancelled());
     batch_.admit(Clock::now());
     update_stats();
     if (std::optional<StepPlan> plan = batch_.next_step()) run_step(std::move(*plan));
@@ -165,6 +170,19 @@ void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,
   error = nullptr;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     entries[i]->promise.set_exception(std::move(copies[i]));
+  }
+}
+
+// Each client gets an exception of its own: nothing is shared between their threads.
+void LlmEngine::cancel(std::vector<std::unique_ptr<LlmBatch::Entry>> entries) {
+  if (entries.empty()) return;
+  update_stats();
+  {
+    std::lock_guard lock(mu_);
+    stats_.requests_cancelled += entries.size();
+  }
+  for (auto& entry : entries) {
+    entry->promise.set_exception(std::make_exception_ptr(RequestCancelled(name_)));
   }
 }
 

@@ -1,6 +1,6 @@
 // Request and its result: one unit of work a client hands an engine; and the errors that
 // end a request without a fault of the device (an engine stopping, a full queue, a
-// request that cannot fit the context).
+// request that cannot fit the context, a client that cancelled).
 // Thread-safety: values.
 #pragma once
 
@@ -27,6 +27,13 @@ class EngineStopped : public std::runtime_error {
  public:
   explicit EngineStopped(const std::string& engine)
       : std::runtime_error("[engine " + engine + "] stopped before the request finished; retry") {}
+};
+
+// The client cancelled the request (its stop token); the engine dropped it and its KV.
+class RequestCancelled : public std::runtime_error {
+ public:
+  explicit RequestCancelled(const std::string& engine)
+      : std::runtime_error("[engine " + engine + "] request cancelled by the client") {}
 };
 
 // The engine already holds `limit` requests that wait to run. Retryable: the queue
