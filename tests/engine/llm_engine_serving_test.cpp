@@ -52,6 +52,10 @@ class Pause {
   std::shared_future<void> resumed_ = resume_.get_future().share();
 };
 
+// KV for a few hundred blocks: ample for these tests, and quick to allocate (the default
+// 256 MB takes seconds under TSan, which these tests are meant to be repeated under).
+constexpr std::size_t kSmallKvBudget = std::size_t{4} << 20;
+
 bool engine_drained(const LlmEngine& engine) {
   const LlmEngineStats s = engine.stats();
   return s.kv_blocks_available == s.kv_blocks_total && s.running == 0 && s.queued == 0;
@@ -62,6 +66,7 @@ bool engine_drained(const LlmEngine& engine) {
 TEST_F(LlmEngineServingTest, ARunningRequestCancelledLeavesWithinOneStepAndFreesItsBlocks) {
   LlmBatchOptions options;
   options.block_tokens = 8;
+  options.kv_budget_bytes = kSmallKvBudget;
   start(options);
   const int before = engine_->stats().kv_blocks_available;
   struct Cancelled {
@@ -162,6 +167,7 @@ TEST_F(LlmEngineServingTest, RequestsCancelledWhileQueuedLeaveWithoutRunning) {
 TEST_F(LlmEngineServingTest, CancellingAtAnyMomentLeavesNoBlockBehind) {
   LlmBatchOptions options;
   options.block_tokens = 8;
+  options.kv_budget_bytes = kSmallKvBudget;
   options.max_batch = 6;
   start(options);
   const int before = engine_->stats().kv_blocks_available;
@@ -219,7 +225,9 @@ TEST_F(LlmEngineServingTest, CancellingAtAnyMomentLeavesNoBlockBehind) {
 }
 
 TEST_F(LlmEngineServingTest, ARequestCancelledBeforeSubmitNeverQueues) {
-  start({});
+  LlmBatchOptions options;
+  options.kv_budget_bytes = kSmallKvBudget;
+  start(options);
   std::stop_source source;
   source.request_stop();
   GenerationRequest r = greedy_request(1, prompt_of(10, 1), 5);
