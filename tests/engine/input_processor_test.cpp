@@ -79,5 +79,22 @@ TEST_F(InputProcessorTest, SamplingComesFromTheRequestThenTheModelThenGreedy) {
   EXPECT_EQ(from_request.seed, 9u);
 }
 
+TEST_F(InputProcessorTest, PresenceAndFrequencyPenaltiesComeFromTheRequestOnly) {
+  GenerationDefaults model;
+  model.do_sample = true;
+  model.repetition_penalty = 1.05;
+  const InputProcessor processor(dir_.path(), *tokenizer_, model);
+  const SamplingParams unset = processor.sampling({});
+  EXPECT_EQ(unset.presence_penalty, 0.0);
+  EXPECT_EQ(unset.frequency_penalty, 0.0);
+  SamplingRequest request;
+  request.presence_penalty = 0.5;
+  request.frequency_penalty = -1.25;
+  const SamplingParams set = processor.sampling(request);
+  EXPECT_EQ(set.presence_penalty, 0.5);
+  EXPECT_EQ(set.frequency_penalty, -1.25);
+  EXPECT_EQ(set.repetition_penalty, 1.05);  // the others still come from the model
+}
+
 }  // namespace
 }  // namespace baton

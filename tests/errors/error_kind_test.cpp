@@ -30,6 +30,9 @@ TEST(ErrorKind, EveryErrorHasOneKindAndItsExitCodeAndHttpStatus) {
       {std::make_exception_ptr(GpuError(GpuErrorClass::timeout, "s", "late")),
        ErrorKind::retryable, kExitFailure, 503, 1},
       {std::make_exception_ptr(EngineStopped("e")), ErrorKind::retryable, kExitFailure, 503, 1},
+      {std::make_exception_ptr(QueueFull("e", 4)), ErrorKind::retryable, kExitFailure, 503, 1},
+      {std::make_exception_ptr(ContextLengthExceeded(256, 200, 100)), ErrorKind::usage,
+       kExitUsage, 400, std::nullopt},
       {std::make_exception_ptr(GpuError(GpuErrorClass::other, "s", "oom")), ErrorKind::failure,
        kExitFailure, 500, std::nullopt},
       {std::make_exception_ptr(GpuError(GpuErrorClass::submissions_ignored, "s", "gone")),
@@ -48,6 +51,18 @@ TEST(ErrorKind, EveryErrorHasOneKindAndItsExitCodeAndHttpStatus) {
       EXPECT_EQ(retry_after_s(kind), c.retry_after) << e.what();
     }
   }
+}
+
+TEST(ErrorKind, QueueFullSaysWhenToRetryAndContextLengthExceededSpeaksLikeOpenAi) {
+  EXPECT_EQ(QueueFull("e", 4).retry_after_s(), 1);
+  const ContextLengthExceeded e(4096, 4000, 200);
+  EXPECT_STREQ(e.what(),
+               "This model's maximum context length is 4096 tokens. However, you requested 4200 "
+               "tokens (4000 in the messages, 200 in the completion). Please reduce the length of "
+               "the messages or completion.");
+  EXPECT_EQ(e.context(), 4096);
+  EXPECT_EQ(e.prompt_tokens(), 4000);
+  EXPECT_EQ(e.max_tokens(), 200);
 }
 
 }  // namespace

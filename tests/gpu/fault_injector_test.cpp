@@ -224,5 +224,41 @@ TEST(FaultInjector, SlowdownMakesAStreamSlower) {
   EXPECT_GE(millis_between(start, Clock::now()), 15.0);  // 4 ms at 5x is 20 ms
 }
 
+// only_on(): one engine's streams take the per-buffer faults and the slowdowns; another
+// stream's buffers run as if there were no injector.
+TEST(FaultInjector, OnlyOnKeepsPerBufferFaultsAndSlowdownsToTheChosenStreams) {
+  FaultPlan plan;
+  plan.hang_probability = 1.0;
+  plan.slowdown_rate = 1000.0;
+  plan.slowdown_seconds = 10.0;
+  FaultInjector injector(plan);
+  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+  device.add_observer(injector);
+  auto target = device.create_stream("target");
+  auto other = device.create_stream("other");
+  injector.only_on({target->id()});
+  // Busy while the slowdown clock runs: episodes may only ever pick the target.
+  testing::Gate gate;
+  other->encode(gate.op());
+  other->commit();
+  target->encode(Op{[] {}});
+  target->commit();
+  ASSERT_TRUE(eventually([&] { return target->stats().stalled_since.has_value(); }));
+  ASSERT_TRUE(eventually([&] { return injector.injected().slowdowns >= 3; }));
+  gate.open();
+  int ran = 0;
+  for (int i = 0; i < 20; ++i) other->encode(Op{[&ran] { ++ran; }});
+  other->synchronize();  // every buffer completes: no hang, no timeout
+  EXPECT_EQ(ran, 20);
+  EXPECT_FALSE(other->stats().stalled_since.has_value());
+  EXPECT_EQ(injector.slowdown(other->id(), Clock::now()), 1.0);
+  for (const SlowdownEpisode& e : injector.slowdown_episodes()) {
+    EXPECT_EQ(e.stream, target->id());
+  }
+  EXPECT_EQ(injector.injected().hangs, 1u);  // the target's one buffer
+  target->reset(GpuError(GpuErrorClass::hang, "test", "free"));
+  EXPECT_THROW(target->synchronize(), GpuError);
+}
+
 }  // namespace
 }  // namespace baton

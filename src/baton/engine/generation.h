@@ -1,12 +1,14 @@
 // GenerationRequest and GenerationResult: what a client asks an LLM engine for and what
 // it gets back, with the timings a server reports (queue wait, prefill, decode) and the
 // prefix-cache hit; and TokenDelta, each token as it is made, for a client that streams.
+// A request carries a stop token its client may trigger to cancel it.
 // Thread-safety: values.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +21,9 @@ namespace baton {
 struct GenerationParams {
   SamplingParams sampling;
   int max_tokens = 256;           // generated tokens at most (the end token included)
+  // Set by the client: prompt + max_tokens beyond the context is then refused
+  // (ContextLengthExceeded), as OpenAI does; otherwise max_tokens is cut to the context.
+  bool max_tokens_explicit = false;
   std::vector<std::string> stop;  // stop strings: the text ends before the first one
   bool ignore_eos = false;        // keep going past the model's end tokens
 };
@@ -38,6 +43,7 @@ struct TokenDelta {
   float logprob = 0.0f;
   std::string text;                    // may be empty
   std::optional<FinishReason> finish;  // set on the last token
+  std::vector<TopLogprob> top;         // sampling.top_logprobs of them, most likely first
 };
 
 struct GenerationRequest {
@@ -48,6 +54,9 @@ struct GenerationRequest {
   // to another thread). If it throws, the request fails with that error. Either way the
   // future holds the whole result, or the error that ended the request early.
   std::function<void(const TokenDelta&)> on_token;
+  // Stop-requested: the request leaves the engine within one step, waiting or running,
+  // its KV blocks go back, and the future holds RequestCancelled (unless it was done).
+  std::stop_token cancel;
 };
 
 struct GenerationResult {
@@ -55,6 +64,8 @@ struct GenerationResult {
   std::vector<TokenId> tokens;  // every generated token, an end token included
   std::vector<float> logprobs;  // of each generated token
   std::string text;             // the completion's text, up to a stop string, no end token
+  // The most likely tokens at each generated token (sampling.top_logprobs > 0), else empty.
+  std::vector<std::vector<TopLogprob>> top_logprobs;
   FinishReason finish = FinishReason::length;
   int prompt_tokens = 0;
   int cached_prompt_tokens = 0;  // reused from the prefix cache, not prefilled

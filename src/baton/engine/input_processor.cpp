@@ -33,6 +33,8 @@ SamplingParams InputProcessor::sampling(const SamplingRequest& r) const {
   p.top_k = r.top_k.value_or(sample ? static_cast<int>(defaults_.top_k.value_or(0)) : 0);
   p.min_p = r.min_p.value_or(0.0);
   p.repetition_penalty = r.repetition_penalty.value_or(defaults_.repetition_penalty.value_or(1.0));
+  p.presence_penalty = r.presence_penalty.value_or(0.0);  // generation_config has none
+  p.frequency_penalty = r.frequency_penalty.value_or(0.0);
   p.seed = r.seed;
   return p;
 }

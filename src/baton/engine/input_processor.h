@@ -22,6 +22,7 @@ namespace baton {
 // What a request may say about sampling; what it leaves unset comes from the model.
 struct SamplingRequest {
   std::optional<double> temperature, top_p, min_p, repetition_penalty;
+  std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's; default 0
   std::optional<int> top_k;
   std::optional<std::uint64_t> seed;
 };

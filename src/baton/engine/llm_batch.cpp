@@ -6,14 +6,27 @@
 #include <string>
 #include <utility>
 
+#include "baton/engine/request.h"
 #include "baton/model/model_file_error.h"
 
 namespace baton {
+namespace {
+
+int engine_context(const ModelConfig& config, const LlmBatchOptions& options) {
+  if (options.context_length < 0 || options.queue_limit < 0) {
+    throw std::invalid_argument("context_length and queue_limit must be >= 0");
+  }
+  const auto model = static_cast<int>(config.max_position_embeddings);
+  return options.context_length == 0 ? model : std::min(options.context_length, model);
+}
+
+}  // namespace
 
 LlmBatch::LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBatchOptions options)
     : model_(model),
       tokenizer_(tokenizer),
       options_(options),
+      context_(engine_context(model.config(), options)),
       pool_(model.config(), options.block_tokens, options.kv_budget_bytes) {
   if (options_.max_batch < 1 || options_.prefill_chunk < 1) {
     throw std::invalid_argument("max_batch and prefill_chunk must be at least 1");
@@ -29,14 +42,14 @@ int LlmBatch::blocks_for(int positions) const {
   return (positions + options_.block_tokens - 1) / options_.block_tokens;
 }
 
+int LlmBatch::positions_for(const GenerationRequest& request) const {
+  const auto prompt = static_cast<int>(request.prompt.size());
+  return prompt + std::min(request.params.max_tokens, context_ - prompt);
+}
+
 void LlmBatch::validate(const GenerationRequest& request) const {
-  const auto context = static_cast<int>(model_.config().max_position_embeddings);
   const auto prompt = static_cast<int>(request.prompt.size());
   if (prompt == 0) throw std::invalid_argument("the prompt is empty");
-  if (prompt >= context) {
-    throw std::invalid_argument("the prompt has " + std::to_string(prompt) +
-                                " tokens; the model's context holds " + std::to_string(context));
-  }
   for (const TokenId token : request.prompt) {
     if (token < 0 || token >= model_.config().vocab_size) {
       throw std::invalid_argument("prompt token " + std::to_string(token) +
@@ -44,8 +57,14 @@ void LlmBatch::validate(const GenerationRequest& request) const {
     }
   }
   Sampler check(request.params.sampling);
-  StopChecker stops(tokenizer_, request.params, end_tokens_, context - prompt);
-  const int positions = prompt + std::min(request.params.max_tokens, context - prompt);
+  StopChecker stops(tokenizer_, request.params, end_tokens_, context_ - prompt);
+  const GenerationParams& params = request.params;
+  // A prompt must leave room for one token; an explicit max_tokens must fit whole.
+  if (prompt >= context_ || (params.max_tokens_explicit && prompt + params.max_tokens > context_)) {
+    throw ContextLengthExceeded(context_, prompt,
+                                params.max_tokens_explicit ? params.max_tokens : 1);
+  }
+  const int positions = positions_for(request);
   if (blocks_for(positions) > pool_.total_blocks()) {
     throw std::invalid_argument("the prompt and max_tokens need " + std::to_string(positions) +
                                 " positions of KV cache; the KV budget holds " +
@@ -74,7 +93,6 @@ void LlmBatch::admit(TimePoint now) {
 bool LlmBatch::try_admit(Entry& e, TimePoint now) {
   const int block = options_.block_tokens;
   const auto prompt = static_cast<int>(e.request.prompt.size());
-  const int context = static_cast<int>(model_.config().max_position_embeddings);
   // Reuse cached blocks of the prompt, leaving at least its last token to compute.
   std::uint64_t chain = KvBlockPool::kRootHash;
   std::vector<BlockId> reused;
@@ -85,8 +103,7 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
     reused.push_back(*found);
     chain = KvBlockPool::chain_hash(chain, tokens);
   }
-  const int positions = prompt + std::min(e.request.params.max_tokens, context - prompt);
-  const int fresh = blocks_for(positions) - static_cast<int>(reused.size());
+  const int fresh = blocks_for(positions_for(e.request)) - static_cast<int>(reused.size());
   if (fresh > pool_.available_blocks()) {
     for (const BlockId b : reused) pool_.release(b);
     return false;
@@ -98,7 +115,7 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
   e.chain = chain;
   e.admitted = now;
   e.sampler.emplace(e.request.params.sampling);
-  e.stop.emplace(tokenizer_, e.request.params, end_tokens_, context - prompt);
+  e.stop.emplace(tokenizer_, e.request.params, end_tokens_, context_ - prompt);
   e.result.id = e.request.id;
   e.result.prompt_tokens = prompt;
   e.result.cached_prompt_tokens = e.kv.length;
@@ -162,15 +179,18 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::ve
 bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
   try {
     check_finite(logits, e);
-    const SampledToken next = e.sampler->next(logits, e.tokens);
+    SampledToken next = e.sampler->next(logits, e.tokens, e.result.tokens);
     if (e.result.tokens.empty()) e.first_token = now;
     e.tokens.push_back(next.id);
     e.result.tokens.push_back(next.id);
     e.result.logprobs.push_back(next.logprob);
     const auto reason = e.stop->add(next.id);
     if (e.request.on_token) {
-      e.request.on_token(
-          TokenDelta{next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason});
+      e.request.on_token(TokenDelta{
+          next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason, next.top});
+    }
+    if (e.request.params.sampling.top_logprobs > 0) {
+      e.result.top_logprobs.push_back(std::move(next.top));
     }
     if (!reason) return false;
     e.result.finish = *reason;
@@ -235,6 +255,27 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::take_all() {
   for (auto& e : waiting_) all.push_back(std::move(e));
   waiting_.clear();
   return all;
+}
+
+std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::take_cancelled() {
+  const auto cancelled = [](const auto& e) { return e->request.cancel.stop_requested(); };
+  std::vector<std::unique_ptr<Entry>> out;
+  for (std::size_t i = 0; i < running_.size();) {
+    if (cancelled(running_[i])) {
+      out.push_back(finish(i));
+    } else {
+      ++i;
+    }
+  }
+  for (auto it = waiting_.begin(); it != waiting_.end();) {
+    if (cancelled(*it)) {
+      out.push_back(std::move(*it));
+      it = waiting_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
 }
 
 std::size_t LlmBatch::context_tokens() const {

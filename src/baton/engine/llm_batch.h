@@ -11,6 +11,13 @@
 // computed for the same leading tokens (prompt or prompt plus output) is reused, and only
 // the rest is prefilled. At least the last prompt token is always computed, for its logits.
 //
+// The context is the model's max_position_embeddings, or less when the options say so: a
+// prompt must leave room for one token, and prompt + max_tokens must fit when the client
+// set max_tokens (ContextLengthExceeded); otherwise max_tokens is cut to what is left.
+//
+// Cancellation: take_cancelled() removes every request whose stop token was requested,
+// waiting or running, and gives its blocks back (published ones stay in the prefix cache).
+//
 // Thread-safety: none; the engine's thread owns it.
 #pragma once
 
@@ -38,6 +45,8 @@ struct LlmBatchOptions {
   int max_batch = 16;       // requests running at once
   int prefill_chunk = 256;  // prompt tokens per step, over all prefilling requests
   bool prefix_cache = true;
+  int queue_limit = 256;   // requests submitted but not yet admitted (the engine's); 0: none
+  int context_length = 0;  // 0: the model's max_position_embeddings; else at most that
 };
 
 struct LlmBatchCounters {
@@ -71,8 +80,12 @@ class LlmBatch {
   ~LlmBatch();
 
   // Checks the request can ever run here (sampling values, stop strings, prompt and
-  // max_tokens within the context and the KV budget); throws std::invalid_argument.
+  // max_tokens within the context and the KV budget); throws std::invalid_argument
+  // (ContextLengthExceeded when the prompt, or it and an explicit max_tokens, exceeds the
+  // context). Reads only what never changes: safe from any thread.
   void validate(const GenerationRequest& request) const;
+  // The engine's context in tokens (prompt and completion); never changes.
+  int context_length() const { return context_; }
   // The engine thread has picked the request up at `now`; it waits for admission.
   void enqueue(std::unique_ptr<Entry> entry, TimePoint now);
   // Moves waiting requests into the running batch while blocks and batch slots allow.
@@ -92,6 +105,9 @@ class LlmBatch {
   std::vector<std::unique_ptr<Entry>> fail_step();
   // Every request, waiting or running, leaves (engine stopping).
   std::vector<std::unique_ptr<Entry>> take_all();
+  // The requests whose stop token was requested leave, waiting or running, blocks
+  // released. Call between steps only (no step may still use their blocks).
+  std::vector<std::unique_ptr<Entry>> take_cancelled();
 
   const LlmBatchCounters& counters() const { return counters_; }
   const KvBlockPool& pool() const { return pool_; }
@@ -101,6 +117,8 @@ class LlmBatch {
  private:
   bool try_admit(Entry& entry, TimePoint now);
   int blocks_for(int positions) const;
+  // Prompt plus the tokens it may generate: max_tokens, cut to the context.
+  int positions_for(const GenerationRequest& request) const;
   // Samples the entry's next token; true when the entry is finished (or failed).
   bool sample(Entry& entry, std::span<const float> logits, TimePoint now);
   void check_finite(std::span<const float> logits, const Entry& entry) const;
@@ -110,6 +128,7 @@ class LlmBatch {
   const LlamaModel& model_;
   const BpeTokenizer* tokenizer_;
   LlmBatchOptions options_;
+  const int context_;  // tokens, prompt and completion
   KvBlockPool pool_;
   std::vector<TokenId> end_tokens_;
   std::deque<std::unique_ptr<Entry>> waiting_;

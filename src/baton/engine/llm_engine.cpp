@@ -15,10 +15,12 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       stream_(std::move(stream)),
       turn_(turn),
       client_(turn.register_client(name_, *stream_)),
+      queue_limit_(static_cast<std::size_t>(std::max(options.queue_limit, 0))),
       batch_(model, tokenizer, options),
       runner_(model, batch_.pool()),
       thread_([this](std::stop_token stop) { loop(stop); }) {
   stats_.name = name_;
+  stats_.context_length = batch_.context_length();
   update_stats();
 }
 
@@ -35,9 +37,18 @@ std::future<GenerationResult> LlmEngine::submit(GenerationRequest request) {
     entry->promise.set_exception(std::current_exception());
     return future;
   }
+  if (entry->request.cancel.stop_requested()) {
+    entry->promise.set_exception(std::make_exception_ptr(RequestCancelled(name_)));
+    return future;
+  }
   std::lock_guard lock(mu_);
   if (stopping_) {
     entry->promise.set_exception(std::make_exception_ptr(EngineStopped(name_)));
+    return future;
+  }
+  if (queue_limit_ > 0 && queued_locked() >= queue_limit_) {
+    entry->promise.set_exception(
+        std::make_exception_ptr(QueueFull(name_, static_cast<int>(queue_limit_))));
     return future;
   }
   inbox_.push_back(std::move(entry));
@@ -56,7 +67,9 @@ void LlmEngine::stop() {
 
 LlmEngineStats LlmEngine::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  LlmEngineStats stats = stats_;
+  stats.queued = queued_locked();
+  return stats;
 }
 
 void LlmEngine::loop(std::stop_token stop) {
@@ -67,8 +80,10 @@ void LlmEngine::loop(std::stop_token stop) {
       const TimePoint picked_up = Clock::now();
       for (auto& entry : inbox_) batch_.enqueue(std::move(entry), picked_up);
       inbox_.clear();
+      stats_.waiting_for_kv = batch_.waiting();  // with the inbox, so the queue count holds
     }
     if (stop.stop_requested()) break;
+    cancel(batch_.take_cancelled());
     batch_.admit(Clock::now());
     update_stats();
     if (std::optional<StepPlan> plan = batch_.next_step()) run_step(std::move(*plan));
@@ -155,6 +170,19 @@ void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,
   error = nullptr;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     entries[i]->promise.set_exception(std::move(copies[i]));
+  }
+}
+
+// Each client gets an exception of its own: nothing is shared between their threads.
+void LlmEngine::cancel(std::vector<std::unique_ptr<LlmBatch::Entry>> entries) {
+  if (entries.empty()) return;
+  update_stats();
+  {
+    std::lock_guard lock(mu_);
+    stats_.requests_cancelled += entries.size();
+  }
+  for (auto& entry : entries) {
+    entry->promise.set_exception(std::make_exception_ptr(RequestCancelled(name_)));
   }
 }
 

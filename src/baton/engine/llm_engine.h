@@ -5,8 +5,13 @@
 // see real inference. A step that fails (a hang the watchdog reset, a device error) fails
 // the requests it carried with that error; the others go on.
 //
-// Thread-safety: submit(), stop(), stats() are thread-safe. The model, tokenizer, turn and
-// observers must outlive the engine.
+// Queue and cancellation: at most `queue_limit` requests wait (submitted, not admitted);
+// one more is refused at once with QueueFull. A request whose stop token is requested
+// leaves at the engine's next loop turn, before the next step. Checking there suffices:
+// the engine only sleeps while nothing is queued or running, so no callback must wake it.
+//
+// Thread-safety: submit(), stop(), stats() and context_length() are thread-safe. The
+// model, tokenizer, turn and observers must outlive the engine.
 #pragma once
 
 #include <atomic>
@@ -32,7 +37,10 @@ struct LlmEngineStats {
   std::uint64_t requests_done = 0;
   std::uint64_t requests_failed = 0;
   std::size_t waiting_for_kv = 0;  // requests waiting for KV blocks right now
+  std::size_t queued = 0;          // submitted, not admitted: the inbox and waiting_for_kv
   std::size_t running = 0;
+  std::uint64_t requests_cancelled = 0;
+  int context_length = 0;  // the engine's context (LlmEngine::context_length())
   int kv_blocks_total = 0;
   int kv_blocks_available = 0;
   int kv_blocks_cached = 0;
@@ -51,8 +59,11 @@ class LlmEngine final : public HostedEngine {
   Stream& stream() override { return *stream_; }
   EngineActivity activity() const override;
   // Queues `request`; the future holds the result, or the error that failed it
-  // (std::invalid_argument for a request that can never run, EngineStopped, GpuError).
+  // (std::invalid_argument for a request that can never run, ContextLengthExceeded
+  // among them; QueueFull; RequestCancelled; EngineStopped; GpuError).
   std::future<GenerationResult> submit(GenerationRequest request);
+  // Tokens of prompt and completion together a request may use; fixed at construction.
+  int context_length() const { return batch_.context_length(); }
   // Fails every queued and running request with EngineStopped and joins the thread.
   void stop() override;
   LlmEngineStats stats() const;
@@ -65,6 +76,9 @@ class LlmEngine final : public HostedEngine {
   void run_step(StepPlan plan);
   void deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished);
   void fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries, std::exception_ptr error);
+  void cancel(std::vector<std::unique_ptr<LlmBatch::Entry>> entries);
+  // Guarded by mu_: the inbox plus the batch's waiting requests, as last counted.
+  std::size_t queued_locked() const { return inbox_.size() + stats_.waiting_for_kv; }
   void update_stats();
 
   const std::string name_;
@@ -82,8 +96,9 @@ class LlmEngine final : public HostedEngine {
   std::vector<std::unique_ptr<LlmBatch::Entry>> inbox_;  // guarded by mu_
   bool stopping_ = false;                                // guarded by mu_
   LlmEngineStats stats_;                                 // guarded by mu_
+  const std::size_t queue_limit_;                        // 0: none
 
-  LlmBatch batch_;         // engine thread only
+  LlmBatch batch_;         // engine thread only, but for validate() and context_length()
   CpuModelRunner runner_;  // executes batch_'s plans over its KV blocks
   std::jthread thread_;    // last: starts after the rest
 };

@@ -1,4 +1,6 @@
-// Request and its result: one unit of work a client hands an engine.
+// Request and its result: one unit of work a client hands an engine; and the errors that
+// end a request without a fault of the device (an engine stopping, a full queue, a
+// request that cannot fit the context, a client that cancelled).
 // Thread-safety: values.
 #pragma once
 
@@ -25,6 +27,47 @@ class EngineStopped : public std::runtime_error {
  public:
   explicit EngineStopped(const std::string& engine)
       : std::runtime_error("[engine " + engine + "] stopped before the request finished; retry") {}
+};
+
+// The client cancelled the request (its stop token); the engine dropped it and its KV.
+class RequestCancelled : public std::runtime_error {
+ public:
+  explicit RequestCancelled(const std::string& engine)
+      : std::runtime_error("[engine " + engine + "] request cancelled by the client") {}
+};
+
+// The engine already holds `limit` requests that wait to run. Retryable: the queue
+// drains as requests finish (HTTP 503 with Retry-After).
+class QueueFull : public std::runtime_error {
+ public:
+  QueueFull(const std::string& engine, int limit)
+      : std::runtime_error("[engine " + engine + "] " + std::to_string(limit) +
+                           " requests are waiting already (the queue limit); retry later") {}
+  int retry_after_s() const { return 1; }
+};
+
+// The prompt, or the prompt and the completion the client asked for, is longer than the
+// engine's context; the message is OpenAI's, word for word.
+class ContextLengthExceeded : public std::invalid_argument {
+ public:
+  ContextLengthExceeded(int context, int prompt_tokens, int max_tokens)
+      : std::invalid_argument(
+            "This model's maximum context length is " + std::to_string(context) +
+            " tokens. However, you requested " + std::to_string(prompt_tokens + max_tokens) +
+            " tokens (" + std::to_string(prompt_tokens) + " in the messages, " +
+            std::to_string(max_tokens) +
+            " in the completion). Please reduce the length of the messages or completion."),
+        context_(context),
+        prompt_tokens_(prompt_tokens),
+        max_tokens_(max_tokens) {}
+  int context() const { return context_; }
+  int prompt_tokens() const { return prompt_tokens_; }
+  int max_tokens() const { return max_tokens_; }
+
+ private:
+  int context_;
+  int prompt_tokens_;
+  int max_tokens_;
 };
 
 }  // namespace baton

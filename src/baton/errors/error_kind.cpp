@@ -29,7 +29,10 @@ ErrorKind classify(const std::exception& error) {
     if (gpu->fatal()) return ErrorKind::fatal;
     return gpu->retryable() ? ErrorKind::retryable : ErrorKind::failure;
   }
-  if (dynamic_cast<const EngineStopped*>(&error) != nullptr) return ErrorKind::retryable;
+  if (dynamic_cast<const EngineStopped*>(&error) != nullptr ||
+      dynamic_cast<const QueueFull*>(&error) != nullptr) {
+    return ErrorKind::retryable;
+  }
   // A bad model file is fixed like a bad argument: by the user, before trying again.
   if (dynamic_cast<const std::invalid_argument*>(&error) != nullptr ||
       dynamic_cast<const ModelFileError*>(&error) != nullptr ||

@@ -4,8 +4,8 @@
 // - usage:     the input is wrong (arguments, a model file, a backend this build lacks);
 //              fix it and try again. Exit 2, HTTP 400.
 // - retryable: the request met a fault the device recovered from in place (a hang, a
-//              timeout) or an engine that was stopping; send it again. Exit 1, HTTP 503
-//              with Retry-After.
+//              timeout), an engine that was stopping or a full queue; send it again.
+//              Exit 1, HTTP 503 with Retry-After.
 // - failure:   this run failed for another reason. Exit 1, HTTP 500.
 // - fatal:     the device can no longer be used; the process must be restarted. Exit 70,
 //              HTTP 503 (no Retry-After: this process will not recover).

@@ -44,7 +44,16 @@ bool FaultInjector::uniform_below_locked(double probability) {
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < probability;
 }
 
-BufferFault FaultInjector::on_commit(StreamId /*stream*/) {
+void FaultInjector::only_on(std::vector<StreamId> streams) {
+  std::lock_guard lock(mu_);
+  targets_.emplace(streams.begin(), streams.end());
+}
+
+bool FaultInjector::targeted_locked(StreamId stream) const {
+  return !targets_ || targets_->count(stream) != 0;
+}
+
+BufferFault FaultInjector::on_commit(StreamId stream) {
   std::lock_guard lock(mu_);
   if (ignoring_) return BufferFault::submissions_ignored;
   if (plan_.device_fault_after_s > 0 && !device_fault_done_ &&
@@ -52,6 +61,7 @@ BufferFault FaultInjector::on_commit(StreamId /*stream*/) {
     device_fault_done_ = true;
     return BufferFault::device_fault;
   }
+  if (!targeted_locked(stream)) return BufferFault::none;
   if (uniform_below_locked(plan_.hang_probability)) return BufferFault::hang;
   if (uniform_below_locked(plan_.timeout_probability)) return BufferFault::timeout;
   return BufferFault::none;
@@ -151,12 +161,15 @@ double FaultInjector::overlap_s_locked(TimePoint now) const {
 }
 
 void FaultInjector::start_slowdown_locked(TimePoint now) {
-  if (!busy_.empty()) {
-    auto it = busy_.begin();
-    std::advance(it, std::uniform_int_distribution<std::size_t>(0, busy_.size() - 1)(rng_));
+  std::vector<StreamId> candidates;  // busy and targeted
+  std::copy_if(busy_.begin(), busy_.end(), std::back_inserter(candidates),
+               [this](StreamId s) { return targeted_locked(s); });
+  if (!candidates.empty()) {
+    const StreamId slowed =
+        candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
     const TimePoint until = add_seconds(now, plan_.slowdown_seconds);
-    slowed_[*it] = Slowdown{until, plan_.slowdown_factor};
-    if (episodes_.size() < kMaxEpisodesKept) episodes_.push_back({*it, now, until});
+    slowed_[slowed] = Slowdown{until, plan_.slowdown_factor};
+    if (episodes_.size() < kMaxEpisodesKept) episodes_.push_back({slowed, now, until});
     slowdowns_active_.store(true, std::memory_order_release);
     ++counts_.slowdowns;
   }

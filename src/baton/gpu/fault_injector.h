@@ -12,6 +12,9 @@
 // stream runs `slowdown_factor` times slower for `slowdown_seconds`, Poisson in wall
 // time; each is kept), a switch into the fatal submissions-ignored state after
 // `fatal_after_s`, and one buffer that faults on the device after `device_fault_after_s`.
+// only_on() narrows the per-buffer hang and timeout probabilities and the slowdowns to
+// some streams (one engine's); the overlap hangs, the fatal switch and the device fault
+// stay global.
 //
 // Thread-safety: all members are thread-safe (one mutex; a fast atomic path per op).
 // The injector's own thread runs the Poisson clocks; the destructor joins it.
@@ -21,6 +24,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
 #include <thread>
@@ -83,6 +87,10 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
   void stream_busy(StreamId stream, TimePoint at) override;
   void stream_idle(StreamId stream, TimePoint at) override;
 
+  // Set-up only, before any buffer is committed: per-buffer hangs and timeouts and the
+  // slowdown episodes then strike `streams` only.
+  void only_on(std::vector<StreamId> streams);
+
   InjectedCounts injected() const;
   // The slowdown episodes started so far (the first kMaxEpisodesKept of them).
   std::vector<SlowdownEpisode> slowdown_episodes() const;
@@ -104,6 +112,7 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
   bool uniform_below_locked(double probability);
   void start_slowdown_locked(TimePoint now);
   void add_pending_locked(std::uint64_t hangs);
+  bool targeted_locked(StreamId stream) const;
 
   const FaultPlan plan_;
   const TimePoint start_;
@@ -118,6 +127,7 @@ class FaultInjector final : public FaultHooks, public StreamObserver {
   double next_hang_at_overlap_s_ = 0.0;            // guarded by mu_
   TimePoint next_slowdown_at_{};                   // guarded by mu_
   std::unordered_map<StreamId, Slowdown> slowed_;  // guarded by mu_
+  std::optional<std::set<StreamId>> targets_;      // guarded by mu_; none: every stream
   bool ignoring_ = false;                          // guarded by mu_
   bool device_fault_done_ = false;                 // guarded by mu_
   std::vector<SlowdownEpisode> episodes_;          // guarded by mu_

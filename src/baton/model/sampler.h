@@ -1,8 +1,11 @@
 // Sampler: picks the next token from a row of logits, as OpenAI-style APIs describe it:
 // repetition penalty on tokens already in the context (a positive logit divided by the
-// penalty, a negative one multiplied), then temperature (0: greedy), top-k, top-p
+// penalty, a negative one multiplied), then OpenAI's frequency and presence penalties on
+// the tokens generated so far (logit -= count * frequency + (count > 0) * presence; the
+// prompt does not count, as in vLLM), then temperature (0: greedy), top-k, top-p
 // (nucleus) and min-p filtering, then a draw from a seeded generator. The log-probability
-// reported is that of the chosen token under the model's own distribution (the raw logits).
+// reported is that of the chosen token under the model's own distribution (the raw
+// logits), and so are the top_logprobs most likely tokens reported beside it.
 // Thread-safety: a Sampler belongs to one request; it holds the request's random state.
 #pragma once
 
@@ -10,6 +13,7 @@
 #include <optional>
 #include <random>
 #include <span>
+#include <vector>
 
 #include "baton/model/token_id.h"
 
@@ -21,21 +25,36 @@ struct SamplingParams {
   double top_p = 1.0;        // (0, 1]
   double min_p = 0.0;        // [0, 1]: drop tokens below min_p times the top probability
   double repetition_penalty = 1.0;
+  double presence_penalty = 0.0;      // [-2, 2]
+  double frequency_penalty = 0.0;     // [-2, 2]
+  int top_logprobs = 0;               // [0, 20]: most likely tokens reported with each token
   std::optional<std::uint64_t> seed;  // none: from std::random_device
+};
+
+struct TopLogprob {
+  TokenId token = 0;
+  float logprob = 0.0f;
 };
 
 struct SampledToken {
   TokenId id = 0;
   float logprob = 0.0f;
+  std::vector<TopLogprob> top;  // top_logprobs of them, most likely first
 };
 
 class Sampler {
  public:
   // Throws std::invalid_argument naming the parameter that is out of range.
   explicit Sampler(const SamplingParams& params);
-  SampledToken next(std::span<const float> logits, std::span<const TokenId> context);
+  // `context` is every token so far (prompt and generated: the repetition penalty),
+  // `generated` the generated ones only (the frequency and presence penalties).
+  SampledToken next(std::span<const float> logits, std::span<const TokenId> context,
+                    std::span<const TokenId> generated);
 
  private:
+  // A draw from the filtered distribution of `scores` at the temperature (> 0).
+  TokenId draw(const std::vector<float>& scores);
+
   SamplingParams params_;
   std::mt19937_64 rng_;
 };

@@ -1,0 +1,72 @@
+// The LLM engine tests' common ground: the tiny qwen2 test model, seeded prompts, a
+// greedy request, the greedy tokens of a prompt run alone (the reference a batched
+// request must match), and a fixture that starts an engine on the CPU device.
+// Thread-safety: test code; each test owns its fixture.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "baton/engine/llm_engine.h"
+#include "baton/gpu/cpu/cpu_device.h"
+#include "baton/model/forward_pass.h"
+#include "baton/turn/make_turn.h"
+
+namespace baton::testing {
+
+inline const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+
+inline std::vector<TokenId> prompt_of(int count, int salt) {
+  std::vector<TokenId> t;
+  for (int i = 0; i < count; ++i) t.push_back((i * 31 + salt * 17) % 250 + 3);
+  return t;
+}
+
+// Greedy tokens of `prompt` run alone, token by token through a KvCache.
+inline std::vector<TokenId> greedy_alone(const LlamaModel& model,
+                                         const std::vector<TokenId>& prompt, int count) {
+  KvCache cache(model.config(), static_cast<int>(prompt.size()) + count);
+  std::vector<float> logits = forward(model, prompt, cache);
+  const auto vocab = static_cast<std::ptrdiff_t>(model.config().vocab_size);
+  std::vector<TokenId> out;
+  while (static_cast<int>(out.size()) < count) {
+    const auto last = logits.end() - vocab;
+    out.push_back(static_cast<TokenId>(std::max_element(last, logits.end()) - last));
+    if (static_cast<int>(out.size()) < count) logits = forward(model, {&out.back(), 1}, cache);
+  }
+  return out;
+}
+
+inline GenerationRequest greedy_request(std::uint64_t id, std::vector<TokenId> prompt,
+                                        int max_tokens) {
+  GenerationRequest r{id, std::move(prompt), {}};
+  r.params.sampling.temperature = 0.0;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+class LlmEngineTest : public ::testing::Test {
+ protected:
+  void start(LlmBatchOptions options, TurnOptions turn_options = {}) {
+    turn_ = make_turn(turn_options, device_.default_stream());
+    if (turn_options.policy == TurnPolicy::serialize) {
+      other_ = turn_->register_client("other", device_.default_stream());
+    }
+    engine_ = std::make_unique<LlmEngine>("llm", model_, nullptr, options,
+                                          device_.create_stream("llm"), *turn_);
+  }
+  void TearDown() override { engine_.reset(); }
+
+  const LlamaModel model_ = LlamaModel::load(kModels / "qwen2");
+  cpu::CpuDevice device_{CommitLimits{}};
+  std::unique_ptr<GpuTurn> turn_;
+  TurnClientId other_{};
+  std::unique_ptr<LlmEngine> engine_;
+};
+
+}  // namespace baton::testing
