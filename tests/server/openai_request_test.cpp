@@ -92,7 +92,9 @@ TEST_P(OpenAiRequestRefusal, NamesTheParameter) {
   EXPECT_EQ(error.status(), 400);
   EXPECT_EQ(error.type(), "invalid_request_error");
   EXPECT_EQ(error.param(), r.param) << error.what();
-  if (!r.code.empty()) EXPECT_EQ(error.code(), r.code);
+  if (!r.code.empty()) {
+    EXPECT_EQ(error.code(), r.code);
+  }
 }
 
 const std::string kMsgs = R"("messages": [{"role": "user", "content": "x"}])";
@@ -140,7 +142,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "logit_bias", "unsupported_parameter"},
         Refused{"JsonMode", R"({"model": "m", "response_format": {"type": "json_object"}, )" + kMsgs + "}",
                 "response_format", "unsupported_parameter"}),
-    [](const testing::TestParamInfo<Refused>& info) { return std::string(info.param.name); });
+    [](const testing::TestParamInfo<Refused>& param) { return std::string(param.param.name); });
 
 TEST(OpenAiRequest, RefusesCompletionOnlyMistakes) {
   EXPECT_EQ(refusal(R"({"model": "m"})", Kind::text).param(), "prompt");

@@ -424,13 +424,17 @@ TEST_F(ServeConfigTest, OutOfRangeNumbersNameTheKey) {
   }
 }
 
-TEST_F(ServeConfigTest, PresenceAndFrequencyPenaltiesOnlyAsZero) {
-  EXPECT_NE(read_error("", "[models.chat.sampling]\npresence_penalty = 3")
+TEST_F(ServeConfigTest, PresenceAndFrequencyPenaltiesWithinTwo) {
+  EXPECT_NE(validate_error("", "[models.chat.sampling]\npresence_penalty = 3")
                 .find("models.chat.sampling.presence_penalty = 3: must be in [-2, 2]"),
             std::string::npos);
-  EXPECT_NE(read_error("", "[models.chat.sampling]\nfrequency_penalty = 0.5")
-                .find("frequency_penalty = 0.5: not supported"),
+  EXPECT_NE(validate_error("", "[models.chat.sampling]\nfrequency_penalty = -2.5")
+                .find("models.chat.sampling.frequency_penalty = -2.5: must be in [-2, 2]"),
             std::string::npos);
+  const ServeConfig c = read_serve_config(
+      one_model("", "[models.chat.sampling]\npresence_penalty = 0.5\nfrequency_penalty = -1"));
+  EXPECT_EQ(c.models.at(0).sampling.presence_penalty, 0.5);
+  EXPECT_EQ(c.models.at(0).sampling.frequency_penalty, -1.0);
 }
 
 TEST_F(ServeConfigTest, UnknownChatTemplate) {

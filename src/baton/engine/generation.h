@@ -57,6 +57,10 @@ struct GenerationRequest {
   // Stop-requested: the request leaves the engine within one step, waiting or running,
   // its KV blocks go back, and the future holds RequestCancelled (unless it was done).
   std::stop_token cancel;
+  // Called on the engine thread once the future is ready (after the last on_token), for a
+  // client that waits without a thread of its own; not called when submit() refuses the
+  // request (its future is ready when submit returns). Must be quick.
+  std::function<void()> on_done;
 };
 
 struct GenerationResult {

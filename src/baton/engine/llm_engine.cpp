@@ -154,6 +154,7 @@ void LlmEngine::deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished) 
     } else {
       entry->promise.set_value(std::move(entry->result));
     }
+    notify_done(*entry);
   }
 }
 
@@ -170,6 +171,7 @@ void LlmEngine::fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries,
   error = nullptr;
   for (std::size_t i = 0; i < entries.size(); ++i) {
     entries[i]->promise.set_exception(std::move(copies[i]));
+    notify_done(*entries[i]);
   }
 }
 
@@ -183,6 +185,16 @@ void LlmEngine::cancel(std::vector<std::unique_ptr<LlmBatch::Entry>> entries) {
   }
   for (auto& entry : entries) {
     entry->promise.set_exception(std::make_exception_ptr(RequestCancelled(name_)));
+    notify_done(*entry);
+  }
+}
+
+void LlmEngine::notify_done(LlmBatch::Entry& entry) noexcept {
+  if (!entry.request.on_done) return;
+  try {
+    entry.request.on_done();
+  } catch (...) {
+    // The future holds the outcome already; a failing notification cannot change it.
   }
 }
 

@@ -80,6 +80,8 @@ class LlmEngine final : public HostedEngine {
   // Guarded by mu_: the inbox plus the batch's waiting requests, as last counted.
   std::size_t queued_locked() const { return inbox_.size() + stats_.waiting_for_kv; }
   void update_stats();
+  // Calls the request's on_done, after its promise is set.
+  static void notify_done(LlmBatch::Entry& entry) noexcept;
 
   const std::string name_;
   const LlamaModel& model_;

@@ -37,7 +37,7 @@ std::string describe_model(const ServedModel& m) {
   return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
                      "context {}, {} {} MB",
                      m.spec.name, m.kind_name(), to_string(c.arch), bf16 ? "bf16" : "f32",
-                     params / 1e6, human_bytes(m.model->weight_bytes()), c.num_hidden_layers,
+                     params / 1e6, human_bytes(m.model->weight_bytes()), c.num_layers,
                      m.llm != nullptr ? m.llm->context_length()
                                       : static_cast<int>(c.max_position_embeddings),
                      m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "baton/engine/llm_engine.h"
+#include "baton/server/api_error.h"
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/http_types.h"
 #include "baton/server/metrics.h"

@@ -49,6 +49,12 @@ void validate_sampling(const std::string& model, const SamplingRequest& s) {
     const double p = *s.repetition_penalty;
     require(std::isfinite(p) && p > 0.0 && p <= 2.0, at + "repetition_penalty", p, "in (0, 2]");
   }
+  if (s.presence_penalty) {
+    require_real(at + "presence_penalty", *s.presence_penalty, -2.0, 2.0, "in [-2, 2]");
+  }
+  if (s.frequency_penalty) {
+    require_real(at + "frequency_penalty", *s.frequency_penalty, -2.0, 2.0, "in [-2, 2]");
+  }
 }
 
 void validate_model_dir(const ModelSpec& model) {

@@ -30,9 +30,8 @@
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
 //   [models.chat.sampling]     # defaults for requests that leave a field unset
-//   temperature = 0.7          # also top_p, top_k, min_p, repetition_penalty, seed;
-//                              # presence_penalty and frequency_penalty only as 0 (the
-//                              # sampler has neither)
+//   temperature = 0.7          # also top_p, top_k, min_p, repetition_penalty,
+//                              # presence_penalty, frequency_penalty, seed
 //
 // Relative paths (a model's path, ledger) are relative to the file's folder, so a file
 // works from any working directory. Integers are accepted where a float is expected, not

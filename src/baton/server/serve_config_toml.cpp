@@ -108,7 +108,6 @@ class TomlReader {
   std::vector<ModelSpec> read_models(const toml::table& models) const;
   ModelSpec read_model(const std::string& name, const toml::table& table) const;
   void read_sampling(const toml::table& table, const std::string& at, SamplingRequest& s) const;
-  void zero_penalty(const toml::node& value, const std::string& key) const;
 
   const std::filesystem::path file_;
   const std::filesystem::path folder_;  // where relative paths start
@@ -282,25 +281,11 @@ void TomlReader::read_sampling(const toml::table& t, const std::string& at,
       {"top_k", [&](N v, K k) { s.top_k = integer<int>(v, k); }},
       {"min_p", [&](N v, K k) { s.min_p = real(v, k); }},
       {"repetition_penalty", [&](N v, K k) { s.repetition_penalty = real(v, k); }},
-      {"presence_penalty", [&](N v, K k) { zero_penalty(v, k); }},
-      {"frequency_penalty", [&](N v, K k) { zero_penalty(v, k); }},
+      {"presence_penalty", [&](N v, K k) { s.presence_penalty = real(v, k); }},
+      {"frequency_penalty", [&](N v, K k) { s.frequency_penalty = real(v, k); }},
       {"seed", [&](N v, K k) { s.seed = integer<std::uint64_t>(v, k); }},
   };
   read_fields(t, at, fields);
-}
-
-void TomlReader::zero_penalty(const toml::node& value, const std::string& key) const {
-  // OpenAI's names, accepted so that a file written for another server reads; the sampler
-  // has neither penalty, so only 0 (OpenAI's default: no penalty) means what it says.
-  const double penalty = real(value, key);
-  if (!(penalty >= -2.0 && penalty <= 2.0)) {
-    fail(value.source(), fmt::format("{} = {}: must be in [-2, 2]", key, penalty));
-  }
-  if (penalty != 0.0) {
-    fail(value.source(), fmt::format("{} = {}: not supported (baton's sampler has no presence "
-                                     "or frequency penalty; use repetition_penalty)",
-                                     key, penalty));
-  }
 }
 
 }  // namespace
