@@ -92,7 +92,7 @@ describe('errors', () => {
       [{ max_tokens: -1 }, 'max_tokens'],
       [{ max_tokens: 'many' }, 'max_tokens'],
       [{ messages: 'Hello' }, 'messages'],
-      [{ messages: [{ role: 'user', content: 42 }] }, 'messages'],
+      [{ messages: [{ role: 'user', content: 42 }] }, 'messages[0].content'],
       [{ stream: 'yes' }, 'stream'],
       [{ stop: 7 }, 'stop'],
       [{ model: 7 }, 'model'],

@@ -32,7 +32,7 @@ int ServeCommand::run() {
   };
   BatonServer server(config, std::cerr, progress);
   // The one line on stdout: scripts and tests wait for it.
-  return server.serve(pipe, std::cout);
+  return server.serve(pipe, std::cout, std::cerr);
 }
 
 }  // namespace baton

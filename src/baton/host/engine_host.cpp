@@ -56,6 +56,12 @@ EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const
   return added;
 }
 
+Stream& EngineHost::add_watched_stream(const std::string& name) {
+  own_streams_.push_back(device_->create_stream(name));
+  watchdog_.watch(*own_streams_.back(), name);
+  return *own_streams_.back();
+}
+
 Worker& EngineHost::embedding_executor() {
   if (!embedding_executor_) embedding_executor_ = std::make_unique<Worker>("embedding-executor");
   return *embedding_executor_;
@@ -81,6 +87,7 @@ void EngineHost::stop() {
   // Work left in flight (an error path under `concurrent` does not drain) completes while
   // the engines its observers look at still exist; the watchdog frees a hung stream.
   for (auto& engine : engines_) engine->stream().wait_idle();
+  for (auto& stream : own_streams_) stream->wait_idle();
   device_->default_stream().wait_idle();
   watchdog_.stop();
 }

@@ -46,6 +46,9 @@ class EngineHost {
   EmbeddingEngine& add_embedding_engine(const std::string& name, const LlamaModel& model,
                                         Pooling pooling,
                                         std::size_t kv_budget_bytes = std::size_t{64} << 20);
+  // Set-up only: a stream of the host's own (not an engine's), watched like an engine's
+  // and blamed on `name`; it lives as long as the host.
+  Stream& add_watched_stream(const std::string& name);
   // Set-up only, before add_engine(): one more observer of every engine's bursts.
   void add_burst_observer(BurstObserver& observer) { burst_observers_.push_back(&observer); }
 
@@ -75,6 +78,7 @@ class EngineHost {
   Worker& embedding_executor();
   std::unique_ptr<Worker> embedding_executor_;   // made with the first embedding engine
   std::vector<std::unique_ptr<HostedEngine>> engines_;
+  std::vector<std::unique_ptr<Stream>> own_streams_;  // add_watched_stream()
 };
 
 }  // namespace baton

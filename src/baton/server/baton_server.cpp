@@ -80,10 +80,16 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   http.threads = config_.http_threads;
   http.max_body_bytes = config_.max_body_bytes;
   http_ = std::make_unique<HttpServer>(http, [this](const HttpRequest& r) { return router_->handle(r); });
+  Stream& probe_stream = host_->add_watched_stream("device-probe");
+  if (streams_) streams_->name_stream(probe_stream.id(), probe_stream.name());
+  probe_ = std::make_unique<DeviceProbe>(
+      host_->turn(), probe_stream,
+      [this] { return http_->stats().pending_responses == 0; }, std::chrono::seconds(1));
 }
 
 BatonServer::~BatonServer() {
   if (http_) http_->stop();
+  probe_.reset();
   if (host_) host_->stop();
 }
 
@@ -146,15 +152,16 @@ void BatonServer::host_engines() {
   }
 }
 
-int BatonServer::serve(SignalPipe& signals, std::ostream& log) {
+int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log) {
   http_->start();
-  log << "baton serve: listening on http://" << config_.host << ":" << http_->port() << std::endl;
+  out << "baton serve: listening on http://" << config_.host << ":" << http_->port() << std::endl;
   for (;;) {
     if (host_->faults().fatal()) {
       log << "baton serve: the device is in a fatal state (" << host_->faults().fatal()->detail
           << "); exiting " << kExitGpuFatal << " so that a supervisor restarts the server"
           << std::endl;
       http_->stop();
+      probe_.reset();
       host_->stop();
       close_ledger(kExitGpuFatal);
       return kExitGpuFatal;
@@ -177,6 +184,7 @@ void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   }
   const std::size_t left = http_->stats().pending_responses;
   if (left > 0) log << "baton serve: failing " << left << " requests still in flight" << std::endl;
+  probe_.reset();
   host_->stop();  // what is left fails with EngineStopped: its clients get a 503
   (void)http_->wait_idle(std::chrono::seconds(2));
   http_->stop();

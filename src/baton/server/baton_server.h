@@ -22,6 +22,7 @@
 #include "baton/ledger/ledger.h"
 #include "baton/ledger/ledger_recorder.h"
 #include "baton/ledger/stream_recorder.h"
+#include "baton/server/device_probe.h"
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/engine_health.h"
 #include "baton/server/http_server.h"
@@ -48,7 +49,8 @@ class BatonServer {
 
   int port() const { return http_->port(); }
   // Serves until a signal of `signals` or a fatal device error; returns the exit code.
-  int serve(SignalPipe& signals, std::ostream& log);
+  // `out` gets the one line that says where it listens; `log` the rest.
+  int serve(SignalPipe& signals, std::ostream& out, std::ostream& log);
 
  private:
   void load_models(std::ostream& log, const LoadProgress& progress);
@@ -69,6 +71,7 @@ class BatonServer {
   std::unique_ptr<ServerMetrics> metrics_;
   DualEngineClock busy_;
   std::unique_ptr<EngineHost> host_;
+  std::unique_ptr<DeviceProbe> probe_;  // stopped before the host
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> http_;
 };

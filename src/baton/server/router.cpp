@@ -163,13 +163,7 @@ RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind 
   const CompletionCall call = parse_completion_call(request.body, kind);
   ServedModel& model = find(call.model, true);
   const std::string prompt_param = kind == CompletionCall::Kind::chat ? "messages" : "prompt";
-  GenerationRequest generation;
-  try {
-    generation = generation_request(call, model);
-  } catch (const ApiError& error) {
-    count(model.spec.name, route, error.status());
-    throw;
-  }
+  GenerationRequest generation = generation_request(call, model);
   CompletionSinks sinks{context_.metrics, context_.busy,
                         [this, name = model.spec.name, route](int status) {
                           count(name, route, status);
@@ -188,6 +182,17 @@ RouteResult Router::embeddings(const HttpRequest& request) {
   embedding.id = serial_.fetch_add(1);
   embedding.inputs = call.token_inputs;
   for (const std::string& text : call.texts) embedding.inputs.push_back(model.tokenizer->encode(text));
+  const auto context = static_cast<std::size_t>(model.model->config().max_position_embeddings);
+  for (std::size_t i = 0; i < embedding.inputs.size(); ++i) {
+    if (embedding.inputs[i].size() > context) {
+      throw bad_parameter("input", "This model's maximum context length is " +
+                                       std::to_string(context) + " tokens. However, input " +
+                                       std::to_string(i) + " has " +
+                                       std::to_string(embedding.inputs[i].size()) +
+                                       " tokens. Please reduce the length of the input.",
+                          "context_length_exceeded");
+    }
+  }
   return std::make_shared<EmbeddingResponse>(
       *model.embedding, model.spec.name, std::move(embedding), call.base64,
       [this, name = model.spec.name, route](int status) { count(name, route, status); });
