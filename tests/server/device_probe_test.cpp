@@ -6,19 +6,12 @@
 
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
+#include "test_util.h"
 
 namespace baton {
 namespace {
 
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::seconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return predicate();
-}
+using testing::eventually;
 
 TEST(DeviceProbe, ProbesWhileIdleAndNotWhileBusy) {
   EngineHost host(make_device("cpu"), TurnOptions{});

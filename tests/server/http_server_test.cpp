@@ -10,9 +10,12 @@
 #include <thread>
 
 #include "server/http_test_client.h"
+#include "test_util.h"
 
 namespace baton {
 namespace {
+
+using testing::eventually;
 
 using test::HttpTestClient;
 
@@ -68,16 +71,6 @@ class FedResponse final : public PendingResponse {
   bool head_sent_ = false;
 };
 
-template <typename Predicate>
-bool eventually(Predicate predicate, std::chrono::seconds timeout = std::chrono::seconds(5)) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (predicate()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  return predicate();
-}
-
 HttpServerOptions loopback(std::size_t max_body = 1 << 20) {
   HttpServerOptions options;
   options.port = 0;
@@ -92,6 +85,15 @@ RouteResult echo(const HttpRequest& request) {
                                {"body", request.body}};
   return HttpResponse{{request.target == "/missing" ? 404 : 200, "application/json", {}},
                       body.dump()};
+}
+
+// Writes a POST to `target` and reads nothing back.
+void send_only(HttpTestClient& client, const std::string& target, const std::string& body = "{}") {
+  boost::beast::http::request<boost::beast::http::string_body> request{
+      boost::beast::http::verb::post, target, 11};
+  request.body() = body;
+  request.prepare_payload();
+  boost::beast::http::write(client.socket(), request);
 }
 
 TEST(HttpServer, AnswersRequestsInTurnOnOneKeepAliveConnection) {
@@ -174,11 +176,7 @@ TEST(HttpServer, AClientThatGoesAwayCancelsItsPendingResponse) {
   server.start();
   {
     HttpTestClient client(server.port());
-    boost::beast::http::request<boost::beast::http::string_body> request{
-        boost::beast::http::verb::post, "/stream", 11};
-    request.body() = "{}";
-    request.prepare_payload();
-    boost::beast::http::write(client.socket(), request);
+    send_only(client, "/stream");
     ASSERT_TRUE(eventually([&] { return fed->started(); }));
   }  // the client closes its socket without reading
   EXPECT_TRUE(eventually([&] { return fed->cancelled.load(); }));
@@ -200,11 +198,7 @@ TEST(HttpServer, HoldsManyPendingConnectionsOnTwoThreads) {
   std::vector<std::unique_ptr<HttpTestClient>> clients;
   for (int i = 0; i < kClients; ++i) {
     clients.push_back(std::make_unique<HttpTestClient>(server.port()));
-    boost::beast::http::request<boost::beast::http::string_body> request{
-        boost::beast::http::verb::post, "/stream", 11};
-    request.body() = std::to_string(i);
-    request.prepare_payload();
-    boost::beast::http::write(clients.back()->socket(), request);
+    send_only(*clients.back(), "/stream", std::to_string(i));
   }
   ASSERT_TRUE(eventually([&] { return server.stats().pending_responses == kClients; }));
   EXPECT_EQ(server.stats().connections, static_cast<std::size_t>(kClients));
@@ -220,10 +214,7 @@ TEST(HttpServer, StopCancelsWhatIsPendingAndReturns) {
   HttpServer server(loopback(), [&](const HttpRequest&) -> RouteResult { return fed; });
   server.start();
   HttpTestClient client(server.port());
-  boost::beast::http::request<boost::beast::http::string_body> request{
-      boost::beast::http::verb::post, "/stream", 11};
-  request.prepare_payload();
-  boost::beast::http::write(client.socket(), request);
+  send_only(client, "/stream");
   ASSERT_TRUE(eventually([&] { return fed->started(); }));
   server.stop();
   EXPECT_TRUE(fed->cancelled.load());
