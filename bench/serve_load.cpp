@@ -1,9 +1,13 @@
 // A load test of `baton serve` from outside, over HTTP (Boost.Beast client, one thread).
 // Usage: serve_load --url http://127.0.0.1:PORT --models a,b [--clients 256] [--idle 1000]
 //                   [--streamers 10] [--pid PID] [--api-key KEY] [--max-tokens 24]
+//                   [--temperature T]
 //
 //   baseline: every client's request alone, one after another, non-streaming and greedy:
-//             the text, finish_reason and completion_tokens each request must give.
+//             the text, finish_reason and completion_tokens each request must give. (A
+//             tiny random model's greedy text is often the same for many prompts; with
+//             --temperature T > 0 each client samples with seed = its index instead, which
+//             the server must also repeat exactly, and the texts differ far more.)
 //   phase 1:  --clients streaming chat clients at once, split across --models, each with
 //             its own prompt; each checks that its streamed text (the deltas, concatenated)
 //             equals its baseline text.
@@ -42,6 +46,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -66,6 +71,7 @@ struct Options {
   int streamers = 10;
   int max_tokens = 24;
   int timeout_s = 300;
+  double temperature = 0.0;  // > 0: sampled, seeded with the client's index
   long pid = 0;
   std::string api_key;
 };
@@ -87,6 +93,7 @@ Target parse_url(const std::string& url) {
 
 // One client's request and what it must give.
 struct Job {
+  int index = 0;
   std::string model;
   std::string prompt;
   int max_tokens = 0;
@@ -95,11 +102,12 @@ struct Job {
   long expected_completion_tokens = -1;
 };
 
-json chat_body(const Job& job, bool stream) {
+json chat_body(const Job& job, bool stream, double temperature) {
   json body = {{"model", job.model},
                {"messages", json::array({{{"role", "user"}, {"content", job.prompt}}})},
                {"max_tokens", job.max_tokens},
-               {"temperature", 0}};
+               {"temperature", temperature}};
+  if (temperature > 0) body["seed"] = job.index;
   if (stream) {
     body["stream"] = true;
     body["stream_options"] = {{"include_usage", true}};
@@ -175,7 +183,8 @@ class Load {
     beast::tcp_stream stream(io_);
     stream.expires_after(std::chrono::seconds(options_.timeout_s));
     co_await stream.async_connect(endpoints_, use_awaitable);
-    auto req = make_request(options_, target_, chat_body(job, false).dump());
+    auto req =
+        make_request(options_, target_, chat_body(job, false, options_.temperature).dump());
     co_await http::async_write(stream, req, use_awaitable);
     beast::flat_buffer buffer;
     http::response<http::string_body> res;
@@ -199,7 +208,8 @@ class Load {
       beast::tcp_stream stream(io_);
       stream.expires_after(std::chrono::seconds(options_.timeout_s));
       co_await stream.async_connect(endpoints_, use_awaitable);
-      auto req = make_request(options_, target_, chat_body(job, true).dump());
+      auto req =
+        make_request(options_, target_, chat_body(job, true, options_.temperature).dump());
       const Clock::time_point sent = Clock::now();
       co_await http::async_write(stream, req, use_awaitable);
       beast::flat_buffer buffer;
@@ -388,6 +398,7 @@ class Load {
     std::vector<Job> jobs;
     for (int i = 0; i < options_.clients; ++i) {
       Job job;
+      job.index = i;
       job.model = options_.models[static_cast<std::size_t>(i) % options_.models.size()];
       job.prompt = "Client " + std::to_string(i) + " of " + std::to_string(options_.clients) +
                    ": tell me something about the number " + std::to_string(i * 7919 % 1000) +
@@ -400,8 +411,12 @@ class Load {
                 join(options_.models).c_str(), options_.pid);
     const Clock::time_point baseline_start = Clock::now();
     for (Job& job : jobs) co_await baseline(job);
-    std::printf("baseline: %d greedy requests alone (non-streaming, one after another) in %.1f s\n",
-                options_.clients, ms_since(baseline_start) / 1000.0);
+    std::set<std::string> distinct;
+    for (const Job& job : jobs) distinct.insert(job.expected_text);
+    std::printf("baseline: %d %s requests alone (non-streaming, one after another) in %.1f s; "
+                "%zu distinct texts\n",
+                options_.clients, options_.temperature > 0 ? "seeded" : "greedy",
+                ms_since(baseline_start) / 1000.0, distinct.size());
     std::fflush(stdout);
 
     // Phase 1: every client streams at once.
@@ -587,6 +602,10 @@ int main(int argc, char** argv) {
   app.add_option("--timeout", options.timeout_s, "Seconds a request may take")
       ->capture_default_str()
       ->check(CLI::Range(1, 86400));
+  app.add_option("--temperature", options.temperature,
+                 "0: greedy (default); above 0 each client samples with seed = its index")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 2.0));
   app.add_option("--pid", options.pid, "The server's pid, for /proc/PID/status");
   app.add_option("--api-key", options.api_key, "Bearer key, when the server has --api-key");
   // A later --clients (etc.) wins: scripts/serve-load-table passes its defaults first.

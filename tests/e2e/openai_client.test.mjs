@@ -238,6 +238,25 @@ describe('chat completions', () => {
     assert.equal(second.choices[0].message.content, first.choices[0].message.content);
   });
 
+  // The tiny model's sampled text is full of characters whose UTF-8 bytes span two or more
+  // tokens (and of bytes that never make a character): the deltas must hold such bytes back
+  // until the character is whole, so that they add up to exactly the non-streaming text.
+  test('seeded sampling, streaming: the deltas add up to the non-streaming text', async () => {
+    const mismatches = [];
+    for (let seed = 0; seed < 40; ++seed) {
+      const request = { ...greedy('chat-a', 'Hello'), temperature: 1, seed, max_tokens: 24 };
+      const whole = (await client.chat.completions.create(request)).choices[0].message.content;
+      const chunks = await chunksOf(await client.chat.completions.create({ ...request,
+                                                                           stream: true }));
+      const deltas = chunks.map((c) => c.choices[0]?.delta?.content ?? '');
+      if (deltas.join('') !== whole) {
+        mismatches.push(`seed ${seed}: whole ${JSON.stringify(whole)}, deltas ${
+          JSON.stringify(deltas)}`);
+      }
+    }
+    assert.deepEqual(mismatches, [], 'seeds whose streamed text differs from the whole text');
+  });
+
   test('presence_penalty, frequency_penalty and user are accepted', async () => {
     const completion = await client.chat.completions.create({
       ...greedy('chat-a', 'Repeat yourself.'), presence_penalty: 0.5, frequency_penalty: 0.5,
@@ -363,6 +382,23 @@ describe('completions', () => {
     assert.equal(text, wholeChoice.text);
     const finishes = content.map((c) => c.choices[0].finish_reason).filter((f) => f != null);
     assert.deepEqual(finishes, [wholeChoice.finish_reason]);
+  });
+
+  test('seeded sampling, streaming: the text pieces add up to the non-streaming text',
+       async () => {
+    const mismatches = [];
+    for (let seed = 0; seed < 40; ++seed) {
+      const sampled = { ...request, temperature: 1, seed, max_tokens: 24 };
+      const whole = (await client.completions.create(sampled)).choices[0].text;
+      const chunks = await chunksOf(await client.completions.create({ ...sampled,
+                                                                      stream: true }));
+      const pieces = chunks.map((c) => c.choices[0]?.text ?? '');
+      if (pieces.join('') !== whole) {
+        mismatches.push(`seed ${seed}: whole ${JSON.stringify(whole)}, pieces ${
+          JSON.stringify(pieces)}`);
+      }
+    }
+    assert.deepEqual(mismatches, [], 'seeds whose streamed text differs from the whole text');
   });
 
   test('logprobs: n gives tokens, token_logprobs, top_logprobs, text_offset', async () => {
