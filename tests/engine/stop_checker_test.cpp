@@ -120,3 +120,40 @@ TEST(StopCheckerStream, TheLastTakeSendsWhatWasHeldBack) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+TEST(Utf8CompletePrefix, CutsOnlyAnIncompleteLastCharacter) {
+  EXPECT_EQ(utf8_complete_prefix(""), 0u);
+  EXPECT_EQ(utf8_complete_prefix("abc"), 3u);
+  EXPECT_EQ(utf8_complete_prefix("a\xD1"), 1u);              // т's first byte of two
+  EXPECT_EQ(utf8_complete_prefix("a\xD1\x82"), 3u);          // т whole
+  EXPECT_EQ(utf8_complete_prefix("a\xE6\x97"), 1u);          // 日, two of three
+  EXPECT_EQ(utf8_complete_prefix("a\xE6\x97\xA5"), 4u);
+  EXPECT_EQ(utf8_complete_prefix("a\xF0\x9F\x99"), 1u);      // 🙂, three of four
+  EXPECT_EQ(utf8_complete_prefix("a\xF0\x9F\x99\x82"), 5u);
+  EXPECT_EQ(utf8_complete_prefix("a\x82\x82\x82\x82"), 5u);  // no lead byte: nothing to wait for
+}
+
+// The model may spell a character byte by byte (one byte-level token each): the stream
+// must not send its first bytes alone (a client would show each as U+FFFD).
+TEST(StopCheckerStream, HoldsBackACharacterSpelledOneByteAtATime) {
+  std::vector<TokenId> tokens;
+  for (const char* piece : {"x", "\xD1", "\x82", "y", "\xF0", "\x9F", "\x99", "\x82"}) {
+    const std::vector<TokenId> ids = tokenizer().encode(piece);
+    ASSERT_EQ(ids.size(), 1u) << "one byte-level token for each byte";
+    tokens.push_back(ids[0]);
+  }
+  StopChecker checker(&tokenizer(), with_stops({}, 1000), {}, 1000);
+  std::vector<std::string> deltas;
+  for (const TokenId token : tokens) {
+    (void)checker.add(token);
+    deltas.push_back(checker.take_stable_text(false));
+  }
+  EXPECT_EQ(deltas, (std::vector<std::string>{"x", "", "\xD1\x82", "y", "", "", "",
+                                              "\xF0\x9F\x99\x82"}));
+}
+
+}  // namespace
+}  // namespace baton

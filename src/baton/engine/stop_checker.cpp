@@ -46,9 +46,26 @@ std::optional<FinishReason> StopChecker::add(TokenId token) {
   return std::nullopt;
 }
 
+std::size_t utf8_complete_prefix(std::string_view text) {
+  // The last sequence starts at the last byte that is not a continuation byte (10xxxxxx).
+  std::size_t start = text.size();
+  for (std::size_t back = 0; back < 4 && start > 0; ++back) {
+    --start;
+    const auto byte = static_cast<unsigned char>(text[start]);
+    if ((byte & 0xC0) != 0x80) {
+      const std::size_t length = byte < 0x80 ? 1 : (byte >> 5) == 0x6 ? 2 : (byte >> 4) == 0xE ? 3
+                                               : (byte >> 3) == 0x1E ? 4 : 1;
+      return text.size() - start < length ? start : text.size();
+    }
+  }
+  return text.size();  // no lead byte among the last four: invalid, nothing to wait for
+}
+
 std::string StopChecker::take_stable_text(bool finished) {
   std::size_t stable = text_.size();
   if (!finished) {
+    // The decoder gives a character's bytes as its tokens come: hold back a partial one.
+    stable = utf8_complete_prefix(text_);
     static constexpr std::string_view kReplacement = "\xEF\xBF\xBD";
     while (stable >= kReplacement.size() &&
            std::string_view(text_).substr(stable - kReplacement.size(), kReplacement.size()) ==

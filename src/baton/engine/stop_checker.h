@@ -6,12 +6,17 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/engine/generation.h"
 #include "baton/model/bpe_tokenizer.h"
 
 namespace baton {
+
+// The length of `text` without a trailing UTF-8 sequence that is still incomplete (its
+// lead byte promises more bytes than follow); the whole length otherwise.
+std::size_t utf8_complete_prefix(std::string_view text);
 
 class StopChecker {
  public:
@@ -24,7 +29,8 @@ class StopChecker {
   // The text so far (up to the stop string once one is seen).
   const std::string& text() const { return text_; }
   // The text not taken before that can no longer change: not a trailing character still
-  // being spelled (decoded as U+FFFD), nor a tail that may still become a stop string.
+  // being spelled (an incomplete UTF-8 sequence, or U+FFFD), nor a tail that may still
+  // become a stop string.
   // With `finished`, all the rest.
   std::string take_stable_text(bool finished);
 
