@@ -1,5 +1,6 @@
 #include "baton/server/router.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
