@@ -85,10 +85,11 @@ struct RunAndAnalysis {
 };
 
 RunAndAnalysis repro_then_analyze(const std::string& policy,
-                                  const std::string& engines = "--engine decode --engine prefill") {
+                                  const std::string& engines = "--engine decode --engine prefill",
+                                  const std::string& duration_s = "1") {
   testing::TempLedgerPath ledger;
-  const auto run = testing::run_baton("repro " + policy + " " + engines +
-                                          " --duration 1 --json --ledger " +
+  const auto run = testing::run_baton("repro " + policy + " " + engines + " --duration " +
+                                          duration_s + " --json --ledger " +
                                           ledger.path().string(),
                                       300);
   EXPECT_EQ(run.exit_code, 0) << run.output;
@@ -144,7 +145,9 @@ const nlohmann::json* engine_named(const nlohmann::json& engines, const std::str
 
 TEST(ReproLedger, RealModelsStepsAreTheirBusyIntervals) {
   for (const std::string policy : {"--policy concurrent", "--policy serialize --quantum layer"}) {
-    const RunAndAnalysis r = repro_then_analyze(policy, kModelEngines);
+    // 3 s: under ThreadSanitizer, beside a prefill engine on two cores, the embedding
+    // client's ~20 ms calls take long enough that 1 s held as few as 3 of them.
+    const RunAndAnalysis r = repro_then_analyze(policy, kModelEngines, "3");
     for (const auto& [name, kind] : {std::pair{"llm-1", "llm"}, std::pair{"embedding-1", "embedding"}}) {
       const nlohmann::json* engine = engine_named(r.repro["engines"], name);
       ASSERT_NE(engine, nullptr) << r.repro.dump(2);
