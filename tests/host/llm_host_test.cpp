@@ -13,6 +13,7 @@
 #include "baton/errors/error_kind.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"
+#include "baton/model/cpu/cpu_model_runner.h"
 #include "test_util.h"
 
 namespace baton {
@@ -135,7 +136,8 @@ TEST(LlmHost, UnderPartitionARealPrefillChunkIsGivenItsShare) {
   host.stop();
 
   int shared_prefills = 0;
-  for (const CpuModelRunner::ShareSeen& seen : llm.runner().device_shares()) {
+  const auto& runner = dynamic_cast<const CpuModelRunner&>(llm.runner());
+  for (const CpuModelRunner::ShareSeen& seen : runner.device_shares()) {
     EXPECT_TRUE(seen.share == 1.0 || (seen.prefills && seen.share == 0.3)) << seen.share;
     shared_prefills += seen.prefills && seen.share == 0.3 ? 1 : 0;
   }

@@ -5,7 +5,6 @@
 
 #include "baton/common/clock.h"
 #include "baton/engine/request.h"
-#include "baton/model/forward_pass.h"
 
 namespace baton {
 namespace {
@@ -89,7 +88,8 @@ class EmbeddingEngine::Call final : public Job {
 
 EmbeddingEngine::EmbeddingEngine(std::string name, const LlamaModel& model, Pooling pooling,
                                  Worker& executor, Stream& default_stream, GpuTurn& turn,
-                                 std::size_t kv_budget_bytes)
+                                 std::size_t kv_budget_bytes,
+                                 const ModelRunnerFactory& make_runner)
     : name_(std::move(name)),
       model_(model),
       pooling_(pooling),
@@ -98,7 +98,7 @@ EmbeddingEngine::EmbeddingEngine(std::string name, const LlamaModel& model, Pool
       turn_(turn),
       client_(turn.register_client(name_, default_stream)),
       pool_(model.config(), kBlockTokens, kv_budget_bytes),
-      memory_(model.config(), pool_) {}
+      runner_((make_runner ? make_runner : cpu_runner_factory())(model, pool_, default_stream)) {}
 
 EmbeddingEngine::~EmbeddingEngine() {
   stop();
@@ -213,24 +213,26 @@ EmbeddingResult EmbeddingEngine::run(const EmbeddingRequest& request) {
 
 std::vector<float> EmbeddingEngine::run_model(std::vector<SequenceStep> steps, int tokens,
                                               std::uint64_t id) {
-  auto pass = std::make_shared<ForwardPass>(model_, memory_, std::move(steps), LogitsFor::every_token);
-  auto hidden = std::make_shared<std::vector<float>>();
   GpuBurst burst(burst_context_, BurstKind::embed, id, static_cast<std::size_t>(tokens));
+  std::vector<float> hidden;
   try {
-    // The ops share the pass: after a reset the stream may still finish them.
-    for (int i = 0; i < pass->layers(); ++i) {
-      stream_.encode(Op{[pass, i] { pass->run_layer(i); }, 0});
+    // The ops share the step: after a reset the stream may still finish them.
+    const std::shared_ptr<ModelStep> step = runner_->begin(
+        StepPlan{std::move(steps), true, StepOutput::every_hidden}, burst.device_share());
+    for (int i = 0; i < step->layers(); ++i) {
+      stream_.encode(Op{[step, i] { step->run_layer(i); }, 0});
       stream_.commit();
-      if (i + 1 < pass->layers()) burst.yield_point(Boundary::layer);
+      if (i + 1 < step->layers()) burst.yield_point(Boundary::layer);
     }
-    stream_.encode(Op{[pass, hidden] { *hidden = pass->finish_hidden(); }, 0});
+    stream_.encode(Op{[step] { step->finish(); }, 0});
     stream_.synchronize();
+    hidden = step->take_output();
   } catch (...) {
     stream_.wait_idle();  // nothing of the failed call may still touch its KV blocks
     throw;                // the burst reports the failure as it unwinds
   }
   burst.done();
-  return std::move(*hidden);
+  return hidden;
 }
 
 }  // namespace baton

@@ -20,9 +20,8 @@
 #include "baton/engine/gpu_burst.h"
 #include "baton/engine/hosted_engine.h"
 #include "baton/engine/worker.h"
-#include "baton/model/forward_pass.h"
+#include "baton/engine/model_runner_factory.h"
 #include "baton/model/kv_block_pool.h"
-#include "baton/model/kv_memory.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/pooling.h"
 
@@ -54,10 +53,12 @@ struct EmbeddingEngineStats {
 
 class EmbeddingEngine final : public HostedEngine {
  public:
-  // `kv_budget_bytes` bounds the tokens of one call (its keys and values).
+  // `kv_budget_bytes` bounds the tokens of one call (its keys and values); `make_runner`
+  // picks where the model runs (the CPU forward pass when empty).
   EmbeddingEngine(std::string name, const LlamaModel& model, Pooling pooling, Worker& executor,
                   Stream& default_stream, GpuTurn& turn,
-                  std::size_t kv_budget_bytes = std::size_t{64} << 20);
+                  std::size_t kv_budget_bytes = std::size_t{64} << 20,
+                  const ModelRunnerFactory& make_runner = {});
   ~EmbeddingEngine() override;
   EmbeddingEngine(const EmbeddingEngine&) = delete;
   EmbeddingEngine& operator=(const EmbeddingEngine&) = delete;
@@ -92,7 +93,7 @@ class EmbeddingEngine final : public HostedEngine {
   GpuTurn& turn_;
   TurnClientId client_;
   KvBlockPool pool_;    // the executor thread only
-  KvMemory memory_;     // the blocks' keys and values; the executor thread only
+  std::unique_ptr<ModelRunner> runner_;  // the blocks' keys and values; the executor only
   std::vector<BurstObserver*> observers_;  // set-up only
   std::atomic<EngineState> state_{EngineState::idle};
   const BurstContext burst_context_{name_, turn_, client_, state_, observers_};

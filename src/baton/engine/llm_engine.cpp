@@ -9,7 +9,8 @@
 namespace baton {
 
 LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
-                     LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn)
+                     LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn,
+                     const ModelRunnerFactory& make_runner)
     : name_(std::move(name)),
       model_(model),
       stream_(std::move(stream)),
@@ -17,7 +18,7 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       client_(turn.register_client(name_, *stream_)),
       queue_limit_(static_cast<std::size_t>(std::max(options.queue_limit, 0))),
       batch_(model, tokenizer, options),
-      runner_(model, batch_.pool()),
+      runner_((make_runner ? make_runner : cpu_runner_factory())(model, batch_.pool(), *stream_)),
       thread_([this](std::stop_token stop) { loop(stop); }) {
   stats_.name = name_;
   stats_.context_length = batch_.context_length();
@@ -101,13 +102,13 @@ void LlmEngine::loop(std::stop_token stop) {
 void LlmEngine::run_step(StepPlan plan) {
   const BurstKind kind = plan.prefills ? BurstKind::prefill : BurstKind::decode;
   step_kind_.store(kind, std::memory_order_relaxed);
-  auto logits = std::make_shared<std::vector<float>>();
+  std::vector<float> logits;
   std::optional<GpuBurst> burst;
   std::exception_ptr error;
   try {
     burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
     // The ops share the step: after a reset the stream may still finish them.
-    const std::shared_ptr<ModelStep> step = runner_.begin(std::move(plan), burst->device_share());
+    const std::shared_ptr<ModelStep> step = runner_->begin(std::move(plan), burst->device_share());
     for (int i = 0; i < step->layers(); ++i) {
       stream_->encode(Op{[step, i] { step->run_layer(i); }, 0});
       stream_->commit();
@@ -116,8 +117,9 @@ void LlmEngine::run_step(StepPlan plan) {
         step->set_device_share(burst->device_share());
       }
     }
-    stream_->encode(Op{[step, logits] { *logits = step->finish(); }, 0});
+    stream_->encode(Op{[step] { step->finish(); }, 0});
     stream_->synchronize();
+    logits = step->take_output();
     burst->done();
   } catch (...) {
     error = std::current_exception();
@@ -130,7 +132,7 @@ void LlmEngine::run_step(StepPlan plan) {
     fail(batch_.fail_step(), std::move(error));
     return;
   }
-  deliver(batch_.after_step(*logits, Clock::now()));
+  deliver(batch_.after_step(logits, Clock::now()));
 }
 
 EngineActivity LlmEngine::activity() const {

@@ -27,7 +27,7 @@
 #include "baton/engine/hosted_engine.h"
 #include "baton/engine/llm_batch.h"
 #include "baton/gpu/stream.h"
-#include "baton/model/cpu/cpu_model_runner.h"
+#include "baton/engine/model_runner_factory.h"
 #include "baton/turn/gpu_turn.h"
 
 namespace baton {
@@ -49,8 +49,10 @@ struct LlmEngineStats {
 
 class LlmEngine final : public HostedEngine {
  public:
+  // `make_runner` picks where the model runs (the CPU forward pass when empty).
   LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
-            LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn);
+            LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn,
+            const ModelRunnerFactory& make_runner = {});
   ~LlmEngine() override;
   LlmEngine(const LlmEngine&) = delete;
   LlmEngine& operator=(const LlmEngine&) = delete;
@@ -67,8 +69,8 @@ class LlmEngine final : public HostedEngine {
   // Fails every queued and running request with EngineStopped and joins the thread.
   void stop() override;
   LlmEngineStats stats() const;
-  // What runs the steps (the CPU forward pass), and the device shares it was given.
-  const CpuModelRunner& runner() const { return runner_; }
+  // What runs the steps (the CPU forward pass, or a device's).
+  const ModelRunner& runner() const { return *runner_; }
   void add_burst_observer(BurstObserver& observer) override { observers_.push_back(&observer); }
 
  private:
@@ -101,7 +103,7 @@ class LlmEngine final : public HostedEngine {
   const std::size_t queue_limit_;                        // 0: none
 
   LlmBatch batch_;         // engine thread only, but for validate() and context_length()
-  CpuModelRunner runner_;  // executes batch_'s plans over its KV blocks
+  std::unique_ptr<ModelRunner> runner_;  // executes batch_'s plans over its KV blocks
   std::jthread thread_;    // last: starts after the rest
 };
 

@@ -1,5 +1,6 @@
 #include "baton/host/engine_host.h"
 
+#include "baton/host/make_runner.h"
 #include "baton/turn/make_turn.h"
 
 namespace baton {
@@ -12,7 +13,8 @@ EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_o
       slowdowns_(watchdog_options.slowdown_factor, watchdog_options.slowdown_min_excess, faults_,
                  [this] { return activity(); }),
       device_(std::move(device)),
-      turn_(make_turn(turn_options, device_->default_stream())) {
+      turn_(make_turn(turn_options, device_->default_stream())),
+      runners_(make_runner_factory(*device_)) {
   if (injector_) device_->add_observer(*injector_);
   device_->add_observer(watchdog_);
   watchdog_.set_activity_probe([this] { return activity(); });
@@ -40,7 +42,7 @@ Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload
 LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel& model,
                                       const BpeTokenizer* tokenizer, LlmBatchOptions options) {
   auto engine = std::make_unique<LlmEngine>(name, model, tokenizer, options,
-                                            device_->create_stream(name), *turn_);
+                                            device_->create_stream(name), *turn_, runners_);
   LlmEngine& added = *engine;
   host(std::move(engine), true);
   return added;
@@ -50,7 +52,7 @@ EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const
                                                   Pooling pooling, std::size_t kv_budget_bytes) {
   auto engine = std::make_unique<EmbeddingEngine>(name, model, pooling, embedding_executor(),
                                                   device_->default_stream(), *turn_,
-                                                  kv_budget_bytes);
+                                                  kv_budget_bytes, runners_);
   EmbeddingEngine& added = *engine;
   host(std::move(engine), false);  // the default stream is watched from the start
   return added;

@@ -36,8 +36,8 @@ class EngineHost {
   // A synthetic engine: an embed workload runs on the shared executor and the default
   // stream; any other gets its own thread and stream.
   Engine& add_engine(const std::string& name, std::unique_ptr<Workload> workload);
-  // An LLM engine on its own thread and stream; `model` and `tokenizer` (may be null)
-  // must outlive the host.
+  // An LLM engine on its own thread and stream, its model run by the device's backend;
+  // `model` and `tokenizer` (may be null) must outlive the host.
   LlmEngine& add_llm_engine(const std::string& name, const LlamaModel& model,
                             const BpeTokenizer* tokenizer, LlmBatchOptions options);
   // An embedding engine on the shared embedding executor and the default stream, as
@@ -74,6 +74,7 @@ class EngineHost {
   SlowdownDetector slowdowns_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<GpuTurn> turn_;
+  ModelRunnerFactory runners_;  // by the device's backend; model weights it uploaded
   std::vector<BurstObserver*> burst_observers_;  // set-up only
   Worker& embedding_executor();
   std::unique_ptr<Worker> embedding_executor_;   // made with the first embedding engine

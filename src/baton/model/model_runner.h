@@ -4,10 +4,13 @@
 // sequences take part and which new positions each brings; the runner returns a
 // ModelStep that runs it one layer at a time (so the engine can put each layer on its
 // stream as one op and yield the GPU turn between layers), sized for the share of the
-// device the turn gives it.
+// device the turn gives it. On a device the ops only launch work: the output is read with
+// take_output() once the stream has completed the step.
 // Thread-safety: begin() from the engine thread; a ModelStep's run_layer() and finish()
 // run one at a time, in order, on any thread (the stream's executor); set_device_share()
-// is thread-safe.
+// is thread-safe; take_output() after the stream completed finish(). A runner runs one
+// step at a time: the next begin() comes after the last step's output was taken (or the
+// stream drained after a failure).
 #pragma once
 
 #include <memory>
@@ -17,9 +20,14 @@
 
 namespace baton {
 
+// What a step returns: the last token's logits of every sequence (an LLM), or the final
+// norm of every row (an embedding model, whose pooling reads them).
+enum class StepOutput { last_logits, every_hidden };
+
 struct StepPlan {
   std::vector<SequenceStep> sequences;  // each: new tokens, written after its length
   bool prefills = false;                // some sequence brings prompt tokens
+  StepOutput output = StepOutput::last_logits;
 };
 
 class ModelStep {
@@ -27,9 +35,12 @@ class ModelStep {
   virtual ~ModelStep() = default;
   virtual int layers() const = 0;
   virtual void run_layer(int index) = 0;
-  // The last token's logits of every sequence, row-major [sequences x vocab]; advances
-  // every sequence's length.
-  virtual std::vector<float> finish() = 0;
+  // The final norm and the output projection (StepOutput); advances every sequence's
+  // length.
+  virtual void finish() = 0;
+  // Once the stream has completed finish(): row-major [sequences x vocab] logits, or
+  // [rows x hidden] hidden states.
+  virtual std::vector<float> take_output() = 0;
   // The share of the device the following layers should size themselves for; called
   // by the engine thread at its yield points, possibly while earlier layers still run.
   virtual void set_device_share(double share) = 0;

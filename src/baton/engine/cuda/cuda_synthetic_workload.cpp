@@ -34,14 +34,6 @@ std::vector<float> to_floats(const DeviceBuffer& buffer) {
   return out;
 }
 
-int multiprocessors() {
-  int device = 0;
-  int count = 0;
-  BATON_CUDA_CHECK(cudaGetDevice(&device));
-  BATON_CUDA_CHECK(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device));
-  return count;
-}
-
 }  // namespace
 
 SyntheticShape lab_shape(BurstKind kind, std::size_t tokens) {
@@ -58,9 +50,7 @@ SyntheticShape lab_shape(BurstKind kind, std::size_t tokens) {
 
 CudaSyntheticWorkload::CudaSyntheticWorkload(SyntheticShape shape, int sm_count_target)
     : shape_((check_shape(shape), shape)),
-      fixed_sm_target_(sm_count_target),
-      sm_count_(multiprocessors()),
-      mode_(partition_mode_from_env()),
+      placement_(sm_count_target),
       weights_(shape.layers * shape.k * shape.n * kBf16),
       input_(shape.rows * shape.k * kBf16),
       output_(shape.rows * shape.n * kBf16) {
@@ -71,42 +61,8 @@ CudaSyntheticWorkload::CudaSyntheticWorkload(SyntheticShape shape, int sm_count_
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-CudaSyntheticWorkload::PartitionMode CudaSyntheticWorkload::partition_mode_from_env() {
-  const char* mode = std::getenv("BATON_CUDA_PARTITION");
-  if (mode == nullptr || std::string_view(mode) == "green") return PartitionMode::green;
-  if (std::string_view(mode) == "sm-target") return PartitionMode::sm_target;
-  throw std::invalid_argument("BATON_CUDA_PARTITION must be green or sm-target, not '" +
-                              std::string(mode) + "'");
-}
-
 void CudaSyntheticWorkload::set_device_share(double share) {
-  if (share >= 1.0) {
-    prefill_sms_ = 0;
-    return;
-  }
-  const double prefill_fraction = shape_.kind == BurstKind::prefill ? share : 1.0 - share;
-  prefill_sms_ = std::max(1, static_cast<int>(prefill_fraction * sm_count_ + 0.5));
-}
-
-cudaStream_t CudaSyntheticWorkload::prepare_launch(CudaStream& stream) {
-  const bool prefill = shape_.kind == BurstKind::prefill;
-  std::shared_ptr<const GreenPartition> partition;
-  int target = fixed_sm_target_;
-  if (fixed_sm_target_ == 0 && prefill_sms_ > 0) {
-    if (mode_ == PartitionMode::green) partition = stream.partition(prefill_sms_);
-    // cuBLAS sizes its grids for the whole chip unless told; decode keeps its kernels.
-    if (prefill) target = partition ? partition->sms(Side::prefill) : prefill_sms_;
-  }
-  const cudaStream_t placed = stream.place(partition, prefill ? Side::prefill : Side::decode);
-  BATON_CUBLAS_CHECK(cublasSetStream(cublas_.get(), placed));
-  apply_sm_target(target);
-  return placed;
-}
-
-void CudaSyntheticWorkload::apply_sm_target(int target) {
-  if (applied_target_ == target) return;
-  BATON_CUBLAS_CHECK(cublasSetSmCountTarget(cublas_.get(), target));
-  applied_target_ = target;
+  placement_.set_share(share, shape_.kind == BurstKind::prefill);
 }
 
 void CudaSyntheticWorkload::encode_burst(Stream& stream,
@@ -121,6 +77,7 @@ void CudaSyntheticWorkload::encode_burst(Stream& stream,
   const void* a = input_.get();
   auto* out = static_cast<char*>(output_.get());
   cublasHandle_t handle = cublas_.get();
+  const bool prefill = shape_.kind == BurstKind::prefill;
   for (std::size_t layer = 0; layer < shape_.layers; ++layer) {
     for (std::size_t part = 0; part < shape_.ops_per_layer; ++part) {
       // Row-major C[m x block] = A[m x k] * W[k x block] is column-major
@@ -129,7 +86,8 @@ void CudaSyntheticWorkload::encode_burst(Stream& stream,
       void* c = out + part * block * kBf16;
       const int cols = static_cast<int>(block);
       stream.encode(Op{[=, this, &cuda_stream] {
-                         prepare_launch(cuda_stream);  // the share may change at a yield point
+                         // The share may change at a yield point.
+                         placement_.prepare(cuda_stream, prefill, handle);
                          const float alpha = 1.0f;
                          const float beta = 0.0f;
                          BATON_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, m,

@@ -14,6 +14,7 @@
 #include "baton/engine/synthetic_workload.h"
 #include "baton/gpu/cuda/cuda_handles.h"
 #include "baton/gpu/cuda/cuda_stream.h"
+#include "baton/gpu/cuda/share_placement.h"
 
 namespace baton::cuda {
 
@@ -26,10 +27,7 @@ class CudaSyntheticWorkload final : public Workload {
   BurstKind kind() const override { return shape_.kind; }
   std::size_t context_tokens() const override { return shape_.rows; }
   void encode_burst(Stream& stream, const std::function<void(Boundary)>& yield_point) override;
-  // The turn's partition. A share below 1 puts the following GEMMs on this kind's side of
-  // a green-context split of the SMs (prefill: the share, decode: the rest), with a cuBLAS
-  // SM target for prefill; with BATON_CUDA_PARTITION=sm-target, or where the driver has no
-  // green contexts, prefill gets the SM target alone. A fixed SM target overrides all.
+  // The turn's partition (share_placement.h); a fixed SM target overrides it.
   void set_device_share(double share) override;
 
   // For tests: the weights, the input and the output as floats (synchronizes the device).
@@ -39,18 +37,8 @@ class CudaSyntheticWorkload final : public Workload {
   HostCopy copy_back() const;
 
  private:
-  enum class PartitionMode { green, sm_target };
-  static PartitionMode partition_mode_from_env();
-  // Inside an op: picks the stream and SM target for the current share.
-  cudaStream_t prepare_launch(CudaStream& stream);
-  void apply_sm_target(int target);
-
   SyntheticShape shape_;
-  const int fixed_sm_target_;  // 0: follow the device share
-  const int sm_count_;         // the device's multiprocessors
-  const PartitionMode mode_;
-  int prefill_sms_ = 0;  // of the wanted split; 0: the whole chip
-  int applied_target_ = -1;
+  SharePlacement placement_;  // the encoding thread's ops only
   CublasHandle cublas_;
   DeviceBuffer weights_;  // layers * k * n bf16
   DeviceBuffer input_;    // rows * k

@@ -45,6 +45,12 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
 
 DeviceBuffer::~DeviceBuffer() { report_release_failure(cudaFree(data_), "cudaFree"); }
 
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
+  BATON_CUDA_CHECK(cudaHostAlloc(&data_, bytes, cudaHostAllocDefault));
+}
+
+PinnedBuffer::~PinnedBuffer() { report_release_failure(cudaFreeHost(data_), "cudaFreeHost"); }
+
 void report_release_failure(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     std::fprintf(stderr, "baton: %s failed while releasing: %s\n", what,

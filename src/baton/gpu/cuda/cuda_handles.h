@@ -1,4 +1,5 @@
-// RAII owners of CUDA resources: a stream, an event, a cuBLAS handle and device memory.
+// RAII owners of CUDA resources: a stream, an event, a cuBLAS handle, device memory and
+// pinned host memory.
 // Constructors throw GpuError (cuda_error.h); destructors release and never throw (a
 // failure there is reported to stderr: the context may already be lost).
 // Thread-safety: each object belongs to one thread at a time, except where noted.
@@ -61,6 +62,21 @@ class DeviceBuffer {
   ~DeviceBuffer();
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return data_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Page-locked host memory: what asynchronous copies to and from the device need.
+class PinnedBuffer {
+ public:
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   void* get() const { return data_; }
   std::size_t bytes() const { return bytes_; }
 

@@ -8,16 +8,24 @@ class CpuModelStep final : public ModelStep {
   CpuModelStep(CpuModelRunner& runner, const LlamaModel& model, KvMemory& memory, StepPlan plan)
       : runner_(runner),
         prefills_(plan.prefills),
-        pass_(model, memory, std::move(plan.sequences), LogitsFor::last_token) {}
+        output_kind_(plan.output),
+        pass_(model, memory, std::move(plan.sequences),
+              plan.output == StepOutput::last_logits ? LogitsFor::last_token
+                                                     : LogitsFor::every_token) {}
   int layers() const override { return pass_.layers(); }
   void run_layer(int index) override { pass_.run_layer(index); }
-  std::vector<float> finish() override { return pass_.finish(); }
+  void finish() override {
+    output_ = output_kind_ == StepOutput::last_logits ? pass_.finish() : pass_.finish_hidden();
+  }
+  std::vector<float> take_output() override { return std::move(output_); }
   void set_device_share(double share) override { runner_.record(prefills_, share); }
 
  private:
   CpuModelRunner& runner_;
   const bool prefills_;
+  const StepOutput output_kind_;
   ForwardPass pass_;
+  std::vector<float> output_;
 };
 
 constexpr std::size_t kSharesKept = 4096;

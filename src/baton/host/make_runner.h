@@ -1,0 +1,15 @@
+// make_runner_factory: where a host's model engines run their models, by the device's
+// backend: the CPU forward pass, or the CUDA runner (each model's weights uploaded once and
+// shared by every engine of the host that serves it).
+// Thread-safety: the factory is called during the host's set-up only, from one thread.
+#pragma once
+
+#include "baton/engine/model_runner_factory.h"
+#include "baton/gpu/device.h"
+
+namespace baton {
+
+// BackendUnavailable for a backend this build cannot run models on.
+ModelRunnerFactory make_runner_factory(const Device& device);
+
+}  // namespace baton

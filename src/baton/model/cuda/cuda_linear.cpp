@@ -1,0 +1,42 @@
+#include "baton/model/cuda/cuda_linear.h"
+
+#include "baton/gpu/cuda/cuda_error.h"
+
+namespace baton::cuda {
+
+void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
+            int out, int in, void* y, cudaDataType_t y_type, float beta) {
+  if (rows == 0) return;
+  const float alpha = 1.0f;
+  BATON_CUBLAS_CHECK(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &alpha, w,
+                                  CUDA_R_16BF, in, x, CUDA_R_16BF, in, &beta, y, y_type, out,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q_stride,
+                      const kernels::bf16* keys, int rows, int length, int kv_heads, int head_dim,
+                      float scale, float* scores) {
+  const float zero = 0.0f;
+  const int kv_dim = kv_heads * head_dim;
+  // Column-major scores^T [length x rows] = K_g [length x head_dim] q_g^T.
+  BATON_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      cublas, CUBLAS_OP_T, CUBLAS_OP_N, length, rows, head_dim, &scale, keys, CUDA_R_16BF, kv_dim,
+      head_dim, q, CUDA_R_16BF, head_dim, q_stride, &zero, scores, CUDA_R_32F, length,
+      static_cast<long long>(rows) * length, kv_heads, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+void attention_values(cublasHandle_t cublas, const kernels::bf16* probabilities,
+                      const kernels::bf16* values, int rows, int length, int kv_heads,
+                      int head_dim, kernels::bf16* grouped) {
+  const float one = 1.0f;
+  const float zero = 0.0f;
+  const int kv_dim = kv_heads * head_dim;
+  // Column-major out^T [head_dim x rows] = V_g^T [head_dim x length] p^T [length x rows].
+  BATON_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, rows, length, &one, values, CUDA_R_16BF, kv_dim,
+      head_dim, probabilities, CUDA_R_16BF, length, static_cast<long long>(rows) * length, &zero,
+      grouped, CUDA_R_16BF, head_dim, static_cast<long long>(rows) * head_dim, kv_heads,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace baton::cuda

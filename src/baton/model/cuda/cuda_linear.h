@@ -1,0 +1,29 @@
+// The matrix products of the CUDA forward pass, through cuBLAS (bf16 operands, f32
+// accumulation), in row-major terms. cuBLAS is column-major: row-major Y = X W^T is
+// column-major Y^T = W X^T, so W goes first, transposed.
+// Thread-safety: as the cuBLAS handle (one stream's ops at a time).
+#pragma once
+
+#include <cublas_v2.h>
+
+#include "baton/model/cuda/model_kernels.h"
+
+namespace baton::cuda {
+
+// y [rows x out] = x [rows x in] * w [out x in]^T + beta * y; y is f32 or bf16 (`y_type`).
+void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
+            int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f);
+
+// The attention of one prefilling sequence over its `length` contiguous keys and values
+// ([length x kv_heads x head_dim]), one product per kv head: scores [kv_heads x rows x
+// length] f32 = scale * q_g k_g^T, where q_g is the sequence's grouped queries of kv head g
+// ([rows x head_dim], rows = chunk x group; kv heads `q_stride` elements apart).
+void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q_stride,
+                      const kernels::bf16* keys, int rows, int length, int kv_heads, int head_dim,
+                      float scale, float* scores);
+// grouped [kv_heads x rows x head_dim] bf16 = probabilities [kv_heads x rows x length] * v_g.
+void attention_values(cublasHandle_t cublas, const kernels::bf16* probabilities,
+                      const kernels::bf16* values, int rows, int length, int kv_heads,
+                      int head_dim, kernels::bf16* grouped);
+
+}  // namespace baton::cuda

@@ -1,0 +1,39 @@
+#include "baton/model/cuda/cuda_model_runner.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "baton/model/cuda/cuda_model_step.h"
+
+namespace baton::cuda {
+namespace {
+
+const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
+  const ModelConfig& c = model->config();
+  if (c.head_dim % 2 != 0 || c.head_dim > kernels::kMaxHeadDim) {
+    throw std::invalid_argument("the CUDA runner supports an even head_dim up to " +
+                                std::to_string(kernels::kMaxHeadDim) + ", not " +
+                                std::to_string(c.head_dim));
+  }
+  if (c.num_heads / c.num_kv_heads > kernels::kMaxGroup) {
+    throw std::invalid_argument("the CUDA runner supports at most " +
+                                std::to_string(kernels::kMaxGroup) +
+                                " query heads per kv head, not " +
+                                std::to_string(c.num_heads / c.num_kv_heads));
+  }
+  return *model;
+}
+
+}  // namespace
+
+CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
+                                 CudaStream& stream)
+    : model_(std::move(model)),
+      state_{checked(model_), stream, CublasHandle(), CudaKvMemory(model_->config(), pool),
+             CudaWorkspace(), SharePlacement()} {}
+
+std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
+  return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);
+}
+
+}  // namespace baton::cuda

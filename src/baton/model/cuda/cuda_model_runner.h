@@ -1,0 +1,51 @@
+// CudaModelRunner: runs the LLM engine's planned steps on a CUDA device, over a CudaModel
+// and the scheduler's KV blocks in device memory. Each layer is one op on the engine's
+// stream: RMSNorm, the fused q/k/v product, its epilogue (bias, q/k norm, RoPE, the store
+// into the blocks), attention, the output product added onto the residual, RMSNorm, the
+// fused gate/up product, SwiGLU and the down product added onto the residual.
+//
+// Attention: rows that bring few tokens (decode steps, short chunks) go through one paged
+// kernel, split along the keys when the context is long; each longer prefill chunk
+// gathers its sequence's keys and runs the scores and the weighted values as cuBLAS
+// products, with a causal softmax between. The device share (the partition policy)
+// places each op's launches (share_placement.h).
+//
+// Thread-safety: as ModelRunner; the model and the stream outlive the runner.
+#pragma once
+
+#include <memory>
+
+#include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/gpu/cuda/cuda_stream.h"
+#include "baton/gpu/cuda/share_placement.h"
+#include "baton/model/cuda/cuda_kv_memory.h"
+#include "baton/model/cuda/cuda_model.h"
+#include "baton/model/cuda/cuda_workspace.h"
+#include "baton/model/model_runner.h"
+
+namespace baton::cuda {
+
+// What a step uses of its runner; the steps run one at a time.
+struct RunnerState {
+  const CudaModel& model;
+  CudaStream& stream;
+  CublasHandle cublas;
+  CudaKvMemory kv;
+  CudaWorkspace workspace;
+  SharePlacement placement;
+};
+
+class CudaModelRunner final : public ModelRunner {
+ public:
+  // std::invalid_argument for a model whose attention the kernels do not cover (a
+  // head_dim above 256 or odd, more than 8 query heads per kv head).
+  CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
+                  CudaStream& stream);
+  std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override;
+
+ private:
+  std::shared_ptr<const CudaModel> model_;
+  RunnerState state_;
+};
+
+}  // namespace baton::cuda

@@ -1,0 +1,275 @@
+#include "baton/model/cuda/cuda_model_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "baton/gpu/cuda/cuda_error.h"
+#include "baton/model/cuda/cuda_linear.h"
+
+namespace baton::cuda {
+namespace {
+
+// A sequence bringing more tokens than this is attended through the cuBLAS products.
+constexpr int kPagedTokens = 16;
+// Split attention aims at this many blocks per multiprocessor, with ranges of at least
+// kMinSplitKeys keys, and at most kMaxSplits ranges.
+constexpr int kBlocksPerSm = 2;
+constexpr int kMinSplitKeys = 64;
+constexpr int kMaxSplits = 64;
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+CudaModelStep::CudaModelStep(RunnerState& state, StepPlan plan, double device_share)
+    : state_(state), plan_(std::move(plan)), share_(device_share) {
+  plan_rows();
+  size_workspace();
+}
+
+// Lays out the row map on the host (meta_) and decides each sequence's attention path.
+void CudaModelStep::plan_rows() {
+  const ModelConfig& c = state_.model.config();
+  const int block_tokens = state_.kv.block_tokens();
+  const auto& steps = plan_.sequences;
+  std::vector<int> tokens, positions, sequences, paged;
+  int longest_paged = 0;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    const KvSequence& kv = *steps[s].sequence;
+    const int count = static_cast<int>(steps[s].tokens.size());
+    const int capacity = static_cast<int>(kv.blocks.size()) * block_tokens;
+    if (kv.length + count > capacity) {
+      throw std::length_error("the sequence's KV blocks hold " + std::to_string(capacity) +
+                              " positions, not " + std::to_string(kv.length + count));
+    }
+    max_blocks_ = std::max(max_blocks_, static_cast<int>(kv.blocks.size()));
+    const bool chunked = count > kPagedTokens;
+    if (chunked) {
+      chunks_.push_back({static_cast<int>(s), static_cast<int>(tokens.size()), count, kv.length});
+      longest_chunk_ = std::max(longest_chunk_, count);
+      longest_length_ = std::max(longest_length_, kv.length + count);
+    }
+    for (int t = 0; t < count; ++t) {
+      const TokenId token = steps[s].tokens[static_cast<std::size_t>(t)];
+      if (token < 0 || token >= c.vocab_size) {
+        throw std::out_of_range("token id " + std::to_string(token) + " outside the vocabulary");
+      }
+      const int position = kv.length + t;
+      if (!chunked) {
+        paged.push_back(static_cast<int>(tokens.size()));
+        const int window = c.sliding_window ? static_cast<int>(*c.sliding_window) : position + 1;
+        longest_paged = std::max(longest_paged, std::min(position + 1, window));
+      }
+      tokens.push_back(token);
+      positions.push_back(position);
+      sequences.push_back(static_cast<int>(s));
+    }
+  }
+  rows_ = static_cast<int>(tokens.size());
+  paged_rows_ = static_cast<int>(paged.size());
+  if (paged_rows_ > 0) {
+    const int base_blocks = paged_rows_ * static_cast<int>(c.num_kv_heads);
+    const int wanted = std::max(1, kBlocksPerSm * SharePlacement::multiprocessors() / base_blocks);
+    splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1, kMaxSplits);
+    split_len_ = ceil_div(longest_paged, splits_);
+  }
+  meta_ = tokens;
+  meta_.insert(meta_.end(), positions.begin(), positions.end());
+  meta_.insert(meta_.end(), sequences.begin(), sequences.end());
+  for (const SequenceStep& step : steps) {
+    std::vector<int> table(static_cast<std::size_t>(max_blocks_), 0);
+    std::copy(step.sequence->blocks.begin(), step.sequence->blocks.end(), table.begin());
+    meta_.insert(meta_.end(), table.begin(), table.end());
+  }
+  meta_.insert(meta_.end(), paged.begin(), paged.end());
+  int row = 0;
+  for (const SequenceStep& step : steps) {  // each sequence's last row
+    row += static_cast<int>(step.tokens.size());
+    meta_.push_back(row - 1);
+  }
+}
+
+void CudaModelStep::size_workspace() {
+  const ModelConfig& c = state_.model.config();
+  CudaWorkspace& w = state_.workspace;
+  const auto rows = static_cast<std::size_t>(rows_);
+  const auto hidden = static_cast<std::size_t>(c.hidden_size);
+  const auto q_dim = static_cast<std::size_t>(c.num_heads * c.head_dim);
+  const auto kv_dim = static_cast<std::size_t>(c.num_kv_heads * c.head_dim);
+  const auto inner = static_cast<std::size_t>(c.intermediate_size);
+  const int* device_meta = w.device_as<int>(Slot::meta, meta_.size());
+  std::memcpy(w.pinned_as<int>(Slot::meta, meta_.size()), meta_.data(), meta_.size() * sizeof(int));
+  map_.position = device_meta + rows;
+  map_.sequence = device_meta + 2 * rows;
+  map_.block_table = device_meta + 3 * rows;
+  map_.max_blocks = max_blocks_;
+  map_.block_tokens = state_.kv.block_tokens();
+  w.device_as<float>(Slot::residual, rows * hidden);
+  w.device_as<kernels::bf16>(Slot::normed, rows * hidden);
+  w.device_as<float>(Slot::qkv, rows * (q_dim + 2 * kv_dim));
+  w.device_as<kernels::bf16>(Slot::queries, rows * q_dim);
+  w.device_as<kernels::bf16>(Slot::attended, rows * q_dim);
+  w.device_as<kernels::bf16>(Slot::gate_up, rows * 2 * inner);
+  w.device_as<kernels::bf16>(Slot::activated, rows * inner);
+  const auto group = static_cast<std::size_t>(c.num_heads / c.num_kv_heads);
+  w.device_as<float>(Slot::partial, static_cast<std::size_t>(paged_rows_) * c.num_kv_heads *
+                                        splits_ * group * (c.head_dim + 2));
+  const auto chunk = static_cast<std::size_t>(longest_chunk_);
+  const auto length = static_cast<std::size_t>(longest_length_);
+  w.device_as<kernels::bf16>(Slot::keys, length * kv_dim);
+  w.device_as<kernels::bf16>(Slot::values, length * kv_dim);
+  w.device_as<float>(Slot::scores, static_cast<std::size_t>(c.num_heads) * chunk * length);
+  w.device_as<kernels::bf16>(Slot::probabilities, static_cast<std::size_t>(c.num_heads) * chunk * length);
+  w.device_as<kernels::bf16>(Slot::grouped, chunk * q_dim);
+  output_floats_ = plan_.output == StepOutput::last_logits
+                       ? plan_.sequences.size() * static_cast<std::size_t>(c.vocab_size)
+                       : rows * hidden;
+  w.device_as<float>(Slot::output, output_floats_);
+  w.pinned_as<float>(Slot::output, output_floats_);
+}
+
+void CudaModelStep::set_device_share(double share) { share_.store(share); }
+
+cudaStream_t CudaModelStep::prepare() {
+  state_.placement.set_share(share_.load(), plan_.prefills);
+  return state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
+}
+
+void CudaModelStep::run_layer(int index) {
+  const ModelConfig& c = state_.model.config();
+  const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
+  CudaWorkspace& w = state_.workspace;
+  const cudaStream_t stream = prepare();
+  cublasHandle_t cublas = state_.cublas.get();
+  const int hidden = static_cast<int>(c.hidden_size);
+  const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
+  const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
+  const int inner = static_cast<int>(c.intermediate_size);
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  auto* residual = w.device_at<float>(Slot::residual);
+  auto* normed = w.device_at<kernels::bf16>(Slot::normed);
+  auto* qkv = w.device_at<float>(Slot::qkv);
+  if (index == 0) {
+    auto* meta = w.device_at<int>(Slot::meta);
+    BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
+                                     cudaMemcpyHostToDevice, stream));
+    BATON_CUDA_CHECK(kernels::embed(state_.model.embedding(), meta, rows_, hidden, residual, stream));
+  }
+  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
+                                     CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
+  linear(cublas, normed, rows_, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden, qkv,
+         CUDA_R_32F);
+  kernels::QkvEpilogue epilogue;
+  epilogue.qkv = qkv;
+  epilogue.bias = l.qkv_bias ? CudaModel::f32_of(*l.qkv_bias) : nullptr;
+  epilogue.q_norm = l.q_norm ? CudaModel::f32_of(*l.q_norm) : nullptr;
+  epilogue.k_norm = l.k_norm ? CudaModel::f32_of(*l.k_norm) : nullptr;
+  epilogue.eps = eps;
+  epilogue.inverse_frequencies = state_.model.inverse_frequencies();
+  epilogue.q_out = w.device_at<kernels::bf16>(Slot::queries);
+  epilogue.keys = state_.kv.keys(index);
+  epilogue.values = state_.kv.values(index);
+  const kernels::AttentionShape shape{static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads),
+                                      static_cast<int>(c.head_dim),
+                                      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
+  BATON_CUDA_CHECK(kernels::qkv_epilogue(epilogue, map_, shape, rows_, stream));
+  attend(index, stream);
+  linear(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_, CudaModel::bf16_of(*l.o),
+         hidden, q_dim, residual, CUDA_R_32F, 1.0f);
+  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
+                                     CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
+  auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up);
+  auto* activated = w.device_at<kernels::bf16>(Slot::activated);
+  linear(cublas, normed, rows_, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden, gate_up,
+         CUDA_R_16BF);
+  BATON_CUDA_CHECK(kernels::silu_mul(gate_up, rows_, inner, activated, stream));
+  linear(cublas, activated, rows_, CudaModel::bf16_of(*l.down), hidden, inner, residual,
+         CUDA_R_32F, 1.0f);
+}
+
+void CudaModelStep::attend(int layer, cudaStream_t stream) {
+  const ModelConfig& c = state_.model.config();
+  CudaWorkspace& w = state_.workspace;
+  const kernels::AttentionShape shape{static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads),
+                                      static_cast<int>(c.head_dim),
+                                      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
+  if (paged_rows_ > 0) {
+    kernels::PagedAttention a;
+    a.q = w.device_at<kernels::bf16>(Slot::queries);
+    a.keys = state_.kv.keys(layer);
+    a.values = state_.kv.values(layer);
+    a.row_list = map_.block_table + plan_.sequences.size() * static_cast<std::size_t>(max_blocks_);
+    a.count = paged_rows_;
+    a.rows = rows_;
+    a.splits = splits_;
+    a.split_len = split_len_;
+    a.partial = w.device_at<float>(Slot::partial);
+    a.out = w.device_at<kernels::bf16>(Slot::attended);
+    BATON_CUDA_CHECK(kernels::paged_attention(a, map_, shape, stream));
+  }
+  for (const Chunk& chunk : chunks_) attend_chunk(layer, chunk, stream);
+}
+
+void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream) {
+  const ModelConfig& c = state_.model.config();
+  CudaWorkspace& w = state_.workspace;
+  const int kv_heads = static_cast<int>(c.num_kv_heads);
+  const int d = static_cast<int>(c.head_dim);
+  const int group = static_cast<int>(c.num_heads / c.num_kv_heads);
+  const int length = chunk.start + chunk.rows;
+  auto* keys = w.device_at<kernels::bf16>(Slot::keys);
+  auto* values = w.device_at<kernels::bf16>(Slot::values);
+  auto* scores = w.device_at<float>(Slot::scores);
+  auto* probabilities = w.device_at<kernels::bf16>(Slot::probabilities);
+  auto* grouped = w.device_at<kernels::bf16>(Slot::grouped);
+  cublasHandle_t cublas = state_.cublas.get();
+  BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
+                                      chunk.sequence, length, kv_heads * d, keys, values, stream));
+  const auto* q = w.device_at<kernels::bf16>(Slot::queries) +
+                  static_cast<std::size_t>(chunk.first_row) * group * d;
+  attention_scores(cublas, q, static_cast<long long>(rows_) * group * d, keys, chunk.rows * group,
+                   length, kv_heads, d, 1.0f / std::sqrt(static_cast<float>(d)), scores);
+  const int window = c.sliding_window ? static_cast<int>(*c.sliding_window) : 0;
+  BATON_CUDA_CHECK(kernels::causal_softmax(scores, kv_heads, chunk.rows, group, length, chunk.start,
+                                           window, probabilities, stream));
+  attention_values(cublas, probabilities, values, chunk.rows * group, length, kv_heads, d, grouped);
+  BATON_CUDA_CHECK(kernels::ungroup(grouped, kv_heads, chunk.rows, group, d, chunk.first_row,
+                                    w.device_at<kernels::bf16>(Slot::attended), stream));
+}
+
+void CudaModelStep::finish() {
+  const ModelConfig& c = state_.model.config();
+  CudaWorkspace& w = state_.workspace;
+  const cudaStream_t stream = prepare();
+  const int hidden = static_cast<int>(c.hidden_size);
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  auto* residual = w.device_at<float>(Slot::residual);
+  auto* out = w.device_at<float>(Slot::output);
+  if (plan_.output == StepOutput::last_logits) {
+    const int sequences = static_cast<int>(plan_.sequences.size());
+    const int* last_rows = map_.block_table + static_cast<std::size_t>(sequences) * max_blocks_ + paged_rows_;
+    auto* normed = w.device_at<kernels::bf16>(Slot::normed);
+    BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows, sequences, hidden, state_.model.final_norm(),
+                                       eps, normed, stream));
+    linear(state_.cublas.get(), normed, sequences, state_.model.output(),
+           static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F);
+  } else {
+    BATON_CUDA_CHECK(kernels::rms_norm_f32(residual, rows_, hidden, state_.model.final_norm(), eps, out,
+                                           stream));
+  }
+  BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<float>(Slot::output), out,
+                                   output_floats_ * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  for (SequenceStep& step : plan_.sequences) {
+    step.sequence->length += static_cast<int>(step.tokens.size());
+  }
+}
+
+std::vector<float> CudaModelStep::take_output() {
+  const float* out = state_.workspace.pinned_at<float>(Slot::output);
+  return {out, out + output_floats_};
+}
+
+}  // namespace baton::cuda

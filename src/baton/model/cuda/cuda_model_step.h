@@ -1,0 +1,57 @@
+// CudaModelStep: one planned step of CudaModelRunner: the row map made on the host at
+// begin (copied to the device by the first layer's op), the launches of each layer, and the
+// output copied back to pinned memory by finish().
+// Thread-safety: as ModelStep; set_device_share() only between ops (the engine thread
+// calls it at yield points, where the stream's owner launches nothing).
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include "baton/model/cuda/cuda_model_runner.h"
+
+namespace baton::cuda {
+
+class CudaModelStep final : public ModelStep {
+ public:
+  // std::out_of_range for a token outside the vocabulary, std::length_error when a
+  // sequence's blocks cannot hold its new positions.
+  CudaModelStep(RunnerState& state, StepPlan plan, double device_share);
+
+  int layers() const override { return static_cast<int>(state_.model.layers().size()); }
+  void run_layer(int index) override;
+  void finish() override;
+  std::vector<float> take_output() override;
+  void set_device_share(double share) override;
+
+ private:
+  // A sequence whose chunk goes through the cuBLAS attention.
+  struct Chunk {
+    int sequence = 0;
+    int first_row = 0;
+    int rows = 0;
+    int start = 0;  // its length before this step
+  };
+  void plan_rows();
+  void size_workspace();
+  cudaStream_t prepare();
+  void attend(int layer, cudaStream_t stream);
+  void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream);
+
+  RunnerState& state_;
+  StepPlan plan_;
+  std::atomic<double> share_;
+  int rows_ = 0;
+  int max_blocks_ = 0;
+  std::vector<int> meta_;  // tokens, positions, sequences, block table, paged rows, logit rows
+  int paged_rows_ = 0;
+  int splits_ = 1;
+  int split_len_ = 0;
+  std::vector<Chunk> chunks_;
+  int longest_chunk_ = 0;
+  int longest_length_ = 0;
+  std::size_t output_floats_ = 0;
+  kernels::RowMap map_;  // device pointers, valid once the workspace is sized
+};
+
+}  // namespace baton::cuda

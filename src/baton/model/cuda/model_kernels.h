@@ -1,0 +1,111 @@
+// The CUDA kernels of the LLM forward pass that cuBLAS does not cover: embedding lookup,
+// RMSNorm, the q/k/v epilogue (bias, qwen3's q/k norm, RoPE, the store into the paged KV
+// blocks), SwiGLU, attention over the paged blocks (decode and short chunks, split along
+// the sequence for long contexts), and the pieces of the cuBLAS attention of prefill
+// chunks (gathering a sequence's keys, the causal softmax, the head layout). Activations
+// are bf16 where a matrix product reads them and f32 in the residual stream; every kernel
+// accumulates in f32. Each launcher returns the launch's status (cudaGetLastError).
+//
+// Layouts: the KV blocks of a layer are [block][slot][kv_head][head_dim] bf16; queries are
+// kept "grouped", [kv_head][row][group][head_dim] bf16 (group = heads / kv_heads), so that
+// the query heads sharing one kv head are one contiguous matrix per sequence.
+// Thread-safety: launchers are reentrant; the buffers belong to the caller's stream.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_runtime_api.h>
+
+namespace baton::cuda::kernels {
+
+using bf16 = __nv_bfloat16;
+
+// Where each row of a step lives: its position, its sequence, and the sequences' block
+// tables ([sequences x max_blocks]); device pointers.
+struct RowMap {
+  const int* position = nullptr;
+  const int* sequence = nullptr;
+  const int* block_table = nullptr;
+  int max_blocks = 0;
+  int block_tokens = 0;
+};
+
+struct AttentionShape {
+  int heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int window = 0;  // sliding window; 0: none
+};
+
+// x[r] = table[tokens[r]] widened to f32; rows of `hidden`.
+cudaError_t embed(const bf16* table, const int* tokens, int rows, int hidden, float* x,
+                  cudaStream_t stream);
+
+// out[r] = x[rows_of ? rows_of[r] : r] / rms * weight, as bf16 (or f32 with rms_norm_f32).
+cudaError_t rms_norm(const float* x, const int* rows_of, int rows, int hidden, const float* weight,
+                     float eps, bf16* out, cudaStream_t stream);
+cudaError_t rms_norm_f32(const float* x, int rows, int hidden, const float* weight, float eps,
+                         float* out, cudaStream_t stream);
+
+// The epilogue of the fused q/k/v projection qkv [rows x (heads + 2 kv_heads) * head_dim]:
+// adds `bias` (may be null), applies the per-head RMSNorm of q and k (q_norm, k_norm may
+// be null), rotates q and k for each row's position, writes q grouped (q_out, [kv_heads x
+// rows x group x head_dim]) and k and v into the layer's blocks.
+struct QkvEpilogue {
+  const float* qkv = nullptr;
+  const float* bias = nullptr;
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float eps = 1e-6f;
+  const float* inverse_frequencies = nullptr;  // head_dim / 2
+  bf16* q_out = nullptr;
+  bf16* keys = nullptr;    // the layer's key blocks
+  bf16* values = nullptr;  // the layer's value blocks
+};
+cudaError_t qkv_epilogue(const QkvEpilogue& e, const RowMap& map, const AttentionShape& shape,
+                         int rows, cudaStream_t stream);
+
+// Attention of the listed rows (row_list, `count` of them) over their sequences' blocks,
+// causal and windowed, into out [rows x heads x head_dim] bf16. `splits` > 1 splits each
+// row's keys into that many ranges of `split_len` (partial_o, partial_ml as scratch:
+// count * kv_heads * splits * group * (head_dim + 2) floats), combined afterwards.
+struct PagedAttention {
+  const bf16* q = nullptr;  // grouped, over all `rows` of the step
+  const bf16* keys = nullptr;
+  const bf16* values = nullptr;
+  const int* row_list = nullptr;
+  int count = 0;
+  int rows = 0;
+  int splits = 1;
+  int split_len = 0;
+  float* partial = nullptr;
+  bf16* out = nullptr;
+};
+cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const AttentionShape& shape,
+                            cudaStream_t stream);
+// The largest group (heads per kv head) and head_dim paged_attention supports.
+constexpr int kMaxGroup = 8;
+constexpr int kMaxHeadDim = 256;
+
+// Copies positions [0, length) of sequence `sequence`'s keys and values from the blocks
+// into contiguous [length x kv_heads x head_dim] buffers.
+cudaError_t gather_kv(const bf16* keys, const bf16* values, const RowMap& map, int sequence,
+                      int length, int kv_dim, bf16* keys_out, bf16* values_out,
+                      cudaStream_t stream);
+
+// scores [kv_heads x (count * group) x length] f32 (already scaled) -> probabilities bf16
+// of the same shape; row (g, t, j) sees keys [first, start + t] (causal, windowed).
+cudaError_t causal_softmax(const float* scores, int kv_heads, int count, int group, int length,
+                           int start, int window, bf16* probabilities, cudaStream_t stream);
+
+// grouped [kv_heads x count x group x head_dim] -> out rows [first_row, first_row + count)
+// of [rows x heads x head_dim].
+cudaError_t ungroup(const bf16* grouped, int kv_heads, int count, int group, int head_dim,
+                    int first_row, bf16* out, cudaStream_t stream);
+
+// gate_up [rows x 2 inner] (gate, then up) -> out [rows x inner] = silu(gate) * up.
+cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaStream_t stream);
+
+// f32 -> bf16, for uploading weights.
+cudaError_t to_bf16(const float* in, long long count, bf16* out, cudaStream_t stream);
+
+}  // namespace baton::cuda::kernels
