@@ -167,6 +167,15 @@ TEST(ModelWriter, Qwen25PresetHasTheRealShapes) {
   EXPECT_THROW(model_shape("gpt-5", ModelArch::qwen2), std::invalid_argument);
 }
 
+TEST(ModelWriter, Llama3PresetHasTheRealShapes) {
+  const ModelShape s = model_shape("llama-3-8b", ModelArch::llama);
+  EXPECT_EQ(s.vocab_size, 128256);
+  EXPECT_EQ(s.num_kv_heads, 8);
+  EXPECT_FALSE(s.tie_word_embeddings);
+  EXPECT_NO_THROW(check_shape(ModelArch::llama, s));
+  EXPECT_EQ(parameter_count(ModelArch::llama, s), 8030261248);  // Llama-3.1-8B's count
+}
+
 TEST(ModelWriter, BadShapesAndTooSmallVocabsAreRefusedBeforeWriting) {
   TempDir dir;
   const auto refused = [&](ModelArch arch, ModelShape shape) {

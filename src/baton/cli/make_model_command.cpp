@@ -68,7 +68,7 @@ CLI::App* MakeModelCommand::attach(CLI::App& app) {
   cmd->add_option("--out", out, "The model directory to write")->required();
   cmd->add_flag("--force", force,
                 "Write into a non-empty --out (replacing the model's files), or more than 4 GiB");
-  cmd->add_option("--shape", shape, "tiny (default) or qwen2.5-0.5b (the real shapes)");
+  cmd->add_option("--shape", shape, "tiny (default), qwen2.5-0.5b or llama-3-8b (the real shapes)");
   cmd->add_option("--hidden", hidden, "Hidden size (head_dim becomes hidden / heads)");
   cmd->add_option("--layers", layers, "Number of layers");
   cmd->add_option("--heads", heads, "Attention heads (head_dim becomes hidden / heads)");

@@ -7,12 +7,14 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <nlohmann/json.hpp>
 #include <numbers>
 #include <random>
 #include <stdexcept>
 #include <system_error>
 
+#include "baton/common/thread_pool.h"
 #include "baton/model/tokenizer_writer.h"
 
 namespace baton {
@@ -190,23 +192,49 @@ struct ProgressCount {
   }
 };
 
-void write_tensor(OutputFile& file, const TensorSpec& t, bool bf16, NormalSource& normal,
-                  ProgressCount& progress) {
-  std::vector<float> values;
-  std::vector<std::uint16_t> halves;
-  for (std::int64_t left = t.elements(); left > 0;) {
-    const std::size_t n = std::min<std::size_t>(kChunkElements, static_cast<std::size_t>(left));
-    values.resize(n);
-    for (float& v : values) v = t.ones ? 1.0f : kInitStd * normal.next();
+// One chunk of a tensor's values: its own normal source, seeded by the model's seed and the
+// chunk's index in the file, so that chunks can be drawn on several threads and the bytes
+// still depend only on the seed.
+struct Chunk {
+  const TensorSpec* tensor = nullptr;
+  std::size_t elements = 0;
+  std::uint64_t index = 0;
+};
+
+void draw(const Chunk& c, std::uint64_t seed, bool bf16, std::vector<unsigned char>& out) {
+  NormalSource normal(seed ^ (0x9e3779b97f4a7c15ull * (c.index + 1)));
+  out.resize(c.elements * (bf16 ? sizeof(std::uint16_t) : sizeof(float)));
+  for (std::size_t i = 0; i < c.elements; ++i) {
+    const float v = c.tensor->ones ? 1.0f : kInitStd * normal.next();
     if (bf16) {
-      halves.resize(n);
-      std::transform(values.begin(), values.end(), halves.begin(), to_bf16);
-      file.write(halves.data(), n * sizeof(std::uint16_t));
+      const std::uint16_t half = to_bf16(v);
+      std::memcpy(out.data() + i * sizeof half, &half, sizeof half);
     } else {
-      file.write(values.data(), n * sizeof(float));
+      std::memcpy(out.data() + i * sizeof v, &v, sizeof v);
     }
-    progress.add(n * (bf16 ? sizeof(std::uint16_t) : sizeof(float)));
-    left -= static_cast<std::int64_t>(n);
+  }
+}
+
+void write_tensors(OutputFile& file, const std::vector<TensorSpec>& specs, bool bf16,
+                   std::uint64_t seed, ProgressCount& progress) {
+  std::vector<Chunk> chunks;
+  for (const TensorSpec& t : specs) {
+    for (std::int64_t left = t.elements(); left > 0;) {
+      const std::size_t n = std::min<std::size_t>(kChunkElements, static_cast<std::size_t>(left));
+      chunks.push_back({&t, n, chunks.size()});
+      left -= static_cast<std::int64_t>(n);
+    }
+  }
+  ThreadPool pool(default_cpu_threads());
+  const std::size_t batch = 64;  // chunks drawn together, then written in order
+  std::vector<std::vector<unsigned char>> drawn(batch);
+  for (std::size_t first = 0; first < chunks.size(); first += batch) {
+    const std::size_t count = std::min(batch, chunks.size() - first);
+    pool.parallel_for(count, [&](std::size_t i) { draw(chunks[first + i], seed, bf16, drawn[i]); });
+    for (std::size_t i = 0; i < count; ++i) {
+      file.write(drawn[i].data(), drawn[i].size());
+      progress.add(drawn[i].size());
+    }
   }
 }
 
@@ -219,8 +247,7 @@ void write_safetensors(const fs::path& path, const std::vector<TensorSpec>& spec
   for (int i = 0; i < 8; ++i) length[i] = static_cast<unsigned char>(header.size() >> (8 * i));
   file.write(length, sizeof length);
   file.write(header.data(), header.size());
-  NormalSource normal(seed);
-  for (const TensorSpec& t : specs) write_tensor(file, t, bf16, normal, progress);
+  write_tensors(file, specs, bf16, seed, progress);
   file.close();
 }
 
@@ -355,6 +382,23 @@ ModelShape qwen25_05b_shape() {
   return s;
 }
 
+// Llama-3.1-8B's shapes (its RoPE scaling left out: make-model writes plain RoPE).
+ModelShape llama3_8b_shape() {
+  ModelShape s;
+  s.vocab_size = 128256;
+  s.hidden_size = 4096;
+  s.intermediate_size = 14336;
+  s.num_layers = 32;
+  s.num_heads = 32;
+  s.num_kv_heads = 8;
+  s.head_dim = 128;
+  s.max_position_embeddings = 131072;
+  s.tie_word_embeddings = false;
+  s.rope_theta = 500000.0;
+  s.rms_norm_eps = 1e-5;
+  return s;
+}
+
 }  // namespace
 
 ModelArch writable_arch(std::string_view name) {
@@ -368,8 +412,9 @@ ModelArch writable_arch(std::string_view name) {
 ModelShape model_shape(std::string_view name, ModelArch arch) {
   if (name == "tiny") return tiny_shape(arch);
   if (name == "qwen2.5-0.5b") return qwen25_05b_shape();
+  if (name == "llama-3-8b") return llama3_8b_shape();
   throw std::invalid_argument("unknown shape '" + std::string(name) +
-                              "'; known: tiny, qwen2.5-0.5b");
+                              "'; known: tiny, qwen2.5-0.5b, llama-3-8b");
 }
 
 void check_shape(ModelArch arch, const ModelShape& s) {

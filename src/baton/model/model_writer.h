@@ -2,9 +2,10 @@
 // (`baton make-model`): config.json and generation_config.json as transformers 5 writes
 // them, model.safetensors, and the tokenizer of tokenizer_writer.h (tokenizer.json,
 // tokenizer_config.json). baton's read_model_config, LlamaModel and BpeTokenizer load it.
-// Weights come from a seeded std::mt19937_64: matrices and biases normal with std 0.02,
-// norms 1, so the same seed gives the same bytes and the logits are not degenerate. The
-// safetensors file is streamed tensor by tensor (the 0.5B preset is ~1 GB in bf16), and
+// Weights come from seeded std::mt19937_64s, one per chunk of 64K values (drawn on every
+// core): matrices and biases normal with std 0.02, norms 1, so the same seed gives the same
+// bytes and the logits are not degenerate. The safetensors file is streamed chunk by chunk
+// (the 8B preset is 16 GB in bf16), and
 // every file is written in a temporary directory beside the target and moved into place at
 // the end, so a crash never leaves a half-written model.
 // Thread-safety: pure functions; write_model touches only its directory and the temporary
@@ -43,7 +44,9 @@ ModelArch writable_arch(std::string_view name);
 
 // "tiny": hidden 64, 2 layers, 4 heads, 2 kv heads, intermediate 128, vocab 1024, with the
 // family's rope theta, norm eps and embedding tying. "qwen2.5-0.5b": the real shapes of
-// Qwen2.5-0.5B (494M parameters as qwen2). Other names throw std::invalid_argument.
+// Qwen2.5-0.5B (494M parameters as qwen2). "llama-3-8b": those of Llama-3.1-8B (8.0B
+// parameters, its 131072 positions without their RoPE scaling). Other names throw
+// std::invalid_argument.
 ModelShape model_shape(std::string_view name, ModelArch arch);
 
 // Throws std::invalid_argument for a shape the config reader or the forward pass would

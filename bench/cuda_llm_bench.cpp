@@ -1,0 +1,165 @@
+// The LLM engine on the GPU against the memory-bandwidth roofline of the GPU it runs on.
+// Usage: cuda_llm_bench MODEL_DIR [MODEL_DIR...]
+// Measures, through LlmEngine on the CUDA backend (the path `baton serve --backend cuda`
+// takes: the GPU turn, the watchdog and the host's runner):
+//   - the device-to-device copy rate (bytes read plus written, 2 GiB buffers, median of
+//     10), and from it the decode roofline: each step reads every weight once (the output
+//     matrix whole, one embedding row per token), so tokens/s <= batch * rate / bytes;
+//   - decode tokens/s at batch 1, 8 and 32 (128-token prompts, 64 tokens each, greedy;
+//     the median of 3 runs), from the requests' first-to-last-token times;
+//   - prefill tokens/s of 2048- and 8192-token prompts in one chunk (median of 3), from
+//     admission to the first token.
+// Prints one table; every figure is measured in this run.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "baton/gpu/cuda/cuda_error.h"
+#include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/host/engine_host.h"
+#include "baton/host/make_device.h"
+
+namespace {
+
+using baton::GenerationResult;
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Bytes read plus bytes written per second by cudaMemcpy device to device, in GB/s.
+double copy_rate_gbs() {
+  const std::size_t bytes = std::size_t{2} << 30;
+  baton::cuda::DeviceBuffer from(bytes), to(bytes);
+  BATON_CUDA_CHECK(cudaMemset(from.get(), 1, bytes));
+  cudaEvent_t a = nullptr, b = nullptr;
+  BATON_CUDA_CHECK(cudaEventCreate(&a));
+  BATON_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> rates;
+  for (int i = 0; i < 13; ++i) {
+    BATON_CUDA_CHECK(cudaEventRecord(a));
+    BATON_CUDA_CHECK(cudaMemcpy(to.get(), from.get(), bytes, cudaMemcpyDeviceToDevice));
+    BATON_CUDA_CHECK(cudaEventRecord(b));
+    BATON_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0.0f;
+    BATON_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    if (i >= 3) rates.push_back(2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
+  }
+  (void)cudaEventDestroy(a);
+  (void)cudaEventDestroy(b);
+  return median(rates);
+}
+
+std::vector<baton::TokenId> prompt_of(int count, int salt, std::int64_t vocab) {
+  std::vector<baton::TokenId> t;
+  for (int i = 0; i < count; ++i) {
+    t.push_back(static_cast<baton::TokenId>((i * 7919 + salt * 104729 + 13) % vocab));
+  }
+  return t;
+}
+
+baton::GenerationRequest request(std::uint64_t id, std::vector<baton::TokenId> prompt,
+                                 int max_tokens) {
+  baton::GenerationRequest r{id, std::move(prompt), {}};
+  r.params.sampling.temperature = 0.0;
+  r.params.max_tokens = max_tokens;
+  r.params.ignore_eos = true;
+  return r;
+}
+
+std::vector<GenerationResult> run_all(baton::LlmEngine& engine,
+                                      std::vector<baton::GenerationRequest> requests) {
+  std::vector<std::future<GenerationResult>> futures;
+  for (auto& r : requests) futures.push_back(engine.submit(std::move(r)));
+  std::vector<GenerationResult> results;
+  for (auto& f : futures) results.push_back(f.get());
+  return results;
+}
+
+constexpr int kDecodeTokens = 64;
+std::uint64_t next_id = 1;
+
+double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t vocab) {
+  std::vector<double> rates;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<baton::GenerationRequest> requests;
+    for (int i = 0; i < batch; ++i) {
+      requests.push_back(request(next_id, prompt_of(128, static_cast<int>(next_id), vocab),
+                                 kDecodeTokens + 1));
+      ++next_id;
+    }
+    double slowest = 0.0;
+    for (const GenerationResult& r : run_all(engine, std::move(requests))) {
+      slowest = std::max(slowest, r.decode_ms);
+    }
+    rates.push_back(batch * kDecodeTokens / (slowest / 1e3));
+  }
+  return median(rates);
+}
+
+double prefill_tokens_per_s(baton::LlmEngine& engine, int tokens, std::int64_t vocab) {
+  std::vector<double> rates;
+  for (int run = 0; run < 3; ++run) {
+    std::vector<baton::GenerationRequest> one;
+    one.push_back(request(next_id, prompt_of(tokens, static_cast<int>(next_id), vocab), 1));
+    ++next_id;
+    const GenerationResult r = run_all(engine, std::move(one)).front();
+    rates.push_back(tokens / (r.prefill_ms / 1e3));
+  }
+  return median(rates);
+}
+
+// Bytes a decode step reads: every weight, but of the embedding table one row per token.
+double step_bytes(const baton::LlamaModel& model) {
+  const bool tied = &model.output() == &model.embedding();
+  return static_cast<double>(model.weight_bytes() - (tied ? 0 : model.embedding().bytes()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: cuda_llm_bench MODEL_DIR [MODEL_DIR...]\n");
+    return 2;
+  }
+  const double rate = copy_rate_gbs();
+  std::printf("device-to-device copy: %.0f GB/s (read + written)\n\n", rate);
+  std::printf("%-28s %10s %14s %10s %8s\n", "model / measure", "tokens/s", "roofline", "of bound",
+              "step ms");
+  for (int m = 1; m < argc; ++m) {
+    const baton::LlamaModel model = baton::LlamaModel::load(argv[m]);
+    const std::int64_t vocab = model.config().vocab_size;
+    baton::EngineHost host(baton::make_device("cuda"), baton::TurnOptions{},
+                           baton::WatchdogOptions::for_backend("cuda"));
+    baton::LlmBatchOptions options;
+    options.max_batch = 32;
+    options.prefill_chunk = 8192;
+    options.prefix_cache = false;
+    options.kv_budget_bytes = std::size_t{8} << 30;
+    baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
+    (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
+    const double bytes = step_bytes(model);
+    const std::string name = std::filesystem::path(argv[m]).filename().string();
+    for (const int batch : {1, 8, 32}) {
+      const double measured = decode_tokens_per_s(engine, batch, vocab);
+      const double bound = batch * rate * 1e9 / bytes;
+      std::printf("%-28s %10.1f %14.1f %9.1f%% %8.3f\n",
+                  (name + " decode b=" + std::to_string(batch)).c_str(), measured, bound,
+                  100.0 * measured / bound, 1e3 * batch / measured);
+    }
+    for (const int tokens : {2048, 8192}) {
+      const double measured = prefill_tokens_per_s(engine, tokens, vocab);
+      std::printf("%-28s %10.0f %14s %10s %8.1f\n",
+                  (name + " prefill " + std::to_string(tokens)).c_str(), measured, "-", "-",
+                  1e3 * tokens / measured);
+    }
+    std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
+    host.stop();
+  }
+  return 0;
+}

@@ -1,0 +1,297 @@
+// The CUDA model runner against the CPU forward pass (an independent path: f32 activations
+// and KV on the host) on random bf16 models of several shapes: every op is exercised by a
+// shape that needs it (q/k/v bias, q/k norm, GQA groups of 1 to 7, head_dim 16 to 256, a
+// sliding window, prefill chunks through the cuBLAS attention and decode rows through the
+// paged kernel, long contexts split along the keys). Tolerance: relative error of each
+// sequence's logits below 2e-2 (bf16 activations and KV; the CPU path keeps f32). And the
+// reference models (tests/data/models) against transformers' logits and greedy tokens.
+// Skipped where no CUDA device is visible (CI); run on the GPU machine.
+#ifdef BATON_HAVE_CUDA
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "baton/gpu/cuda/cuda_device.h"
+#include "baton/model/cpu/cpu_model_runner.h"
+#include "baton/model/cuda/cuda_model_runner.h"
+#include "baton/model/model_writer.h"
+#include "model/safetensors_writer.h"
+
+namespace baton::cuda {
+namespace {
+
+#define SKIP_WITHOUT_GPU() \
+  if (!device_present()) GTEST_SKIP() << "no CUDA device visible"
+
+constexpr double kTolerance = 2e-2;
+constexpr int kBlockTokens = 16;
+
+double relative_error(std::span<const float> ours, std::span<const float> theirs) {
+  double diff = 0.0;
+  double norm = 0.0;
+  for (std::size_t i = 0; i < theirs.size(); ++i) {
+    diff += (ours[i] - theirs[i]) * static_cast<double>(ours[i] - theirs[i]);
+    norm += theirs[i] * static_cast<double>(theirs[i]);
+  }
+  return std::sqrt(diff / norm);
+}
+
+TokenId argmax(std::span<const float> row) {
+  return static_cast<TokenId>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+// A model on both runners, over one pool's blocks: each sequence has a CPU twin with the
+// same block ids (each runner holds its own keys and values).
+class BothRunners {
+ public:
+  BothRunners(const LlamaModel& model, std::size_t kv_bytes = std::size_t{64} << 20)
+      : model_(model),
+        pool_(model.config(), kBlockTokens, kv_bytes),
+        cpu_(model, pool_),
+        weights_(std::make_shared<const CudaModel>(model)),
+        stream_(device_.create_stream("runner")),
+        cuda_(weights_, pool_, dynamic_cast<CudaStream&>(*stream_)) {}
+
+  int add_sequence(int capacity) {
+    KvSequence s;
+    for (int b = 0; b < (capacity + kBlockTokens - 1) / kBlockTokens; ++b) {
+      s.blocks.push_back(*pool_.allocate());
+    }
+    gpu_sequences_.push_back(s);
+    cpu_sequences_.push_back(s);
+    return static_cast<int>(gpu_sequences_.size()) - 1;
+  }
+
+  struct Outputs {
+    std::vector<float> cpu, cuda;
+  };
+  // One step: `tokens[i]` go to sequence `which[i]`.
+  Outputs step(const std::vector<int>& which, const std::vector<std::vector<TokenId>>& tokens,
+               StepOutput output = StepOutput::last_logits) {
+    StepPlan cpu_plan;
+    StepPlan gpu_plan;
+    for (std::size_t i = 0; i < which.size(); ++i) {
+      cpu_plan.sequences.push_back({tokens[i], &cpu_sequences_[static_cast<std::size_t>(which[i])]});
+      gpu_plan.sequences.push_back({tokens[i], &gpu_sequences_[static_cast<std::size_t>(which[i])]});
+      cpu_plan.prefills = gpu_plan.prefills = cpu_plan.prefills || tokens[i].size() > 1;
+    }
+    cpu_plan.output = gpu_plan.output = output;
+    Outputs out;
+    const std::shared_ptr<ModelStep> cpu = cpu_.begin(std::move(cpu_plan), 1.0);
+    for (int i = 0; i < cpu->layers(); ++i) cpu->run_layer(i);
+    cpu->finish();
+    out.cpu = cpu->take_output();
+    const std::shared_ptr<ModelStep> gpu = cuda_.begin(std::move(gpu_plan), 1.0);
+    for (int i = 0; i < gpu->layers(); ++i) stream_->encode(Op{[gpu, i] { gpu->run_layer(i); }, 0});
+    stream_->encode(Op{[gpu] { gpu->finish(); }, 0});
+    stream_->synchronize();
+    out.cuda = gpu->take_output();
+    return out;
+  }
+
+  // Each row of `width` within kTolerance; returns the CPU's argmax of every row.
+  std::vector<TokenId> expect_close(const Outputs& out, std::size_t width, const char* what) {
+    EXPECT_EQ(out.cuda.size(), out.cpu.size()) << what;
+    std::vector<TokenId> next;
+    for (std::size_t r = 0; r * width < out.cpu.size(); ++r) {
+      const std::span<const float> cpu(out.cpu.data() + r * width, width);
+      const std::span<const float> gpu(out.cuda.data() + r * width, width);
+      EXPECT_LT(relative_error(gpu, cpu), kTolerance) << what << ", row " << r;
+      next.push_back(argmax(cpu));
+    }
+    return next;
+  }
+
+  const LlamaModel& model() const { return model_; }
+
+ private:
+  const LlamaModel& model_;
+  KvBlockPool pool_;
+  CpuModelRunner cpu_;
+  CudaDevice device_{CommitLimits{1, std::size_t{1} << 30}};
+  std::shared_ptr<const CudaModel> weights_;
+  std::unique_ptr<Stream> stream_;
+  CudaModelRunner cuda_;
+  std::vector<KvSequence> gpu_sequences_, cpu_sequences_;
+};
+
+std::vector<TokenId> tokens_of(int count, int salt, std::int64_t vocab) {
+  std::vector<TokenId> t;
+  for (int i = 0; i < count; ++i) t.push_back(static_cast<TokenId>((i * 37 + salt * 101 + 7) % vocab));
+  return t;
+}
+
+// A prefill chunk (cuBLAS attention) beside a short prompt (the paged kernel) in one step,
+// then decode steps of both.
+void prefill_then_decode(BothRunners& both) {
+  const auto vocab = static_cast<std::size_t>(both.model().config().vocab_size);
+  const int a = both.add_sequence(64);
+  const int b = both.add_sequence(64);
+  const auto v = static_cast<std::int64_t>(vocab);
+  std::vector<TokenId> next =
+      both.expect_close(both.step({a, b}, {tokens_of(40, 1, v), tokens_of(5, 2, v)}), vocab, "prefill");
+  for (int step = 0; step < 6; ++step) {
+    next = both.expect_close(both.step({a, b}, {{next[0]}, {next[1]}}), vocab, "decode");
+  }
+}
+
+// A long prompt prefilled in chunks after the first (causal offsets), then decode steps
+// whose keys the paged kernel splits.
+void long_context(BothRunners& both) {
+  const auto vocab = static_cast<std::size_t>(both.model().config().vocab_size);
+  const auto v = static_cast<std::int64_t>(vocab);
+  const int a = both.add_sequence(720);
+  const int b = both.add_sequence(720);
+  const std::vector<TokenId> prompt = tokens_of(700, 3, v);
+  std::vector<TokenId> next;
+  for (int first = 0; first < 700; first += 300) {
+    const int count = std::min(300, 700 - first);
+    next = both.expect_close(
+        both.step({a}, {{prompt.begin() + first, prompt.begin() + first + count}}), vocab, "chunk");
+  }
+  std::vector<TokenId> other = both.expect_close(both.step({b}, {tokens_of(3, 4, v)}), vocab, "short");
+  for (int step = 0; step < 4; ++step) {
+    const std::vector<TokenId> both_next =
+        both.expect_close(both.step({a, b}, {{next[0]}, {other[0]}}), vocab, "long decode");
+    next = {both_next[0]};
+    other = {both_next[1]};
+  }
+}
+
+struct Shape {
+  const char* name;
+  ModelArch arch;
+  ModelShape shape;
+};
+
+ModelShape shape_of(std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
+                    std::int64_t head_dim, std::int64_t inner) {
+  ModelShape s;
+  s.vocab_size = 512;
+  s.hidden_size = hidden;
+  s.num_heads = heads;
+  s.num_kv_heads = kv_heads;
+  s.head_dim = head_dim;
+  s.intermediate_size = inner;
+  s.num_layers = 2;
+  return s;
+}
+
+class CudaRunnerShapes : public ::testing::TestWithParam<Shape> {
+ protected:
+  LlamaModel load() {
+    write_model(dir_.path(), GetParam().arch, GetParam().shape, 11);
+    return LlamaModel::load(dir_.path());
+  }
+  testing::TempDir dir_;
+};
+
+TEST_P(CudaRunnerShapes, PrefillAndDecodeMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  BothRunners both(model);
+  prefill_then_decode(both);
+}
+
+TEST_P(CudaRunnerShapes, LongContextsMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  BothRunners both(model);
+  long_context(both);
+}
+
+TEST_P(CudaRunnerShapes, HiddenStatesMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  BothRunners both(model);
+  const auto v = model.config().vocab_size;
+  const int a = both.add_sequence(48);
+  const int b = both.add_sequence(48);
+  both.expect_close(both.step({a, b}, {tokens_of(33, 5, v), tokens_of(9, 6, v)}, StepOutput::every_hidden),
+                    static_cast<std::size_t>(model.config().hidden_size), "hidden");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CudaRunnerShapes,
+    ::testing::Values(Shape{"llama_d16", ModelArch::llama, shape_of(64, 4, 2, 16, 128)},
+                      Shape{"qwen2_bias", ModelArch::qwen2, shape_of(64, 4, 2, 16, 128)},
+                      Shape{"qwen3_qk_norm", ModelArch::qwen3, shape_of(64, 4, 2, 32, 128)},
+                      Shape{"llama_group4_d128", ModelArch::llama, shape_of(512, 4, 1, 128, 1024)},
+                      Shape{"qwen2_group7_d64", ModelArch::qwen2, shape_of(448, 7, 1, 64, 896)},
+                      Shape{"llama_d256", ModelArch::llama, shape_of(512, 2, 1, 256, 1024)}),
+    [](const ::testing::TestParamInfo<Shape>& param) { return std::string(param.param.name); });
+
+TEST(CudaRunner, ASlidingWindowMatchesTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  testing::TempDir dir;
+  write_model(dir.path(), ModelArch::llama, shape_of(64, 4, 2, 16, 128), 12);
+  ModelConfig config = read_model_config(dir.path());
+  config.sliding_window = 8;
+  const LlamaModel model(config, ModelWeights::open(dir.path()));
+  BothRunners both(model);
+  prefill_then_decode(both);
+}
+
+TEST(CudaRunner, AnUnsupportedGroupIsRefusedWithItsSize) {
+  SKIP_WITHOUT_GPU();
+  testing::TempDir dir;
+  write_model(dir.path(), ModelArch::llama, shape_of(64, 16, 1, 4, 128), 13);
+  const LlamaModel model = LlamaModel::load(dir.path());
+  KvBlockPool pool(model.config(), kBlockTokens, std::size_t{1} << 20);
+  CudaDevice device;
+  auto stream = device.create_stream("s");
+  try {
+    CudaModelRunner runner(std::make_shared<const CudaModel>(model), pool,
+                           dynamic_cast<CudaStream&>(*stream));
+    FAIL() << "a group of 16 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("not 16"), std::string::npos) << e.what();
+  }
+}
+
+// transformers' logits (f32 weights, here rounded to bf16) and greedy tokens.
+class CudaReference : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CudaReference, LogitsAndGreedyTokensMatchTransformers) {
+  SKIP_WITHOUT_GPU();
+  const auto dir = std::filesystem::path(BATON_TEST_DATA) / "models" / GetParam();
+  const LlamaModel model = LlamaModel::load(dir);
+  std::ifstream in(dir / "reference.json");
+  const auto ref = nlohmann::json::parse(in);
+  const auto prompt = ref["tokens"].get<std::vector<TokenId>>();
+  const auto logits = ref["logits"].get<std::vector<std::vector<float>>>();
+  const auto greedy = ref["greedy"].get<std::vector<TokenId>>();
+  BothRunners both(model);
+  const int s = both.add_sequence(64);
+  std::vector<float> last;
+  for (std::size_t t = 0; t < prompt.size(); ++t) {
+    last = both.step({s}, {{prompt[t]}}).cuda;
+    EXPECT_LT(relative_error(last, logits[t]), kTolerance) << GetParam() << " position " << t;
+  }
+  // Teacher-forced on transformers' greedy tokens: each argmax is transformers' next token,
+  // or a near-tie (its logit within 1% of the logits' range of the best).
+  int exact = 0;
+  for (std::size_t i = 0; i < greedy.size(); ++i) {
+    const auto [low, high] = std::minmax_element(last.begin(), last.end());
+    const float best = *high;
+    const float theirs = last[static_cast<std::size_t>(greedy[i])];
+    if (argmax(last) == greedy[i]) {
+      ++exact;
+    } else {
+      EXPECT_LT(best - theirs, 0.01f * (best - *low)) << GetParam() << " token " << i;
+    }
+    last = both.step({s}, {{greedy[i]}}).cuda;
+  }
+  EXPECT_GE(exact, static_cast<int>(greedy.size()) - 3) << GetParam();
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, CudaReference,
+                         ::testing::Values("llama", "qwen2", "qwen3", "mistral"));
+
+}  // namespace
+}  // namespace baton::cuda
+#endif  // BATON_HAVE_CUDA
