@@ -4,7 +4,8 @@
 // sliding window, prefill chunks through the cuBLAS attention and decode rows through the
 // paged kernel, long contexts split along the keys). Tolerance: relative error of each
 // sequence's logits below 2e-2 (bf16 activations and KV; the CPU path keeps f32). And the
-// reference models (tests/data/models) against transformers' logits and greedy tokens.
+// reference models (tests/data/models, f32) against transformers' logits (below 3e-2: their
+// weights are rounded to bf16 too) and greedy tokens.
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
 #ifdef BATON_HAVE_CUDA
 #include <gtest/gtest.h>
@@ -28,6 +29,8 @@ namespace {
   if (!device_present()) GTEST_SKIP() << "no CUDA device visible"
 
 constexpr double kTolerance = 2e-2;
+// The reference models are f32: rounding their weights to bf16 adds its own error.
+constexpr double kReferenceTolerance = 3e-2;
 constexpr int kBlockTokens = 16;
 
 double relative_error(std::span<const float> ours, std::span<const float> theirs) {
@@ -171,7 +174,7 @@ struct Shape {
 ModelShape shape_of(std::int64_t hidden, std::int64_t heads, std::int64_t kv_heads,
                     std::int64_t head_dim, std::int64_t inner) {
   ModelShape s;
-  s.vocab_size = 512;
+  s.vocab_size = 1024;
   s.hidden_size = hidden;
   s.num_heads = heads;
   s.num_kv_heads = kv_heads;
@@ -270,7 +273,8 @@ TEST_P(CudaReference, LogitsAndGreedyTokensMatchTransformers) {
   std::vector<float> last;
   for (std::size_t t = 0; t < prompt.size(); ++t) {
     last = both.step({s}, {{prompt[t]}}).cuda;
-    EXPECT_LT(relative_error(last, logits[t]), kTolerance) << GetParam() << " position " << t;
+    EXPECT_LT(relative_error(last, logits[t]), kReferenceTolerance)
+        << GetParam() << " position " << t;
   }
   // Teacher-forced on transformers' greedy tokens: each argmax is transformers' next token,
   // or a near-tie (its logit within 1% of the logits' range of the best).
