@@ -8,11 +8,14 @@
 //   - decode tokens/s at batch 1, 8 and 32 (128-token prompts, 64 tokens each, greedy;
 //     the median of 3 runs), from the requests' first-to-last-token times;
 //   - prefill tokens/s of 2048- and 8192-token prompts in one chunk (median of 3), from
-//     admission to the first token.
+//     admission to the first token;
+//   - the runner alone at batch 1 (no engine, no turn): its step time with a buffer per
+//     layer and with one buffer per step, and the host time its ops take to launch.
 // Prints one table; every figure is measured in this run.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <future>
 #include <string>
@@ -22,6 +25,7 @@
 #include "baton/gpu/cuda/cuda_handles.h"
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
+#include "baton/model/cuda/cuda_model_runner.h"
 
 namespace {
 
@@ -114,10 +118,53 @@ double prefill_tokens_per_s(baton::LlmEngine& engine, int tokens, std::int64_t v
   return median(rates);
 }
 
-// Bytes a decode step reads: every weight, but of the embedding table one row per token.
-double step_bytes(const baton::LlamaModel& model) {
-  const bool tied = &model.output() == &model.embedding();
-  return static_cast<double>(model.weight_bytes() - (tied ? 0 : model.embedding().bytes()));
+
+// The runner alone, batch 1 at a 128-token context, on a stream of its own: the step's
+// wall time with each layer committed alone (as the engine does) and with the whole step
+// in one buffer, and the host time spent launching one step's ops.
+struct RunnerTimes {
+  double per_layer_ms = 0.0, one_buffer_ms = 0.0, launch_ms = 0.0;
+};
+
+RunnerTimes runner_times(const baton::LlamaModel& model) {
+  using Clock = std::chrono::steady_clock;
+  baton::KvBlockPool pool(model.config(), 16, std::size_t{64} << 20);
+  auto device = baton::make_device("cuda");
+  auto stream = device->create_stream("runner");
+  baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
+                                      dynamic_cast<baton::cuda::CudaStream&>(*stream));
+  baton::KvSequence kv;
+  for (int b = 0; b < 32; ++b) kv.blocks.push_back(*pool.allocate());
+  double launch_s = 0.0;
+  const auto step = [&](std::vector<baton::TokenId> tokens, bool one_buffer) {
+    baton::StepPlan plan{{{std::move(tokens), &kv}}, false, baton::StepOutput::greedy};
+    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
+    for (int i = 0; i < s->layers(); ++i) {
+      stream->encode(baton::Op{[s, i, &launch_s] {
+                                 const auto t0 = Clock::now();
+                                 s->run_layer(i);
+                                 launch_s += std::chrono::duration<double>(Clock::now() - t0).count();
+                               },
+                               0});
+      if (!one_buffer) stream->commit();
+    }
+    stream->encode(baton::Op{[s] { s->finish(); }, 0});
+    stream->synchronize();
+    return s->take_output().greedy.front().token;
+  };
+  baton::TokenId next = step(prompt_of(128, 1, model.config().vocab_size), false);
+  RunnerTimes t;
+  for (const bool one_buffer : {false, true}) {
+    for (int i = 0; i < 5; ++i) next = step({next}, one_buffer);  // warm-up
+    launch_s = 0.0;
+    const auto start = Clock::now();
+    constexpr int kSteps = 50;
+    for (int i = 0; i < kSteps; ++i) next = step({next}, one_buffer);
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / kSteps;
+    (one_buffer ? t.one_buffer_ms : t.per_layer_ms) = ms;
+    if (!one_buffer) t.launch_ms = launch_s * 1e3 / kSteps;
+  }
+  return t;
 }
 
 }  // namespace
@@ -143,7 +190,8 @@ int main(int argc, char** argv) {
     options.kv_budget_bytes = std::size_t{8} << 30;
     baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
     (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
-    const double bytes = step_bytes(model);
+    // Every matrix once, the output matrix whole; of the embedding table one row per token.
+    const auto bytes = static_cast<double>(model.weight_bytes());
     const std::string name = std::filesystem::path(argv[m]).filename().string();
     for (const int batch : {1, 8, 32}) {
       const double measured = decode_tokens_per_s(engine, batch, vocab);
@@ -160,6 +208,9 @@ int main(int argc, char** argv) {
     }
     std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
     host.stop();
+    const RunnerTimes t = runner_times(model);
+    std::printf("%-28s step %.3f ms (a buffer per layer), %.3f ms (one buffer); launching %.3f ms\n",
+                (name + " runner b=1").c_str(), t.per_layer_ms, t.one_buffer_ms, t.launch_ms);
   }
   return 0;
 }

@@ -22,6 +22,35 @@ TEST(Sampler, GreedyPicksTheLargestAndReportsItsLogProbability) {
   EXPECT_NEAR(t.logprob, -0.40760596f, 1e-6f);
 }
 
+TEST(Sampler, GreedyTokenIsWhatAPlainGreedySamplerPicks) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 4.0f);
+  SamplingParams greedy;
+  greedy.temperature = 0.0;
+  ASSERT_TRUE(is_plain_greedy(greedy));
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<float> logits(1000);
+    for (float& l : logits) l = normal(rng);
+    logits[static_cast<std::size_t>(trial * 7 + 100)] = logits[static_cast<std::size_t>(trial * 7 + 3)] = 30.0f;
+    const GreedyToken picked = greedy_token(logits);
+    const SampledToken sampled = Sampler(greedy).next(logits, {}, {});
+    EXPECT_EQ(picked.token, sampled.id);  // the lower id of the tie
+    EXPECT_EQ(picked.token, trial * 7 + 3);
+    EXPECT_FLOAT_EQ(picked.logprob, sampled.logprob);
+    EXPECT_TRUE(picked.finite);
+  }
+  std::vector<float> bad(10, 1.0f);
+  bad[4] = std::nanf("");
+  EXPECT_FALSE(greedy_token(bad).finite);
+  SamplingParams penalized = greedy;
+  penalized.repetition_penalty = 1.1;
+  EXPECT_FALSE(is_plain_greedy(penalized));
+  SamplingParams reporting = greedy;
+  reporting.top_logprobs = 2;
+  EXPECT_FALSE(is_plain_greedy(reporting));
+  EXPECT_FALSE(is_plain_greedy(SamplingParams{}));  // temperature 1
+}
+
 TEST(Sampler, RepetitionPenaltyDividesPositiveAndMultipliesNegativeLogits) {
   // Token 1 (3.0) was seen: 3 / 2 = 1.5 < 2.0, so token 2 wins. Token 0 (-1) seen: -2.
   Sampler greedy({.temperature = 0.0, .repetition_penalty = 2.0});

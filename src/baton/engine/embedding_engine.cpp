@@ -226,7 +226,7 @@ std::vector<float> EmbeddingEngine::run_model(std::vector<SequenceStep> steps, i
     }
     stream_.encode(Op{[step] { step->finish(); }, 0});
     stream_.synchronize();
-    hidden = step->take_output();
+    hidden = step->take_output().values;
   } catch (...) {
     stream_.wait_idle();  // nothing of the failed call may still touch its KV blocks
     throw;                // the burst reports the failure as it unwinds

@@ -126,10 +126,12 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
 std::optional<StepPlan> LlmBatch::next_step() {
   std::vector<SequenceStep> steps;
   bool prefills = false;
+  bool greedy = true;  // every request in the step picks the most likely token
   int budget = options_.prefill_chunk;
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     e->rows = 0;
+    greedy = greedy && is_plain_greedy(e->request.params.sampling);
     if (e->kv.length >= prompt) {  // decoding: the last sampled token goes in
       e->rows = 1;
       steps.push_back({{e->tokens.back()}, &e->kv});
@@ -142,10 +144,11 @@ std::optional<StepPlan> LlmBatch::next_step() {
     }
   }
   if (steps.empty()) return std::nullopt;
-  return StepPlan{std::move(steps), prefills};
+  return StepPlan{std::move(steps), prefills,
+                  greedy ? StepOutput::greedy : StepOutput::last_logits};
 }
 
-std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::vector<float>& logits,
+std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepResult& result,
                                                                    TimePoint now) {
   const auto vocab = static_cast<std::size_t>(model_.config().vocab_size);
   ++counters_.steps;
@@ -160,14 +163,18 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::ve
     const bool decoding = e.rows == 1 && e.tokens.size() > e.request.prompt.size();
     (decoding ? counters_.decode_tokens : counters_.prefill_tokens) +=
         static_cast<std::uint64_t>(e.rows);
-    const std::span<const float> row_logits(logits.data() + row++ * vocab, vocab);
+    const std::size_t sequence = row++;
     e.rows = 0;
     publish_full_blocks(e);
     if (e.kv.length < static_cast<int>(e.tokens.size())) {  // prompt not done yet
       ++i;
       continue;
     }
-    if (sample(e, row_logits, now)) {
+    const bool done =
+        result.greedy.empty()
+            ? sample(e, {result.values.data() + sequence * vocab, vocab}, now)
+            : take_greedy(e, result.greedy[sequence], now);
+    if (done) {
       finished.push_back(finish(i));
     } else {
       ++i;
@@ -179,29 +186,44 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const std::ve
 bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
   try {
     check_finite(logits, e);
-    SampledToken next = e.sampler->next(logits, e.tokens, e.result.tokens);
-    if (e.result.tokens.empty()) e.first_token = now;
-    e.tokens.push_back(next.id);
-    e.result.tokens.push_back(next.id);
-    e.result.logprobs.push_back(next.logprob);
-    const auto reason = e.stop->add(next.id);
-    if (e.request.on_token) {
-      e.request.on_token(TokenDelta{
-          next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason, next.top});
-    }
-    if (e.request.params.sampling.top_logprobs > 0) {
-      e.result.top_logprobs.push_back(std::move(next.top));
-    }
-    if (!reason) return false;
-    e.result.finish = *reason;
-    e.result.text = e.stop->text();
-    e.result.queued_ms = millis_between(e.submitted, e.admitted);
-    e.result.admission_wait_ms = millis_between(e.enqueued, e.admitted);
-    e.result.prefill_ms = millis_between(e.admitted, e.first_token);
-    e.result.decode_ms = millis_between(e.first_token, now);
+    return take(e, e.sampler->next(logits, e.tokens, e.result.tokens), now);
   } catch (...) {  // this request's own failure; the rest of the batch goes on
     e.error = std::current_exception();
   }
+  return true;
+}
+
+bool LlmBatch::take_greedy(Entry& e, const GreedyToken& picked, TimePoint now) {
+  try {
+    if (!picked.finite) throw non_finite(e, "");
+    return take(e, SampledToken{picked.token, picked.logprob, {}}, now);
+  } catch (...) {
+    e.error = std::current_exception();
+  }
+  return true;
+}
+
+// Appends `next` to the request; true when it finished (its result is complete).
+bool LlmBatch::take(Entry& e, SampledToken next, TimePoint now) {
+  if (e.result.tokens.empty()) e.first_token = now;
+  e.tokens.push_back(next.id);
+  e.result.tokens.push_back(next.id);
+  e.result.logprobs.push_back(next.logprob);
+  const auto reason = e.stop->add(next.id);
+  if (e.request.on_token) {
+    e.request.on_token(TokenDelta{
+        next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason, next.top});
+  }
+  if (e.request.params.sampling.top_logprobs > 0) {
+    e.result.top_logprobs.push_back(std::move(next.top));
+  }
+  if (!reason) return false;
+  e.result.finish = *reason;
+  e.result.text = e.stop->text();
+  e.result.queued_ms = millis_between(e.submitted, e.admitted);
+  e.result.admission_wait_ms = millis_between(e.enqueued, e.admitted);
+  e.result.prefill_ms = millis_between(e.admitted, e.first_token);
+  e.result.decode_ms = millis_between(e.first_token, now);
   return true;
 }
 
@@ -211,12 +233,15 @@ void LlmBatch::check_finite(std::span<const float> logits, const Entry& e) const
   const auto bad = std::find_if(logits.begin(), logits.end(),
                                 [](float x) { return !std::isfinite(x); });
   if (bad == logits.end()) return;
-  throw ModelFileError(model_.source(),
-                       "computed a non-finite logit (" + std::to_string(*bad) + ") for token " +
-                           std::to_string(bad - logits.begin()) + " at position " +
-                           std::to_string(e.tokens.size()) +
-                           " of request " + std::to_string(e.request.id) +
-                           ": the weights hold NaN or infinite values, or overflow");
+  throw non_finite(e, " (" + std::to_string(*bad) + ") for token " +
+                          std::to_string(bad - logits.begin()));
+}
+
+ModelFileError LlmBatch::non_finite(const Entry& e, const std::string& which) const {
+  return ModelFileError(model_.source(), "computed a non-finite logit" + which + " at position " +
+                                             std::to_string(e.tokens.size()) + " of request " +
+                                             std::to_string(e.request.id) +
+                                             ": the weights hold NaN or infinite values, or overflow");
 }
 
 void LlmBatch::publish_full_blocks(Entry& e) {

@@ -35,6 +35,7 @@
 #include "baton/model/forward_pass.h"
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
+#include "baton/model/model_file_error.h"
 #include "baton/model/model_runner.h"
 
 namespace baton {
@@ -95,12 +96,14 @@ class LlmBatch {
   std::size_t running() const { return running_.size(); }
 
   // The plan of the next step (none when nothing runs): which sequences, which new
-  // positions; a ModelRunner executes it.
+  // positions; a ModelRunner executes it. When every request of the step decodes plainly
+  // greedily, the plan asks the runner for its picks instead of logits (StepOutput::greedy).
   std::optional<StepPlan> next_step();
-  // After a step ran: samples from `logits` (one row per step entry), publishes full
+  // After a step ran: samples from the result's logits (one row per step entry) or takes
+  // its greedy picks, publishes full
   // blocks, and returns the requests that finished (their blocks released), each with its
   // result or, when its own sampling or decoding threw, its error.
-  std::vector<std::unique_ptr<Entry>> after_step(const std::vector<float>& logits, TimePoint now);
+  std::vector<std::unique_ptr<Entry>> after_step(const StepResult& result, TimePoint now);
   // After a failed step: every request of the step leaves, blocks released.
   std::vector<std::unique_ptr<Entry>> fail_step();
   // Every request, waiting or running, leaves (engine stopping).
@@ -121,7 +124,10 @@ class LlmBatch {
   int positions_for(const GenerationRequest& request) const;
   // Samples the entry's next token; true when the entry is finished (or failed).
   bool sample(Entry& entry, std::span<const float> logits, TimePoint now);
+  bool take_greedy(Entry& entry, const GreedyToken& picked, TimePoint now);
+  bool take(Entry& entry, SampledToken next, TimePoint now);
   void check_finite(std::span<const float> logits, const Entry& entry) const;
+  ModelFileError non_finite(const Entry& entry, const std::string& which) const;
   void publish_full_blocks(Entry& entry);
   std::unique_ptr<Entry> finish(std::size_t index);
 

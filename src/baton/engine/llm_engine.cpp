@@ -102,7 +102,7 @@ void LlmEngine::loop(std::stop_token stop) {
 void LlmEngine::run_step(StepPlan plan) {
   const BurstKind kind = plan.prefills ? BurstKind::prefill : BurstKind::decode;
   step_kind_.store(kind, std::memory_order_relaxed);
-  std::vector<float> logits;
+  StepResult result;
   std::optional<GpuBurst> burst;
   std::exception_ptr error;
   try {
@@ -119,7 +119,7 @@ void LlmEngine::run_step(StepPlan plan) {
     }
     stream_->encode(Op{[step] { step->finish(); }, 0});
     stream_->synchronize();
-    logits = step->take_output();
+    result = step->take_output();
     burst->done();
   } catch (...) {
     error = std::current_exception();
@@ -132,7 +132,7 @@ void LlmEngine::run_step(StepPlan plan) {
     fail(batch_.fail_step(), std::move(error));
     return;
   }
-  deliver(batch_.after_step(logits, Clock::now()));
+  deliver(batch_.after_step(result, Clock::now()));
 }
 
 EngineActivity LlmEngine::activity() const {

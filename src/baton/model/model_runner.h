@@ -17,12 +17,20 @@
 #include <vector>
 
 #include "baton/model/forward_pass.h"
+#include "baton/model/sampler.h"
 
 namespace baton {
 
-// What a step returns: the last token's logits of every sequence (an LLM), or the final
-// norm of every row (an embedding model, whose pooling reads them).
-enum class StepOutput { last_logits, every_hidden };
+// What a step returns: the last token's logits of every sequence (an LLM), the most likely
+// next token of every sequence (an LLM whose requests all decode greedily: the device
+// picks, and no logits cross to the host), or the final norm of every row (an embedding
+// model, whose pooling reads them).
+enum class StepOutput { last_logits, greedy, every_hidden };
+
+struct StepResult {
+  std::vector<float> values;         // [sequences x vocab] logits or [rows x hidden]
+  std::vector<GreedyToken> greedy;   // StepOutput::greedy: one per sequence
+};
 
 struct StepPlan {
   std::vector<SequenceStep> sequences;  // each: new tokens, written after its length
@@ -38,9 +46,8 @@ class ModelStep {
   // The final norm and the output projection (StepOutput); advances every sequence's
   // length.
   virtual void finish() = 0;
-  // Once the stream has completed finish(): row-major [sequences x vocab] logits, or
-  // [rows x hidden] hidden states.
-  virtual std::vector<float> take_output() = 0;
+  // Once the stream has completed finish(): what the plan's StepOutput asked for.
+  virtual StepResult take_output() = 0;
   // The share of the device the following layers should size themselves for; called
   // by the engine thread at its yield points, possibly while earlier layers still run.
   virtual void set_device_share(double share) = 0;

@@ -85,6 +85,19 @@ std::vector<TopLogprob> top_logprobs(std::span<const float> logits, int count, d
 
 }  // namespace
 
+GreedyToken greedy_token(std::span<const float> logits) {
+  if (logits.empty()) throw std::invalid_argument("no logits to sample from");
+  const bool finite = std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); });
+  const auto best = std::max_element(logits.begin(), logits.end());
+  const auto token = static_cast<TokenId>(best - logits.begin());
+  return {token, static_cast<float>(*best - log_normalizer(logits)), finite};
+}
+
+bool is_plain_greedy(const SamplingParams& p) {
+  return p.temperature == 0.0 && p.repetition_penalty == 1.0 && p.presence_penalty == 0.0 &&
+         p.frequency_penalty == 0.0 && p.top_logprobs == 0;
+}
+
 Sampler::Sampler(const SamplingParams& params)
     : params_(params), rng_(params.seed ? *params.seed : std::random_device{}()) {
   check(params_);

@@ -42,6 +42,19 @@ struct SampledToken {
   std::vector<TopLogprob> top;  // top_logprobs of them, most likely first
 };
 
+// The most likely token of a row of logits (the lowest id among ties) and its
+// log-probability: what a plain greedy Sampler picks. `finite` is false when some logit is
+// NaN or infinite (the pick means nothing then).
+struct GreedyToken {
+  TokenId token = 0;
+  float logprob = 0.0f;
+  bool finite = true;
+};
+GreedyToken greedy_token(std::span<const float> logits);
+// True when `params` pick the most likely token and report nothing more: temperature 0,
+// no penalties, no top_logprobs (so greedy_token() is what the Sampler would do).
+bool is_plain_greedy(const SamplingParams& params);
+
 class Sampler {
  public:
   // Throws std::invalid_argument naming the parameter that is out of range.

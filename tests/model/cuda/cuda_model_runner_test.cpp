@@ -69,12 +69,12 @@ class BothRunners {
     return static_cast<int>(gpu_sequences_.size()) - 1;
   }
 
-  struct Outputs {
-    std::vector<float> cpu, cuda;
+  struct Results {
+    StepResult cpu, cuda;
   };
   // One step: `tokens[i]` go to sequence `which[i]`.
-  Outputs step(const std::vector<int>& which, const std::vector<std::vector<TokenId>>& tokens,
-               StepOutput output = StepOutput::last_logits) {
+  Results run(const std::vector<int>& which, const std::vector<std::vector<TokenId>>& tokens,
+              StepOutput cpu_output, StepOutput gpu_output) {
     StepPlan cpu_plan;
     StepPlan gpu_plan;
     for (std::size_t i = 0; i < which.size(); ++i) {
@@ -82,8 +82,9 @@ class BothRunners {
       gpu_plan.sequences.push_back({tokens[i], &gpu_sequences_[static_cast<std::size_t>(which[i])]});
       cpu_plan.prefills = gpu_plan.prefills = cpu_plan.prefills || tokens[i].size() > 1;
     }
-    cpu_plan.output = gpu_plan.output = output;
-    Outputs out;
+    cpu_plan.output = cpu_output;
+    gpu_plan.output = gpu_output;
+    Results out;
     const std::shared_ptr<ModelStep> cpu = cpu_.begin(std::move(cpu_plan), 1.0);
     for (int i = 0; i < cpu->layers(); ++i) cpu->run_layer(i);
     cpu->finish();
@@ -94,6 +95,39 @@ class BothRunners {
     stream_->synchronize();
     out.cuda = gpu->take_output();
     return out;
+  }
+
+  struct Outputs {
+    std::vector<float> cpu, cuda;
+  };
+  Outputs step(const std::vector<int>& which, const std::vector<std::vector<TokenId>>& tokens,
+               StepOutput output = StepOutput::last_logits) {
+    Results r = run(which, tokens, output, output);
+    return {std::move(r.cpu.values), std::move(r.cuda.values)};
+  }
+
+  struct Pick {
+    TokenId token = 0;
+    float logprob = 0.0f;
+    bool finite = true;
+    float cpu_logprob_of_pick = 0.0f;  // the CPU's log-probability of the device's pick
+  };
+  // One step with greedy picks on the device: the CPU's picks, and the device's.
+  std::pair<std::vector<GreedyToken>, std::vector<Pick>> step_greedy(
+      const std::vector<int>& which, const std::vector<std::vector<TokenId>>& tokens) {
+    const Results r = run(which, tokens, StepOutput::last_logits, StepOutput::greedy);
+    const auto vocab = static_cast<std::size_t>(model_.config().vocab_size);
+    std::vector<GreedyToken> cpu_picks;
+    std::vector<Pick> picks;
+    for (std::size_t s = 0; s < r.cuda.greedy.size(); ++s) {
+      const std::span<const float> row(r.cpu.values.data() + s * vocab, vocab);
+      const GreedyToken best = greedy_token(row);
+      const float norm = row[static_cast<std::size_t>(best.token)] - best.logprob;
+      const GreedyToken& g = r.cuda.greedy[s];
+      cpu_picks.push_back(best);
+      picks.push_back({g.token, g.logprob, g.finite, row[static_cast<std::size_t>(g.token)] - norm});
+    }
+    return {cpu_picks, picks};
   }
 
   // Each row of `width` within kTolerance; returns the CPU's argmax of every row.
@@ -227,6 +261,31 @@ INSTANTIATE_TEST_SUITE_P(
                       Shape{"qwen2_group7_d64", ModelArch::qwen2, shape_of(448, 7, 1, 64, 896)},
                       Shape{"llama_d256", ModelArch::llama, shape_of(512, 2, 1, 256, 1024)}),
     [](const ::testing::TestParamInfo<Shape>& param) { return std::string(param.param.name); });
+
+TEST(CudaRunner, GreedyPicksOnTheDeviceAreTheCpusPicks) {
+  SKIP_WITHOUT_GPU();
+  testing::TempDir dir;
+  write_model(dir.path(), ModelArch::qwen2, shape_of(448, 7, 1, 64, 896), 14);
+  const LlamaModel model = LlamaModel::load(dir.path());
+  BothRunners both(model);
+  const auto v = model.config().vocab_size;
+  std::vector<int> which;
+  std::vector<std::vector<TokenId>> tokens;
+  for (int s = 0; s < 12; ++s) {
+    which.push_back(both.add_sequence(64));
+    tokens.push_back(tokens_of(s % 3 == 0 ? 30 : 1 + s, s + 20, v));
+  }
+  const auto [cpu, gpu] = both.step_greedy(which, tokens);
+  ASSERT_EQ(gpu.size(), tokens.size());
+  for (std::size_t s = 0; s < gpu.size(); ++s) {
+    EXPECT_TRUE(gpu[s].finite);
+    // bf16 activations may swap two nearly equal logits: then the CPU's pick is a near-tie.
+    if (gpu[s].token != cpu[s].token) {
+      EXPECT_LT(cpu[s].logprob - gpu[s].cpu_logprob_of_pick, 0.05f) << "sequence " << s;
+    }
+    EXPECT_NEAR(gpu[s].logprob, cpu[s].logprob, 0.05f) << "sequence " << s;
+  }
+}
 
 TEST(CudaRunner, ASlidingWindowMatchesTheCpuPass) {
   SKIP_WITHOUT_GPU();

@@ -10,14 +10,24 @@ class CpuModelStep final : public ModelStep {
         prefills_(plan.prefills),
         output_kind_(plan.output),
         pass_(model, memory, std::move(plan.sequences),
-              plan.output == StepOutput::last_logits ? LogitsFor::last_token
-                                                     : LogitsFor::every_token) {}
+              plan.output == StepOutput::every_hidden ? LogitsFor::every_token
+                                                      : LogitsFor::last_token),
+        vocab_(static_cast<std::size_t>(model.config().vocab_size)) {}
   int layers() const override { return pass_.layers(); }
   void run_layer(int index) override { pass_.run_layer(index); }
   void finish() override {
-    output_ = output_kind_ == StepOutput::last_logits ? pass_.finish() : pass_.finish_hidden();
+    if (output_kind_ == StepOutput::every_hidden) {
+      output_.values = pass_.finish_hidden();
+      return;
+    }
+    output_.values = pass_.finish();
+    if (output_kind_ != StepOutput::greedy) return;
+    for (std::size_t row = 0; row * vocab_ < output_.values.size(); ++row) {
+      output_.greedy.push_back(greedy_token({output_.values.data() + row * vocab_, vocab_}));
+    }
+    output_.values.clear();
   }
-  std::vector<float> take_output() override { return std::move(output_); }
+  StepResult take_output() override { return std::move(output_); }
   void set_device_share(double share) override { runner_.record(prefills_, share); }
 
  private:
@@ -25,7 +35,8 @@ class CpuModelStep final : public ModelStep {
   const bool prefills_;
   const StepOutput output_kind_;
   ForwardPass pass_;
-  std::vector<float> output_;
+  const std::size_t vocab_;
+  StepResult output_;
 };
 
 constexpr std::size_t kSharesKept = 4096;

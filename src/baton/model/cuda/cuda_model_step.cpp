@@ -124,11 +124,14 @@ void CudaModelStep::size_workspace() {
   w.device_as<float>(Slot::scores, static_cast<std::size_t>(c.num_heads) * chunk * length);
   w.device_as<kernels::bf16>(Slot::probabilities, static_cast<std::size_t>(c.num_heads) * chunk * length);
   w.device_as<kernels::bf16>(Slot::grouped, chunk * q_dim);
-  output_floats_ = plan_.output == StepOutput::last_logits
-                       ? plan_.sequences.size() * static_cast<std::size_t>(c.vocab_size)
-                       : rows * hidden;
-  w.device_as<float>(Slot::output, output_floats_);
+  const std::size_t logits = plan_.sequences.size() * static_cast<std::size_t>(c.vocab_size);
+  w.device_as<float>(Slot::output, plan_.output == StepOutput::every_hidden ? rows * hidden : logits);
+  output_floats_ = plan_.output == StepOutput::every_hidden ? rows * hidden
+                   : plan_.output == StepOutput::last_logits ? logits
+                                                             : 0;
   w.pinned_as<float>(Slot::output, output_floats_);
+  w.device_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
+  w.pinned_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
 }
 
 void CudaModelStep::set_device_share(double share) { share_.store(share); }
@@ -248,7 +251,7 @@ void CudaModelStep::finish() {
   const auto eps = static_cast<float>(c.rms_norm_eps);
   auto* residual = w.device_at<float>(Slot::residual);
   auto* out = w.device_at<float>(Slot::output);
-  if (plan_.output == StepOutput::last_logits) {
+  if (plan_.output != StepOutput::every_hidden) {
     const int sequences = static_cast<int>(plan_.sequences.size());
     const int* last_rows = map_.block_table + static_cast<std::size_t>(sequences) * max_blocks_ + paged_rows_;
     auto* normed = w.device_at<kernels::bf16>(Slot::normed);
@@ -256,20 +259,37 @@ void CudaModelStep::finish() {
                                        eps, normed, stream));
     linear(state_.cublas.get(), normed, sequences, state_.model.output(),
            static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F);
+    if (plan_.output == StepOutput::greedy) {
+      auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
+      BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size), picks, stream));
+      BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<kernels::GreedyPick>(Slot::picks), picks,
+                                       sequences * sizeof(kernels::GreedyPick),
+                                       cudaMemcpyDeviceToHost, stream));
+    }
   } else {
     BATON_CUDA_CHECK(kernels::rms_norm_f32(residual, rows_, hidden, state_.model.final_norm(), eps, out,
                                            stream));
   }
-  BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<float>(Slot::output), out,
-                                   output_floats_ * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  if (output_floats_ > 0) {
+    BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<float>(Slot::output), out,
+                                     output_floats_ * sizeof(float), cudaMemcpyDeviceToHost, stream));
+  }
   for (SequenceStep& step : plan_.sequences) {
     step.sequence->length += static_cast<int>(step.tokens.size());
   }
 }
 
-std::vector<float> CudaModelStep::take_output() {
+StepResult CudaModelStep::take_output() {
+  StepResult result;
   const float* out = state_.workspace.pinned_at<float>(Slot::output);
-  return {out, out + output_floats_};
+  result.values.assign(out, out + output_floats_);
+  if (plan_.output == StepOutput::greedy) {
+    const auto* picks = state_.workspace.pinned_at<kernels::GreedyPick>(Slot::picks);
+    for (std::size_t s = 0; s < plan_.sequences.size(); ++s) {
+      result.greedy.push_back({picks[s].token, picks[s].logprob, picks[s].finite != 0});
+    }
+  }
+  return result;
 }
 
 }  // namespace baton::cuda

@@ -21,7 +21,7 @@ class CudaModelStep final : public ModelStep {
   int layers() const override { return static_cast<int>(state_.model.layers().size()); }
   void run_layer(int index) override;
   void finish() override;
-  std::vector<float> take_output() override;
+  StepResult take_output() override;
   void set_device_share(double share) override;
 
  private:

@@ -29,6 +29,7 @@ enum class Slot {
   probabilities,  // bf16, as scores
   grouped,    // bf16: attention output in the grouped layout
   output,     // f32: logits or hidden states
+  picks,      // GreedyPick: one per sequence
   count
 };
 

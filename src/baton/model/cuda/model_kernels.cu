@@ -358,6 +358,49 @@ __global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* 
   out[i] = __float2bfloat16(gate / (1.0f + expf(-gate)) * up);
 }
 
+__global__ void greedy_kernel(const float* logits, int vocab, GreedyPick* out) {
+  __shared__ float best_of[kNormThreads / kWarp];
+  __shared__ int token_of[kNormThreads / kWarp];
+  __shared__ float scratch[kNormThreads / kWarp];
+  const float* row = logits + static_cast<std::size_t>(blockIdx.x) * vocab;
+  float best = -FLT_MAX;
+  int token = vocab;
+  int finite = 1;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+    const float x = row[i];
+    if (!isfinite(x)) finite = 0;
+    if (x > best) {  // i grows: the first of equal values is kept
+      best = x;
+      token = i;
+    }
+  }
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
+    const int other_token = __shfl_xor_sync(0xffffffffu, token, offset);
+    if (other > best || (other == best && other_token < token)) {
+      best = other;
+      token = other_token;
+    }
+  }
+  const int lane = threadIdx.x % kWarp;
+  const int warp = threadIdx.x / kWarp;
+  if (lane == 0) {
+    best_of[warp] = best;
+    token_of[warp] = token;
+  }
+  const int all_finite = __syncthreads_and(finite);
+  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarp; ++w) {
+    if (best_of[w] > best || (best_of[w] == best && token_of[w] < token)) {
+      best = best_of[w];
+      token = token_of[w];
+    }
+  }
+  float total = 0.0f;
+  for (int i = threadIdx.x; i < vocab; i += blockDim.x) total += expf(row[i] - best);
+  total = block_sum(total, scratch);
+  if (threadIdx.x == 0) out[blockIdx.x] = GreedyPick{token, -logf(total), all_finite};
+}
+
 __global__ void to_bf16_kernel(const float* in, long long count, bf16* out) {
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < count) out[i] = __float2bfloat16(in[i]);
@@ -453,6 +496,12 @@ cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaSt
   const long long total = static_cast<long long>(rows) * inner;
   if (total == 0) return cudaSuccess;
   silu_mul_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(gate_up, rows, inner, out);
+  return cudaGetLastError();
+}
+
+cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPick* out, cudaStream_t stream) {
+  if (rows == 0) return cudaSuccess;
+  greedy_kernel<<<rows, kNormThreads, 0, stream>>>(logits, vocab, out);
   return cudaGetLastError();
 }
 

@@ -2,7 +2,8 @@
 // RMSNorm, the q/k/v epilogue (bias, qwen3's q/k norm, RoPE, the store into the paged KV
 // blocks), SwiGLU, attention over the paged blocks (decode and short chunks, split along
 // the sequence for long contexts), and the pieces of the cuBLAS attention of prefill
-// chunks (gathering a sequence's keys, the causal softmax, the head layout). Activations
+// chunks (gathering a sequence's keys, the causal softmax, the head layout), and greedy
+// picks from the logits (so that no logits need to cross to the host). Activations
 // are bf16 where a matrix product reads them and f32 in the residual stream; every kernel
 // accumulates in f32. Each launcher returns the launch's status (cudaGetLastError).
 //
@@ -104,6 +105,15 @@ cudaError_t ungroup(const bf16* grouped, int kv_heads, int count, int group, int
 
 // gate_up [rows x 2 inner] (gate, then up) -> out [rows x inner] = silu(gate) * up.
 cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaStream_t stream);
+
+// The most likely token of each row of logits [rows x vocab] (the lowest id among ties),
+// its log-probability, and whether every logit was finite.
+struct GreedyPick {
+  int token = 0;
+  float logprob = 0.0f;
+  int finite = 1;
+};
+cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPick* out, cudaStream_t stream);
 
 // f32 -> bf16, for uploading weights.
 cudaError_t to_bf16(const float* in, long long count, bf16* out, cudaStream_t stream);
