@@ -1,12 +1,23 @@
 #include "baton/model/cuda/cuda_linear.h"
 
 #include "baton/gpu/cuda/cuda_error.h"
+#include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda {
 
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta) {
   if (rows == 0) return;
+  if (kernels::skinny_fits(rows, in)) {
+    cudaStream_t stream = nullptr;
+    BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
+    if (y_type == CUDA_R_32F) {
+      BATON_CUDA_CHECK(kernels::skinny_gemm(x, rows, w, out, in, static_cast<float*>(y), beta, stream));
+    } else {
+      BATON_CUDA_CHECK(kernels::skinny_gemm(x, rows, w, out, in, static_cast<kernels::bf16*>(y), stream));
+    }
+    return;
+  }
   const float alpha = 1.0f;
   BATON_CUBLAS_CHECK(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &alpha, w,
                                   CUDA_R_16BF, in, x, CUDA_R_16BF, in, &beta, y, y_type, out,

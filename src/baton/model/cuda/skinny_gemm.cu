@@ -1,0 +1,107 @@
+#include <cstdint>
+
+#include "baton/model/cuda/skinny_gemm.h"
+
+namespace baton::cuda::kernels {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kThreads = 256;  // 8 warps, one output feature each
+constexpr int kUnroll = 4;
+
+__device__ void unpack(const uint4& v, float (&out)[8]) {
+  const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const float2 f = __bfloat1622float2(pairs[i]);
+    out[2 * i] = f.x;
+    out[2 * i + 1] = f.y;
+  }
+}
+
+__device__ void put(float* y, float value, float beta) { *y = value + (beta != 0.0f ? beta * *y : 0.0f); }
+__device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
+
+template <int R, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    skinny_kernel(const bf16* x, const bf16* w, int out, int in, Out* y, float beta) {
+  const int feature = static_cast<int>((static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp);
+  const int lane = threadIdx.x % kWarp;
+  if (feature >= out) return;
+  const bf16* row = w + static_cast<std::size_t>(feature) * in;
+  float acc[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  // kUnroll independent 16-byte loads in flight per lane before the first is used.
+  for (int base = lane * 8; base < in; base += kWarp * 8 * kUnroll) {
+    uint4 loaded[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = base + u * kWarp * 8;
+      loaded[u] = i < in ? __ldcs(reinterpret_cast<const uint4*>(row + i)) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = base + u * kWarp * 8;
+      if (i >= in) break;
+      float weights[8];
+      unpack(loaded[u], weights);
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        float values[8];
+        unpack(*reinterpret_cast<const uint4*>(x + static_cast<std::size_t>(r) * in + i), values);
+#pragma unroll
+        for (int k = 0; k < 8; ++k) acc[r] += weights[k] * values[k];
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], offset);
+    }
+  }
+  if (lane != 0) return;
+#pragma unroll
+  for (int r = 0; r < R; ++r) put(y + static_cast<std::size_t>(r) * out + feature, acc[r], beta);
+}
+
+template <typename Out>
+cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
+                   cudaStream_t stream) {
+  const int blocks = static_cast<int>((static_cast<long long>(out) * kWarp + kThreads - 1) / kThreads);
+  switch (rows) {
+#define BATON_SKINNY_CASE(R) \
+  case R:                    \
+    skinny_kernel<R, Out><<<blocks, kThreads, 0, stream>>>(x, w, out, in, y, beta); \
+    break;
+    BATON_SKINNY_CASE(1)
+    BATON_SKINNY_CASE(2)
+    BATON_SKINNY_CASE(3)
+    BATON_SKINNY_CASE(4)
+    BATON_SKINNY_CASE(5)
+    BATON_SKINNY_CASE(6)
+    BATON_SKINNY_CASE(7)
+    BATON_SKINNY_CASE(8)
+#undef BATON_SKINNY_CASE
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
+                        float beta, cudaStream_t stream) {
+  if (!skinny_fits(rows, in)) return cudaErrorInvalidValue;
+  return launch(x, rows, w, out, in, y, beta, stream);
+}
+
+cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
+                        cudaStream_t stream) {
+  if (!skinny_fits(rows, in)) return cudaErrorInvalidValue;
+  return launch(x, rows, w, out, in, y, 0.0f, stream);
+}
+
+}  // namespace baton::cuda::kernels
