@@ -25,7 +25,6 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
       {"repro --engine dance", "expected decode, prefill[:TOKENS] or embed"},
       {"repro --engine llm:", "llm: needs a model directory"},
       {"repro --engine llm:/nonexistent/model", "/nonexistent/model"},
-      {"repro --backend cuda --engine llm:/x", "llm engines run on the cpu backend"},
       {"repro --engine llm:/x:0", "TOKENS must be an integer"},
       {"repro --engine prefill:zero", "TOKENS must be an integer"},
       {"repro --engine decode:8", "only prefill takes :TOKENS"},

@@ -17,6 +17,8 @@ CLI::App* EmbedCommand::attach(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "embed", "Embed texts with a model directory on the CPU through baton's embedding engine");
   cmd->add_option("--model", model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--backend", backend, "cpu (default) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--text", texts, "A text to embed (repeat for more; one call embeds all)")
       ->required();
   cmd->add_option("--pooling", pooling,
@@ -41,7 +43,7 @@ int EmbedCommand::run() {
       throw std::invalid_argument("--text '" + text + "' has no tokens");
     }
   }
-  EngineHost host(make_device("cpu"), TurnOptions{});
+  EngineHost host(make_device(backend), TurnOptions{});
   EmbeddingEngine& engine = host.add_embedding_engine("embed", model, how);
   const EmbeddingResult result = engine.embed(std::move(request)).get();
   if (json) {

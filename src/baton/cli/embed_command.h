@@ -13,6 +13,7 @@ namespace baton {
 
 struct EmbedCommand {
   std::string model_dir;
+  std::string backend = "cpu";
   std::vector<std::string> texts;
   std::string pooling;  // empty: the model's
   bool json = false;

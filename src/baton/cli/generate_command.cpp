@@ -87,6 +87,8 @@ void print_text(const GenerationResult& r) {
 CLI::App* GenerateCommand::attach(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("generate", "One completion from a model directory (CPU)");
   cmd->add_option("--model", model_dir, "Hugging Face model directory")->required();
+  cmd->add_option("--backend", backend, "cpu (default) or cuda")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
   cmd->add_option("--prompt", prompt, "The user's message (or the whole text with --raw)")
       ->required();
   cmd->add_option("--system", system, "A system message before the prompt");
@@ -152,9 +154,9 @@ int GenerateCommand::run() {
 
   // The same host as every engine of a server: the turn, the watchdog and the slowdown
   // detector see this model's steps too.
-  WatchdogOptions watchdog = WatchdogOptions::for_backend("cpu");
+  WatchdogOptions watchdog = WatchdogOptions::for_backend(backend);
   watchdog.deadline = std::chrono::milliseconds(std::llround(watchdog_deadline_s * 1000.0));
-  EngineHost host(make_device("cpu"), TurnOptions{}, watchdog);
+  EngineHost host(make_device(backend), TurnOptions{}, watchdog);
   LlmBatchOptions options;
   options.kv_budget_bytes = kv_budget_mb << 20;
   options.prefill_chunk = prefill_chunk;

@@ -15,6 +15,7 @@ namespace baton {
 
 struct GenerateCommand {
   std::string model_dir;
+  std::string backend = "cpu";
   std::string prompt;
   std::string system;
   std::string chat_template;  // a family name that overrides the model's template

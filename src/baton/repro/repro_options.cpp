@@ -59,14 +59,9 @@ SyntheticShape parse_kind(std::string_view spec, std::string_view body, std::str
 
 // llm:DIR[:PROMPT_TOKENS] (a trailing :DIGITS is the prompt length; DIR may hold ':'),
 // or embedding:DIR.
-ReproEngine parse_model(std::string_view spec, std::string_view backend) {
+ReproEngine parse_model(std::string_view spec) {
   const bool llm = spec.starts_with("llm:");
   const std::string kind = llm ? "llm" : "embedding";
-  if (backend != "cpu") {
-    throw std::invalid_argument("--engine " + std::string(spec) + ": " + kind +
-                                " engines run on the cpu backend (the CUDA model runner "
-                                "does not exist yet)");
-  }
   ReproEngine engine;
   engine.model = llm ? ReproEngine::Model::llm : ReproEngine::Model::embedding;
   engine.shape.kind = llm ? BurstKind::decode : BurstKind::embed;
@@ -88,7 +83,7 @@ ReproEngine parse_model(std::string_view spec, std::string_view backend) {
 }
 
 ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
-  if (spec.starts_with("llm:") || spec.starts_with("embedding:")) return parse_model(spec, backend);
+  if (spec.starts_with("llm:") || spec.starts_with("embedding:")) return parse_model(spec);
   const auto at = spec.find('@');
   std::string_view body = spec.substr(0, at);
   ReproEngine engine;

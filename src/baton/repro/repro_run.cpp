@@ -105,6 +105,18 @@ double unix_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Room for every request the client keeps in flight (one: its prompt and up to 64 tokens),
+// and prefill chunks of a GPU engine's usual size on a GPU.
+LlmBatchOptions llm_options(const ModelConfig& config, std::size_t prompt_tokens,
+                            std::string_view backend) {
+  LlmBatchOptions options;
+  const std::size_t blocks = (prompt_tokens + 64) / options.block_tokens + 2;
+  options.kv_budget_bytes = std::max(options.kv_budget_bytes,
+                                     blocks * KvBlockPool::block_bytes(config, options.block_tokens));
+  if (backend == "cuda") options.prefill_chunk = 2048;
+  return options;
+}
+
 }  // namespace
 
 std::uint64_t FaultReport::injected() const {
@@ -161,7 +173,8 @@ ReproResult run_repro(const ReproOptions& options) {
     HostedEngine* engine = nullptr;
     if (spec.llm()) {
       const LlamaModel& model = *models.at(spec.name);
-      hosted.llm = &host.add_llm_engine(spec.name, model, nullptr, LlmBatchOptions{});
+      hosted.llm = &host.add_llm_engine(spec.name, model, nullptr,
+                                        llm_options(model.config(), spec.prompt_tokens, backend));
       hosted.vocab = model.config().vocab_size;
       engine = hosted.llm;
     } else if (spec.embedding()) {
