@@ -38,7 +38,7 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
                   "An engine: decode, prefill[:TOKENS] or embed, then optionally /OPS (each layer "
                   "split into OPS ops, for --quantum op) and @SMS (an SM target for a CUDA "
                   "engine's GEMMs); or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a real model's "
-                  "engine (cpu backend); repeat for more")
+                  "engine; repeat for more")
       ->required();
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
       ->capture_default_str()
