@@ -11,12 +11,16 @@
 //     admission to the first token;
 //   - the runner alone at batch 1 (no engine, no turn): its step time with a buffer per
 //     layer and with one buffer per step, and the host time its ops take to launch.
+// BATON_BENCH_PROFILE=1: instead, one warm batch-1 step of the runner per model between
+// cudaProfilerStart and Stop, for `ncu --profile-from-start off` (scripts/device-cuda-llm).
 // Prints one table; every figure is measured in this run.
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <future>
 #include <string>
 #include <vector>
@@ -126,7 +130,9 @@ struct RunnerTimes {
   double per_layer_ms = 0.0, one_buffer_ms = 0.0, launch_ms = 0.0;
 };
 
-RunnerTimes runner_times(const baton::LlamaModel& model) {
+// With `profile`, the ops of one warm step run between cudaProfilerStart and Stop (for
+// `ncu --profile-from-start off`), and nothing is timed.
+RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
   using Clock = std::chrono::steady_clock;
   baton::KvBlockPool pool(model.config(), 16, std::size_t{64} << 20);
   auto device = baton::make_device("cuda");
@@ -154,6 +160,13 @@ RunnerTimes runner_times(const baton::LlamaModel& model) {
   };
   baton::TokenId next = step(prompt_of(128, 1, model.config().vocab_size), false);
   RunnerTimes t;
+  if (profile) {
+    for (int i = 0; i < 10; ++i) next = step({next}, false);
+    BATON_CUDA_CHECK(cudaProfilerStart());
+    next = step({next}, false);
+    BATON_CUDA_CHECK(cudaProfilerStop());
+    return t;
+  }
   for (const bool one_buffer : {false, true}) {
     for (int i = 0; i < 5; ++i) next = step({next}, one_buffer);  // warm-up
     launch_s = 0.0;
@@ -173,6 +186,10 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: cuda_llm_bench MODEL_DIR [MODEL_DIR...]\n");
     return 2;
+  }
+  if (std::getenv("BATON_BENCH_PROFILE") != nullptr) {  // one profiled step per model
+    for (int m = 1; m < argc; ++m) (void)runner_times(baton::LlamaModel::load(argv[m]), true);
+    return 0;
   }
   const double rate = copy_rate_gbs();
   std::printf("device-to-device copy: %.0f GB/s (read + written)\n\n", rate);

@@ -11,7 +11,7 @@
 namespace baton::cuda {
 
 // y [rows x out] = x [rows x in] * w [out x in]^T + beta * y; y is f32 or bf16 (`y_type`;
-// beta must be 0 for bf16). A few rows (decode) go through skinny_gemm, the rest cuBLAS.
+// beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, more cuBLAS.
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f);
 

@@ -70,23 +70,9 @@ template <typename Out>
 cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
                    cudaStream_t stream) {
   const int blocks = static_cast<int>((static_cast<long long>(out) * kWarp + kThreads - 1) / kThreads);
-  switch (rows) {
-#define BATON_SKINNY_CASE(R) \
-  case R:                    \
-    skinny_kernel<R, Out><<<blocks, kThreads, 0, stream>>>(x, w, out, in, y, beta); \
-    break;
-    BATON_SKINNY_CASE(1)
-    BATON_SKINNY_CASE(2)
-    BATON_SKINNY_CASE(3)
-    BATON_SKINNY_CASE(4)
-    BATON_SKINNY_CASE(5)
-    BATON_SKINNY_CASE(6)
-    BATON_SKINNY_CASE(7)
-    BATON_SKINNY_CASE(8)
-#undef BATON_SKINNY_CASE
-    default:
-      return cudaErrorInvalidValue;
-  }
+  static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
+  if (rows != 1) return cudaErrorInvalidValue;
+  skinny_kernel<1, Out><<<blocks, kThreads, 0, stream>>>(x, w, out, in, y, beta);
   return cudaGetLastError();
 }
 

@@ -1,7 +1,9 @@
-// skinny_gemm: y = x w^T for a few rows of x (decode steps), at the memory-bandwidth limit.
-// cuBLAS's kernels for a product with 1 to 8 rows read the weights at about half the
-// copy rate; here every warp streams whole rows of w with 16-byte loads (each weight read
-// once per step) and multiplies each by every row of x (from the cache).
+// skinny_gemm: y = x w^T for one row of x (a decode step of one sequence): every warp
+// streams whole rows of w with 16-byte loads (each weight read once per step) and
+// multiplies them by x (from the cache). On the H200 (docs/benchmarks.md) it beat
+// cuBLAS's GemmEx at one row (8B shape, batch 1: 6.16 against 6.56 ms a step) and lost at
+// eight (18.8 against 7.1 ms: per weight it issues a load, a conversion and 8 FMAs per
+// row of x), so it takes one row only until it stages x in shared memory.
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 
@@ -11,9 +13,9 @@
 
 namespace baton::cuda::kernels {
 
-constexpr int kSkinnyMaxRows = 8;
+constexpr int kSkinnyMaxRows = 1;
 
-// True when skinny_gemm takes this product: 1..kSkinnyMaxRows rows and `in` a multiple of 8.
+// True when skinny_gemm takes this product: up to kSkinnyMaxRows rows, `in` a multiple of 8.
 constexpr bool skinny_fits(int rows, int in) {
   return rows >= 1 && rows <= kSkinnyMaxRows && in % 8 == 0;
 }
