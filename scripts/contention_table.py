@@ -11,14 +11,16 @@ import sys
 
 
 def row(label, run, solo):
-    decode = [e for e in run["engines"] if e["kind"] == "decode"]
+    # An LLM engine counts as a decoder: its decode steps only (its prompts' steps apart).
+    decode = [e for e in run["engines"] if e["kind"] in ("decode", "llm")]
     prefill = [e for e in run["engines"] if e["kind"] == "prefill"]
     cells = []
     for e in decode:
         s = solo.get(e["name"])
-        base = s["step_ms"]["p50"] if s else float("nan")
-        cells.append(f'{e["step_ms"]["p50"]:.2f} / {e["step_ms"]["p99"]:.2f} '
-                     f'({e["step_ms"]["p50"] / base:.2f}x / {e["step_ms"]["p99"] / base:.2f}x)')
+        key = "decode_step_ms" if e["kind"] == "llm" and "decode_step_ms" in e else "step_ms"
+        base = s[key]["p50"] if s else float("nan")
+        cells.append(f'{e["name"]}: {e[key]["p50"]:.2f} / {e[key]["p99"]:.2f} '
+                     f'({e[key]["p50"] / base:.2f}x / {e[key]["p99"] / base:.2f}x)')
     chunk = "-"
     for e in prefill:
         s = solo.get(e["name"])

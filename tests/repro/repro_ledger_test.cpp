@@ -156,6 +156,9 @@ TEST(ReproLedger, RealModelsStepsAreTheirBusyIntervals) {
       // At most the request in progress when the run ended (EngineStopped).
       EXPECT_LE((*engine)["failed_requests"].get<int>(), 1) << name << " " << policy;
       if (std::string(kind) == "embedding") continue;  // not an LLM's exposure: analysis skips it
+      // Each request's prompt is a step of its own (prefill), the rest are decode steps.
+      EXPECT_GT((*engine)["decode_steps"].get<int>(), 0) << name << " " << policy;
+      EXPECT_LT((*engine)["decode_steps"].get<int>(), (*engine)["steps"].get<int>()) << name;
       const nlohmann::json* busy = engine_named(r.analysis["by_engine"], name);
       ASSERT_NE(busy, nullptr) << r.analysis.dump(2);
       EXPECT_GT((*busy)["alone_hours"].get<double>() + (*busy)["with_others_hours"].get<double>(),

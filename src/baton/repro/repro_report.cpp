@@ -105,7 +105,9 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"steps_per_s", e.steps_per_s},
                             {"failed_requests", e.failed_requests},
                             {"hangs", e.hangs},
-                            {"step_ms", latency_json(e.step_ms)}};
+                            {"step_ms", latency_json(e.step_ms)},
+                            {"decode_steps", e.decode_step_ms.count},
+                            {"decode_step_ms", latency_json(e.decode_step_ms)}};
     if (const ClientTurnStats* c = client_stats(run, e.name)) {
       entry["turn"] = {{"acquisitions", c->acquisitions},
                        {"handovers_in", c->handovers_in},

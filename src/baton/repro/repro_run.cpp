@@ -94,6 +94,7 @@ EngineResult summarize_engine(const HostedSpec& hosted, const BurstTimes& times,
   const std::vector<double> ms = times.of(r.name);
   r.steps = ms.size();
   r.step_ms = summarize(ms);
+  r.decode_step_ms = summarize(times.decode_of(r.name));
   r.steps_per_s = duration_s > 0 ? static_cast<double>(r.steps) / duration_s : 0.0;
   r.failed_requests = hosted.llm != nullptr         ? hosted.llm->stats().requests_failed
                       : hosted.embedding != nullptr ? hosted.embedding->stats().requests_failed

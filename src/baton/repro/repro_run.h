@@ -25,6 +25,7 @@ struct EngineResult {
   std::string model;        // "llm" or "embedding" for a real model's engine, else empty
   std::uint64_t steps = 0;  // bursts completed
   LatencySummary step_ms;   // burst latency, turn wait included
+  LatencySummary decode_step_ms;  // of its decode bursts only (an LLM engine's)
   double steps_per_s = 0.0;
   std::uint64_t failed_requests = 0;
   std::uint64_t hangs = 0;  // hangs blamed on this engine
