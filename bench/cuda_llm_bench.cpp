@@ -97,8 +97,8 @@ double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t voc
   for (int run = 0; run < 3; ++run) {
     std::vector<baton::GenerationRequest> requests;
     for (int i = 0; i < batch; ++i) {
-      requests.push_back(request(next_id, prompt_of(128, static_cast<int>(next_id), vocab),
-                                 kDecodeTokens + 1));
+      requests.push_back(
+          request(next_id, prompt_of(128, static_cast<int>(next_id), vocab), kDecodeTokens + 1));
       ++next_id;
     }
     double slowest = 0.0;
@@ -121,7 +121,6 @@ double prefill_tokens_per_s(baton::LlmEngine& engine, int tokens, std::int64_t v
   }
   return median(rates);
 }
-
 
 // The runner alone, batch 1 at a 128-token context, on a stream of its own: the step's
 // wall time with each layer committed alone (as the engine does) and with the whole step
@@ -149,7 +148,8 @@ RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
       stream->encode(baton::Op{[s, i, &launch_s] {
                                  const auto t0 = Clock::now();
                                  s->run_layer(i);
-                                 launch_s += std::chrono::duration<double>(Clock::now() - t0).count();
+                                 launch_s +=
+                                     std::chrono::duration<double>(Clock::now() - t0).count();
                                },
                                0});
       if (!one_buffer) stream->commit();
@@ -173,7 +173,8 @@ RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
     const auto start = Clock::now();
     constexpr int kSteps = 50;
     for (int i = 0; i < kSteps; ++i) next = step({next}, one_buffer);
-    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count() / kSteps;
+    const double ms =
+        std::chrono::duration<double, std::milli>(Clock::now() - start).count() / kSteps;
     (one_buffer ? t.one_buffer_ms : t.per_layer_ms) = ms;
     if (!one_buffer) t.launch_ms = launch_s * 1e3 / kSteps;
   }
@@ -226,8 +227,9 @@ int main(int argc, char** argv) {
     std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
     host.stop();
     const RunnerTimes t = runner_times(model);
-    std::printf("%-28s step %.3f ms (a buffer per layer), %.3f ms (one buffer); launching %.3f ms\n",
-                (name + " runner b=1").c_str(), t.per_layer_ms, t.one_buffer_ms, t.launch_ms);
+    std::printf(
+        "%-28s step %.3f ms (a buffer per layer), %.3f ms (one buffer); launching %.3f ms\n",
+        (name + " runner b=1").c_str(), t.per_layer_ms, t.one_buffer_ms, t.launch_ms);
   }
   return 0;
 }

@@ -116,8 +116,8 @@ TEST(LlmHost, UnderPartitionARealPrefillChunkIsGivenItsShare) {
   LlmBatchOptions options;
   options.prefill_chunk = 8;  // a 128-token prompt is 16 prefill steps
   LlmEngine& llm = host.add_llm_engine("qwen", qwen, nullptr, options);
-  Engine& busy = host.add_engine(
-      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{BurstKind::decode, 8, 8, 256, 256, 1}));
+  Engine& busy = host.add_engine("decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{
+                                                 BurstKind::decode, 8, 8, 256, 256, 1}));
   std::jthread client([&busy](std::stop_token stop) {
     for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
       try {

@@ -31,7 +31,8 @@ TEST(Sampler, GreedyTokenIsWhatAPlainGreedySamplerPicks) {
   for (int trial = 0; trial < 50; ++trial) {
     std::vector<float> logits(1000);
     for (float& l : logits) l = normal(rng);
-    logits[static_cast<std::size_t>(trial * 7 + 100)] = logits[static_cast<std::size_t>(trial * 7 + 3)] = 30.0f;
+    logits[static_cast<std::size_t>(trial * 7 + 100)] =
+        logits[static_cast<std::size_t>(trial * 7 + 3)] = 30.0f;
     const GreedyToken picked = greedy_token(logits);
     const SampledToken sampled = Sampler(greedy).next(logits, {}, {});
     EXPECT_EQ(picked.token, sampled.id);  // the lower id of the tie

@@ -89,8 +89,7 @@ RunAndAnalysis repro_then_analyze(const std::string& policy,
                                   const std::string& duration_s = "1") {
   testing::TempLedgerPath ledger;
   const auto run = testing::run_baton("repro " + policy + " " + engines + " --duration " +
-                                          duration_s + " --json --ledger " +
-                                          ledger.path().string(),
+                                          duration_s + " --json --ledger " + ledger.path().string(),
                                       300);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto analyze = testing::run_baton("analyze --json --ledger " + ledger.path().string());
@@ -129,9 +128,10 @@ TEST(ReproLedger, ConcurrentHasBothAndStreamDualTimeIsTheOverlap) {
 // Real models' LLM and embedding engines beside a synthetic prefill engine: their steps
 // and calls are the ledger's busy intervals of those engines, and under serialize no two
 // streams overlap.
-const std::string kModelEngines = "--engine llm:" + std::string(BATON_TEST_DATA) +
-                                  "/models/qwen2:24 --engine embedding:" +
-                                  std::string(BATON_TEST_DATA) + "/models/qwen3 --engine prefill";
+const std::string kModelEngines =
+    "--engine llm:" + std::string(BATON_TEST_DATA) +
+    "/models/qwen2:24 --engine embedding:" + std::string(BATON_TEST_DATA) +
+    "/models/qwen3 --engine prefill";
 
 const nlohmann::json* engine_named(const nlohmann::json& engines, const std::string& name) {
   for (const nlohmann::json& e : engines) {
@@ -148,7 +148,8 @@ TEST(ReproLedger, RealModelsStepsAreTheirBusyIntervals) {
     // 3 s: under ThreadSanitizer, beside a prefill engine on two cores, the embedding
     // client's ~20 ms calls take long enough that 1 s held as few as 3 of them.
     const RunAndAnalysis r = repro_then_analyze(policy, kModelEngines, "3");
-    for (const auto& [name, kind] : {std::pair{"llm-1", "llm"}, std::pair{"embedding-1", "embedding"}}) {
+    for (const auto& [name, kind] :
+         {std::pair{"llm-1", "llm"}, std::pair{"embedding-1", "embedding"}}) {
       const nlohmann::json* engine = engine_named(r.repro["engines"], name);
       ASSERT_NE(engine, nullptr) << r.repro.dump(2);
       EXPECT_EQ((*engine)["kind"], kind);

@@ -57,7 +57,8 @@ int EmbedCommand::run() {
         {"pooling", std::string(to_string(how.mode))},
         {"normalized", how.normalize},
         {"data", std::move(data)},
-        {"usage", {{"prompt_tokens", result.prompt_tokens}, {"total_tokens", result.prompt_tokens}}}};
+        {"usage",
+         {{"prompt_tokens", result.prompt_tokens}, {"total_tokens", result.prompt_tokens}}}};
     std::cout << out.dump() << "\n";
   } else {
     std::cerr << model_dir << ": " << engine.dimensions() << " dimensions, pooling "

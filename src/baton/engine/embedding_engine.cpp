@@ -70,7 +70,6 @@ class EmbeddingEngine::Call final : public Job {
     engine_.call_finished();
   }
 
-
  private:
   void notify() noexcept {
     try {
@@ -88,8 +87,7 @@ class EmbeddingEngine::Call final : public Job {
 
 EmbeddingEngine::EmbeddingEngine(std::string name, const LlamaModel& model, Pooling pooling,
                                  Worker& executor, Stream& default_stream, GpuTurn& turn,
-                                 std::size_t kv_budget_bytes,
-                                 const ModelRunnerFactory& make_runner)
+                                 std::size_t kv_budget_bytes, const ModelRunnerFactory& make_runner)
     : name_(std::move(name)),
       model_(model),
       pooling_(pooling),

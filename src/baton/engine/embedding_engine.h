@@ -19,8 +19,8 @@
 
 #include "baton/engine/gpu_burst.h"
 #include "baton/engine/hosted_engine.h"
-#include "baton/engine/worker.h"
 #include "baton/engine/model_runner_factory.h"
+#include "baton/engine/worker.h"
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/pooling.h"
@@ -39,9 +39,9 @@ struct EmbeddingResult {
   std::uint64_t id = 0;
   std::vector<std::vector<float>> embeddings;  // one per input, in order
   int prompt_tokens = 0;
-  double queued_ms = 0.0;         // submit -> the executor started it
-  double run_ms = 0.0;            // the burst, turn wait included
-  std::thread::id executor;       // the thread that ran it (the shared executor)
+  double queued_ms = 0.0;    // submit -> the executor started it
+  double run_ms = 0.0;       // the burst, turn wait included
+  std::thread::id executor;  // the thread that ran it (the shared executor)
 };
 
 struct EmbeddingEngineStats {
@@ -92,8 +92,8 @@ class EmbeddingEngine final : public HostedEngine {
   Stream& stream_;
   GpuTurn& turn_;
   TurnClientId client_;
-  KvBlockPool pool_;    // the executor thread only
-  std::unique_ptr<ModelRunner> runner_;  // the blocks' keys and values; the executor only
+  KvBlockPool pool_;                       // the executor thread only
+  std::unique_ptr<ModelRunner> runner_;    // the blocks' keys and values; the executor only
   std::vector<BurstObserver*> observers_;  // set-up only
   std::atomic<EngineState> state_{EngineState::idle};
   const BurstContext burst_context_{name_, turn_, client_, state_, observers_};

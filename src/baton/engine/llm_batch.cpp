@@ -170,10 +170,9 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepRes
       ++i;
       continue;
     }
-    const bool done =
-        result.greedy.empty()
-            ? sample(e, {result.values.data() + sequence * vocab, vocab}, now)
-            : take_greedy(e, result.greedy[sequence], now);
+    const bool done = result.greedy.empty()
+                          ? sample(e, {result.values.data() + sequence * vocab, vocab}, now)
+                          : take_greedy(e, result.greedy[sequence], now);
     if (done) {
       finished.push_back(finish(i));
     } else {
@@ -211,8 +210,8 @@ bool LlmBatch::take(Entry& e, SampledToken next, TimePoint now) {
   e.result.logprobs.push_back(next.logprob);
   const auto reason = e.stop->add(next.id);
   if (e.request.on_token) {
-    e.request.on_token(TokenDelta{
-        next.id, next.logprob, e.stop->take_stable_text(reason.has_value()), reason, next.top});
+    e.request.on_token(TokenDelta{next.id, next.logprob,
+                                  e.stop->take_stable_text(reason.has_value()), reason, next.top});
   }
   if (e.request.params.sampling.top_logprobs > 0) {
     e.result.top_logprobs.push_back(std::move(next.top));
@@ -230,18 +229,19 @@ bool LlmBatch::take(Entry& e, SampledToken next, TimePoint now) {
 // NaN or infinite logits (from NaN or infinite weights) would sample garbage as if it
 // were text; the request fails instead, naming the model.
 void LlmBatch::check_finite(std::span<const float> logits, const Entry& e) const {
-  const auto bad = std::find_if(logits.begin(), logits.end(),
-                                [](float x) { return !std::isfinite(x); });
+  const auto bad =
+      std::find_if(logits.begin(), logits.end(), [](float x) { return !std::isfinite(x); });
   if (bad == logits.end()) return;
-  throw non_finite(e, " (" + std::to_string(*bad) + ") for token " +
-                          std::to_string(bad - logits.begin()));
+  throw non_finite(
+      e, " (" + std::to_string(*bad) + ") for token " + std::to_string(bad - logits.begin()));
 }
 
 ModelFileError LlmBatch::non_finite(const Entry& e, const std::string& which) const {
-  return ModelFileError(model_.source(), "computed a non-finite logit" + which + " at position " +
-                                             std::to_string(e.tokens.size()) + " of request " +
-                                             std::to_string(e.request.id) +
-                                             ": the weights hold NaN or infinite values, or overflow");
+  return ModelFileError(model_.source(),
+                        "computed a non-finite logit" + which + " at position " +
+                            std::to_string(e.tokens.size()) + " of request " +
+                            std::to_string(e.request.id) +
+                            ": the weights hold NaN or infinite values, or overflow");
 }
 
 void LlmBatch::publish_full_blocks(Entry& e) {

@@ -26,8 +26,8 @@
 #include "baton/engine/gpu_burst.h"
 #include "baton/engine/hosted_engine.h"
 #include "baton/engine/llm_batch.h"
-#include "baton/gpu/stream.h"
 #include "baton/engine/model_runner_factory.h"
+#include "baton/gpu/stream.h"
 #include "baton/turn/gpu_turn.h"
 
 namespace baton {
@@ -102,9 +102,9 @@ class LlmEngine final : public HostedEngine {
   LlmEngineStats stats_;                                 // guarded by mu_
   const std::size_t queue_limit_;                        // 0: none
 
-  LlmBatch batch_;         // engine thread only, but for validate() and context_length()
+  LlmBatch batch_;  // engine thread only, but for validate() and context_length()
   std::unique_ptr<ModelRunner> runner_;  // executes batch_'s plans over its KV blocks
-  std::jthread thread_;    // last: starts after the rest
+  std::jthread thread_;                  // last: starts after the rest
 };
 
 }  // namespace baton

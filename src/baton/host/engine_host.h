@@ -77,7 +77,7 @@ class EngineHost {
   ModelRunnerFactory runners_;  // by the device's backend; model weights it uploaded
   std::vector<BurstObserver*> burst_observers_;  // set-up only
   Worker& embedding_executor();
-  std::unique_ptr<Worker> embedding_executor_;   // made with the first embedding engine
+  std::unique_ptr<Worker> embedding_executor_;  // made with the first embedding engine
   std::vector<std::unique_ptr<HostedEngine>> engines_;
   std::vector<std::unique_ptr<Stream>> own_streams_;  // add_watched_stream()
 };

@@ -28,8 +28,8 @@ namespace baton {
 enum class StepOutput { last_logits, greedy, every_hidden };
 
 struct StepResult {
-  std::vector<float> values;         // [sequences x vocab] logits or [rows x hidden]
-  std::vector<GreedyToken> greedy;   // StepOutput::greedy: one per sequence
+  std::vector<float> values;        // [sequences x vocab] logits or [rows x hidden]
+  std::vector<GreedyToken> greedy;  // StepOutput::greedy: one per sequence
 };
 
 struct StepPlan {

@@ -87,7 +87,8 @@ std::vector<TopLogprob> top_logprobs(std::span<const float> logits, int count, d
 
 GreedyToken greedy_token(std::span<const float> logits) {
   if (logits.empty()) throw std::invalid_argument("no logits to sample from");
-  const bool finite = std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); });
+  const bool finite =
+      std::all_of(logits.begin(), logits.end(), [](float x) { return std::isfinite(x); });
   const auto best = std::max_element(logits.begin(), logits.end());
   const auto token = static_cast<TokenId>(best - logits.begin());
   return {token, static_cast<float>(*best - log_normalizer(logits)), finite};

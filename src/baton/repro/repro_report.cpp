@@ -87,9 +87,8 @@ void print_footer(std::ostream& out, const ReproResult& run, const std::vector<R
                f.hangs_arrived, f.hangs_dropped);
   }
   if (f.slowdown_episodes > 0) {
-    fmt::print(out, "{:<24} slowdown episodes: {} injected, {} detected, {} flagged outside\n",
-               "", f.slowdown_episodes, f.slowdown_episodes_detected,
-               f.slowdowns_outside_episodes);
+    fmt::print(out, "{:<24} slowdown episodes: {} injected, {} detected, {} flagged outside\n", "",
+               f.slowdown_episodes, f.slowdown_episodes_detected, f.slowdowns_outside_episodes);
   }
   if (f.fatal) fmt::print(out, "{:<24} FATAL: {}\n", "", f.fatal_detail);
 }

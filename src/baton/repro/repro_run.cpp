@@ -112,8 +112,8 @@ LlmBatchOptions llm_options(const ModelConfig& config, std::size_t prompt_tokens
                             std::string_view backend) {
   LlmBatchOptions options;
   const std::size_t blocks = (prompt_tokens + 64) / options.block_tokens + 2;
-  options.kv_budget_bytes = std::max(options.kv_budget_bytes,
-                                     blocks * KvBlockPool::block_bytes(config, options.block_tokens));
+  options.kv_budget_bytes = std::max(
+      options.kv_budget_bytes, blocks * KvBlockPool::block_bytes(config, options.block_tokens));
   if (backend == "cuda") options.prefill_chunk = 2048;
   return options;
 }
@@ -180,8 +180,7 @@ ReproResult run_repro(const ReproOptions& options) {
       engine = hosted.llm;
     } else if (spec.embedding()) {
       const LlamaModel& model = *models.at(spec.name);
-      hosted.embedding =
-          &host.add_embedding_engine(spec.name, model, read_pooling(spec.model_dir));
+      hosted.embedding = &host.add_embedding_engine(spec.name, model, read_pooling(spec.model_dir));
       hosted.vocab = model.config().vocab_size;
       engine = hosted.embedding;
     } else {

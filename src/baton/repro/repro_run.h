@@ -22,9 +22,9 @@ namespace baton {
 struct EngineResult {
   std::string name;
   BurstKind kind = BurstKind::decode;
-  std::string model;        // "llm" or "embedding" for a real model's engine, else empty
-  std::uint64_t steps = 0;  // bursts completed
-  LatencySummary step_ms;   // burst latency, turn wait included
+  std::string model;              // "llm" or "embedding" for a real model's engine, else empty
+  std::uint64_t steps = 0;        // bursts completed
+  LatencySummary step_ms;         // burst latency, turn wait included
   LatencySummary decode_step_ms;  // of its decode bursts only (an LLM engine's)
   double steps_per_s = 0.0;
   std::uint64_t failed_requests = 0;
@@ -49,7 +49,7 @@ struct FaultReport {
   std::uint64_t slowdown_episodes = 0;
   std::uint64_t slowdown_episodes_detected = 0;
   std::uint64_t slowdowns_outside_episodes = 0;
-  std::uint64_t injected() const;    // all kinds
+  std::uint64_t injected() const;  // all kinds
   std::uint64_t detected() const;
 };
 

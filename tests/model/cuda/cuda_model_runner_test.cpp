@@ -78,8 +78,10 @@ class BothRunners {
     StepPlan cpu_plan;
     StepPlan gpu_plan;
     for (std::size_t i = 0; i < which.size(); ++i) {
-      cpu_plan.sequences.push_back({tokens[i], &cpu_sequences_[static_cast<std::size_t>(which[i])]});
-      gpu_plan.sequences.push_back({tokens[i], &gpu_sequences_[static_cast<std::size_t>(which[i])]});
+      cpu_plan.sequences.push_back(
+          {tokens[i], &cpu_sequences_[static_cast<std::size_t>(which[i])]});
+      gpu_plan.sequences.push_back(
+          {tokens[i], &gpu_sequences_[static_cast<std::size_t>(which[i])]});
       cpu_plan.prefills = gpu_plan.prefills = cpu_plan.prefills || tokens[i].size() > 1;
     }
     cpu_plan.output = cpu_output;
@@ -125,7 +127,8 @@ class BothRunners {
       const float norm = row[static_cast<std::size_t>(best.token)] - best.logprob;
       const GreedyToken& g = r.cuda.greedy[s];
       cpu_picks.push_back(best);
-      picks.push_back({g.token, g.logprob, g.finite, row[static_cast<std::size_t>(g.token)] - norm});
+      picks.push_back(
+          {g.token, g.logprob, g.finite, row[static_cast<std::size_t>(g.token)] - norm});
     }
     return {cpu_picks, picks};
   }
@@ -158,7 +161,8 @@ class BothRunners {
 
 std::vector<TokenId> tokens_of(int count, int salt, std::int64_t vocab) {
   std::vector<TokenId> t;
-  for (int i = 0; i < count; ++i) t.push_back(static_cast<TokenId>((i * 37 + salt * 101 + 7) % vocab));
+  for (int i = 0; i < count; ++i)
+    t.push_back(static_cast<TokenId>((i * 37 + salt * 101 + 7) % vocab));
   return t;
 }
 
@@ -169,8 +173,8 @@ void prefill_then_decode(BothRunners& both) {
   const int a = both.add_sequence(64);
   const int b = both.add_sequence(64);
   const auto v = static_cast<std::int64_t>(vocab);
-  std::vector<TokenId> next =
-      both.expect_close(both.step({a, b}, {tokens_of(40, 1, v), tokens_of(5, 2, v)}), vocab, "prefill");
+  std::vector<TokenId> next = both.expect_close(
+      both.step({a, b}, {tokens_of(40, 1, v), tokens_of(5, 2, v)}), vocab, "prefill");
   for (int step = 0; step < 6; ++step) {
     next = both.expect_close(both.step({a, b}, {{next[0]}, {next[1]}}), vocab, "decode");
   }
@@ -190,7 +194,8 @@ void long_context(BothRunners& both) {
     next = both.expect_close(
         both.step({a}, {{prompt.begin() + first, prompt.begin() + first + count}}), vocab, "chunk");
   }
-  std::vector<TokenId> other = both.expect_close(both.step({b}, {tokens_of(3, 4, v)}), vocab, "short");
+  std::vector<TokenId> other =
+      both.expect_close(both.step({b}, {tokens_of(3, 4, v)}), vocab, "short");
   for (int step = 0; step < 4; ++step) {
     const std::vector<TokenId> both_next =
         both.expect_close(both.step({a, b}, {{next[0]}, {other[0]}}), vocab, "long decode");
@@ -248,8 +253,9 @@ TEST_P(CudaRunnerShapes, HiddenStatesMatchTheCpuPass) {
   const auto v = model.config().vocab_size;
   const int a = both.add_sequence(48);
   const int b = both.add_sequence(48);
-  both.expect_close(both.step({a, b}, {tokens_of(33, 5, v), tokens_of(9, 6, v)}, StepOutput::every_hidden),
-                    static_cast<std::size_t>(model.config().hidden_size), "hidden");
+  both.expect_close(
+      both.step({a, b}, {tokens_of(33, 5, v), tokens_of(9, 6, v)}, StepOutput::every_hidden),
+      static_cast<std::size_t>(model.config().hidden_size), "hidden");
 }
 
 INSTANTIATE_TEST_SUITE_P(

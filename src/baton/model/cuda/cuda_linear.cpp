@@ -12,9 +12,11 @@ void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kerne
     cudaStream_t stream = nullptr;
     BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
     if (y_type == CUDA_R_32F) {
-      BATON_CUDA_CHECK(kernels::skinny_gemm(x, rows, w, out, in, static_cast<float*>(y), beta, stream));
+      BATON_CUDA_CHECK(
+          kernels::skinny_gemm(x, rows, w, out, in, static_cast<float*>(y), beta, stream));
     } else {
-      BATON_CUDA_CHECK(kernels::skinny_gemm(x, rows, w, out, in, static_cast<kernels::bf16*>(y), stream));
+      BATON_CUDA_CHECK(
+          kernels::skinny_gemm(x, rows, w, out, in, static_cast<kernels::bf16*>(y), stream));
     }
     return;
   }
@@ -37,8 +39,8 @@ void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q
 }
 
 void attention_values(cublasHandle_t cublas, const kernels::bf16* probabilities,
-                      const kernels::bf16* values, int rows, int length, int kv_heads,
-                      int head_dim, kernels::bf16* grouped) {
+                      const kernels::bf16* values, int rows, int length, int kv_heads, int head_dim,
+                      kernels::bf16* grouped) {
   const float one = 1.0f;
   const float zero = 0.0f;
   const int kv_dim = kv_heads * head_dim;

@@ -24,7 +24,7 @@ void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q
                       float scale, float* scores);
 // grouped [kv_heads x rows x head_dim] bf16 = probabilities [kv_heads x rows x length] * v_g.
 void attention_values(cublasHandle_t cublas, const kernels::bf16* probabilities,
-                      const kernels::bf16* values, int rows, int length, int kv_heads,
-                      int head_dim, kernels::bf16* grouped);
+                      const kernels::bf16* values, int rows, int length, int kv_heads, int head_dim,
+                      kernels::bf16* grouped);
 
 }  // namespace baton::cuda

@@ -32,16 +32,18 @@ void copy_matrix(const WeightMatrix& matrix, char* device) {
     const int count = std::min(kRowsPerCopy, matrix.rows() - first);
     matrix.rows_to_float(first, count, rows.data());
     for (std::size_t i = 0; i < count * cols; ++i) rounded[i] = to_bf16_bits(rows[i]);
-    BATON_CUDA_CHECK(cudaMemcpy(device + first * cols * kBf16, rounded.data(),
-                                count * cols * kBf16, cudaMemcpyHostToDevice));
+    BATON_CUDA_CHECK(cudaMemcpy(device + first * cols * kBf16, rounded.data(), count * cols * kBf16,
+                                cudaMemcpyHostToDevice));
   }
 }
 
 }  // namespace
 
-std::unique_ptr<DeviceBuffer> CudaModel::upload_matrices(const std::vector<const WeightMatrix*>& parts) {
+std::unique_ptr<DeviceBuffer> CudaModel::upload_matrices(
+    const std::vector<const WeightMatrix*>& parts) {
   std::size_t bytes = 0;
-  for (const WeightMatrix* m : parts) bytes += static_cast<std::size_t>(m->rows()) * m->cols() * kBf16;
+  for (const WeightMatrix* m : parts)
+    bytes += static_cast<std::size_t>(m->rows()) * m->cols() * kBf16;
   auto buffer = std::make_unique<DeviceBuffer>(bytes);
   char* at = static_cast<char*>(buffer->get());
   for (const WeightMatrix* m : parts) {
@@ -52,7 +54,8 @@ std::unique_ptr<DeviceBuffer> CudaModel::upload_matrices(const std::vector<const
   return buffer;
 }
 
-std::unique_ptr<DeviceBuffer> CudaModel::upload_joined(const std::vector<const std::vector<float>*>& parts) {
+std::unique_ptr<DeviceBuffer> CudaModel::upload_joined(
+    const std::vector<const std::vector<float>*>& parts) {
   std::vector<float> joined;
   for (const std::vector<float>* p : parts) joined.insert(joined.end(), p->begin(), p->end());
   return upload(joined);

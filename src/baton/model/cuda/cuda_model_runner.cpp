@@ -16,10 +16,9 @@ const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
                                 std::to_string(c.head_dim));
   }
   if (c.num_heads / c.num_kv_heads > kernels::kMaxGroup) {
-    throw std::invalid_argument("the CUDA runner supports at most " +
-                                std::to_string(kernels::kMaxGroup) +
-                                " query heads per kv head, not " +
-                                std::to_string(c.num_heads / c.num_kv_heads));
+    throw std::invalid_argument(
+        "the CUDA runner supports at most " + std::to_string(kernels::kMaxGroup) +
+        " query heads per kv head, not " + std::to_string(c.num_heads / c.num_kv_heads));
   }
   return *model;
 }
@@ -28,9 +27,9 @@ const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
 
 CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
                                  CudaStream& stream)
-    : model_(std::move(model)),
-      state_{checked(model_), stream, CublasHandle(), CudaKvMemory(model_->config(), pool),
-             CudaWorkspace(), SharePlacement()} {}
+    : model_(std::move(model)), state_{checked(model_), stream,
+                                       CublasHandle(),  CudaKvMemory(model_->config(), pool),
+                                       CudaWorkspace(), SharePlacement()} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

@@ -122,11 +122,13 @@ void CudaModelStep::size_workspace() {
   w.device_as<kernels::bf16>(Slot::keys, length * kv_dim);
   w.device_as<kernels::bf16>(Slot::values, length * kv_dim);
   w.device_as<float>(Slot::scores, static_cast<std::size_t>(c.num_heads) * chunk * length);
-  w.device_as<kernels::bf16>(Slot::probabilities, static_cast<std::size_t>(c.num_heads) * chunk * length);
+  w.device_as<kernels::bf16>(Slot::probabilities,
+                             static_cast<std::size_t>(c.num_heads) * chunk * length);
   w.device_as<kernels::bf16>(Slot::grouped, chunk * q_dim);
   const std::size_t logits = plan_.sequences.size() * static_cast<std::size_t>(c.vocab_size);
-  w.device_as<float>(Slot::output, plan_.output == StepOutput::every_hidden ? rows * hidden : logits);
-  output_floats_ = plan_.output == StepOutput::every_hidden ? rows * hidden
+  w.device_as<float>(Slot::output,
+                     plan_.output == StepOutput::every_hidden ? rows * hidden : logits);
+  output_floats_ = plan_.output == StepOutput::every_hidden  ? rows * hidden
                    : plan_.output == StepOutput::last_logits ? logits
                                                              : 0;
   w.pinned_as<float>(Slot::output, output_floats_);
@@ -159,7 +161,8 @@ void CudaModelStep::run_layer(int index) {
     auto* meta = w.device_at<int>(Slot::meta);
     BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
                                      cudaMemcpyHostToDevice, stream));
-    BATON_CUDA_CHECK(kernels::embed(state_.model.embedding(), meta, rows_, hidden, residual, stream));
+    BATON_CUDA_CHECK(
+        kernels::embed(state_.model.embedding(), meta, rows_, hidden, residual, stream));
   }
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
@@ -175,9 +178,9 @@ void CudaModelStep::run_layer(int index) {
   epilogue.q_out = w.device_at<kernels::bf16>(Slot::queries);
   epilogue.keys = state_.kv.keys(index);
   epilogue.values = state_.kv.values(index);
-  const kernels::AttentionShape shape{static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads),
-                                      static_cast<int>(c.head_dim),
-                                      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
+  const kernels::AttentionShape shape{
+      static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads), static_cast<int>(c.head_dim),
+      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
   BATON_CUDA_CHECK(kernels::qkv_epilogue(epilogue, map_, shape, rows_, stream));
   attend(index, stream);
   linear(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_, CudaModel::bf16_of(*l.o),
@@ -189,16 +192,16 @@ void CudaModelStep::run_layer(int index) {
   linear(cublas, normed, rows_, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden, gate_up,
          CUDA_R_16BF);
   BATON_CUDA_CHECK(kernels::silu_mul(gate_up, rows_, inner, activated, stream));
-  linear(cublas, activated, rows_, CudaModel::bf16_of(*l.down), hidden, inner, residual,
-         CUDA_R_32F, 1.0f);
+  linear(cublas, activated, rows_, CudaModel::bf16_of(*l.down), hidden, inner, residual, CUDA_R_32F,
+         1.0f);
 }
 
 void CudaModelStep::attend(int layer, cudaStream_t stream) {
   const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
-  const kernels::AttentionShape shape{static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads),
-                                      static_cast<int>(c.head_dim),
-                                      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
+  const kernels::AttentionShape shape{
+      static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads), static_cast<int>(c.head_dim),
+      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
   if (paged_rows_ > 0) {
     kernels::PagedAttention a;
     a.q = w.device_at<kernels::bf16>(Slot::queries);
@@ -253,26 +256,29 @@ void CudaModelStep::finish() {
   auto* out = w.device_at<float>(Slot::output);
   if (plan_.output != StepOutput::every_hidden) {
     const int sequences = static_cast<int>(plan_.sequences.size());
-    const int* last_rows = map_.block_table + static_cast<std::size_t>(sequences) * max_blocks_ + paged_rows_;
+    const int* last_rows =
+        map_.block_table + static_cast<std::size_t>(sequences) * max_blocks_ + paged_rows_;
     auto* normed = w.device_at<kernels::bf16>(Slot::normed);
-    BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows, sequences, hidden, state_.model.final_norm(),
-                                       eps, normed, stream));
+    BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows, sequences, hidden,
+                                       state_.model.final_norm(), eps, normed, stream));
     linear(state_.cublas.get(), normed, sequences, state_.model.output(),
            static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F);
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
-      BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size), picks, stream));
+      BATON_CUDA_CHECK(
+          kernels::greedy(out, sequences, static_cast<int>(c.vocab_size), picks, stream));
       BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<kernels::GreedyPick>(Slot::picks), picks,
                                        sequences * sizeof(kernels::GreedyPick),
                                        cudaMemcpyDeviceToHost, stream));
     }
   } else {
-    BATON_CUDA_CHECK(kernels::rms_norm_f32(residual, rows_, hidden, state_.model.final_norm(), eps, out,
-                                           stream));
+    BATON_CUDA_CHECK(kernels::rms_norm_f32(residual, rows_, hidden, state_.model.final_norm(), eps,
+                                           out, stream));
   }
   if (output_floats_ > 0) {
     BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<float>(Slot::output), out,
-                                     output_floats_ * sizeof(float), cudaMemcpyDeviceToHost, stream));
+                                     output_floats_ * sizeof(float), cudaMemcpyDeviceToHost,
+                                     stream));
   }
   for (SequenceStep& step : plan_.sequences) {
     step.sequence->length += static_cast<int>(step.tokens.size());

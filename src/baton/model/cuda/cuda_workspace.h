@@ -14,22 +14,22 @@
 namespace baton::cuda {
 
 enum class Slot {
-  meta,       // int: the step's row map, tokens and row lists
-  residual,   // f32 [rows x hidden]
-  normed,     // bf16 [rows x hidden]
-  qkv,        // f32 [rows x (heads + 2 kv_heads) x head_dim]
-  queries,    // bf16, grouped
-  attended,   // bf16 [rows x heads x head_dim]
-  gate_up,    // bf16 [rows x 2 inner]
-  activated,  // bf16 [rows x inner]
-  partial,    // f32: split attention's partial results
-  keys,       // bf16: one prefilling sequence's keys, contiguous
-  values,     // bf16: and its values
-  scores,     // f32 [heads x chunk x length]
+  meta,           // int: the step's row map, tokens and row lists
+  residual,       // f32 [rows x hidden]
+  normed,         // bf16 [rows x hidden]
+  qkv,            // f32 [rows x (heads + 2 kv_heads) x head_dim]
+  queries,        // bf16, grouped
+  attended,       // bf16 [rows x heads x head_dim]
+  gate_up,        // bf16 [rows x 2 inner]
+  activated,      // bf16 [rows x inner]
+  partial,        // f32: split attention's partial results
+  keys,           // bf16: one prefilling sequence's keys, contiguous
+  values,         // bf16: and its values
+  scores,         // f32 [heads x chunk x length]
   probabilities,  // bf16, as scores
-  grouped,    // bf16: attention output in the grouped layout
-  output,     // f32: logits or hidden states
-  picks,      // GreedyPick: one per sequence
+  grouped,        // bf16: attention output in the grouped layout
+  output,         // f32: logits or hidden states
+  picks,          // GreedyPick: one per sequence
   count
 };
 
@@ -61,7 +61,8 @@ class CudaWorkspace {
   static void* grow(std::unique_ptr<Buffer>& buffer, std::size_t bytes) {
     bytes = std::max<std::size_t>(bytes, 256);
     if (!buffer || buffer->bytes() < bytes) {
-      const std::size_t grown = buffer ? std::max(bytes, buffer->bytes() + buffer->bytes() / 2) : bytes;
+      const std::size_t grown =
+          buffer ? std::max(bytes, buffer->bytes() + buffer->bytes() / 2) : bytes;
       buffer.reset();  // first free, then allocate: the device may hold only one
       buffer = std::make_unique<Buffer>(grown);
     }

@@ -11,7 +11,8 @@ constexpr int kNormThreads = 256;
 constexpr int kAttentionWarps = 4;
 
 __device__ float warp_sum(float v) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) v += __shfl_xor_sync(0xffffffffu, v, offset);
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
   return v;
 }
 
@@ -62,9 +63,13 @@ __global__ void embed_kernel(const bf16* table, const int* tokens, int hidden, f
 template <typename Out>
 __device__ void store(Out* out, std::size_t i, float v);
 template <>
-__device__ void store<bf16>(bf16* out, std::size_t i, float v) { out[i] = __float2bfloat16(v); }
+__device__ void store<bf16>(bf16* out, std::size_t i, float v) {
+  out[i] = __float2bfloat16(v);
+}
 template <>
-__device__ void store<float>(float* out, std::size_t i, float v) { out[i] = v; }
+__device__ void store<float>(float* out, std::size_t i, float v) {
+  out[i] = v;
+}
 
 template <typename Out>
 __global__ void rms_norm_kernel(const float* x, const int* rows_of, int hidden, const float* weight,
@@ -110,7 +115,8 @@ __global__ void qkv_epilogue_kernel(QkvEpilogue e, RowMap map, AttentionShape s,
   if (is_q || is_k) {
     const float* norm = is_q ? e.q_norm : e.k_norm;
     if (norm != nullptr) {
-      const float inverse = rsqrtf(block_sum(a * a + b * b, scratch) / static_cast<float>(d) + e.eps);
+      const float inverse =
+          rsqrtf(block_sum(a * a + b * b, scratch) / static_cast<float>(d) + e.eps);
       if (active) {
         a = a * inverse * norm[t];
         b = b * inverse * norm[t + half];
@@ -153,7 +159,8 @@ __device__ void load_head(const bf16* p, int lane, int d, float (&out)[E]) {
   if (E >= 2 && first + E <= d) {
 #pragma unroll
     for (int i = 0; i < E; i += 2) {
-      const float2 pair = __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p + first + i));
+      const float2 pair =
+          __bfloat1622float2(*reinterpret_cast<const __nv_bfloat162*>(p + first + i));
       out[i] = pair.x;
       out[i + 1] = pair.y;
     }
@@ -260,8 +267,9 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
       const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group + gi) * d + c;
       a.out[out] = __float2bfloat16(total > 0.0f ? value / total : 0.0f);
     } else {
-      float* p = a.partial +
-                 ((static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits + split) * group * (d + 2);
+      float* p =
+          a.partial +
+          ((static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits + split) * group * (d + 2);
       p[gi * d + c] = value;
       if (c == 0) {
         p[group * d + 2 * gi] = best;
@@ -278,7 +286,8 @@ __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   const int group = s.heads / s.kv_heads;
   const int d = s.head_dim;
   const std::size_t stride = static_cast<std::size_t>(group) * (d + 2);
-  const float* parts = a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
+  const float* parts =
+      a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
   for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
     const int gi = i / d;
     const int c = i % d;
@@ -335,8 +344,8 @@ __global__ void causal_softmax_kernel(const float* scores, int count, int group,
   }
 }
 
-__global__ void ungroup_kernel(const bf16* grouped, int kv_heads, int count, int group, int head_dim,
-                               int first_row, bf16* out) {
+__global__ void ungroup_kernel(const bf16* grouped, int kv_heads, int count, int group,
+                               int head_dim, int first_row, bf16* out) {
   const long long total = static_cast<long long>(kv_heads) * count * group * head_dim;
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -345,7 +354,8 @@ __global__ void ungroup_kernel(const bf16* grouped, int kv_heads, int count, int
   const int t = static_cast<int>((i / (static_cast<long long>(head_dim) * group)) % count);
   const int g = static_cast<int>(i / (static_cast<long long>(head_dim) * group * count));
   const int heads = kv_heads * group;
-  out[(static_cast<std::size_t>(first_row + t) * heads + g * group + gi) * head_dim + c] = grouped[i];
+  out[(static_cast<std::size_t>(first_row + t) * heads + g * group + gi) * head_dim + c] =
+      grouped[i];
 }
 
 __global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* out) {

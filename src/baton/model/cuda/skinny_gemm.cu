@@ -19,13 +19,16 @@ __device__ void unpack(const uint4& v, float (&out)[8]) {
   }
 }
 
-__device__ void put(float* y, float value, float beta) { *y = value + (beta != 0.0f ? beta * *y : 0.0f); }
+__device__ void put(float* y, float value, float beta) {
+  *y = value + (beta != 0.0f ? beta * *y : 0.0f);
+}
 __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
 template <int R, typename Out>
 __global__ void __launch_bounds__(kThreads)
     skinny_kernel(const bf16* x, const bf16* w, int out, int in, Out* y, float beta) {
-  const int feature = static_cast<int>((static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp);
+  const int feature =
+      static_cast<int>((static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp);
   const int lane = threadIdx.x % kWarp;
   if (feature >= out) return;
   const bf16* row = w + static_cast<std::size_t>(feature) * in;
@@ -69,7 +72,8 @@ __global__ void __launch_bounds__(kThreads)
 template <typename Out>
 cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
                    cudaStream_t stream) {
-  const int blocks = static_cast<int>((static_cast<long long>(out) * kWarp + kThreads - 1) / kThreads);
+  const int blocks =
+      static_cast<int>((static_cast<long long>(out) * kWarp + kThreads - 1) / kThreads);
   static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
   if (rows != 1) return cudaErrorInvalidValue;
   skinny_kernel<1, Out><<<blocks, kThreads, 0, stream>>>(x, w, out, in, y, beta);
