@@ -66,7 +66,7 @@ class Sampler {
 
  private:
   // A draw from the filtered distribution of `scores` at the temperature (> 0).
-  TokenId draw(const std::vector<float>& scores);
+  TokenId draw(std::span<const float> scores);
 
   SamplingParams params_;
   std::mt19937_64 rng_;
