@@ -29,6 +29,9 @@ TEST(KvBlockPool, HoldsAsManyBlocksAsTheBudgetAllows) {
   EXPECT_EQ(pool.available_blocks(), 3);
   EXPECT_THROW(KvBlockPool(tiny_config(), 4, kBlockBytes - 1), std::invalid_argument);
   EXPECT_THROW(KvBlockPool(tiny_config(), 0, kBlockBytes), std::invalid_argument);
+  // bf16 numbers (a GPU runner's): the same budget holds twice the blocks.
+  EXPECT_EQ(KvBlockPool::block_bytes(tiny_config(), 4, 2), kBlockBytes / 2);
+  EXPECT_EQ(KvBlockPool(tiny_config(), 4, kBlockBytes * 3 + kBlockBytes / 2, 2).total_blocks(), 7);
 }
 
 TEST(KvBlockPool, BlocksAreCountedAndDistinct) {

@@ -53,12 +53,14 @@ struct EmbeddingEngineStats {
 
 class EmbeddingEngine final : public HostedEngine {
  public:
-  // `kv_budget_bytes` bounds the tokens of one call (its keys and values); `make_runner`
-  // picks where the model runs (the CPU forward pass when empty).
+  // `kv_budget_bytes` bounds the tokens of one call (its keys and values, `kv_value_bytes`
+  // each: as LlmBatchOptions); `make_runner` picks where the model runs (the CPU forward
+  // pass when empty).
   EmbeddingEngine(std::string name, const LlamaModel& model, Pooling pooling, Worker& executor,
                   Stream& default_stream, GpuTurn& turn,
                   std::size_t kv_budget_bytes = std::size_t{64} << 20,
-                  const ModelRunnerFactory& make_runner = {});
+                  const ModelRunnerFactory& make_runner = {},
+                  std::size_t kv_value_bytes = sizeof(float));
   ~EmbeddingEngine() override;
   EmbeddingEngine(const EmbeddingEngine&) = delete;
   EmbeddingEngine& operator=(const EmbeddingEngine&) = delete;

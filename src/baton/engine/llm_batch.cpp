@@ -27,7 +27,7 @@ LlmBatch::LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBa
       tokenizer_(tokenizer),
       options_(options),
       context_(engine_context(model.config(), options)),
-      pool_(model.config(), options.block_tokens, options.kv_budget_bytes) {
+      pool_(model.config(), options.block_tokens, options.kv_budget_bytes, options.kv_value_bytes) {
   if (options_.max_batch < 1 || options_.prefill_chunk < 1) {
     throw std::invalid_argument("max_batch and prefill_chunk must be at least 1");
   }

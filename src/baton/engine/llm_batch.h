@@ -43,6 +43,9 @@ namespace baton {
 struct LlmBatchOptions {
   int block_tokens = 16;
   std::size_t kv_budget_bytes = std::size_t{256} << 20;
+  // Bytes of one key or value number where the runner keeps them (the host sets it by
+  // backend: 4 on the CPU, 2 on CUDA), so that the budget is the memory they take.
+  std::size_t kv_value_bytes = sizeof(float);
   int max_batch = 16;       // requests running at once
   int prefill_chunk = 256;  // prompt tokens per step, over all prefilling requests
   bool prefix_cache = true;

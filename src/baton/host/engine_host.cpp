@@ -41,6 +41,7 @@ Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload
 
 LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel& model,
                                       const BpeTokenizer* tokenizer, LlmBatchOptions options) {
+  options.kv_value_bytes = kv_value_bytes(*device_);
   auto engine = std::make_unique<LlmEngine>(name, model, tokenizer, options,
                                             device_->create_stream(name), *turn_, runners_);
   LlmEngine& added = *engine;
@@ -50,9 +51,9 @@ LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel&
 
 EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const LlamaModel& model,
                                                   Pooling pooling, std::size_t kv_budget_bytes) {
-  auto engine = std::make_unique<EmbeddingEngine>(name, model, pooling, embedding_executor(),
-                                                  device_->default_stream(), *turn_,
-                                                  kv_budget_bytes, runners_);
+  auto engine = std::make_unique<EmbeddingEngine>(
+      name, model, pooling, embedding_executor(), device_->default_stream(), *turn_,
+      kv_budget_bytes, runners_, kv_value_bytes(*device_));
   EmbeddingEngine& added = *engine;
   host(std::move(engine), false);  // the default stream is watched from the start
   return added;

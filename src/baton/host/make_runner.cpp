@@ -36,4 +36,8 @@ ModelRunnerFactory make_runner_factory(const Device& device) {
                            std::string(device.backend()) + " backend in this build");
 }
 
+std::size_t kv_value_bytes(const Device& device) {
+  return device.backend() == "cuda" ? 2 : sizeof(float);
+}
+
 }  // namespace baton

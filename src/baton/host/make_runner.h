@@ -11,5 +11,7 @@ namespace baton {
 
 // BackendUnavailable for a backend this build cannot run models on.
 ModelRunnerFactory make_runner_factory(const Device& device);
+// Bytes of one key or value number in that backend's runner (f32 on the CPU, bf16 on CUDA).
+std::size_t kv_value_bytes(const Device& device);
 
 }  // namespace baton

@@ -6,10 +6,11 @@
 
 namespace baton {
 
-KvBlockPool::KvBlockPool(const ModelConfig& config, int block_tokens, std::size_t budget_bytes)
+KvBlockPool::KvBlockPool(const ModelConfig& config, int block_tokens, std::size_t budget_bytes,
+                         std::size_t value_bytes)
     : block_tokens_(block_tokens), total_blocks_(0) {
   if (block_tokens < 1) throw std::invalid_argument("a KV block needs at least one token");
-  const std::size_t per_block = block_bytes(config, block_tokens);
+  const std::size_t per_block = block_bytes(config, block_tokens, value_bytes);
   total_blocks_ = static_cast<int>(std::min<std::size_t>(budget_bytes / per_block, 1u << 30));
   if (total_blocks_ < 1) {
     throw std::invalid_argument("a KV budget of " + std::to_string(budget_bytes) +
@@ -20,8 +21,9 @@ KvBlockPool::KvBlockPool(const ModelConfig& config, int block_tokens, std::size_
   for (BlockId b = total_blocks_ - 1; b >= 0; --b) free_.push_back(b);
 }
 
-std::size_t KvBlockPool::block_bytes(const ModelConfig& config, int block_tokens) {
-  return 2 * sizeof(float) * static_cast<std::size_t>(config.num_layers) *
+std::size_t KvBlockPool::block_bytes(const ModelConfig& config, int block_tokens,
+                                     std::size_t value_bytes) {
+  return 2 * value_bytes * static_cast<std::size_t>(config.num_layers) *
          static_cast<std::size_t>(block_tokens) *
          static_cast<std::size_t>(config.num_kv_heads * config.head_dim);
 }

@@ -1,7 +1,7 @@
 // KvBlockPool: the accounting of the keys and values of every running sequence of one
 // model, in fixed-size blocks of `block_tokens` positions taken from a pool sized by a
-// memory budget (paged attention). A sequence holds a table of block ids (KvSequence); blocks are reference
-// counted, so sequences with a common prefix can share its blocks.
+// memory budget (paged attention). A sequence holds a table of block ids (KvSequence); blocks are
+// reference counted, so sequences with a common prefix can share its blocks.
 //
 // The prefix cache lives here too. A full block can be published under the hash of its
 // tokens and of every token before it (a chain hash). When its last holder releases it,
@@ -39,11 +39,14 @@ struct KvSequence {
 
 class KvBlockPool {
  public:
-  // As many blocks as fit in `budget_bytes`; std::invalid_argument when not even one does.
-  KvBlockPool(const ModelConfig& config, int block_tokens, std::size_t budget_bytes);
+  // As many blocks as fit in `budget_bytes`, each key and value number `value_bytes` wide
+  // (4: f32 on the CPU; 2: bf16 on a GPU); std::invalid_argument when not even one does.
+  KvBlockPool(const ModelConfig& config, int block_tokens, std::size_t budget_bytes,
+              std::size_t value_bytes = sizeof(float));
 
   // Bytes of one block: keys and values of every layer.
-  static std::size_t block_bytes(const ModelConfig& config, int block_tokens);
+  static std::size_t block_bytes(const ModelConfig& config, int block_tokens,
+                                 std::size_t value_bytes = sizeof(float));
 
   int block_tokens() const { return block_tokens_; }
   int total_blocks() const { return total_blocks_; }
@@ -69,7 +72,6 @@ class KvBlockPool {
   std::uint64_t publish(BlockId block, std::uint64_t parent, std::span<const TokenId> tokens);
   // The published block holding `tokens` after prefix `parent`, retained for the caller.
   std::optional<BlockId> find_cached(std::uint64_t parent, std::span<const TokenId> tokens);
-
 
  private:
   struct Published {

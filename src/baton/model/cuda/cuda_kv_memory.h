@@ -1,6 +1,7 @@
 // CudaKvMemory: the keys and values of a KvBlockPool's blocks in device memory, bf16: layer
 // l's blocks are [block][slot][kv_head][head_dim]. The pool decides which block holds which
-// positions; this holds the numbers, as KvMemory does on the CPU.
+// positions; this holds the numbers, as KvMemory does on the CPU. The host makes the pool
+// count 2 bytes a number on CUDA (make_runner.h), so the budget is what this allocates.
 // Thread-safety: none; the steps that read and write it run one at a time.
 #pragma once
 
