@@ -59,6 +59,25 @@ TEST(Half, Bf16IsTheTopHalfOfAnF32) {
   EXPECT_TRUE(std::isnan(bf16_to_float(0xFFC0)));
 }
 
+TEST(Half, F32RoundsToTheNearestBf16WithTiesToEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3F80);
+  EXPECT_EQ(float_to_bf16(-2.5f), 0xC020);
+  // 1 + 2^-8 is halfway between 0x3F80 and 0x3F81: to the even one, 0x3F80.
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8)), 0x3F80);
+  // 1 + 3 * 2^-8 is halfway between 0x3F81 and 0x3F82: to the even one, 0x3F82.
+  EXPECT_EQ(float_to_bf16(1.0f + 3 * std::ldexp(1.0f, -8)), 0x3F82);
+  EXPECT_EQ(float_to_bf16(1.0f + std::ldexp(1.0f, -8) + std::ldexp(1.0f, -20)), 0x3F81);
+  EXPECT_EQ(float_to_bf16(std::numeric_limits<float>::infinity()), 0x7F80);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::nanf("")))));
+  for (std::uint32_t bits = 0; bits < 0x10000; ++bits) {  // every bf16 survives the round trip
+    const auto b = static_cast<std::uint16_t>(bits);
+    const float f = bf16_to_float(b);
+    if (!std::isnan(f)) {
+      EXPECT_EQ(float_to_bf16(f), b);
+    }
+  }
+}
+
 static_assert(f16_to_float(0x3C00) == 1.0f);
 static_assert(bf16_to_float(0x3F80) == 1.0f);
 

@@ -1,5 +1,6 @@
 // bf16 and IEEE-754 binary16 (f16) to f32, bit-exact: every bf16 and every f16 value
 // (zeros, subnormals, infinities, NaNs) has an exact f32, so no rounding happens here.
+// And f32 to bf16, rounded to nearest even as torch's .to(bfloat16) does.
 //   bf16: the top 16 bits of an f32.
 //   f16:  1 sign, 5 exponent (bias 15), 10 mantissa bits; exponent 0 is zero or a
 //         subnormal (mantissa * 2^-24), exponent 31 is infinity (mantissa 0) or NaN.
@@ -13,6 +14,13 @@ namespace baton {
 
 constexpr float bf16_to_float(std::uint16_t bits) {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
+}
+
+// Round to nearest even; a NaN stays a (quiet) NaN.
+constexpr std::uint16_t float_to_bf16(float value) {
+  const auto bits = std::bit_cast<std::uint32_t>(value);
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
 constexpr float f16_to_float(std::uint16_t bits) {

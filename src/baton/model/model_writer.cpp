@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +14,7 @@
 #include <system_error>
 
 #include "baton/common/thread_pool.h"
+#include "baton/model/half.h"
 #include "baton/model/tokenizer_writer.h"
 
 namespace baton {
@@ -114,13 +114,6 @@ class NormalSource {
   bool has_spare_ = false;
 };
 
-// f32 to bf16, rounding to nearest even; NaN stays a (quiet) NaN.
-std::uint16_t to_bf16(float value) {
-  const auto bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
-  return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
 // A file written through stdio and flushed to the disk on close(), so that the rename that
 // publishes it cannot reach the disk before its data. Errors throw std::system_error.
 class OutputFile {
@@ -207,7 +200,7 @@ void draw(const Chunk& c, std::uint64_t seed, bool bf16, std::vector<unsigned ch
   for (std::size_t i = 0; i < c.elements; ++i) {
     const float v = c.tensor->ones ? 1.0f : kInitStd * normal.next();
     if (bf16) {
-      const std::uint16_t half = to_bf16(v);
+      const std::uint16_t half = float_to_bf16(v);
       std::memcpy(out.data() + i * sizeof half, &half, sizeof half);
     } else {
       std::memcpy(out.data() + i * sizeof v, &v, sizeof v);

@@ -1,22 +1,15 @@
 #include "baton/model/cuda/cuda_model.h"
 
-#include <bit>
 #include <cstring>
 
 #include "baton/gpu/cuda/cuda_error.h"
+#include "baton/model/half.h"
 
 namespace baton::cuda {
 namespace {
 
 constexpr std::size_t kBf16 = 2;
 constexpr int kRowsPerCopy = 256;  // rows widened and rounded on the host at a time
-
-// Round to nearest even, as torch's .to(bfloat16); NaN stays NaN.
-std::uint16_t to_bf16_bits(float value) {
-  const std::uint32_t bits = std::bit_cast<std::uint32_t>(value);
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((bits >> 16) | 0x40u);
-  return static_cast<std::uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
 
 // Copies `matrix` as bf16 to `device`; bf16 files go as they are.
 void copy_matrix(const WeightMatrix& matrix, char* device) {
@@ -31,7 +24,7 @@ void copy_matrix(const WeightMatrix& matrix, char* device) {
   for (int first = 0; first < matrix.rows(); first += kRowsPerCopy) {
     const int count = std::min(kRowsPerCopy, matrix.rows() - first);
     matrix.rows_to_float(first, count, rows.data());
-    for (std::size_t i = 0; i < count * cols; ++i) rounded[i] = to_bf16_bits(rows[i]);
+    for (std::size_t i = 0; i < count * cols; ++i) rounded[i] = float_to_bf16(rows[i]);
     BATON_CUDA_CHECK(cudaMemcpy(device + first * cols * kBf16, rounded.data(), count * cols * kBf16,
                                 cudaMemcpyHostToDevice));
   }
