@@ -27,9 +27,14 @@ const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
 
 CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
                                  CudaStream& stream)
-    : model_(std::move(model)), state_{checked(model_), stream,
-                                       CublasHandle(),  CudaKvMemory(model_->config(), pool),
-                                       CudaWorkspace(), SharePlacement()} {}
+    : model_(std::move(model)),
+      state_{checked(model_),
+             stream,
+             CublasHandle(),
+             CudaKvMemory(model_->config(), pool),
+             CudaWorkspace(),
+             SharePlacement(),
+             SharePlacement::multiprocessors()} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

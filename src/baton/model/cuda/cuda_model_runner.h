@@ -33,6 +33,7 @@ struct RunnerState {
   CudaKvMemory kv;
   CudaWorkspace workspace;
   SharePlacement placement;
+  int multiprocessors = 0;  // the device's, read once
 };
 
 class CudaModelRunner final : public ModelRunner {

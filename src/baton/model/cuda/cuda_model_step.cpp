@@ -22,6 +22,11 @@ constexpr int kMaxSplits = 64;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+kernels::AttentionShape attention_shape(const ModelConfig& c) {
+  return {static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads),
+          static_cast<int>(c.head_dim), c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
+}
+
 }  // namespace
 
 CudaModelStep::CudaModelStep(RunnerState& state, StepPlan plan, double device_share)
@@ -72,7 +77,7 @@ void CudaModelStep::plan_rows() {
   paged_rows_ = static_cast<int>(paged.size());
   if (paged_rows_ > 0) {
     const int base_blocks = paged_rows_ * static_cast<int>(c.num_kv_heads);
-    const int wanted = std::max(1, kBlocksPerSm * SharePlacement::multiprocessors() / base_blocks);
+    const int wanted = std::max(1, kBlocksPerSm * state_.multiprocessors / base_blocks);
     splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1, kMaxSplits);
     split_len_ = ceil_div(longest_paged, splits_);
   }
@@ -107,6 +112,8 @@ void CudaModelStep::size_workspace() {
   map_.block_table = device_meta + 3 * rows;
   map_.max_blocks = max_blocks_;
   map_.block_tokens = state_.kv.block_tokens();
+  paged_list_ = map_.block_table + plan_.sequences.size() * static_cast<std::size_t>(max_blocks_);
+  last_rows_ = paged_list_ + paged_rows_;
   w.device_as<float>(Slot::residual, rows * hidden);
   w.device_as<kernels::bf16>(Slot::normed, rows * hidden);
   w.device_as<float>(Slot::qkv, rows * (q_dim + 2 * kv_dim));
@@ -178,10 +185,7 @@ void CudaModelStep::run_layer(int index) {
   epilogue.q_out = w.device_at<kernels::bf16>(Slot::queries);
   epilogue.keys = state_.kv.keys(index);
   epilogue.values = state_.kv.values(index);
-  const kernels::AttentionShape shape{
-      static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads), static_cast<int>(c.head_dim),
-      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
-  BATON_CUDA_CHECK(kernels::qkv_epilogue(epilogue, map_, shape, rows_, stream));
+  BATON_CUDA_CHECK(kernels::qkv_epilogue(epilogue, map_, attention_shape(c), rows_, stream));
   attend(index, stream);
   linear(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_, CudaModel::bf16_of(*l.o),
          hidden, q_dim, residual, CUDA_R_32F, 1.0f);
@@ -197,24 +201,21 @@ void CudaModelStep::run_layer(int index) {
 }
 
 void CudaModelStep::attend(int layer, cudaStream_t stream) {
-  const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
-  const kernels::AttentionShape shape{
-      static_cast<int>(c.num_heads), static_cast<int>(c.num_kv_heads), static_cast<int>(c.head_dim),
-      c.sliding_window ? static_cast<int>(*c.sliding_window) : 0};
   if (paged_rows_ > 0) {
     kernels::PagedAttention a;
     a.q = w.device_at<kernels::bf16>(Slot::queries);
     a.keys = state_.kv.keys(layer);
     a.values = state_.kv.values(layer);
-    a.row_list = map_.block_table + plan_.sequences.size() * static_cast<std::size_t>(max_blocks_);
+    a.row_list = paged_list_;
     a.count = paged_rows_;
     a.rows = rows_;
     a.splits = splits_;
     a.split_len = split_len_;
     a.partial = w.device_at<float>(Slot::partial);
     a.out = w.device_at<kernels::bf16>(Slot::attended);
-    BATON_CUDA_CHECK(kernels::paged_attention(a, map_, shape, stream));
+    BATON_CUDA_CHECK(
+        kernels::paged_attention(a, map_, attention_shape(state_.model.config()), stream));
   }
   for (const Chunk& chunk : chunks_) attend_chunk(layer, chunk, stream);
 }
@@ -238,9 +239,8 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
                   static_cast<std::size_t>(chunk.first_row) * group * d;
   attention_scores(cublas, q, static_cast<long long>(rows_) * group * d, keys, chunk.rows * group,
                    length, kv_heads, d, 1.0f / std::sqrt(static_cast<float>(d)), scores);
-  const int window = c.sliding_window ? static_cast<int>(*c.sliding_window) : 0;
   BATON_CUDA_CHECK(kernels::causal_softmax(scores, kv_heads, chunk.rows, group, length, chunk.start,
-                                           window, probabilities, stream));
+                                           attention_shape(c).window, probabilities, stream));
   attention_values(cublas, probabilities, values, chunk.rows * group, length, kv_heads, d, grouped);
   BATON_CUDA_CHECK(kernels::ungroup(grouped, kv_heads, chunk.rows, group, d, chunk.first_row,
                                     w.device_at<kernels::bf16>(Slot::attended), stream));
@@ -256,10 +256,8 @@ void CudaModelStep::finish() {
   auto* out = w.device_at<float>(Slot::output);
   if (plan_.output != StepOutput::every_hidden) {
     const int sequences = static_cast<int>(plan_.sequences.size());
-    const int* last_rows =
-        map_.block_table + static_cast<std::size_t>(sequences) * max_blocks_ + paged_rows_;
     auto* normed = w.device_at<kernels::bf16>(Slot::normed);
-    BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows, sequences, hidden,
+    BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows_, sequences, hidden,
                                        state_.model.final_norm(), eps, normed, stream));
     linear(state_.cublas.get(), normed, sequences, state_.model.output(),
            static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F);

@@ -51,7 +51,9 @@ class CudaModelStep final : public ModelStep {
   int longest_chunk_ = 0;
   int longest_length_ = 0;
   std::size_t output_floats_ = 0;
-  kernels::RowMap map_;  // device pointers, valid once the workspace is sized
+  kernels::RowMap map_;              // device pointers, valid once the workspace is sized
+  const int* paged_list_ = nullptr;  // in the row map: the rows of the paged kernel
+  const int* last_rows_ = nullptr;   // and each sequence's last row
 };
 
 }  // namespace baton::cuda
