@@ -15,7 +15,7 @@ namespace baton {
 
 CLI::App* EmbedCommand::attach(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "embed", "Embed texts with a model directory on the CPU through baton's embedding engine");
+      "embed", "Embed texts with a model directory through baton's embedding engine");
   cmd->add_option("--model", model_dir, "Hugging Face model directory")->required();
   cmd->add_option("--backend", backend, "cpu (default) or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));

@@ -85,7 +85,7 @@ void print_text(const GenerationResult& r) {
 }  // namespace
 
 CLI::App* GenerateCommand::attach(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("generate", "One completion from a model directory (CPU)");
+  CLI::App* cmd = app.add_subcommand("generate", "One completion from a model directory");
   cmd->add_option("--model", model_dir, "Hugging Face model directory")->required();
   cmd->add_option("--backend", backend, "cpu (default) or cuda")
       ->check(CLI::IsMember({"cpu", "cuda"}));
