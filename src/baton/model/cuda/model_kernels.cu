@@ -411,11 +411,6 @@ __global__ void greedy_kernel(const float* logits, int vocab, GreedyPick* out) {
   if (threadIdx.x == 0) out[blockIdx.x] = GreedyPick{token, -logf(total), all_finite};
 }
 
-__global__ void to_bf16_kernel(const float* in, long long count, bf16* out) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < count) out[i] = __float2bfloat16(in[i]);
-}
-
 template <int E>
 void launch_paged(const PagedAttention& a, const RowMap& map, const AttentionShape& s,
                   cudaStream_t stream) {
@@ -512,12 +507,6 @@ cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaSt
 cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPick* out, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
   greedy_kernel<<<rows, kNormThreads, 0, stream>>>(logits, vocab, out);
-  return cudaGetLastError();
-}
-
-cudaError_t to_bf16(const float* in, long long count, bf16* out, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  to_bf16_kernel<<<blocks_for(count, 256), 256, 0, stream>>>(in, count, out);
   return cudaGetLastError();
 }
 

@@ -115,7 +115,4 @@ struct GreedyPick {
 };
 cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPick* out, cudaStream_t stream);
 
-// f32 -> bf16, for uploading weights.
-cudaError_t to_bf16(const float* in, long long count, bf16* out, cudaStream_t stream);
-
 }  // namespace baton::cuda::kernels
