@@ -51,6 +51,16 @@ PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
 
 PinnedBuffer::~PinnedBuffer() { report_release_failure(cudaFreeHost(data_), "cudaFreeHost"); }
 
+GraphExec::GraphExec(cudaGraph_t graph) {
+  BATON_CUDA_CHECK(cudaGraphInstantiate(&exec_, graph, 0));
+}
+
+GraphExec::~GraphExec() {
+  if (exec_ != nullptr) report_release_failure(cudaGraphExecDestroy(exec_), "cudaGraphExecDestroy");
+}
+
+GraphExec::GraphExec(GraphExec&& other) noexcept : exec_(std::exchange(other.exec_, nullptr)) {}
+
 void report_release_failure(cudaError_t status, const char* what) {
   if (status != cudaSuccess) {
     std::fprintf(stderr, "baton: %s failed while releasing: %s\n", what,

@@ -1,5 +1,5 @@
-// RAII owners of CUDA resources: a stream, an event, a cuBLAS handle, device memory and
-// pinned host memory.
+// RAII owners of CUDA resources: a stream, an event, a cuBLAS handle, device memory,
+// pinned host memory and an instantiated graph.
 // Constructors throw GpuError (cuda_error.h); destructors release and never throw (a
 // failure there is reported to stderr: the context may already be lost).
 // Thread-safety: each object belongs to one thread at a time, except where noted.
@@ -83,6 +83,21 @@ class PinnedBuffer {
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
+};
+
+// An instantiated CUDA graph, made from a captured one (which it does not keep).
+class GraphExec {
+ public:
+  explicit GraphExec(cudaGraph_t graph);
+  ~GraphExec();
+  GraphExec(GraphExec&& other) noexcept;
+  GraphExec& operator=(GraphExec&&) = delete;
+  GraphExec(const GraphExec&) = delete;
+  GraphExec& operator=(const GraphExec&) = delete;
+  cudaGraphExec_t get() const { return exec_; }
+
+ private:
+  cudaGraphExec_t exec_ = nullptr;
 };
 
 // For destructors: a failed release is worth a line on stderr, never an exception.

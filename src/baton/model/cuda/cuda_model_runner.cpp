@@ -8,6 +8,8 @@
 namespace baton::cuda {
 namespace {
 
+constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
 const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
   const ModelConfig& c = model->config();
   if (c.head_dim % 2 != 0 || c.head_dim > kernels::kMaxHeadDim) {
@@ -34,7 +36,10 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              CudaKvMemory(model_->config(), pool),
              CudaWorkspace(),
              SharePlacement(),
-             SharePlacement::multiprocessors()} {}
+             SharePlacement::multiprocessors(),
+             DeviceBuffer(kCublasWorkspaceBytes),
+             LayerGraphs(),
+             LayerGraphs::enabled_from_env()} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

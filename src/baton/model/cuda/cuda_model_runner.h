@@ -8,7 +8,8 @@
 // kernel, split along the keys when the context is long; each longer prefill chunk
 // gathers its sequence's keys and runs the scores and the weighted values as cuBLAS
 // products, with a causal softmax between. The device share (the partition policy)
-// places each op's launches (share_placement.h).
+// places each op's launches (share_placement.h). Steps without a long chunk replay each
+// layer as a CUDA graph (layer_graphs.h).
 //
 // Thread-safety: as ModelRunner; the model and the stream outlive the runner.
 #pragma once
@@ -21,6 +22,7 @@
 #include "baton/model/cuda/cuda_kv_memory.h"
 #include "baton/model/cuda/cuda_model.h"
 #include "baton/model/cuda/cuda_workspace.h"
+#include "baton/model/cuda/layer_graphs.h"
 #include "baton/model/model_runner.h"
 
 namespace baton::cuda {
@@ -34,6 +36,11 @@ struct RunnerState {
   CudaWorkspace workspace;
   SharePlacement placement;
   int multiprocessors = 0;  // the device's, read once
+  // cuBLAS's workspace, ours so that captured products keep using it (cublasSetStream
+  // would otherwise point them at the library's pool).
+  DeviceBuffer cublas_workspace;
+  LayerGraphs graphs;
+  bool use_graphs = true;
 };
 
 class CudaModelRunner final : public ModelRunner {

@@ -1,6 +1,7 @@
 #include "baton/model/cuda/cuda_model_step.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
@@ -8,6 +9,7 @@
 
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/cuda_linear.h"
+#include "baton/model/cuda/flash_attention.h"
 
 namespace baton::cuda {
 namespace {
@@ -15,10 +17,9 @@ namespace {
 // A sequence bringing more tokens than this is attended through the cuBLAS products.
 constexpr int kPagedTokens = 16;
 // Split attention aims at this many blocks per multiprocessor, with ranges of at least
-// kMinSplitKeys keys, and at most kMaxSplits ranges.
-constexpr int kBlocksPerSm = 2;
-constexpr int kMinSplitKeys = 64;
-constexpr int kMaxSplits = 64;
+// kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
+constexpr int kBlocksPerSm = 4;
+constexpr int kMinSplitKeys = 16;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -75,11 +76,19 @@ void CudaModelStep::plan_rows() {
   }
   rows_ = static_cast<int>(tokens.size());
   paged_rows_ = static_cast<int>(paged.size());
+  graphed_ = state_.use_graphs && chunks_.empty();
+  if (graphed_) {
+    // Shapes in powers of two, so that a growing context meets few graphs: the table is
+    // padded, and the splits follow the padded length (each row cuts its own length).
+    max_blocks_ = std::bit_ceil(static_cast<unsigned>(std::max(max_blocks_, 4)));
+    longest_paged = max_blocks_ * block_tokens;
+    if (c.sliding_window) longest_paged = std::min(longest_paged, static_cast<int>(*c.sliding_window));
+  }
   if (paged_rows_ > 0) {
     const int base_blocks = paged_rows_ * static_cast<int>(c.num_kv_heads);
     const int wanted = std::max(1, kBlocksPerSm * state_.multiprocessors / base_blocks);
-    splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1, kMaxSplits);
-    split_len_ = ceil_div(longest_paged, splits_);
+    splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1,
+                         kernels::kMaxSplits);
   }
   meta_ = tokens;
   meta_.insert(meta_.end(), positions.begin(), positions.end());
@@ -128,10 +137,12 @@ void CudaModelStep::size_workspace() {
   const auto length = static_cast<std::size_t>(longest_length_);
   w.device_as<kernels::bf16>(Slot::keys, length * kv_dim);
   w.device_as<kernels::bf16>(Slot::values, length * kv_dim);
-  w.device_as<float>(Slot::scores, static_cast<std::size_t>(c.num_heads) * chunk * length);
-  w.device_as<kernels::bf16>(Slot::probabilities,
-                             static_cast<std::size_t>(c.num_heads) * chunk * length);
-  w.device_as<kernels::bf16>(Slot::grouped, chunk * q_dim);
+  if (!kernels::flash_fits(static_cast<int>(c.head_dim))) {  // the cuBLAS path's products
+    w.device_as<float>(Slot::scores, static_cast<std::size_t>(c.num_heads) * chunk * length);
+    w.device_as<kernels::bf16>(Slot::probabilities,
+                               static_cast<std::size_t>(c.num_heads) * chunk * length);
+    w.device_as<kernels::bf16>(Slot::grouped, chunk * q_dim);
+  }
   const std::size_t logits = plan_.sequences.size() * static_cast<std::size_t>(c.vocab_size);
   w.device_as<float>(Slot::output,
                      plan_.output == StepOutput::every_hidden ? rows * hidden : logits);
@@ -140,6 +151,8 @@ void CudaModelStep::size_workspace() {
                                                              : 0;
   w.pinned_as<float>(Slot::output, output_floats_);
   w.device_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
+  w.device_as<kernels::GreedyPartial>(Slot::greedy_partial,
+                                      plan_.sequences.size() * kernels::kGreedySlices);
   w.pinned_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
 }
 
@@ -147,14 +160,43 @@ void CudaModelStep::set_device_share(double share) { share_.store(share); }
 
 cudaStream_t CudaModelStep::prepare() {
   state_.placement.set_share(share_.load(), plan_.prefills);
-  return state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
+  const cudaStream_t stream =
+      state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
+  BATON_CUBLAS_CHECK(cublasSetWorkspace(state_.cublas.get(), state_.cublas_workspace.get(),
+                                        state_.cublas_workspace.bytes()));
+  return stream;
 }
 
 void CudaModelStep::run_layer(int index) {
+  CudaWorkspace& w = state_.workspace;
+  const cudaStream_t stream = prepare();
+  if (index == 0) {
+    auto* meta = w.device_at<int>(Slot::meta);
+    BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
+                                     cudaMemcpyHostToDevice, stream));
+    BATON_CUDA_CHECK(kernels::embed(state_.model.embedding(), meta, rows_,
+                                    static_cast<int>(state_.model.config().hidden_size),
+                                    w.device_at<float>(Slot::residual), stream));
+  }
+  if (!graphed_) {
+    enqueue_layer(index, stream);
+    return;
+  }
+  LayerGraphs::Key key;
+  key.layer = index;
+  key.rows = rows_;
+  key.sequences = static_cast<int>(plan_.sequences.size());
+  key.max_blocks = max_blocks_;
+  key.splits = splits_;
+  key.stream = reinterpret_cast<std::uintptr_t>(stream);
+  key.generation = w.generation();
+  state_.graphs.launch(key, stream, [&] { enqueue_layer(index, stream); });
+}
+
+void CudaModelStep::enqueue_layer(int index, cudaStream_t stream) {
   const ModelConfig& c = state_.model.config();
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
-  const cudaStream_t stream = prepare();
   cublasHandle_t cublas = state_.cublas.get();
   const int hidden = static_cast<int>(c.hidden_size);
   const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
@@ -164,13 +206,6 @@ void CudaModelStep::run_layer(int index) {
   auto* residual = w.device_at<float>(Slot::residual);
   auto* normed = w.device_at<kernels::bf16>(Slot::normed);
   auto* qkv = w.device_at<float>(Slot::qkv);
-  if (index == 0) {
-    auto* meta = w.device_at<int>(Slot::meta);
-    BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
-                                     cudaMemcpyHostToDevice, stream));
-    BATON_CUDA_CHECK(
-        kernels::embed(state_.model.embedding(), meta, rows_, hidden, residual, stream));
-  }
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
   linear(cublas, normed, rows_, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden, qkv,
@@ -211,7 +246,6 @@ void CudaModelStep::attend(int layer, cudaStream_t stream) {
     a.count = paged_rows_;
     a.rows = rows_;
     a.splits = splits_;
-    a.split_len = split_len_;
     a.partial = w.device_at<float>(Slot::partial);
     a.out = w.device_at<kernels::bf16>(Slot::attended);
     BATON_CUDA_CHECK(
@@ -229,21 +263,35 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
   const int length = chunk.start + chunk.rows;
   auto* keys = w.device_at<kernels::bf16>(Slot::keys);
   auto* values = w.device_at<kernels::bf16>(Slot::values);
+  BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
+                                      chunk.sequence, length, kv_heads * d, keys, values, stream));
+  const auto* all_queries = w.device_at<kernels::bf16>(Slot::queries);
+  auto* attended = w.device_at<kernels::bf16>(Slot::attended);
+  if (kernels::flash_fits(d)) {
+    kernels::FlashChunk f;
+    f.q = all_queries;
+    f.keys = keys;
+    f.values = values;
+    f.rows = rows_;
+    f.first_row = chunk.first_row;
+    f.count = chunk.rows;
+    f.start = chunk.start;
+    f.out = attended;
+    BATON_CUDA_CHECK(kernels::flash_attention(f, attention_shape(c), stream));
+    return;
+  }
   auto* scores = w.device_at<float>(Slot::scores);
   auto* probabilities = w.device_at<kernels::bf16>(Slot::probabilities);
   auto* grouped = w.device_at<kernels::bf16>(Slot::grouped);
   cublasHandle_t cublas = state_.cublas.get();
-  BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
-                                      chunk.sequence, length, kv_heads * d, keys, values, stream));
-  const auto* q = w.device_at<kernels::bf16>(Slot::queries) +
-                  static_cast<std::size_t>(chunk.first_row) * group * d;
+  const auto* q = all_queries + static_cast<std::size_t>(chunk.first_row) * group * d;
   attention_scores(cublas, q, static_cast<long long>(rows_) * group * d, keys, chunk.rows * group,
                    length, kv_heads, d, 1.0f / std::sqrt(static_cast<float>(d)), scores);
   BATON_CUDA_CHECK(kernels::causal_softmax(scores, kv_heads, chunk.rows, group, length, chunk.start,
                                            attention_shape(c).window, probabilities, stream));
   attention_values(cublas, probabilities, values, chunk.rows * group, length, kv_heads, d, grouped);
-  BATON_CUDA_CHECK(kernels::ungroup(grouped, kv_heads, chunk.rows, group, d, chunk.first_row,
-                                    w.device_at<kernels::bf16>(Slot::attended), stream));
+  BATON_CUDA_CHECK(
+      kernels::ungroup(grouped, kv_heads, chunk.rows, group, d, chunk.first_row, attended, stream));
 }
 
 void CudaModelStep::finish() {
@@ -263,8 +311,9 @@ void CudaModelStep::finish() {
            static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F);
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
-      BATON_CUDA_CHECK(
-          kernels::greedy(out, sequences, static_cast<int>(c.vocab_size), picks, stream));
+      BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size),
+                                       w.device_at<kernels::GreedyPartial>(Slot::greedy_partial),
+                                       picks, stream));
       BATON_CUDA_CHECK(cudaMemcpyAsync(w.pinned_at<kernels::GreedyPick>(Slot::picks), picks,
                                        sequences * sizeof(kernels::GreedyPick),
                                        cudaMemcpyDeviceToHost, stream));

@@ -35,6 +35,7 @@ class CudaModelStep final : public ModelStep {
   void plan_rows();
   void size_workspace();
   cudaStream_t prepare();
+  void enqueue_layer(int index, cudaStream_t stream);  // the layer's launches
   void attend(int layer, cudaStream_t stream);
   void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream);
 
@@ -46,7 +47,7 @@ class CudaModelStep final : public ModelStep {
   std::vector<int> meta_;  // tokens, positions, sequences, block table, paged rows, logit rows
   int paged_rows_ = 0;
   int splits_ = 1;
-  int split_len_ = 0;
+  bool graphed_ = false;  // each layer replayed as a CUDA graph
   std::vector<Chunk> chunks_;
   int longest_chunk_ = 0;
   int longest_length_ = 0;

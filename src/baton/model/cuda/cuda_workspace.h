@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 
 #include "baton/gpu/cuda/cuda_handles.h"
@@ -30,6 +31,7 @@ enum class Slot {
   grouped,        // bf16: attention output in the grouped layout
   output,         // f32: logits or hidden states
   picks,          // GreedyPick: one per sequence
+  greedy_partial, // GreedyPartial: the greedy pick's slices
   count
 };
 
@@ -54,23 +56,28 @@ class CudaWorkspace {
   T* pinned_as(Slot slot, std::size_t elements) {
     return static_cast<T*>(pinned(slot, elements * sizeof(T)));
   }
+  // Grows by one each time a buffer moves: what was recorded with the old addresses (a
+  // CUDA graph) must be made again.
+  std::uint64_t generation() const { return generation_; }
 
  private:
   static std::size_t index(Slot slot) { return static_cast<std::size_t>(slot); }
   template <typename Buffer>
-  static void* grow(std::unique_ptr<Buffer>& buffer, std::size_t bytes) {
+  void* grow(std::unique_ptr<Buffer>& buffer, std::size_t bytes) {
     bytes = std::max<std::size_t>(bytes, 256);
     if (!buffer || buffer->bytes() < bytes) {
       const std::size_t grown =
           buffer ? std::max(bytes, buffer->bytes() + buffer->bytes() / 2) : bytes;
       buffer.reset();  // first free, then allocate: the device may hold only one
       buffer = std::make_unique<Buffer>(grown);
+      ++generation_;
     }
     return buffer->get();
   }
 
   std::array<std::unique_ptr<DeviceBuffer>, static_cast<std::size_t>(Slot::count)> device_;
   std::array<std::unique_ptr<PinnedBuffer>, static_cast<std::size_t>(Slot::count)> pinned_;
+  std::uint64_t generation_ = 0;
 };
 
 }  // namespace baton::cuda

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cstdint>
 
 #include "baton/model/cuda/model_kernels.h"
@@ -9,6 +11,7 @@ namespace {
 constexpr int kWarp = 32;
 constexpr int kNormThreads = 256;
 constexpr int kAttentionWarps = 4;
+constexpr int kKeysPerWarp = 4;
 
 __device__ float warp_sum(float v) {
   for (int offset = kWarp / 2; offset > 0; offset /= 2)
@@ -71,19 +74,48 @@ __device__ void store<float>(float* out, std::size_t i, float v) {
   out[i] = v;
 }
 
+// One block per row; float4 loads when hidden is a multiple of 4 (every real model), so
+// that one block moves a row at the speed of many: a decode step has one row to norm.
 template <typename Out>
 __global__ void rms_norm_kernel(const float* x, const int* rows_of, int hidden, const float* weight,
                                 float eps, Out* out) {
-  __shared__ float scratch[kNormThreads / kWarp];
+  __shared__ float scratch[kWarp];
   const int source = rows_of != nullptr ? rows_of[blockIdx.x] : static_cast<int>(blockIdx.x);
   const float* row = x + static_cast<std::size_t>(source) * hidden;
-  float squares = 0.0f;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) squares += row[i] * row[i];
-  const float inverse = rsqrtf(block_sum(squares, scratch) / static_cast<float>(hidden) + eps);
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * hidden;
+  const bool wide = hidden % 4 == 0;
+  float squares = 0.0f;
+  if (wide) {
+    const auto* row4 = reinterpret_cast<const float4*>(row);
+    for (int i = threadIdx.x; i < hidden / 4; i += blockDim.x) {
+      const float4 v = row4[i];
+      squares += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+  } else {
+    for (int i = threadIdx.x; i < hidden; i += blockDim.x) squares += row[i] * row[i];
+  }
+  const float inverse = rsqrtf(block_sum(squares, scratch) / static_cast<float>(hidden) + eps);
+  if (wide) {
+    const auto* row4 = reinterpret_cast<const float4*>(row);
+    const auto* weight4 = reinterpret_cast<const float4*>(weight);
+    for (int i = threadIdx.x; i < hidden / 4; i += blockDim.x) {
+      const float4 v = row4[i];
+      const float4 w = weight4[i];
+      store(out, base + 4 * i, v.x * inverse * w.x);
+      store(out, base + 4 * i + 1, v.y * inverse * w.y);
+      store(out, base + 4 * i + 2, v.z * inverse * w.z);
+      store(out, base + 4 * i + 3, v.w * inverse * w.w);
+    }
+    return;
+  }
   for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
     store(out, base + i, row[i] * inverse * weight[i]);
   }
+}
+
+int norm_threads(int hidden) {
+  const int lanes = hidden % 4 == 0 ? hidden / 4 : hidden;
+  return std::clamp((lanes + kWarp - 1) / kWarp * kWarp, kWarp, 1024);
 }
 
 // One block per (row, head of q, k or v); thread t holds elements t and t + head_dim / 2,
@@ -170,15 +202,17 @@ __device__ void load_head(const bf16* p, int lane, int d, float (&out)[E]) {
   for (int i = 0; i < E; ++i) out[i] = first + i < d ? __bfloat162float(p[first + i]) : 0.0f;
 }
 
-// One block of 4 warps per (listed row, kv head, split): each warp walks every 4th key of
-// the range with an online softmax for every query head of the group; the warps' states
-// are merged in shared memory.
+// One block of 4 warps per (listed row, kv head, split): each warp takes kKeysPerWarp
+// keys at a time (their loads and dot products independent, so that they overlap) with an
+// online softmax for every query head of the group; the warps' states are merged in
+// shared memory. A row's keys are cut into `splits` equal ranges of its own length.
 template <int E>
 __global__ void __launch_bounds__(kAttentionWarps* kWarp)
     paged_attention_kernel(PagedAttention a, RowMap map, AttentionShape s) {
   __shared__ float warp_m[kAttentionWarps][kMaxGroup];
   __shared__ float warp_l[kAttentionWarps][kMaxGroup];
   __shared__ float warp_o[kAttentionWarps][kMaxGroup][kMaxHeadDim];
+  constexpr int U = kKeysPerWarp;
   const int item = blockIdx.x;
   const int g = blockIdx.y;
   const int split = blockIdx.z;
@@ -189,8 +223,9 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   const int position = map.position[r];
   const int sequence = map.sequence[r];
   const int first = s.window > 0 ? max(0, position - s.window + 1) : 0;
-  const int begin = first + split * a.split_len;
-  const int end = min(position + 1, begin + a.split_len);
+  const int split_len = (position + 1 - first + a.splits - 1) / a.splits;
+  const int begin = first + split * split_len;
+  const int end = min(position + 1, begin + split_len);
   const int warp = threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
   const float scale = rsqrtf(static_cast<float>(d));
@@ -212,28 +247,55 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
       for (int i = 0; i < E; ++i) q[gi][i] *= scale;
     }
   }
-  for (int j = begin + warp; j < end; j += kAttentionWarps) {
-    const int block = map.block_table[sequence * map.max_blocks + j / map.block_tokens];
-    const std::size_t base =
-        (static_cast<std::size_t>(block) * map.block_tokens + j % map.block_tokens) * kv_dim +
-        static_cast<std::size_t>(g) * d;
-    float k[E];
-    float v[E];
-    load_head<E>(a.keys + base, lane, d, k);
-    load_head<E>(a.values + base, lane, d, v);
+  for (int j0 = begin + warp * U; j0 < end; j0 += kAttentionWarps * U) {
+    float k[U][E];
+    float v[U][E];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const int j = j0 + u;
+      if (j < end) {
+        const int block = map.block_table[sequence * map.max_blocks + j / map.block_tokens];
+        const std::size_t base =
+            (static_cast<std::size_t>(block) * map.block_tokens + j % map.block_tokens) * kv_dim +
+            static_cast<std::size_t>(g) * d;
+        load_head<E>(a.keys + base, lane, d, k[u]);
+        load_head<E>(a.values + base, lane, d, v[u]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < E; ++i) k[u][i] = v[u][i] = 0.0f;
+      }
+    }
 #pragma unroll
     for (int gi = 0; gi < kMaxGroup; ++gi) {
       if (gi >= group) break;
-      float dot = 0.0f;
+      float dot[U];
 #pragma unroll
-      for (int i = 0; i < E; ++i) dot += q[gi][i] * k[i];
-      dot = warp_sum(dot);
-      const float m_new = fmaxf(m[gi], dot);
+      for (int u = 0; u < U; ++u) {
+        dot[u] = 0.0f;
+#pragma unroll
+        for (int i = 0; i < E; ++i) dot[u] += q[gi][i] * k[u][i];
+      }
+      for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+#pragma unroll
+        for (int u = 0; u < U; ++u) dot[u] += __shfl_xor_sync(0xffffffffu, dot[u], offset);
+      }
+      float m_new = m[gi];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (j0 + u < end) m_new = fmaxf(m_new, dot[u]);
+      }
       const float correction = expf(m[gi] - m_new);
-      const float p = expf(dot - m_new);
-      l[gi] = l[gi] * correction + p;
+      l[gi] *= correction;
 #pragma unroll
-      for (int i = 0; i < E; ++i) o[gi][i] = o[gi][i] * correction + p * v[i];
+      for (int i = 0; i < E; ++i) o[gi][i] *= correction;
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (j0 + u >= end) break;
+        const float p = expf(dot[u] - m_new);
+        l[gi] += p;
+#pragma unroll
+        for (int i = 0; i < E; ++i) o[gi][i] += p * v[u][i];
+      }
       m[gi] = m_new;
     }
   }
@@ -279,7 +341,10 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   }
 }
 
+// One block per (listed row, kv head): the weight of each split is found once (one thread
+// per query head), then every output element sums its splits.
 __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
+  __shared__ float weight[kMaxSplits][kMaxGroup];
   const int item = blockIdx.x;
   const int g = blockIdx.y;
   const int r = a.row_list[item];
@@ -288,25 +353,29 @@ __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   const std::size_t stride = static_cast<std::size_t>(group) * (d + 2);
   const float* parts =
       a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
-  for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
-    const int gi = i / d;
-    const int c = i % d;
+  if (threadIdx.x < group) {
+    const int gi = threadIdx.x;
     float best = -FLT_MAX;
     for (int p = 0; p < a.splits; ++p) {
       const float* ml = parts + p * stride + group * d + 2 * gi;
       if (ml[1] > 0.0f) best = fmaxf(best, ml[0]);
     }
     float total = 0.0f;
-    float value = 0.0f;
     for (int p = 0; p < a.splits; ++p) {
       const float* ml = parts + p * stride + group * d + 2 * gi;
-      if (ml[1] == 0.0f) continue;  // an empty range
-      const float f = expf(ml[0] - best);
-      total += ml[1] * f;
-      value += parts[p * stride + gi * d + c] * f;
+      weight[p][gi] = ml[1] > 0.0f ? expf(ml[0] - best) : 0.0f;  // 0: an empty range
+      total += ml[1] * weight[p][gi];
     }
-    const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group + gi) * d + c;
-    a.out[out] = __float2bfloat16(total > 0.0f ? value / total : 0.0f);
+    const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
+    for (int p = 0; p < a.splits; ++p) weight[p][gi] *= inverse;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
+    const int gi = i / d;
+    float value = 0.0f;
+    for (int p = 0; p < a.splits; ++p) value += parts[p * stride + i] * weight[p][gi];
+    const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group) * d + i;
+    a.out[out] = __float2bfloat16(value);
   }
 }
 
@@ -368,15 +437,44 @@ __global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* 
   out[i] = __float2bfloat16(gate / (1.0f + expf(-gate)) * up);
 }
 
-__global__ void greedy_kernel(const float* logits, int vocab, GreedyPick* out) {
+// Keeps the better of two (logit, token) candidates: the larger logit, the lower id on ties.
+__device__ void keep_better(float& best, int& token, float other, int other_token) {
+  if (other > best || (other == best && other_token < token)) {
+    best = other;
+    token = other_token;
+  }
+}
+
+// The best candidate of the block, in every thread; `best_of`/`token_of` hold one per warp.
+__device__ void block_argmax(float& best, int& token, float* best_of, int* token_of) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    keep_better(best, token, __shfl_xor_sync(0xffffffffu, best, offset),
+                __shfl_xor_sync(0xffffffffu, token, offset));
+  }
+  if (threadIdx.x % kWarp == 0) {
+    best_of[threadIdx.x / kWarp] = best;
+    token_of[threadIdx.x / kWarp] = token;
+  }
+  __syncthreads();
+  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarp; ++w) {
+    keep_better(best, token, best_of[w], token_of[w]);
+  }
+}
+
+// Pass one: block (slice, row) finds its slice's best logit and the sum of exp(x - best)
+// over the slice, so that a row's vocabulary is read by kGreedySlices blocks at once.
+__global__ void greedy_slices_kernel(const float* logits, int vocab, GreedyPartial* partial) {
   __shared__ float best_of[kNormThreads / kWarp];
   __shared__ int token_of[kNormThreads / kWarp];
   __shared__ float scratch[kNormThreads / kWarp];
-  const float* row = logits + static_cast<std::size_t>(blockIdx.x) * vocab;
+  const float* row = logits + static_cast<std::size_t>(blockIdx.y) * vocab;
+  const int per_slice = (vocab + gridDim.x - 1) / gridDim.x;
+  const int begin = static_cast<int>(blockIdx.x) * per_slice;
+  const int end = min(vocab, begin + per_slice);
   float best = -FLT_MAX;
-  int token = vocab;
+  int token = vocab;  // none: an empty slice, or one of -inf and NaN only
   int finite = 1;
-  for (int i = threadIdx.x; i < vocab; i += blockDim.x) {
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
     const float x = row[i];
     if (!isfinite(x)) finite = 0;
     if (x > best) {  // i grows: the first of equal values is kept
@@ -384,31 +482,38 @@ __global__ void greedy_kernel(const float* logits, int vocab, GreedyPick* out) {
       token = i;
     }
   }
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    const float other = __shfl_xor_sync(0xffffffffu, best, offset);
-    const int other_token = __shfl_xor_sync(0xffffffffu, token, offset);
-    if (other > best || (other == best && other_token < token)) {
-      best = other;
-      token = other_token;
-    }
-  }
-  const int lane = threadIdx.x % kWarp;
-  const int warp = threadIdx.x / kWarp;
-  if (lane == 0) {
-    best_of[warp] = best;
-    token_of[warp] = token;
-  }
   const int all_finite = __syncthreads_and(finite);
-  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarp; ++w) {
-    if (best_of[w] > best || (best_of[w] == best && token_of[w] < token)) {
-      best = best_of[w];
-      token = token_of[w];
-    }
+  block_argmax(best, token, best_of, token_of);
+  float total = 0.0f;
+  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) total += expf(row[i] - best);
+  total = block_sum(total, scratch);
+  if (threadIdx.x == 0) {
+    partial[blockIdx.y * gridDim.x + blockIdx.x] = GreedyPartial{best, token, total, all_finite};
+  }
+}
+
+// Pass two: one warp per row merges the slices.
+__global__ void greedy_merge_kernel(const GreedyPartial* partial, int slices, GreedyPick* out) {
+  const GreedyPartial* row = partial + static_cast<std::size_t>(blockIdx.x) * slices;
+  const int lane = threadIdx.x;
+  float best = -FLT_MAX;
+  int token = INT_MAX;
+  int finite = 1;
+  for (int i = lane; i < slices; i += kWarp) {
+    keep_better(best, token, row[i].best, row[i].token);
+    finite &= row[i].finite;
+  }
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    keep_better(best, token, __shfl_xor_sync(0xffffffffu, best, offset),
+                __shfl_xor_sync(0xffffffffu, token, offset));
   }
   float total = 0.0f;
-  for (int i = threadIdx.x; i < vocab; i += blockDim.x) total += expf(row[i] - best);
-  total = block_sum(total, scratch);
-  if (threadIdx.x == 0) out[blockIdx.x] = GreedyPick{token, -logf(total), all_finite};
+  for (int i = lane; i < slices; i += kWarp) {
+    if (row[i].total > 0.0f) total += row[i].total * expf(row[i].best - best);
+  }
+  total = warp_sum(total);
+  finite = __all_sync(0xffffffffu, finite);
+  if (lane == 0) out[blockIdx.x] = GreedyPick{token, -logf(total), finite};
 }
 
 template <int E>
@@ -430,14 +535,14 @@ cudaError_t embed(const bf16* table, const int* tokens, int rows, int hidden, fl
 cudaError_t rms_norm(const float* x, const int* rows_of, int rows, int hidden, const float* weight,
                      float eps, bf16* out, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  rms_norm_kernel<bf16><<<rows, kNormThreads, 0, stream>>>(x, rows_of, hidden, weight, eps, out);
+  rms_norm_kernel<bf16><<<rows, norm_threads(hidden), 0, stream>>>(x, rows_of, hidden, weight, eps, out);
   return cudaGetLastError();
 }
 
 cudaError_t rms_norm_f32(const float* x, int rows, int hidden, const float* weight, float eps,
                          float* out, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  rms_norm_kernel<float><<<rows, kNormThreads, 0, stream>>>(x, nullptr, hidden, weight, eps, out);
+  rms_norm_kernel<float><<<rows, norm_threads(hidden), 0, stream>>>(x, nullptr, hidden, weight, eps, out);
   return cudaGetLastError();
 }
 
@@ -465,7 +570,8 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
     launch_paged<8>(a, map, shape, stream);
   }
   if (a.splits > 1) {
-    combine_splits_kernel<<<dim3(a.count, shape.kv_heads), 128, 0, stream>>>(a, shape);
+    const int threads = std::min(1024, (shape.heads / shape.kv_heads * d + kWarp - 1) / kWarp * kWarp);
+    combine_splits_kernel<<<dim3(a.count, shape.kv_heads), threads, 0, stream>>>(a, shape);
   }
   return cudaGetLastError();
 }
@@ -504,9 +610,12 @@ cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaSt
   return cudaGetLastError();
 }
 
-cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPick* out, cudaStream_t stream) {
+cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPartial* scratch,
+                   GreedyPick* out, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  greedy_kernel<<<rows, kNormThreads, 0, stream>>>(logits, vocab, out);
+  const int slices = std::clamp(vocab / (4 * kNormThreads), 1, kGreedySlices);
+  greedy_slices_kernel<<<dim3(slices, rows), kNormThreads, 0, stream>>>(logits, vocab, scratch);
+  greedy_merge_kernel<<<rows, kWarp, 0, stream>>>(scratch, slices, out);
   return cudaGetLastError();
 }
 

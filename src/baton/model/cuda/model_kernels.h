@@ -66,8 +66,8 @@ cudaError_t qkv_epilogue(const QkvEpilogue& e, const RowMap& map, const Attentio
                          int rows, cudaStream_t stream);
 
 // Attention of the listed rows (row_list, `count` of them) over their sequences' blocks,
-// causal and windowed, into out [rows x heads x head_dim] bf16. `splits` > 1 splits each
-// row's keys into that many ranges of `split_len` (partial_o, partial_ml as scratch:
+// causal and windowed, into out [rows x heads x head_dim] bf16. `splits` > 1 (at most
+// kMaxSplits) cuts each row's keys into that many equal ranges (`partial` as scratch:
 // count * kv_heads * splits * group * (head_dim + 2) floats), combined afterwards.
 struct PagedAttention {
   const bf16* q = nullptr;  // grouped, over all `rows` of the step
@@ -77,7 +77,6 @@ struct PagedAttention {
   int count = 0;
   int rows = 0;
   int splits = 1;
-  int split_len = 0;
   float* partial = nullptr;
   bf16* out = nullptr;
 };
@@ -86,6 +85,7 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
 // The largest group (heads per kv head) and head_dim paged_attention supports.
 constexpr int kMaxGroup = 8;
 constexpr int kMaxHeadDim = 256;
+constexpr int kMaxSplits = 64;
 
 // Copies positions [0, length) of sequence `sequence`'s keys and values from the blocks
 // into contiguous [length x kv_heads x head_dim] buffers.
@@ -107,12 +107,21 @@ cudaError_t ungroup(const bf16* grouped, int kv_heads, int count, int group, int
 cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaStream_t stream);
 
 // The most likely token of each row of logits [rows x vocab] (the lowest id among ties),
-// its log-probability, and whether every logit was finite.
+// its log-probability, and whether every logit was finite. Two passes: slices of each
+// row (at most kGreedySlices, scratch: rows * kGreedySlices partials), then their merge.
 struct GreedyPick {
   int token = 0;
   float logprob = 0.0f;
   int finite = 1;
 };
-cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPick* out, cudaStream_t stream);
+struct GreedyPartial {
+  float best = 0.0f;
+  int token = 0;
+  float total = 0.0f;  // sum of exp(logit - best) over the slice
+  int finite = 1;
+};
+constexpr int kGreedySlices = 64;
+cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPartial* scratch,
+                   GreedyPick* out, cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels
