@@ -1,5 +1,6 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -9,6 +10,14 @@ namespace baton::cuda {
 namespace {
 
 constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
+
+// An on/off switch from the environment, on when unset; std::invalid_argument unless 0 or 1.
+bool switch_from_env(const char* name) {
+  const char* value = std::getenv(name);
+  if (value == nullptr || std::string(value) == "1") return true;
+  if (std::string(value) == "0") return false;
+  throw std::invalid_argument(std::string(name) + " must be 0 or 1, not '" + value + "'");
+}
 
 const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
   const ModelConfig& c = model->config();
@@ -39,7 +48,8 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              SharePlacement::multiprocessors(),
              DeviceBuffer(kCublasWorkspaceBytes),
              LayerGraphs(),
-             LayerGraphs::enabled_from_env()} {}
+             switch_from_env("BATON_CUDA_GRAPHS"),
+             switch_from_env("BATON_CUDA_FLASH")} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

@@ -40,7 +40,10 @@ struct RunnerState {
   // would otherwise point them at the library's pool).
   DeviceBuffer cublas_workspace;
   LayerGraphs graphs;
+  // BATON_CUDA_GRAPHS=0 launches every kernel directly; BATON_CUDA_FLASH=0 attends prefill
+  // chunks through the cuBLAS products. Both for comparisons.
   bool use_graphs = true;
+  bool use_flash = true;
 };
 
 class CudaModelRunner final : public ModelRunner {

@@ -137,7 +137,7 @@ void CudaModelStep::size_workspace() {
   const auto length = static_cast<std::size_t>(longest_length_);
   w.device_as<kernels::bf16>(Slot::keys, length * kv_dim);
   w.device_as<kernels::bf16>(Slot::values, length * kv_dim);
-  if (!kernels::flash_fits(static_cast<int>(c.head_dim))) {  // the cuBLAS path's products
+  if (!uses_flash()) {  // the cuBLAS path's products
     w.device_as<float>(Slot::scores, static_cast<std::size_t>(c.num_heads) * chunk * length);
     w.device_as<kernels::bf16>(Slot::probabilities,
                                static_cast<std::size_t>(c.num_heads) * chunk * length);
@@ -154,6 +154,10 @@ void CudaModelStep::size_workspace() {
   w.device_as<kernels::GreedyPartial>(Slot::greedy_partial,
                                       plan_.sequences.size() * kernels::kGreedySlices);
   w.pinned_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
+}
+
+bool CudaModelStep::uses_flash() const {
+  return state_.use_flash && kernels::flash_fits(static_cast<int>(state_.model.config().head_dim));
 }
 
 void CudaModelStep::set_device_share(double share) { share_.store(share); }
@@ -267,7 +271,7 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
                                       chunk.sequence, length, kv_heads * d, keys, values, stream));
   const auto* all_queries = w.device_at<kernels::bf16>(Slot::queries);
   auto* attended = w.device_at<kernels::bf16>(Slot::attended);
-  if (kernels::flash_fits(d)) {
+  if (uses_flash()) {
     kernels::FlashChunk f;
     f.q = all_queries;
     f.keys = keys;

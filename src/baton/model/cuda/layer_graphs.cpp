@@ -1,9 +1,6 @@
 #include "baton/model/cuda/layer_graphs.h"
 
-#include <cstdlib>
 #include <memory>
-#include <stdexcept>
-#include <string>
 
 #include "baton/gpu/cuda/cuda_error.h"
 
@@ -44,14 +41,6 @@ class CaptureGuard {
 };
 
 }  // namespace
-
-bool LayerGraphs::enabled_from_env() {
-  const char* value = std::getenv("BATON_CUDA_GRAPHS");
-  if (value == nullptr || std::string(value) == "1") return true;
-  if (std::string(value) == "0") return false;
-  throw std::invalid_argument("BATON_CUDA_GRAPHS must be 0 or 1, not '" + std::string(value) +
-                              "'");
-}
 
 void LayerGraphs::launch(const Key& key, cudaStream_t stream,
                          const std::function<void()>& enqueue) {

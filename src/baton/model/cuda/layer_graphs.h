@@ -5,7 +5,6 @@
 // holds its kernels' arguments, so the key names all that they depend on: the layer, the
 // step's row and sequence counts, the block-table width, the attention splits, the stream
 // and the workspace's generation (the addresses of its buffers).
-// BATON_CUDA_GRAPHS=0 turns them off (every launch direct), for comparisons.
 // Thread-safety: none; one runner's steps, one at a time.
 #pragma once
 
@@ -35,9 +34,6 @@ class LayerGraphs {
     }
     bool operator<(const Key& other) const { return tied() < other.tied(); }
   };
-
-  // Off when BATON_CUDA_GRAPHS is 0; std::invalid_argument for a value other than 0 or 1.
-  static bool enabled_from_env();
 
   // Launches the graph of `key` on `stream`, first capturing `enqueue` (the layer's
   // launches, made on `stream`) into it when the key is new. GpuError when capturing or
