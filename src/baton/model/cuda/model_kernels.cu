@@ -341,10 +341,12 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   }
 }
 
-// One block per (listed row, kv head): the weight of each split is found once (one thread
-// per query head), then every output element sums its splits.
+// One block per (listed row, kv head): every (split, query head)'s maximum and sum are read
+// at once, one per thread, then each head's split weights are found (one thread per head),
+// then every output element sums its splits. Few dependent loads: the merge is latency.
 __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   __shared__ float weight[kMaxSplits][kMaxGroup];
+  __shared__ float sums[kMaxSplits][kMaxGroup];
   const int item = blockIdx.x;
   const int g = blockIdx.y;
   const int r = a.row_list[item];
@@ -353,18 +355,24 @@ __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   const std::size_t stride = static_cast<std::size_t>(group) * (d + 2);
   const float* parts =
       a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
+  for (int e = threadIdx.x; e < a.splits * group; e += blockDim.x) {
+    const int p = e / group;
+    const int gi = e % group;
+    const float* ml = parts + p * stride + group * d + 2 * gi;
+    weight[p][gi] = ml[0];
+    sums[p][gi] = ml[1];
+  }
+  __syncthreads();
   if (threadIdx.x < group) {
     const int gi = threadIdx.x;
     float best = -FLT_MAX;
     for (int p = 0; p < a.splits; ++p) {
-      const float* ml = parts + p * stride + group * d + 2 * gi;
-      if (ml[1] > 0.0f) best = fmaxf(best, ml[0]);
+      if (sums[p][gi] > 0.0f) best = fmaxf(best, weight[p][gi]);
     }
     float total = 0.0f;
     for (int p = 0; p < a.splits; ++p) {
-      const float* ml = parts + p * stride + group * d + 2 * gi;
-      weight[p][gi] = ml[1] > 0.0f ? expf(ml[0] - best) : 0.0f;  // 0: an empty range
-      total += ml[1] * weight[p][gi];
+      weight[p][gi] = sums[p][gi] > 0.0f ? expf(weight[p][gi] - best) : 0.0f;  // 0: empty
+      total += sums[p][gi] * weight[p][gi];
     }
     const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
     for (int p = 0; p < a.splits; ++p) weight[p][gi] *= inverse;
@@ -373,6 +381,7 @@ __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
     const int gi = i / d;
     float value = 0.0f;
+#pragma unroll 8
     for (int p = 0; p < a.splits; ++p) value += parts[p * stride + i] * weight[p][gi];
     const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group) * d + i;
     a.out[out] = __float2bfloat16(value);

@@ -6,7 +6,8 @@ namespace baton::cuda::kernels {
 namespace {
 
 constexpr int kWarp = 32;
-constexpr int kThreads = 256;  // 8 warps, one output feature each
+constexpr int kThreads = 256;  // 8 warps
+constexpr int kFeatures = 2;  // rows of w per warp
 constexpr int kUnroll = 4;
 
 __device__ void unpack(const uint4& v, float (&out)[8]) {
@@ -24,56 +25,77 @@ __device__ void put(float* y, float value, float beta) {
 }
 __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
+// Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
+// flight before the first is used; lanes stride along `in`, then the warp sums.
 template <int R, typename Out>
 __global__ void __launch_bounds__(kThreads)
     skinny_kernel(const bf16* x, const bf16* w, int out, int in, Out* y, float beta) {
-  const int feature =
-      static_cast<int>((static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp);
+  const long long warp_index = (static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
+  const int first = static_cast<int>(warp_index * kFeatures);
   const int lane = threadIdx.x % kWarp;
-  if (feature >= out) return;
-  const bf16* row = w + static_cast<std::size_t>(feature) * in;
-  float acc[R];
+  if (first >= out) return;
+  const int features = min(kFeatures, out - first);
+  float acc[kFeatures][R];
 #pragma unroll
-  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
-  // kUnroll independent 16-byte loads in flight per lane before the first is used.
+  for (int f = 0; f < kFeatures; ++f) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) acc[f][r] = 0.0f;
+  }
   for (int base = lane * 8; base < in; base += kWarp * 8 * kUnroll) {
-    uint4 loaded[kUnroll];
+    uint4 loaded[kFeatures][kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int i = base + u * kWarp * 8;
-      loaded[u] = i < in ? __ldcs(reinterpret_cast<const uint4*>(row + i)) : make_uint4(0, 0, 0, 0);
+    for (int f = 0; f < kFeatures; ++f) {
+      const bf16* row = w + static_cast<std::size_t>(first + min(f, features - 1)) * in;
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int i = base + u * kWarp * 8;
+        loaded[f][u] =
+            i < in ? __ldcs(reinterpret_cast<const uint4*>(row + i)) : make_uint4(0, 0, 0, 0);
+      }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int i = base + u * kWarp * 8;
       if (i >= in) break;
-      float weights[8];
-      unpack(loaded[u], weights);
 #pragma unroll
       for (int r = 0; r < R; ++r) {
         float values[8];
         unpack(*reinterpret_cast<const uint4*>(x + static_cast<std::size_t>(r) * in + i), values);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) acc[r] += weights[k] * values[k];
+        for (int f = 0; f < kFeatures; ++f) {
+          float weights[8];
+          unpack(loaded[f][u], weights);
+#pragma unroll
+          for (int k = 0; k < 8; ++k) acc[f][r] += weights[k] * values[k];
+        }
       }
     }
   }
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-      acc[r] += __shfl_xor_sync(0xffffffffu, acc[r], offset);
+  for (int f = 0; f < kFeatures; ++f) {
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+        acc[f][r] += __shfl_xor_sync(0xffffffffu, acc[f][r], offset);
+      }
     }
   }
   if (lane != 0) return;
 #pragma unroll
-  for (int r = 0; r < R; ++r) put(y + static_cast<std::size_t>(r) * out + feature, acc[r], beta);
+  for (int f = 0; f < kFeatures; ++f) {
+    if (f >= features) break;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      put(y + static_cast<std::size_t>(r) * out + first + f, acc[f][r], beta);
+    }
+  }
 }
 
 template <typename Out>
 cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
                    cudaStream_t stream) {
-  const int blocks =
-      static_cast<int>((static_cast<long long>(out) * kWarp + kThreads - 1) / kThreads);
+  const long long warps = (static_cast<long long>(out) + kFeatures - 1) / kFeatures;
+  const int blocks = static_cast<int>((warps * kWarp + kThreads - 1) / kThreads);
   static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
   if (rows != 1) return cudaErrorInvalidValue;
   skinny_kernel<1, Out><<<blocks, kThreads, 0, stream>>>(x, w, out, in, y, beta);
