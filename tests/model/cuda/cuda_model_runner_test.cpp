@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -244,6 +245,42 @@ TEST_P(CudaRunnerShapes, LongContextsMatchTheCpuPass) {
   const LlamaModel model = load();
   BothRunners both(model);
   long_context(both);
+}
+
+// Sets an environment variable for a scope (the runner reads its switches when made).
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
+  ~ScopedEnv() { ::unsetenv(name_); }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+};
+
+// The paths kept for comparisons: every launch direct, prefill chunks through cuBLAS.
+TEST_P(CudaRunnerShapes, LongContextsMatchWithoutGraphsOrFlash) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  const ScopedEnv graphs("BATON_CUDA_GRAPHS", "0");
+  const ScopedEnv flash("BATON_CUDA_FLASH", "0");
+  BothRunners both(model);
+  long_context(both);
+}
+
+TEST(CudaRunner, AnInvalidSwitchIsRefusedWithItsName) {
+  SKIP_WITHOUT_GPU();
+  testing::TempDir dir;
+  write_model(dir.path(), ModelArch::llama, shape_of(64, 4, 2, 16, 128), 11);
+  const LlamaModel model = LlamaModel::load(dir.path());
+  const ScopedEnv graphs("BATON_CUDA_GRAPHS", "yes");
+  try {
+    BothRunners both(model);
+    FAIL() << "a runner was made";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("BATON_CUDA_GRAPHS"), std::string::npos) << e.what();
+  }
 }
 
 TEST_P(CudaRunnerShapes, HiddenStatesMatchTheCpuPass) {

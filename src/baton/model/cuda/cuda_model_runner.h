@@ -6,8 +6,9 @@
 //
 // Attention: rows that bring few tokens (decode steps, short chunks) go through one paged
 // kernel, split along the keys when the context is long; each longer prefill chunk
-// gathers its sequence's keys and runs the scores and the weighted values as cuBLAS
-// products, with a causal softmax between. The device share (the partition policy)
+// gathers its sequence's keys and goes through flash_attention (tensor cores, no score
+// matrix), or, for head sizes it is not built for, the scores and the weighted values as
+// cuBLAS products with a causal softmax between. The device share (the partition policy)
 // places each op's launches (share_placement.h). Steps without a long chunk replay each
 // layer as a CUDA graph (layer_graphs.h).
 //

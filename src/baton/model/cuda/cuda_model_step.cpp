@@ -82,7 +82,8 @@ void CudaModelStep::plan_rows() {
     // padded, and the splits follow the padded length (each row cuts its own length).
     max_blocks_ = std::bit_ceil(static_cast<unsigned>(std::max(max_blocks_, 4)));
     longest_paged = max_blocks_ * block_tokens;
-    if (c.sliding_window) longest_paged = std::min(longest_paged, static_cast<int>(*c.sliding_window));
+    if (c.sliding_window)
+      longest_paged = std::min(longest_paged, static_cast<int>(*c.sliding_window));
   }
   if (paged_rows_ > 0) {
     const int base_blocks = paged_rows_ * static_cast<int>(c.num_kv_heads);

@@ -36,7 +36,7 @@ class CudaModelStep final : public ModelStep {
   void size_workspace();
   cudaStream_t prepare();
   void enqueue_layer(int index, cudaStream_t stream);  // the layer's launches
-  bool uses_flash() const;  // prefill chunks through flash_attention
+  bool uses_flash() const;                             // prefill chunks through flash_attention
   void attend(int layer, cudaStream_t stream);
   void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream);
 

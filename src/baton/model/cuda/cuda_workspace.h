@@ -15,23 +15,23 @@
 namespace baton::cuda {
 
 enum class Slot {
-  meta,           // int: the step's row map, tokens and row lists
-  residual,       // f32 [rows x hidden]
-  normed,         // bf16 [rows x hidden]
-  qkv,            // f32 [rows x (heads + 2 kv_heads) x head_dim]
-  queries,        // bf16, grouped
-  attended,       // bf16 [rows x heads x head_dim]
-  gate_up,        // bf16 [rows x 2 inner]
-  activated,      // bf16 [rows x inner]
-  partial,        // f32: split attention's partial results
-  keys,           // bf16: one prefilling sequence's keys, contiguous
-  values,         // bf16: and its values
-  scores,         // f32 [heads x chunk x length]
-  probabilities,  // bf16, as scores
-  grouped,        // bf16: attention output in the grouped layout
-  output,         // f32: logits or hidden states
-  picks,          // GreedyPick: one per sequence
-  greedy_partial, // GreedyPartial: the greedy pick's slices
+  meta,            // int: the step's row map, tokens and row lists
+  residual,        // f32 [rows x hidden]
+  normed,          // bf16 [rows x hidden]
+  qkv,             // f32 [rows x (heads + 2 kv_heads) x head_dim]
+  queries,         // bf16, grouped
+  attended,        // bf16 [rows x heads x head_dim]
+  gate_up,         // bf16 [rows x 2 inner]
+  activated,       // bf16 [rows x inner]
+  partial,         // f32: split attention's partial results
+  keys,            // bf16: one prefilling sequence's keys, contiguous
+  values,          // bf16: and its values
+  scores,          // f32 [heads x chunk x length]
+  probabilities,   // bf16, as scores
+  grouped,         // bf16: attention output in the grouped layout
+  output,          // f32: logits or hidden states
+  picks,           // GreedyPick: one per sequence
+  greedy_partial,  // GreedyPartial: the greedy pick's slices
   count
 };
 

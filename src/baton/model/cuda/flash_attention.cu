@@ -12,7 +12,7 @@ namespace wmma = nvcuda::wmma;
 
 constexpr int kWarp = 32;
 constexpr int kWarps = 4;
-constexpr int kTile = 64;    // query vectors per block (16 per warp) and keys per tile
+constexpr int kTile = 64;  // query vectors per block (16 per warp) and keys per tile
 constexpr int kFragment = 16;
 
 // The shared-memory layout of one block for head size D: bf16 tiles of keys and values
@@ -131,8 +131,8 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
 #pragma unroll 8
     for (int x = 0; x < kTile / 2; ++x) {
       const int j = j0 + half * (kTile / 2) + x;
-      const bf16 p = __float2bfloat16(j >= first && j <= position ? expf(scores[x] * scale - m_new)
-                                                                  : 0.0f);
+      const bf16 p =
+          __float2bfloat16(j >= first && j <= position ? expf(scores[x] * scale - m_new) : 0.0f);
       probabilities[x] = p;
       l += __bfloat162float(p);  // the sum of what the product below weighs with
     }
@@ -163,9 +163,9 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
   if (i >= n) return;
   const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
   const int t = i / group;
-  bf16* out =
-      c.out + (static_cast<std::size_t>(c.first_row + t) * s.heads + g * group + i % group) * D +
-      half * 8;
+  bf16* out = c.out +
+              (static_cast<std::size_t>(c.first_row + t) * s.heads + g * group + i % group) * D +
+              half * 8;
 #pragma unroll
   for (int nt = 0; nt < D / kFragment; ++nt) {
 #pragma unroll
@@ -179,9 +179,8 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
 template <int D>
 cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t stream) {
   constexpr std::size_t bytes = Layout<D>::bytes;
-  const cudaError_t status =
-      cudaFuncSetAttribute(flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(bytes));
+  const cudaError_t status = cudaFuncSetAttribute(
+      flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (status != cudaSuccess) return status;
   const int vectors = c.count * (s.heads / s.kv_heads);
   const dim3 grid((vectors + kTile - 1) / kTile, s.kv_heads);
@@ -198,12 +197,18 @@ bool flash_fits(int head_dim) {
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream) {
   if (c.count == 0) return cudaSuccess;
   switch (shape.head_dim) {
-    case 16: return launch<16>(c, shape, stream);
-    case 32: return launch<32>(c, shape, stream);
-    case 64: return launch<64>(c, shape, stream);
-    case 128: return launch<128>(c, shape, stream);
-    case 256: return launch<256>(c, shape, stream);
-    default: return cudaErrorInvalidValue;
+    case 16:
+      return launch<16>(c, shape, stream);
+    case 32:
+      return launch<32>(c, shape, stream);
+    case 64:
+      return launch<64>(c, shape, stream);
+    case 128:
+      return launch<128>(c, shape, stream);
+    case 256:
+      return launch<256>(c, shape, stream);
+    default:
+      return cudaErrorInvalidValue;
   }
 }
 

@@ -544,14 +544,16 @@ cudaError_t embed(const bf16* table, const int* tokens, int rows, int hidden, fl
 cudaError_t rms_norm(const float* x, const int* rows_of, int rows, int hidden, const float* weight,
                      float eps, bf16* out, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  rms_norm_kernel<bf16><<<rows, norm_threads(hidden), 0, stream>>>(x, rows_of, hidden, weight, eps, out);
+  rms_norm_kernel<bf16>
+      <<<rows, norm_threads(hidden), 0, stream>>>(x, rows_of, hidden, weight, eps, out);
   return cudaGetLastError();
 }
 
 cudaError_t rms_norm_f32(const float* x, int rows, int hidden, const float* weight, float eps,
                          float* out, cudaStream_t stream) {
   if (rows == 0) return cudaSuccess;
-  rms_norm_kernel<float><<<rows, norm_threads(hidden), 0, stream>>>(x, nullptr, hidden, weight, eps, out);
+  rms_norm_kernel<float>
+      <<<rows, norm_threads(hidden), 0, stream>>>(x, nullptr, hidden, weight, eps, out);
   return cudaGetLastError();
 }
 
@@ -579,7 +581,8 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
     launch_paged<8>(a, map, shape, stream);
   }
   if (a.splits > 1) {
-    const int threads = std::min(1024, (shape.heads / shape.kv_heads * d + kWarp - 1) / kWarp * kWarp);
+    const int threads =
+        std::min(1024, (shape.heads / shape.kv_heads * d + kWarp - 1) / kWarp * kWarp);
     combine_splits_kernel<<<dim3(a.count, shape.kv_heads), threads, 0, stream>>>(a, shape);
   }
   return cudaGetLastError();

@@ -7,7 +7,7 @@ namespace {
 
 constexpr int kWarp = 32;
 constexpr int kThreads = 256;  // 8 warps
-constexpr int kFeatures = 2;  // rows of w per warp
+constexpr int kFeatures = 2;   // rows of w per warp
 constexpr int kUnroll = 4;
 
 __device__ void unpack(const uint4& v, float (&out)[8]) {
@@ -30,7 +30,8 @@ __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value);
 template <int R, typename Out>
 __global__ void __launch_bounds__(kThreads)
     skinny_kernel(const bf16* x, const bf16* w, int out, int in, Out* y, float beta) {
-  const long long warp_index = (static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
+  const long long warp_index =
+      (static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
   const int first = static_cast<int>(warp_index * kFeatures);
   const int lane = threadIdx.x % kWarp;
   if (first >= out) return;

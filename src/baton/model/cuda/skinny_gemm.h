@@ -1,5 +1,5 @@
 // skinny_gemm: y = x w^T for one row of x (a decode step of one sequence): every warp
-// streams whole rows of w with 16-byte loads (each weight read once per step) and
+// streams two whole rows of w with 16-byte loads (each weight read once per step) and
 // multiplies them by x (from the cache). On the H200 (docs/benchmarks.md) it beat
 // cuBLAS's GemmEx at one row (8B shape, batch 1: 6.16 against 6.56 ms a step) and lost at
 // eight (18.8 against 7.1 ms: per weight it issues a load, a conversion and 8 FMAs per
