@@ -12,7 +12,8 @@
 //   - the runner alone at batch 1 (no engine, no turn): its step time with a buffer per
 //     layer and with one buffer per step, and the host time its ops take to launch.
 // BATON_BENCH_PROFILE=1: instead, one warm batch-1 step of the runner per model between
-// cudaProfilerStart and Stop, for `ncu --profile-from-start off` (scripts/device-cuda-llm).
+// cudaProfilerStart and Stop, for `ncu --profile-from-start off` (scripts/device-cuda-llm);
+// BATON_BENCH_PROFILE=prefill: one 2048-token prefill instead.
 // Prints one table; every figure is measured in this run.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
@@ -181,6 +182,29 @@ RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
   return t;
 }
 
+// One warm prefill of a `tokens`-token prompt in one chunk, its ops between
+// cudaProfilerStart and Stop (BATON_BENCH_PROFILE=prefill).
+void profile_prefill(const baton::LlamaModel& model, int tokens) {
+  baton::KvBlockPool pool(model.config(), 16, std::size_t{4} << 30);
+  auto device = baton::make_device("cuda");
+  auto stream = device->create_stream("runner");
+  baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
+                                      dynamic_cast<baton::cuda::CudaStream&>(*stream));
+  for (const bool profiled : {false, true}) {
+    baton::KvSequence kv;
+    for (int b = 0; b < (tokens + 15) / 16; ++b) kv.blocks.push_back(*pool.allocate());
+    baton::StepPlan plan{{{prompt_of(tokens, 1, model.config().vocab_size), &kv}},
+                         true,
+                         baton::StepOutput::greedy};
+    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
+    if (profiled) BATON_CUDA_CHECK(cudaProfilerStart());
+    for (int i = 0; i < s->layers(); ++i) stream->encode(baton::Op{[s, i] { s->run_layer(i); }, 0});
+    stream->encode(baton::Op{[s] { s->finish(); }, 0});
+    stream->synchronize();
+    if (profiled) BATON_CUDA_CHECK(cudaProfilerStop());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -188,8 +212,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cuda_llm_bench MODEL_DIR [MODEL_DIR...]\n");
     return 2;
   }
-  if (std::getenv("BATON_BENCH_PROFILE") != nullptr) {  // one profiled step per model
-    for (int m = 1; m < argc; ++m) (void)runner_times(baton::LlamaModel::load(argv[m]), true);
+  if (const char* profile = std::getenv("BATON_BENCH_PROFILE")) {  // one step per model
+    for (int m = 1; m < argc; ++m) {
+      const baton::LlamaModel model = baton::LlamaModel::load(argv[m]);
+      if (std::string(profile) == "prefill") {
+        profile_prefill(model, 2048);
+      } else {
+        (void)runner_times(model, true);
+      }
+    }
     return 0;
   }
   const double rate = copy_rate_gbs();
