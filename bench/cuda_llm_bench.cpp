@@ -193,9 +193,8 @@ void profile_prefill(const baton::LlamaModel& model, int tokens) {
   for (const bool profiled : {false, true}) {
     baton::KvSequence kv;
     for (int b = 0; b < (tokens + 15) / 16; ++b) kv.blocks.push_back(*pool.allocate());
-    baton::StepPlan plan{{{prompt_of(tokens, 1, model.config().vocab_size), &kv}},
-                         true,
-                         baton::StepOutput::greedy};
+    baton::StepPlan plan{
+        {{prompt_of(tokens, 1, model.config().vocab_size), &kv}}, true, baton::StepOutput::greedy};
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     if (profiled) BATON_CUDA_CHECK(cudaProfilerStart());
     for (int i = 0; i < s->layers(); ++i) stream->encode(baton::Op{[s, i] { s->run_layer(i); }, 0});
