@@ -14,7 +14,8 @@
 namespace baton::cuda {
 namespace {
 
-// A sequence bringing more tokens than this is attended through the cuBLAS products.
+// A sequence bringing more tokens than this is attended as a chunk (flash attention, or
+// the cuBLAS products).
 constexpr int kPagedTokens = 16;
 // Split attention aims at this many blocks per multiprocessor, with ranges of at least
 // kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
