@@ -1,4 +1,4 @@
-// Reading named limits from the environment (BATON_* overrides).
+// Reading named limits and switches from the environment (BATON_* overrides).
 // Thread-safety: reads the process environment; call during start-up, not while
 // another thread may call setenv().
 #pragma once
@@ -11,5 +11,9 @@ namespace baton {
 // Returns the value of `name` as a positive integer, or `fallback` when unset.
 // Throws std::invalid_argument naming the variable when set to anything else.
 std::int64_t positive_int_from_env(const char* name, std::int64_t fallback);
+
+// An on/off switch: true when `name` is unset or 1, false when 0. Throws
+// std::invalid_argument naming the variable when set to anything else.
+bool switch_from_env(const char* name);
 
 }  // namespace baton

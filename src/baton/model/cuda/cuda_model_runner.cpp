@@ -1,23 +1,15 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 
-#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
+#include "baton/common/env.h"
 #include "baton/model/cuda/cuda_model_step.h"
 
 namespace baton::cuda {
 namespace {
 
 constexpr std::size_t kCublasWorkspaceBytes = std::size_t{32} << 20;
-
-// An on/off switch from the environment, on when unset; std::invalid_argument unless 0 or 1.
-bool switch_from_env(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || std::string(value) == "1") return true;
-  if (std::string(value) == "0") return false;
-  throw std::invalid_argument(std::string(name) + " must be 0 or 1, not '" + value + "'");
-}
 
 const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
   const ModelConfig& c = model->config();
