@@ -88,14 +88,14 @@ class EmbeddingEngine::Call final : public Job {
 EmbeddingEngine::EmbeddingEngine(std::string name, const LlamaModel& model, Pooling pooling,
                                  Worker& executor, Stream& default_stream, GpuTurn& turn,
                                  std::size_t kv_budget_bytes, const ModelRunnerFactory& make_runner,
-                                 std::size_t kv_value_bytes)
+                                 std::size_t kv_value_bytes, std::optional<TurnClientId> client)
     : name_(std::move(name)),
       model_(model),
       pooling_(pooling),
       executor_(executor),
       stream_(default_stream),
       turn_(turn),
-      client_(turn.register_client(name_, default_stream)),
+      client_(client ? *client : turn.register_client(name_, default_stream)),
       pool_(model.config(), kBlockTokens, kv_budget_bytes, kv_value_bytes),
       runner_((make_runner ? make_runner : cpu_runner_factory())(model, pool_, default_stream)) {}
 

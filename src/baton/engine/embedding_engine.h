@@ -14,6 +14,7 @@
 #include <functional>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -55,12 +56,14 @@ class EmbeddingEngine final : public HostedEngine {
  public:
   // `kv_budget_bytes` bounds the tokens of one call (its keys and values, `kv_value_bytes`
   // each: as LlmBatchOptions); `make_runner` picks where the model runs (the CPU forward
-  // pass when empty).
+  // pass when empty). `client`, when given, is the turn client registered for this engine
+  // on the default stream (a host's seat); else the engine registers one.
   EmbeddingEngine(std::string name, const LlamaModel& model, Pooling pooling, Worker& executor,
                   Stream& default_stream, GpuTurn& turn,
                   std::size_t kv_budget_bytes = std::size_t{64} << 20,
                   const ModelRunnerFactory& make_runner = {},
-                  std::size_t kv_value_bytes = sizeof(float));
+                  std::size_t kv_value_bytes = sizeof(float),
+                  std::optional<TurnClientId> client = std::nullopt);
   ~EmbeddingEngine() override;
   EmbeddingEngine(const EmbeddingEngine&) = delete;
   EmbeddingEngine& operator=(const EmbeddingEngine&) = delete;

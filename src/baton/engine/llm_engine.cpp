@@ -9,13 +9,13 @@
 namespace baton {
 
 LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
-                     LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn,
-                     const ModelRunnerFactory& make_runner)
+                     LlmBatchOptions options, std::shared_ptr<Stream> stream, GpuTurn& turn,
+                     const ModelRunnerFactory& make_runner, std::optional<TurnClientId> client)
     : name_(std::move(name)),
       model_(model),
       stream_(std::move(stream)),
       turn_(turn),
-      client_(turn.register_client(name_, *stream_)),
+      client_(client ? *client : turn.register_client(name_, *stream_)),
       queue_limit_(static_cast<std::size_t>(std::max(options.queue_limit, 0))),
       batch_(model, tokenizer, options),
       runner_((make_runner ? make_runner : cpu_runner_factory())(model, batch_.pool(), *stream_)),

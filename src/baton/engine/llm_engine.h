@@ -19,6 +19,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,10 +50,13 @@ struct LlmEngineStats {
 
 class LlmEngine final : public HostedEngine {
  public:
-  // `make_runner` picks where the model runs (the CPU forward pass when empty).
+  // `make_runner` picks where the model runs (the CPU forward pass when empty). `client`,
+  // when given, is the turn client `stream` was registered as (a host's seat, which
+  // outlives the engine and shares `stream`); else the engine registers one.
   LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
-            LlmBatchOptions options, std::unique_ptr<Stream> stream, GpuTurn& turn,
-            const ModelRunnerFactory& make_runner = {});
+            LlmBatchOptions options, std::shared_ptr<Stream> stream, GpuTurn& turn,
+            const ModelRunnerFactory& make_runner = {},
+            std::optional<TurnClientId> client = std::nullopt);
   ~LlmEngine() override;
   LlmEngine(const LlmEngine&) = delete;
   LlmEngine& operator=(const LlmEngine&) = delete;
@@ -87,7 +91,7 @@ class LlmEngine final : public HostedEngine {
 
   const std::string name_;
   const LlamaModel& model_;
-  std::unique_ptr<Stream> stream_;
+  std::shared_ptr<Stream> stream_;
   GpuTurn& turn_;
   TurnClientId client_;
   std::vector<BurstObserver*> observers_;  // set-up only

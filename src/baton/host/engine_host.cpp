@@ -1,5 +1,9 @@
 #include "baton/host/engine_host.h"
 
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
 #include "baton/host/make_runner.h"
 #include "baton/turn/make_turn.h"
 
@@ -35,28 +39,80 @@ Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload
         std::make_unique<Engine>(name, std::move(workload), device_->create_stream(name), *turn_);
   }
   Engine& added = *engine;
-  host(std::move(engine), !embed);
+  host(std::move(engine), !embed);  // set-up only: no seat
   return added;
+}
+
+Stream& EngineHost::reserve_seat(const std::string& name, bool own_stream) {
+  Seat seat;
+  Stream* stream = &device_->default_stream();
+  if (own_stream) {
+    seat.stream = device_->create_stream(name);
+    stream = seat.stream.get();
+    watchdog_.watch(*stream, name);
+  } else {
+    embedding_executor();  // made now, so that no seated engine makes it later
+  }
+  seat.client = turn_->register_client(name, *stream);
+  seats_.emplace(name, std::move(seat));
+  return *stream;
+}
+
+const EngineHost::Seat* EngineHost::seat(const std::string& name) const {
+  auto it = seats_.find(name);
+  return it == seats_.end() ? nullptr : &it->second;
 }
 
 LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel& model,
                                       const BpeTokenizer* tokenizer, LlmBatchOptions options) {
   options.kv_value_bytes = kv_value_bytes(*device_);
-  auto engine = std::make_unique<LlmEngine>(name, model, tokenizer, options,
-                                            device_->create_stream(name), *turn_, runners_);
+  const Seat* seated = seat(name);
+  if (seated != nullptr && !seated->stream) {
+    throw std::logic_error("[EngineHost] the seat of " + name + " is an embedding engine's");
+  }
+  std::unique_ptr<LlmEngine> engine;
+  if (seated != nullptr) {
+    engine = std::make_unique<LlmEngine>(name, model, tokenizer, options, seated->stream, *turn_,
+                                         runners_, seated->client);
+  } else {
+    engine = std::make_unique<LlmEngine>(name, model, tokenizer, options,
+                                         device_->create_stream(name), *turn_, runners_);
+  }
   LlmEngine& added = *engine;
-  host(std::move(engine), true);
+  host(std::move(engine), seated == nullptr);
   return added;
 }
 
 EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const LlamaModel& model,
                                                   Pooling pooling, std::size_t kv_budget_bytes) {
+  const Seat* seated = seat(name);
+  if (seated != nullptr && seated->stream) {
+    throw std::logic_error("[EngineHost] the seat of " + name + " is an LLM engine's");
+  }
+  std::optional<TurnClientId> client;
+  if (seated != nullptr) client = seated->client;
   auto engine = std::make_unique<EmbeddingEngine>(
       name, model, pooling, embedding_executor(), device_->default_stream(), *turn_,
-      kv_budget_bytes, runners_, kv_value_bytes(*device_));
+      kv_budget_bytes, runners_, kv_value_bytes(*device_), client);
   EmbeddingEngine& added = *engine;
   host(std::move(engine), false);  // the default stream is watched from the start
   return added;
+}
+
+void EngineHost::remove_engine(const HostedEngine& engine) {
+  std::unique_ptr<HostedEngine> removed;
+  {
+    std::lock_guard lock(engines_mu_);
+    auto it = std::find_if(engines_.begin(), engines_.end(),
+                           [&](const auto& e) { return e.get() == &engine; });
+    if (it == engines_.end()) return;
+    removed = std::move(*it);
+    engines_.erase(it);
+  }
+  // Outside the lock: the engine's thread may still report a burst, whose observers ask
+  // for activity().
+  removed->stop();
+  if (&removed->stream() != &device_->default_stream()) removed->stream().wait_idle();
 }
 
 Stream& EngineHost::add_watched_stream(const std::string& name) {
@@ -70,14 +126,16 @@ Worker& EngineHost::embedding_executor() {
   return *embedding_executor_;
 }
 
-void EngineHost::host(std::unique_ptr<HostedEngine> engine, bool own_stream) {
-  if (own_stream) watchdog_.watch(engine->stream(), engine->name());
+void EngineHost::host(std::unique_ptr<HostedEngine> engine, bool watch_stream) {
+  if (watch_stream) watchdog_.watch(engine->stream(), engine->name());
   engine->add_burst_observer(slowdowns_);
   for (BurstObserver* observer : burst_observers_) engine->add_burst_observer(*observer);
+  std::lock_guard lock(engines_mu_);
   engines_.push_back(std::move(engine));
 }
 
 std::vector<EngineActivity> EngineHost::activity() const {
+  std::lock_guard lock(engines_mu_);
   std::vector<EngineActivity> all;
   all.reserve(engines_.size());
   for (const auto& engine : engines_) all.push_back(engine->activity());
@@ -85,11 +143,20 @@ std::vector<EngineActivity> EngineHost::activity() const {
 }
 
 void EngineHost::stop() {
-  for (auto& engine : engines_) engine->stop();
+  std::vector<HostedEngine*> engines;
+  {
+    std::lock_guard lock(engines_mu_);
+    for (auto& engine : engines_) engines.push_back(engine.get());
+  }
+  // Outside the lock, as in remove_engine().
+  for (HostedEngine* engine : engines) engine->stop();
   if (embedding_executor_) embedding_executor_->stop();
   // Work left in flight (an error path under `concurrent` does not drain) completes while
   // the engines its observers look at still exist; the watchdog frees a hung stream.
-  for (auto& engine : engines_) engine->stream().wait_idle();
+  for (HostedEngine* engine : engines) engine->stream().wait_idle();
+  for (auto& [name, seat] : seats_) {
+    if (seat.stream) seat.stream->wait_idle();
+  }
   for (auto& stream : own_streams_) stream->wait_idle();
   device_->default_stream().wait_idle();
   watchdog_.stop();

@@ -3,11 +3,19 @@
 // shared embedding executor and every engine, whatever it runs (synthetic workloads,
 // LLMs), and tears them down in the reverse order (engines first, while the watchdog can
 // still free a hung stream). Every engine's stream is watched and every burst observed.
-// Thread-safety: add_engine() during set-up only, before any request is submitted;
-// everything else is thread-safe.
+// Engines come and go while the host runs only through seats: reserve_seat() (set-up)
+// gives a name its stream and turn client for the host's life, so that the watchdog, the
+// turn and the ledger keep one identity per name; an engine added on that seat can be
+// removed (remove_engine) and another added later.
+// Thread-safety: reserve_seat(), add_watched_stream(), add_burst_observer() and add_engine()
+// during set-up only; add_llm_engine() and add_embedding_engine() on a reserved seat,
+// remove_engine(), activity() and the accessors from any thread; stop() once the engines
+// are no longer added or removed.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -33,15 +41,21 @@ class EngineHost {
   EngineHost(const EngineHost&) = delete;
   EngineHost& operator=(const EngineHost&) = delete;
 
+  // Set-up only: a seat named `name`: a stream of its own (`own_stream`, for an LLM engine)
+  // or the default stream (an embedding engine), with its turn client, watched from now on.
+  // Returns the seat's stream.
+  Stream& reserve_seat(const std::string& name, bool own_stream);
   // A synthetic engine: an embed workload runs on the shared executor and the default
   // stream; any other gets its own thread and stream.
   Engine& add_engine(const std::string& name, std::unique_ptr<Workload> workload);
   // An LLM engine on its own thread and stream, its model run by the device's backend;
-  // `model` and `tokenizer` (may be null) must outlive the host.
+  // `model` and `tokenizer` (may be null) must outlive the engine. On a reserved seat of
+  // `name` it takes the seat's stream (thread-safe); else it gets a new one (set-up only).
   LlmEngine& add_llm_engine(const std::string& name, const LlamaModel& model,
                             const BpeTokenizer* tokenizer, LlmBatchOptions options);
   // An embedding engine on the shared embedding executor and the default stream, as
-  // every embedding engine of the host; `model` must outlive the host.
+  // every embedding engine of the host; `model` must outlive the engine. Thread-safe on a
+  // reserved seat of `name`.
   // `kv_budget_bytes` bounds the tokens of one call.
   EmbeddingEngine& add_embedding_engine(const std::string& name, const LlamaModel& model,
                                         Pooling pooling,
@@ -52,10 +66,15 @@ class EngineHost {
   // Set-up only, before add_engine(): one more observer of every engine's bursts.
   void add_burst_observer(BurstObserver& observer) { burst_observers_.push_back(&observer); }
 
+  // Takes `engine` out of the host: stops it (what it still holds fails with EngineStopped),
+  // waits for its stream and destroys it. Its seat stays for the next engine of its name.
+  void remove_engine(const HostedEngine& engine);
+
   Device& device() { return *device_; }
   GpuTurn& turn() { return *turn_; }
   FaultLog& faults() { return faults_; }
   const FaultInjector* injector() const { return injector_.get(); }
+  // Set-up only (while no engine is added or removed): the engines.
   const std::vector<std::unique_ptr<HostedEngine>>& engines() const { return engines_; }
   // What every engine is doing right now.
   std::vector<EngineActivity> activity() const;
@@ -64,8 +83,14 @@ class EngineHost {
   void stop();
 
  private:
-  // Watches the engine's own stream (when it has one) and adds every burst observer.
-  void host(std::unique_ptr<HostedEngine> engine, bool own_stream);
+  struct Seat {
+    std::shared_ptr<Stream> stream;  // null: the default stream
+    TurnClientId client = 0;
+  };
+  // Watches the engine's own stream (when it has one and no seat watches it already) and
+  // adds every burst observer.
+  void host(std::unique_ptr<HostedEngine> engine, bool watch_stream);
+  const Seat* seat(const std::string& name) const;
 
   // Everything a stream may call into outlives the device (and so every stream).
   std::unique_ptr<FaultInjector> injector_;
@@ -78,8 +103,10 @@ class EngineHost {
   std::vector<BurstObserver*> burst_observers_;  // set-up only
   Worker& embedding_executor();
   std::unique_ptr<Worker> embedding_executor_;  // made with the first embedding engine
-  std::vector<std::unique_ptr<HostedEngine>> engines_;
-  std::vector<std::unique_ptr<Stream>> own_streams_;  // add_watched_stream()
+  std::map<std::string, Seat> seats_;  // set-up only
+  mutable std::mutex engines_mu_;
+  std::vector<std::unique_ptr<HostedEngine>> engines_;  // guarded by engines_mu_
+  std::vector<std::unique_ptr<Stream>> own_streams_;    // add_watched_stream()
 };
 
 }  // namespace baton

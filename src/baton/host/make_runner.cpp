@@ -1,6 +1,7 @@
 #include "baton/host/make_runner.h"
 
 #include <map>
+#include <mutex>
 #include <string>
 
 #include "baton/gpu/backend_unavailable.h"
@@ -13,12 +14,22 @@ namespace {
 
 #ifdef BATON_HAVE_CUDA
 ModelRunnerFactory cuda_runner_factory() {
-  using Uploaded = std::map<const LlamaModel*, std::shared_ptr<const cuda::CudaModel>>;
+  // Weights are uploaded once per model and freed with the last runner that uses them
+  // (an unloaded model's), so a model loaded again later is uploaded again.
+  using Uploaded = std::map<const LlamaModel*, std::weak_ptr<const cuda::CudaModel>>;
   auto uploaded = std::make_shared<Uploaded>();
-  return [uploaded](const LlamaModel& model, const KvBlockPool& pool,
-                    Stream& stream) -> std::unique_ptr<ModelRunner> {
-    std::shared_ptr<const cuda::CudaModel>& weights = (*uploaded)[&model];
-    if (!weights) weights = std::make_shared<const cuda::CudaModel>(model);
+  auto mu = std::make_shared<std::mutex>();
+  return [uploaded, mu](const LlamaModel& model, const KvBlockPool& pool,
+                        Stream& stream) -> std::unique_ptr<ModelRunner> {
+    std::shared_ptr<const cuda::CudaModel> weights;
+    {
+      std::lock_guard lock(*mu);
+      weights = (*uploaded)[&model].lock();
+      if (!weights) {
+        weights = std::make_shared<const cuda::CudaModel>(model);
+        (*uploaded)[&model] = weights;
+      }
+    }
     return std::make_unique<cuda::CudaModelRunner>(weights, pool,
                                                    dynamic_cast<cuda::CudaStream&>(stream));
   };

@@ -1,6 +1,7 @@
 #include "baton/server/baton_server.h"
 
 #include <chrono>
+#include <filesystem>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -30,6 +31,17 @@ WatchdogOptions watchdog_options(const ServeConfig& config) {
   return options;
 }
 
+// What a model will hold once loaded: its weights as stored (bf16 stays bf16; f32 files
+// stay f32) and its KV budget.
+std::uint64_t estimated_bytes(const ModelSpec& spec) {
+  std::uint64_t bytes = std::uint64_t{spec.kv_budget_mb} << 20;
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(spec.dir, ec)) {
+    if (file.path().extension() == ".safetensors") bytes += file.file_size(ec);
+  }
+  return bytes;
+}
+
 std::string describe_model(const ServedModel& m) {
   const ModelConfig& c = m.model->config();
   const bool bf16 = m.model->embedding().is_bf16();
@@ -49,7 +61,6 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
     : config_(std::move(config)),
       health_(watchdog_options(config_).deadline, std::chrono::seconds(5)),
       metrics_(std::make_unique<ServerMetrics>(names_of(config_))) {
-  load_models(log, progress);
   auto injector =
       config_.faults.any() ? std::make_unique<FaultInjector>(config_.faults) : nullptr;
   FaultInjector* faults = injector.get();
@@ -62,17 +73,11 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   }
   host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
                                        std::move(injector));
-  host_engines();
-  if (faults != nullptr && !config_.fault_engine.empty()) {
-    for (const auto& engine : host_->engines()) {
-      if (engine->name() == config_.fault_engine) faults->only_on({engine->stream().id()});
-    }
-  }
-  for (const auto& model : models_) log << describe_model(*model) << "\n";
+  seat_models(faults);
+  start_registry(log, progress);
 
-  RouterContext context{{}, *host_, health_, *metrics_, busy_, config_.api_key,
+  RouterContext context{*models_, *host_, health_, *metrics_, busy_, config_.api_key,
                         describe(config_.turn), [this] { return http_->stats(); }};
-  for (const auto& model : models_) context.models.push_back(model.get());
   router_ = std::make_unique<Router>(std::move(context));
   HttpServerOptions http;
   http.host = config_.host;
@@ -90,31 +95,74 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
 BatonServer::~BatonServer() {
   if (http_) http_->stop();
   probe_.reset();
+  models_.reset();  // every engine out of the host, while the host can still free a hang
   if (host_) host_->stop();
 }
 
-void BatonServer::load_models(std::ostream& log, const LoadProgress& progress) {
+void BatonServer::seat_models(FaultInjector* faults) {
+  host_->add_burst_observer(health_);
+  if (recorder_) host_->add_burst_observer(*recorder_);
+  if (recorder_) host_->faults().add_sink([this](const FaultEvent& e) { recorder_->event(e); });
+  host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
   for (const ModelSpec& spec : config_.models) {
-    auto served = std::make_unique<ServedModel>();
-    served->spec = spec;
-    ModelLoadOptions options;
-    options.threads = config_.cpu_threads;
-    if (progress) {
-      options.progress = [&progress, &spec](std::uint64_t done, std::uint64_t total) {
-        progress(spec.name, done, total);
-      };
-    }
-    served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
-    served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
-    if (served->chat()) {
-      std::optional<ChatFamily> family;
-      if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
-      served->input.emplace(spec.dir, *served->tokenizer, served->model->config().generation,
-                            family);
-    }
-    models_.push_back(std::move(served));
+    Stream& stream = host_->reserve_seat(spec.name, spec.kind == ModelSpec::Kind::chat);
+    health_.watch(spec.name, &stream);
+    if (streams_) streams_->name_stream(stream.id(), stream.name());
+    if (faults != nullptr && spec.name == config_.fault_engine) faults->only_on({stream.id()});
   }
-  (void)log;
+}
+
+void BatonServer::start_registry(std::ostream& log, const LoadProgress& progress) {
+  RegistryOptions options;
+  options.memory_budget_bytes = std::uint64_t{config_.memory_budget_mb} << 20;
+  options.load_wait = std::chrono::milliseconds(std::llround(config_.load_timeout_s * 1000.0));
+  options.drain_timeout =
+      std::chrono::milliseconds(std::llround(config_.drain_timeout_s * 1000.0));
+  models_ = std::make_unique<ModelRegistry>(
+      config_.models, options,
+      [this](const ModelSpec& spec, const ModelRegistry::Progress& p) { return load_model(spec, p); },
+      [](const ModelSpec& spec) { return estimated_bytes(spec); },
+      [this](const LifecycleEvent& event) { record(event); });
+  models_->load_startup(log, progress);
+  for (const ModelRegistry::Lease& model : models_->ready()) log << describe_model(*model) << "\n";
+  for (const ModelSpec& spec : config_.models) {
+    if (spec.on_demand) log << "model " << spec.name << ": loads on demand\n";
+  }
+}
+
+std::unique_ptr<ServedModel> BatonServer::load_model(const ModelSpec& spec,
+                                                     const ModelRegistry::Progress& progress) {
+  auto served = std::make_unique<ServedModel>();
+  served->spec = spec;
+  ModelLoadOptions options;
+  options.threads = config_.cpu_threads;
+  options.progress = progress;
+  served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
+  served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
+  if (served->chat()) {
+    std::optional<ChatFamily> family;
+    if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
+    served->input.emplace(spec.dir, *served->tokenizer, served->model->config().generation,
+                          family);
+    LlmBatchOptions batch;
+    batch.kv_budget_bytes = spec.kv_budget_mb << 20;
+    batch.max_batch = spec.max_batch;
+    batch.prefill_chunk = spec.prefill_chunk;
+    batch.queue_limit = spec.queue_limit;
+    batch.context_length = spec.context_length;
+    served->llm =
+        &host_->add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
+  } else {
+    served->embedding = &host_->add_embedding_engine(spec.name, *served->model,
+                                                     read_pooling(spec.dir), spec.kv_budget_mb << 20);
+  }
+  served->release = [host = host_.get(), engine = served->engine()] { host->remove_engine(*engine); };
+  return served;
+}
+
+void BatonServer::record(const LifecycleEvent& event) {
+  if (!ledger_) return;
+  ledger_->record(EventRow{run_id_, unix_now(), event.kind, event.model, "", 0, event.detail});
 }
 
 void BatonServer::open_ledger(const std::string& backend) {
@@ -123,33 +171,6 @@ void BatonServer::open_ledger(const std::string& backend) {
   run_id_ = ledger_->begin_run({unix_now(), BATON_VERSION, backend, describe(config_.turn), true});
   recorder_.emplace(*ledger_, run_id_);
   streams_.emplace(*ledger_, run_id_, recorder_->wall());
-}
-
-void BatonServer::host_engines() {
-  host_->add_burst_observer(health_);
-  if (recorder_) host_->add_burst_observer(*recorder_);
-  if (recorder_) host_->faults().add_sink([this](const FaultEvent& e) { recorder_->event(e); });
-  host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
-  for (const auto& model : models_) {
-    const ModelSpec& spec = model->spec;
-    HostedEngine* engine = nullptr;
-    if (model->chat()) {
-      LlmBatchOptions options;
-      options.kv_budget_bytes = spec.kv_budget_mb << 20;
-      options.max_batch = spec.max_batch;
-      options.prefill_chunk = spec.prefill_chunk;
-      options.queue_limit = spec.queue_limit;
-      options.context_length = spec.context_length;
-      model->llm = &host_->add_llm_engine(spec.name, *model->model, model->tokenizer.get(), options);
-      engine = model->llm;
-    } else {
-      model->embedding = &host_->add_embedding_engine(spec.name, *model->model,
-                                                      read_pooling(spec.dir), spec.kv_budget_mb << 20);
-      engine = model->embedding;
-    }
-    health_.watch(spec.name, &engine->stream());
-    if (streams_) streams_->name_stream(engine->stream().id(), engine->stream().name());
-  }
 }
 
 int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log) {
@@ -162,6 +183,7 @@ int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log
           << std::endl;
       http_->stop();
       probe_.reset();
+      models_.reset();
       host_->stop();
       close_ledger(kExitGpuFatal);
       return kExitGpuFatal;
@@ -188,6 +210,7 @@ void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   host_->stop();  // what is left fails with EngineStopped: its clients get a 503
   (void)http_->wait_idle(std::chrono::seconds(2));
   http_->stop();
+  models_.reset();
   close_ledger(kExitOk);
   log << "baton serve: stopped" << std::endl;
 }

@@ -1,7 +1,8 @@
-// BatonServer: the composition root of `baton serve`. It loads every configured model,
-// hosts one engine per model in one EngineHost (one turn, one watchdog), records the run
-// in the ledger (bursts, streams, fault events), and serves the HTTP API (router.h) until
-// asked to stop or the device turns fatal:
+// BatonServer: the composition root of `baton serve`. It gives every configured model a
+// seat in one EngineHost (one turn, one watchdog), loads the start-up models through the
+// ModelRegistry (which loads and unloads the rest while serving), records the run in the
+// ledger (bursts, streams, fault events, loads and unloads), and serves the HTTP API
+// (router.h) until asked to stop or the device turns fatal:
 // - SIGTERM / SIGINT: stop accepting, let in-flight requests finish for up to the
 //   shutdown timeout, fail the rest (their clients get a 503 or an SSE error event),
 //   flush the ledger, exit 0. A second signal skips the wait.
@@ -27,6 +28,7 @@
 #include "baton/server/engine_health.h"
 #include "baton/server/http_server.h"
 #include "baton/server/metrics.h"
+#include "baton/server/model_registry.h"
 #include "baton/server/router.h"
 #include "baton/server/serve_config.h"
 #include "baton/server/served_model.h"
@@ -39,9 +41,9 @@ using LoadProgress =
 
 class BatonServer {
  public:
-  // Loads the models and binds the port; throws ConfigError, ModelFileError,
-  // BackendUnavailable or std::system_error (the address is taken). `log` gets one line
-  // per model loaded.
+  // Loads the start-up models and binds the port; throws ConfigError, BackendUnavailable,
+  // std::system_error (the address is taken), or the first model's error when every
+  // start-up model failed to load. `log` gets one line per model loaded or failed.
   BatonServer(ServeConfig config, std::ostream& log, const LoadProgress& progress = {});
   ~BatonServer();
   BatonServer(const BatonServer&) = delete;
@@ -53,9 +55,13 @@ class BatonServer {
   int serve(SignalPipe& signals, std::ostream& out, std::ostream& log);
 
  private:
-  void load_models(std::ostream& log, const LoadProgress& progress);
   void open_ledger(const std::string& backend);
-  void host_engines();
+  void seat_models(FaultInjector* faults);  // faults: aimed at fault_engine's seat
+  void start_registry(std::ostream& log, const LoadProgress& progress);
+  // The registry's loader: the files, then the engine on the model's seat.
+  std::unique_ptr<ServedModel> load_model(const ModelSpec& spec,
+                                          const ModelRegistry::Progress& progress);
+  void record(const LifecycleEvent& event);
   void shut_down(SignalPipe& signals, std::ostream& log);
   void close_ledger(int exit_code);
 
@@ -66,12 +72,12 @@ class BatonServer {
   std::optional<LedgerRecorder> recorder_;
   std::optional<StreamRecorder> streams_;
   std::int64_t run_id_ = 0;
-  std::vector<std::unique_ptr<ServedModel>> models_;
   EngineHealth health_;
   std::unique_ptr<ServerMetrics> metrics_;
   DualEngineClock busy_;
   std::unique_ptr<EngineHost> host_;
-  std::unique_ptr<DeviceProbe> probe_;  // stopped before the host
+  std::unique_ptr<ModelRegistry> models_;  // its engines leave the host before the host goes
+  std::unique_ptr<DeviceProbe> probe_;     // stopped before the host
   std::unique_ptr<Router> router_;
   std::unique_ptr<HttpServer> http_;
 };

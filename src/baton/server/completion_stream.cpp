@@ -14,12 +14,13 @@ TokenLogprobs logprobs_of(const TokenDelta& delta) {
 
 }  // namespace
 
-CompletionStream::CompletionStream(LlmEngine& engine, const BpeTokenizer& tokenizer,
+CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model,
                                    CompletionSinks sinks, ResponseIdentity identity,
                                    CompletionShape shape, GenerationRequest request,
                                    std::string prompt_param)
-    : engine_(engine),
-      tokenizer_(tokenizer),
+    : model_(std::move(model)),
+      engine_(*model_->llm),
+      tokenizer_(*model_->tokenizer),
       sinks_(std::move(sinks)),
       identity_(std::move(identity)),
       shape_(shape),

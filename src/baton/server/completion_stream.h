@@ -1,11 +1,12 @@
-// CompletionStream: one chat or text completion between an LLM engine and a connection.
-// The engine's thread hands it each token (on_token) and the end (on_done) and never
-// waits: tokens go into a bounded buffer, and a client that lets it fill is cut off (its
-// request cancelled), not waited for. The connection takes what is ready: SSE chunks as
-// they come for a streamed request, the whole JSON at the end otherwise. An error before
-// the first chunk is an HTTP error status; after it, an SSE error event that ends the
-// stream. A client that goes away cancels the request (cancel()), which frees its KV
-// blocks within one engine step.
+// CompletionStream: one completion between an LLM engine and a connection, in the wire
+// format of the route's API (CompletionFormat: OpenAI's chat or text completions,
+// Anthropic's Messages, OpenAI's Responses). The engine's thread hands it each token
+// (on_token) and the end (on_done) and never waits: tokens go into a bounded buffer, and a
+// client that lets it fill is cut off (its request cancelled), not waited for. The
+// connection takes what is ready: SSE events as they come for a streamed request, the whole
+// JSON at the end otherwise. An error before the first event is an HTTP error status; after
+// it, the format's error event that ends the stream. A client that goes away cancels the
+// request (cancel()), which frees its KV blocks within one engine step.
 // Thread-safety: as PendingResponse; the engine callbacks take the one mutex.
 #pragma once
 
@@ -19,10 +20,12 @@
 
 #include "baton/engine/llm_engine.h"
 #include "baton/server/api_error.h"
+#include "baton/server/completion_format.h"
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/http_types.h"
 #include "baton/server/metrics.h"
 #include "baton/server/openai_response.h"
+#include "baton/server/served_model.h"
 
 namespace baton {
 
@@ -35,15 +38,21 @@ struct CompletionSinks {
 
 struct CompletionShape {
   bool stream = false;
-  bool include_usage = false;
-  bool logprobs = false;
+  bool include_usage = false;  // OpenAI's format (the ResponseIdentity constructor)
+  bool logprobs = false;       // likewise
   std::size_t buffer_limit_bytes = std::size_t{1} << 20;  // text not yet sent
 };
 
 class CompletionStream final : public PendingResponse,
                                public std::enable_shared_from_this<CompletionStream> {
  public:
-  CompletionStream(LlmEngine& engine, const BpeTokenizer& tokenizer, CompletionSinks sinks,
+  // `model` (a chat model) stays loaded while this object lives. `prompt_param` names the
+  // field a context-length error blames.
+  CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
+                   std::unique_ptr<CompletionFormat> format, CompletionShape shape,
+                   GenerationRequest request, std::string prompt_param);
+  // OpenAI's chat or text completion (identity.kind), as OpenAiFormat.
+  CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
                    ResponseIdentity identity, CompletionShape shape, GenerationRequest request,
                    std::string prompt_param);
 
@@ -58,11 +67,13 @@ class CompletionStream final : public PendingResponse,
   Chunk take_streamed(std::vector<TokenDelta> deltas, bool done, bool overflowed);
   std::string end_of_stream();
   Chunk error_response(const ApiError& error);
+  const std::string& model_name() const { return model_->spec.name; }
 
+  const std::shared_ptr<const ServedModel> model_;
   LlmEngine& engine_;
   const BpeTokenizer& tokenizer_;
   CompletionSinks sinks_;
-  const ResponseIdentity identity_;
+  const std::unique_ptr<CompletionFormat> format_;  // the session's strand
   const CompletionShape shape_;
   GenerationRequest request_;  // until start() submits it
   const std::string prompt_param_;
@@ -78,7 +89,10 @@ class CompletionStream final : public PendingResponse,
   bool overflowed_ = false;        // guarded by mu_
 
   std::future<GenerationResult> future_;  // the session's strand
-  bool head_sent_ = false;                // the session's strand
+  // The session's strand: the result of a stream that ended before its first token,
+  // taken from future_ to see that it did not fail.
+  std::optional<GenerationResult> early_result_;
+  bool head_sent_ = false;  // the session's strand
 };
 
 }  // namespace baton

@@ -7,11 +7,12 @@
 
 namespace baton {
 
-EmbeddingResponse::EmbeddingResponse(EmbeddingEngine& engine, std::string model,
+EmbeddingResponse::EmbeddingResponse(std::shared_ptr<const ServedModel> model,
                                      EmbeddingRequest request, bool base64,
                                      std::function<void(int)> counted)
-    : engine_(engine),
-      model_(std::move(model)),
+    : served_(std::move(model)),
+      engine_(*served_->embedding),
+      model_(served_->spec.name),
       request_(std::move(request)),
       base64_(base64),
       counted_(std::move(counted)) {}

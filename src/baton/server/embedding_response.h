@@ -13,13 +13,15 @@
 
 #include "baton/engine/embedding_engine.h"
 #include "baton/server/http_types.h"
+#include "baton/server/served_model.h"
 
 namespace baton {
 
 class EmbeddingResponse final : public PendingResponse,
                                 public std::enable_shared_from_this<EmbeddingResponse> {
  public:
-  EmbeddingResponse(EmbeddingEngine& engine, std::string model, EmbeddingRequest request,
+  // `model` (an embedding model) stays loaded while this object lives.
+  EmbeddingResponse(std::shared_ptr<const ServedModel> model, EmbeddingRequest request,
                     bool base64, std::function<void(int status)> counted);
 
   void start(std::function<void()> wake) override;
@@ -29,6 +31,7 @@ class EmbeddingResponse final : public PendingResponse,
  private:
   void done();
 
+  const std::shared_ptr<const ServedModel> served_;
   EmbeddingEngine& engine_;
   const std::string model_;
   EmbeddingRequest request_;  // until start() submits it

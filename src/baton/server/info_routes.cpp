@@ -1,8 +1,12 @@
-// The routes that describe the server rather than run a model: /v1/models, /health,
-// /metrics and /v1/engines (Router's members, apart from the request paths).
+// The routes that describe the server rather than run a model: /v1/models (and each
+// model's load and unload), /health, /metrics and /v1/engines (Router's members, apart
+// from the request paths).
 #include <chrono>
+#include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
+#include "baton/server/api_error.h"
 #include "baton/server/openai_response.h"
 #include "baton/server/router.h"
 
@@ -39,39 +43,101 @@ json turn_json(const TurnStats& turn, const std::string& engine) {
   return nullptr;
 }
 
+json optional_json(const std::optional<double>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json model_json(const ModelStatus& s) {
+  const ModelSpec& spec = s.spec;
+  json j = {{"id", spec.name},
+            {"object", "model"},
+            {"created", 0},
+            {"owned_by", "baton"},
+            {"kind", spec.kind == ModelSpec::Kind::chat ? "chat" : "embedding"},
+            {"max_model_len", s.context_length},
+            {"state", to_string(s.state)},
+            {"load", spec.on_demand ? "on-demand" : "startup"},
+            {"pinned", spec.pin},
+            {"memory_bytes", s.memory_bytes},
+            {"idle_ttl_s", spec.idle_ttl_s > 0 ? json(spec.idle_ttl_s) : json(nullptr)},
+            {"expires_at", optional_json(s.expires_at)},
+            {"last_used", optional_json(s.last_used)}};
+  if (s.state == ModelState::loading) {
+    j["progress"] = {{"done_bytes", s.progress_done}, {"total_bytes", s.progress_total}};
+  }
+  if (s.state == ModelState::failed) j["reason"] = s.reason;
+  return j;
+}
+
+HttpResponse json_response(int status, const json& body) {
+  return {{status, "application/json", {}}, dump(body)};
+}
+
+std::map<std::string, ModelRegistry::Lease> ready_by_name(const ModelRegistry& registry) {
+  std::map<std::string, ModelRegistry::Lease> ready;
+  for (ModelRegistry::Lease& lease : registry.ready()) ready[lease->spec.name] = std::move(lease);
+  return ready;
+}
+
 }  // namespace
 
 HttpResponse Router::models() const {
   json data = json::array();
-  for (const ServedModel* model : context_.models) {
-    data.push_back({{"id", model->spec.name},
-                    {"object", "model"},
-                    {"created", 0},
-                    {"owned_by", "baton"},
-                    {"kind", model->kind_name()},
-                    {"max_model_len", model->llm != nullptr ? model->llm->context_length() : 0}});
+  for (const ModelStatus& status : context_.models.statuses()) data.push_back(model_json(status));
+  const std::uint64_t budget = context_.models.budget_bytes();
+  const json memory = {{"budget_bytes", budget > 0 ? json(budget) : json(nullptr)},
+                       {"used_bytes", context_.models.used_bytes()}};
+  return json_response(200, {{"object", "list"}, {"data", data}, {"memory", memory}});
+}
+
+std::optional<HttpResponse> Router::model_route(const HttpRequest& request) {
+  const std::string prefix = "/v1/models/";
+  if (request.target.rfind(prefix, 0) != 0) return std::nullopt;
+  std::string name = request.target.substr(prefix.size());
+  std::string action;
+  if (const std::size_t slash = name.find('/'); slash != std::string::npos) {
+    action = name.substr(slash + 1);
+    name.resize(slash);
   }
-  return {{200, "application/json", {}}, dump(json{{"object", "list"}, {"data", data}})};
+  const bool get = request.method == "GET", post = request.method == "POST";
+  if (action.empty() && get) return json_response(200, model_json(context_.models.status(name)));
+  if (action == "load" && post) {
+    const ModelStatus status = context_.models.load(name);
+    return json_response(status.state == ModelState::ready ? 200 : 202, model_json(status));
+  }
+  if (action == "unload" && post) {
+    const ModelStatus status = context_.models.unload(name);
+    return json_response(status.state == ModelState::unloaded ? 200 : 202, model_json(status));
+  }
+  const bool known = action.empty() || action == "load" || action == "unload";
+  throw ApiError(known ? 405 : 404,
+                 (known ? "Method " + request.method + " is not allowed on "
+                        : "Unknown route " + request.method + " ") + request.target,
+                 "invalid_request_error", known ? "method_not_allowed" : "not_found");
 }
 
 HttpResponse Router::health() const {
   const std::vector<EngineHealthState> states = context_.health.states();
   json models = json::array();
   std::string reason;
-  for (const ServedModel* model : context_.models) {
-    const EngineHealthState* s = state_of(states, model->spec.name);
+  for (const ModelStatus& status : context_.models.statuses()) {
+    const std::string& name = status.spec.name;
+    const EngineHealthState* s = state_of(states, name);
     const std::string state = s != nullptr ? s->state : "ok";
-    json entry = {{"name", model->spec.name}, {"kind", model->kind_name()}, {"state", state}};
+    json entry = {{"name", name},
+                  {"kind", status.spec.kind == ModelSpec::Kind::chat ? "chat" : "embedding"},
+                  {"state", state},
+                  {"model_state", to_string(status.state)}};
     if (s != nullptr && !s->reason.empty()) {
       entry["reason"] = s->reason;
-      if (reason.empty()) reason = model->spec.name + " is " + state + ": " + s->reason;
+      if (reason.empty()) reason = name + " is " + state + ": " + s->reason;
     }
     models.push_back(std::move(entry));
   }
   const bool ok = reason.empty();
   json body = {{"status", ok ? "ok" : "unavailable"}, {"models", std::move(models)}};
   if (!ok) body["reason"] = reason;
-  HttpResponse response{{ok ? 200 : 503, "application/json", {}}, dump(body)};
+  HttpResponse response = json_response(ok ? 200 : 503, body);
   if (!ok) response.head.headers.emplace_back("Retry-After", "1");
   return response;
 }
@@ -79,7 +145,7 @@ HttpResponse Router::health() const {
 HttpResponse Router::metrics() const {
   HostGauges host;
   const std::vector<EngineHealthState> states = context_.health.states();
-  for (const ServedModel* model : context_.models) {
+  for (const ModelRegistry::Lease& model : context_.models.ready()) {
     EngineGauge gauge{model->spec.name, std::string(model->kind_name()), "ok"};
     if (const EngineHealthState* s = state_of(states, model->spec.name)) gauge.state = s->state;
     if (model->llm != nullptr) {
@@ -107,9 +173,15 @@ HttpResponse Router::engines() const {
   const std::vector<EngineHealthState> states = context_.health.states();
   const TurnStats turn = context_.host.turn().stats();
   json engines = json::array();
-  for (const ServedModel* model : context_.models) {
-    const std::string& name = model->spec.name;
-    json entry = {{"name", name}, {"kind", model->kind_name()}, {"turn", turn_json(turn, name)}};
+  const std::map<std::string, ModelRegistry::Lease> ready = ready_by_name(context_.models);
+  for (const ModelStatus& status : context_.models.statuses()) {
+    const std::string& name = status.spec.name;
+    json entry = {{"name", name},
+                  {"kind", status.spec.kind == ModelSpec::Kind::chat ? "chat" : "embedding"},
+                  {"model_state", to_string(status.state)},
+                  {"turn", turn_json(turn, name)}};
+    auto it = ready.find(name);
+    const ServedModel* model = it == ready.end() ? nullptr : it->second.get();
     if (const EngineHealthState* s = state_of(states, name)) {
       entry["state"] = s->state;
       entry["reason"] = s->reason;
@@ -118,7 +190,7 @@ HttpResponse Router::engines() const {
       for (const FaultEvent& event : s->last_faults) last.push_back(fault_json(event));
       entry["last_faults"] = std::move(last);
     }
-    if (model->llm != nullptr) {
+    if (model != nullptr && model->llm != nullptr) {
       const LlmEngineStats stats = model->llm->stats();
       entry["queue"] = stats.queued;
       entry["running"] = stats.running;
@@ -128,7 +200,7 @@ HttpResponse Router::engines() const {
                             {"available", stats.kv_blocks_available},
                             {"cached", stats.kv_blocks_cached}};
       entry["context_length"] = model->llm->context_length();
-    } else if (model->embedding != nullptr) {
+    } else if (model != nullptr && model->embedding != nullptr) {
       const EmbeddingEngineStats stats = model->embedding->stats();
       entry["requests_done"] = stats.requests_done;
       entry["requests_failed"] = stats.requests_failed;

@@ -56,9 +56,7 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-Router::Router(RouterContext context) : context_(std::move(context)), id_prefix_(start_stamp()) {
-  for (ServedModel* model : context_.models) by_name_[model->spec.name] = model;
-}
+Router::Router(RouterContext context) : context_(std::move(context)), id_prefix_(start_stamp()) {}
 
 bool Router::authorized(const HttpRequest& request) const {
   if (context_.api_key.empty()) return true;
@@ -87,7 +85,9 @@ RouteResult Router::handle(const HttpRequest& request) {
     if (post && path == "/v1/completions") return completion(request, CompletionCall::Kind::text);
     if (post && path == "/v1/embeddings") return embeddings(request);
     HttpResponse response;
-    if (get && path == "/v1/models") {
+    if (std::optional<HttpResponse> lifecycle = model_route(request)) {
+      response = std::move(*lifecycle);
+    } else if (get && path == "/v1/models") {
       response = models();
     } else if (get && path == "/health") {
       response = health();
@@ -113,22 +113,15 @@ RouteResult Router::handle(const HttpRequest& request) {
   }
 }
 
-ServedModel& Router::find(const std::string& name, bool chat) const {
-  auto it = by_name_.find(name);
-  if (it == by_name_.end() || it->second->chat() != chat) {
-    std::string loaded;
-    for (const ServedModel* model : context_.models) {
-      if (model->chat() != chat) continue;
-      loaded += (loaded.empty() ? "" : ", ") + model->spec.name;
-    }
-    const std::string what = it == by_name_.end()
-                                 ? "The model '" + name + "' does not exist"
-                                 : "The model '" + name + "' is an " +
-                                       std::string(it->second->kind_name()) + " model";
-    throw ApiError(404, what + "; this route serves: " + (loaded.empty() ? "none" : loaded),
-                   "invalid_request_error", "model_not_found", "model");
-  }
-  return *it->second;
+RouteResult Router::with_model(const std::string& name, bool chat, ModelRoute then,
+                               AfterLoad::ErrorResponse error_response) {
+  auto waiting = std::make_shared<AfterLoad>(then, std::move(error_response));
+  ModelRegistry::Lease model = context_.models.acquire(
+      name, chat, [waiting](ModelRegistry::Lease ready, std::exception_ptr error) {
+        waiting->arrived(std::move(ready), std::move(error));
+      });
+  if (model) return then(std::move(model));
+  return waiting;
 }
 
 std::string Router::next_unique() { return id_prefix_ + hex(serial_.fetch_add(1)); }
@@ -162,41 +155,48 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
 RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind kind) {
   const std::string route = request.target;
   const CompletionCall call = parse_completion_call(request.body, kind);
-  ServedModel& model = find(call.model, true);
-  const std::string prompt_param = kind == CompletionCall::Kind::chat ? "messages" : "prompt";
-  GenerationRequest generation = generation_request(call, model);
-  CompletionSinks sinks{context_.metrics, context_.busy,
-                        [this, name = model.spec.name, route](int status) {
-                          count(name, route, status);
-                        }};
-  CompletionShape shape{call.stream, call.include_usage, call.logprobs};
-  return std::make_shared<CompletionStream>(*model.llm, *model.tokenizer, std::move(sinks),
-                                            new_identity(kind, model.spec.name, next_unique()),
-                                            shape, std::move(generation), prompt_param);
+  return with_model(call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
+    const std::string prompt_param =
+        call.kind == CompletionCall::Kind::chat ? "messages" : "prompt";
+    GenerationRequest generation = generation_request(call, *model);
+    CompletionSinks sinks{context_.metrics, context_.busy,
+                          [this, name = model->spec.name, route](int status) {
+                            count(name, route, status);
+                          }};
+    CompletionShape shape{call.stream, call.include_usage, call.logprobs};
+    ResponseIdentity identity = new_identity(call.kind, model->spec.name, next_unique());
+    return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
+                                                          std::move(identity), shape,
+                                                          std::move(generation), prompt_param));
+  });
 }
 
 RouteResult Router::embeddings(const HttpRequest& request) {
   const std::string route = request.target;
   const EmbeddingCall call = parse_embedding_call(request.body);
-  ServedModel& model = find(call.model, false);
-  EmbeddingRequest embedding;
-  embedding.id = serial_.fetch_add(1);
-  embedding.inputs = call.token_inputs;
-  for (const std::string& text : call.texts) embedding.inputs.push_back(model.tokenizer->encode(text));
-  const auto context = static_cast<std::size_t>(model.model->config().max_position_embeddings);
-  for (std::size_t i = 0; i < embedding.inputs.size(); ++i) {
-    if (embedding.inputs[i].size() > context) {
-      throw bad_parameter("input", "This model's maximum context length is " +
-                                       std::to_string(context) + " tokens. However, input " +
-                                       std::to_string(i) + " has " +
-                                       std::to_string(embedding.inputs[i].size()) +
-                                       " tokens. Please reduce the length of the input.",
-                          "context_length_exceeded");
+  return with_model(call.model, false, [this, call, route](std::shared_ptr<const ServedModel> model) {
+    EmbeddingRequest embedding;
+    embedding.id = serial_.fetch_add(1);
+    embedding.inputs = call.token_inputs;
+    for (const std::string& text : call.texts) {
+      embedding.inputs.push_back(model->tokenizer->encode(text));
     }
-  }
-  return std::make_shared<EmbeddingResponse>(
-      *model.embedding, model.spec.name, std::move(embedding), call.base64,
-      [this, name = model.spec.name, route](int status) { count(name, route, status); });
+    const auto context = static_cast<std::size_t>(model->model->config().max_position_embeddings);
+    for (std::size_t i = 0; i < embedding.inputs.size(); ++i) {
+      if (embedding.inputs[i].size() > context) {
+        throw bad_parameter("input", "This model's maximum context length is " +
+                                         std::to_string(context) + " tokens. However, input " +
+                                         std::to_string(i) + " has " +
+                                         std::to_string(embedding.inputs[i].size()) +
+                                         " tokens. Please reduce the length of the input.",
+                            "context_length_exceeded");
+      }
+    }
+    const std::string name = model->spec.name;
+    return RouteResult(std::make_shared<EmbeddingResponse>(
+        std::move(model), std::move(embedding), call.base64,
+        [this, name, route](int status) { count(name, route, status); }));
+  });
 }
 
 }  // namespace baton

@@ -1,30 +1,33 @@
 // Router: the HTTP API of `baton serve`, from a parsed request to a response: the OpenAI
 // routes (chat completions, completions, embeddings, models) and baton's own (health,
-// metrics, engines). It authenticates /v1/ routes when an API key is set (compared in
-// constant time), finds the model (404 lists the loaded ones), turns the request into an
-// engine request, and hands back a PendingResponse the engine fills.
+// metrics, engines, loading and unloading models). It authenticates /v1/ routes when an
+// API key is set (compared in constant time), gets the model from the registry (404 lists
+// the models; an on-demand model loads first), turns the request into an engine request,
+// and hands back a PendingResponse the engine fills.
 // Thread-safety: handle() may run on every I/O thread at once; the rest is set-up.
 #pragma once
 
 #include <atomic>
 #include <functional>
-#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baton/host/engine_host.h"
+#include "baton/server/after_load.h"
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/engine_health.h"
 #include "baton/server/http_server.h"
 #include "baton/server/http_types.h"
 #include "baton/server/metrics.h"
+#include "baton/server/model_registry.h"
 #include "baton/server/openai_request.h"
 #include "baton/server/served_model.h"
 
 namespace baton {
 
 struct RouterContext {
-  std::vector<ServedModel*> models;  // in the configuration's order
+  ModelRegistry& models;
   EngineHost& host;
   EngineHealth& health;
   ServerMetrics& metrics;
@@ -42,20 +45,28 @@ class Router {
   HttpResponse health() const;
 
  private:
+  // A route's work once it holds the model: `model` stays loaded while the result lives.
+  using ModelRoute = std::function<RouteResult(std::shared_ptr<const ServedModel> model)>;
+  // Runs `then` on the model `name` of the route's kind (chat or embedding): at once when
+  // it is ready, or once an on-demand load finishes (the response waits, bounded; an
+  // error that ends the wait is shaped by `error_response`, the OpenAI shape when empty).
+  // Throws ApiError: 404 for an unknown model or one of the other kind, 503 for one that
+  // failed or is not loaded.
+  RouteResult with_model(const std::string& name, bool chat, ModelRoute then,
+                         AfterLoad::ErrorResponse error_response = {});
+  // GET /v1/models/{id}, POST /v1/models/{id}/load and /unload; nullopt for another path.
+  std::optional<HttpResponse> model_route(const HttpRequest& request);
   RouteResult completion(const HttpRequest& request, CompletionCall::Kind kind);
   RouteResult embeddings(const HttpRequest& request);
   HttpResponse models() const;
   HttpResponse metrics() const;
   HttpResponse engines() const;
   bool authorized(const HttpRequest& request) const;
-  // The model named `name` of the kind the route serves; ApiError 404 otherwise.
-  ServedModel& find(const std::string& name, bool chat) const;
   GenerationRequest generation_request(const CompletionCall& call, const ServedModel& model);
   std::string next_unique();
   void count(const std::string& model, const std::string& route, int status) const;
 
   RouterContext context_;
-  std::map<std::string, ServedModel*> by_name_;
   const std::string id_prefix_;
   std::atomic<std::uint64_t> serial_{0};
 };

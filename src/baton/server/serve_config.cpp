@@ -88,6 +88,7 @@ void validate_model(const ModelSpec& m) {
       fail(fmt::format("{}chat_template: {}", at, e.what()));
     }
   }
+  require_real(at + "idle_ttl", m.idle_ttl_s, 0.0, 1e9, ">= 0 seconds (0: never)");
   validate_sampling(m.name, m.sampling);
   validate_model_dir(m);
 }
@@ -130,6 +131,10 @@ void validate_server(const ServeConfig& c) {
   require(c.cpu_threads >= 0 && c.cpu_threads <= 4096, "cpu_threads", c.cpu_threads,
           "in 0..4096 (0: the default)");
   require_real("watchdog_deadline", c.watchdog_deadline_s, 0.01, 3600.0, "in [0.01, 3600] seconds");
+  require(c.memory_budget_mb <= (std::size_t{1} << 24), "memory_budget_mb", c.memory_budget_mb,
+          "in 0..16777216 (0: none)");
+  require_real("load_timeout", c.load_timeout_s, 0.0, 1e6, ">= 0 seconds");
+  require_real("drain_timeout", c.drain_timeout_s, 0.0, 1e6, ">= 0 seconds");
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -18,6 +18,9 @@
 //   http_threads = 2
 //   cpu_threads = 0            # 0: the CPU kernels' default
 //   watchdog_deadline = 60     # seconds
+//   memory_budget_mb = 0       # 0: none; else loading past it evicts the least recently used
+//   load_timeout = 120         # seconds a request waits for its model's on-demand load
+//   drain_timeout = 30         # seconds an unloading model's requests have to finish
 //
 //   [models.chat]              # the table's name is the model's name
 //   kind = "chat"              # chat|embedding (default chat)
@@ -29,6 +32,9 @@
 //   prefill_chunk = 256
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
+//   load = "startup"           # startup|on-demand (loaded by the first request for it)
+//   idle_ttl = 0               # seconds unused before it is unloaded; 0: never
+//   pin = false                # true: never evicted nor unloaded for idleness
 //   [models.chat.sampling]     # defaults for requests that leave a field unset
 //   temperature = 0.7          # also top_p, top_k, min_p, repetition_penalty,
 //                              # presence_penalty, frequency_penalty, seed
@@ -76,6 +82,9 @@ struct ModelSpec {
   std::string chat_template;       // empty: the model's; else chatml|llama3|mistral
   SamplingRequest sampling;        // defaults for requests that leave a field unset
   std::optional<int> max_tokens;   // default max_tokens of a request that sets none
+  bool on_demand = false;          // load = "on-demand": loaded by the first request
+  double idle_ttl_s = 0.0;         // unused this long: unloaded; 0: never
+  bool pin = false;                // never evicted, never unloaded for idleness
 };
 
 struct ServeConfig {
@@ -91,6 +100,9 @@ struct ServeConfig {
   int http_threads = 2;  // I/O threads of the HTTP server
   int cpu_threads = 0;   // 0: default for the model's CPU kernels (generate's --threads)
   double watchdog_deadline_s = 60.0;
+  std::size_t memory_budget_mb = 0;  // weights and KV budgets of the loaded models; 0: none
+  double load_timeout_s = 120.0;     // a request's wait for an on-demand load
+  double drain_timeout_s = 30.0;     // an unloading model's requests' time to finish
   FaultPlan faults;          // --inject-* as repro has them
   std::string fault_engine;  // empty: faults on every engine; else that engine's streams only
   std::vector<ModelSpec> models;

@@ -65,6 +65,13 @@ std::optional<ModelSpec::Kind> parse_kind(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<bool> parse_load(std::string_view name) {
+  if (name == "startup") return false;
+  if (name == "on-demand") return true;
+  return std::nullopt;
+}
+
+constexpr std::string_view kLoads[] = {"startup", "on-demand"};
 constexpr std::string_view kPolicies[] = {"concurrent", "serialize", "partition"};
 constexpr std::string_view kQuanta[] = {"burst", "layer", "op"};
 constexpr std::string_view kKinds[] = {"chat", "embedding"};
@@ -210,6 +217,9 @@ ServeConfig TomlReader::read(const toml::table& root) const {
       {"http_threads", [&](N v, K k) { c.http_threads = integer<int>(v, k); }},
       {"cpu_threads", [&](N v, K k) { c.cpu_threads = integer<int>(v, k); }},
       {"watchdog_deadline", [&](N v, K k) { c.watchdog_deadline_s = real(v, k); }},
+      {"memory_budget_mb", [&](N v, K k) { c.memory_budget_mb = integer<std::size_t>(v, k); }},
+      {"load_timeout", [&](N v, K k) { c.load_timeout_s = real(v, k); }},
+      {"drain_timeout", [&](N v, K k) { c.drain_timeout_s = real(v, k); }},
       {"models", [&](N v, K k) { c.models = read_models(table(v, k)); }},
   };
   read_fields(root, "", fields);
@@ -266,6 +276,9 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {"chat_template", [&](N v, K k) { m.chat_template = string(v, k); }},
       {"max_tokens", [&](N v, K k) { m.max_tokens = integer<int>(v, k); }},
       {"sampling", [&](N v, K k) { read_sampling(table(v, k), k + ".", m.sampling); }},
+      {"load", [&](N v, K k) { m.on_demand = choice(v, k, parse_load, kLoads); }},
+      {"idle_ttl", [&](N v, K k) { m.idle_ttl_s = real(v, k); }},
+      {"pin", [&](N v, K k) { m.pin = boolean(v, k); }},
   };
   read_fields(t, at, fields);
   return m;

@@ -1,8 +1,11 @@
-// ServedModel: one model the server hosts, as loaded: its configuration, weights,
-// tokenizer, input processing (chat models) and the engine that runs it.
-// Thread-safety: immutable once the server serves; the engines are thread-safe.
+// ServedModel: one model the server has loaded: its configuration, weights, tokenizer,
+// input processing (chat models) and the engine that runs it. Destroying it takes the
+// engine out of the host (`release`), before the weights it reads go.
+// Thread-safety: immutable once loaded; the engines are thread-safe. ModelRegistry
+// decides when one is destroyed (never while a request holds it).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 
@@ -19,12 +22,27 @@ struct ServedModel {
   ModelSpec spec;
   std::unique_ptr<LlamaModel> model;
   std::unique_ptr<BpeTokenizer> tokenizer;
-  std::optional<InputProcessor> input;  // chat models
-  LlmEngine* llm = nullptr;             // chat models
+  std::optional<InputProcessor> input;   // chat models
+  LlmEngine* llm = nullptr;              // chat models
   EmbeddingEngine* embedding = nullptr;  // embedding models
+  std::function<void()> release;         // takes the engine out of its host
+
+  ServedModel() = default;
+  ServedModel(const ServedModel&) = delete;
+  ServedModel& operator=(const ServedModel&) = delete;
+  ~ServedModel() {
+    if (release) release();
+  }
 
   bool chat() const { return spec.kind == ModelSpec::Kind::chat; }
   std::string_view kind_name() const { return chat() ? "chat" : "embedding"; }
+  HostedEngine* engine() const {
+    return llm != nullptr ? static_cast<HostedEngine*>(llm) : embedding;
+  }
+  // Weights and the KV budget: what the model holds while loaded.
+  std::uint64_t memory_bytes() const {
+    return model->weight_bytes() + (std::uint64_t{spec.kv_budget_mb} << 20);
+  }
 };
 
 }  // namespace baton
