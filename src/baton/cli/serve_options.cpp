@@ -38,6 +38,19 @@ void add_server_flags(CLI::App& cmd, ServeConfig& v) {
                  "Seconds a step may run without progress before it counts as hung")
       ->capture_default_str()
       ->check(finite_range(0.01, 3600.0));
+  cmd.add_option("--memory-budget-mb", v.memory_budget_mb,
+                 "Weights and KV budgets of the loaded models together; a load past it evicts "
+                 "the least recently used unpinned model (0: none)")
+      ->capture_default_str()
+      ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 24));
+  cmd.add_option("--load-timeout", v.load_timeout_s,
+                 "Seconds a request waits for its model's on-demand load")
+      ->capture_default_str()
+      ->check(finite_range(0.0, 1e6));
+  cmd.add_option("--drain-timeout", v.drain_timeout_s,
+                 "Seconds an unloading model's requests get to finish before they fail")
+      ->capture_default_str()
+      ->check(finite_range(0.0, 1e6));
 }
 
 void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
@@ -136,6 +149,9 @@ void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfi
   if (given(cmd, "--http-threads")) c.http_threads = v.http_threads;
   if (given(cmd, "--threads")) c.cpu_threads = v.cpu_threads;
   if (given(cmd, "--watchdog-deadline")) c.watchdog_deadline_s = v.watchdog_deadline_s;
+  if (given(cmd, "--memory-budget-mb")) c.memory_budget_mb = v.memory_budget_mb;
+  if (given(cmd, "--load-timeout")) c.load_timeout_s = v.load_timeout_s;
+  if (given(cmd, "--drain-timeout")) c.drain_timeout_s = v.drain_timeout_s;
   if (given(cmd, "--policy")) c.turn.policy = *parse_turn_policy(flags.policy);
   if (given(cmd, "--quantum")) c.turn.quantum = *parse_quantum(flags.quantum);
   if (given(cmd, "--decode-first")) c.turn.decode_first = v.turn.decode_first;

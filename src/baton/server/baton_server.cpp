@@ -1,7 +1,6 @@
 #include "baton/server/baton_server.h"
 
 #include <chrono>
-#include <filesystem>
 #include <cmath>
 #include <fmt/format.h>
 
@@ -9,7 +8,6 @@
 #include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
 #include "baton/host/make_device.h"
-#include "baton/model/pooling.h"
 
 namespace baton {
 namespace {
@@ -29,17 +27,6 @@ WatchdogOptions watchdog_options(const ServeConfig& config) {
   options.deadline =
       std::chrono::milliseconds(std::llround(config.watchdog_deadline_s * 1000.0));
   return options;
-}
-
-// What a model will hold once loaded: its weights as stored (bf16 stays bf16; f32 files
-// stay f32) and its KV budget.
-std::uint64_t estimated_bytes(const ModelSpec& spec) {
-  std::uint64_t bytes = std::uint64_t{spec.kv_budget_mb} << 20;
-  std::error_code ec;
-  for (const auto& file : std::filesystem::directory_iterator(spec.dir, ec)) {
-    if (file.path().extension() == ".safetensors") bytes += file.file_size(ec);
-  }
-  return bytes;
 }
 
 std::string describe_model(const ServedModel& m) {
@@ -120,44 +107,16 @@ void BatonServer::start_registry(std::ostream& log, const LoadProgress& progress
       std::chrono::milliseconds(std::llround(config_.drain_timeout_s * 1000.0));
   models_ = std::make_unique<ModelRegistry>(
       config_.models, options,
-      [this](const ModelSpec& spec, const ModelRegistry::Progress& p) { return load_model(spec, p); },
-      [](const ModelSpec& spec) { return estimated_bytes(spec); },
+      [this](const ModelSpec& spec, const ModelRegistry::Progress& p) {
+        return load_served_model(*host_, spec, config_.cpu_threads, p);
+      },
+      estimated_memory_bytes,
       [this](const LifecycleEvent& event) { record(event); });
   models_->load_startup(log, progress);
   for (const ModelRegistry::Lease& model : models_->ready()) log << describe_model(*model) << "\n";
   for (const ModelSpec& spec : config_.models) {
     if (spec.on_demand) log << "model " << spec.name << ": loads on demand\n";
   }
-}
-
-std::unique_ptr<ServedModel> BatonServer::load_model(const ModelSpec& spec,
-                                                     const ModelRegistry::Progress& progress) {
-  auto served = std::make_unique<ServedModel>();
-  served->spec = spec;
-  ModelLoadOptions options;
-  options.threads = config_.cpu_threads;
-  options.progress = progress;
-  served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
-  served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
-  if (served->chat()) {
-    std::optional<ChatFamily> family;
-    if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
-    served->input.emplace(spec.dir, *served->tokenizer, served->model->config().generation,
-                          family);
-    LlmBatchOptions batch;
-    batch.kv_budget_bytes = spec.kv_budget_mb << 20;
-    batch.max_batch = spec.max_batch;
-    batch.prefill_chunk = spec.prefill_chunk;
-    batch.queue_limit = spec.queue_limit;
-    batch.context_length = spec.context_length;
-    served->llm =
-        &host_->add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
-  } else {
-    served->embedding = &host_->add_embedding_engine(spec.name, *served->model,
-                                                     read_pooling(spec.dir), spec.kv_budget_mb << 20);
-  }
-  served->release = [host = host_.get(), engine = served->engine()] { host->remove_engine(*engine); };
-  return served;
 }
 
 void BatonServer::record(const LifecycleEvent& event) {

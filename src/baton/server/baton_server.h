@@ -58,9 +58,6 @@ class BatonServer {
   void open_ledger(const std::string& backend);
   void seat_models(FaultInjector* faults);  // faults: aimed at fault_engine's seat
   void start_registry(std::ostream& log, const LoadProgress& progress);
-  // The registry's loader: the files, then the engine on the model's seat.
-  std::unique_ptr<ServedModel> load_model(const ModelSpec& spec,
-                                          const ModelRegistry::Progress& progress);
   void record(const LifecycleEvent& event);
   void shut_down(SignalPipe& signals, std::ostream& log);
   void close_ledger(int exit_code);

@@ -171,7 +171,7 @@ ModelStatus ModelRegistry::status_locked(const Entry& e) const {
   }
   if (e.state == ModelState::ready && e.model->llm != nullptr) {
     s.context_length = e.model->llm->context_length();
-  } else if (e.state == ModelState::ready) {
+  } else if (e.state == ModelState::ready && e.model->model) {
     s.context_length = static_cast<int>(e.model->model->config().max_position_embeddings);
   }
   return s;
@@ -200,6 +200,7 @@ std::vector<ModelRegistry::Lease> ModelRegistry::ready() const {
 
 ModelRegistry::Lease ModelRegistry::acquire(const std::string& name, bool chat, Ready on_ready) {
   Calls calls;
+  std::optional<ApiError> refused;
   {
     std::lock_guard lock(mu_);
     Entry& e = entry(name);
@@ -243,12 +244,14 @@ ModelRegistry::Lease ModelRegistry::acquire(const std::string& name, bool chat, 
         break;
     }
     if (e.state == ModelState::failed) {  // refused at once (over the budget)
-      throw ApiError(503, "The model '" + name + "' failed to load: " + e.reason + load_hint,
-                     "server_error", "model_load_failed", "model");
+      refused.emplace(503, "The model '" + name + "' failed to load: " + e.reason + load_hint,
+                      "server_error", "model_load_failed", "model");
+    } else {
+      e.waiters.push_back({std::move(on_ready), Clock::now() + options_.load_wait});
     }
-    e.waiters.push_back({std::move(on_ready), Clock::now() + options_.load_wait});
   }
   run(calls);
+  if (refused) throw *refused;
   return nullptr;
 }
 
@@ -534,7 +537,7 @@ void ModelRegistry::tick_locked(Calls& calls) {
 
 void ModelRegistry::retire(Entry& e) {
   // Only the ticker changes an unloading entry's model, so reading it unlocked is safe.
-  HostedEngine* engine = e.model->engine();
+  HostedEngine* engine = e.model->engine();  // null only for a test's model
   bool stop_now = false;
   {
     std::lock_guard lock(mu_);
@@ -544,7 +547,7 @@ void ModelRegistry::retire(Entry& e) {
       stop_now = true;
     }
   }
-  if (stop_now) engine->stop();  // what is left fails with EngineStopped (a 503)
+  if (stop_now && engine != nullptr) engine->stop();  // what is left fails with EngineStopped (a 503)
   if (!e.stopped || !e.released->load(std::memory_order_acquire)) return;
   e.model.reset();  // the engine leaves the host; the weights go
   Calls calls;

@@ -2,7 +2,8 @@
 // input processing (chat models) and the engine that runs it. Destroying it takes the
 // engine out of the host (`release`), before the weights it reads go.
 // Thread-safety: immutable once loaded; the engines are thread-safe. ModelRegistry
-// decides when one is destroyed (never while a request holds it).
+// decides when one is destroyed (never while a request holds it). load_served_model() may
+// run on any thread (the host's seats are thread-safe).
 #pragma once
 
 #include <functional>
@@ -12,6 +13,7 @@
 #include "baton/engine/embedding_engine.h"
 #include "baton/engine/input_processor.h"
 #include "baton/engine/llm_engine.h"
+#include "baton/host/engine_host.h"
 #include "baton/model/bpe_tokenizer.h"
 #include "baton/model/llama_model.h"
 #include "baton/server/serve_config.h"
@@ -41,8 +43,18 @@ struct ServedModel {
   }
   // Weights and the KV budget: what the model holds while loaded.
   std::uint64_t memory_bytes() const {
-    return model->weight_bytes() + (std::uint64_t{spec.kv_budget_mb} << 20);
+    return (model ? model->weight_bytes() : 0) + (std::uint64_t{spec.kv_budget_mb} << 20);
   }
 };
+
+// Loads `spec`'s files (ModelFileError and the like for bad ones) and hosts its engine on
+// the host's seat of `spec.name` (reserved before). `cpu_threads`: the CPU kernels'.
+std::unique_ptr<ServedModel> load_served_model(
+    EngineHost& host, const ModelSpec& spec, int cpu_threads,
+    const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {});
+
+// What `spec` will hold once loaded, known before loading: its weights as stored (bf16
+// stays bf16, f32 stays f32) and its KV budget.
+std::uint64_t estimated_memory_bytes(const ModelSpec& spec);
 
 }  // namespace baton

@@ -1,0 +1,48 @@
+#include "baton/server/served_model.h"
+
+#include <filesystem>
+
+#include "baton/model/pooling.h"
+
+namespace baton {
+
+std::unique_ptr<ServedModel> load_served_model(
+    EngineHost& host, const ModelSpec& spec, int cpu_threads,
+    const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  auto served = std::make_unique<ServedModel>();
+  served->spec = spec;
+  ModelLoadOptions options;
+  options.threads = cpu_threads;
+  options.progress = progress;
+  served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
+  served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
+  if (served->chat()) {
+    std::optional<ChatFamily> family;
+    if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
+    served->input.emplace(spec.dir, *served->tokenizer, served->model->config().generation,
+                          family);
+    LlmBatchOptions batch;
+    batch.kv_budget_bytes = spec.kv_budget_mb << 20;
+    batch.max_batch = spec.max_batch;
+    batch.prefill_chunk = spec.prefill_chunk;
+    batch.queue_limit = spec.queue_limit;
+    batch.context_length = spec.context_length;
+    served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
+  } else {
+    served->embedding = &host.add_embedding_engine(spec.name, *served->model,
+                                                   read_pooling(spec.dir), spec.kv_budget_mb << 20);
+  }
+  served->release = [&host, engine = served->engine()] { host.remove_engine(*engine); };
+  return served;
+}
+
+std::uint64_t estimated_memory_bytes(const ModelSpec& spec) {
+  std::uint64_t bytes = std::uint64_t{spec.kv_budget_mb} << 20;
+  std::error_code ec;
+  for (const auto& file : std::filesystem::directory_iterator(spec.dir, ec)) {
+    if (file.path().extension() == ".safetensors") bytes += file.file_size(ec);
+  }
+  return bytes;
+}
+
+}  // namespace baton

@@ -1,0 +1,298 @@
+// ModelRegistry with real models: tiny written models, a CPU EngineHost with its seats,
+// real LLM and embedding engines and real requests in flight while models load, unload
+// and are evicted; with real threads racing on-demand loads.
+#include "baton/server/model_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <future>
+#include <sstream>
+#include <thread>
+
+#include "baton/engine/request.h"
+#include "baton/host/make_device.h"
+#include "baton/model/model_writer.h"
+#include "baton/server/api_error.h"
+#include "model/safetensors_writer.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::TempDir;
+
+class ModelRegistryTest : public ::testing::Test {
+ protected:
+  ModelRegistryTest() {
+    TurnOptions turn;
+    turn.policy = TurnPolicy::serialize;
+    host_ = std::make_unique<EngineHost>(make_device("cpu"), turn);
+  }
+  ~ModelRegistryTest() override {
+    registry_.reset();
+    host_->stop();
+  }
+
+  ModelSpec model(const std::string& name, std::uint64_t seed = 1) {
+    ModelSpec spec;
+    spec.name = name;
+    spec.dir = dir_.path() / name;
+    spec.kv_budget_mb = 4;
+    spec.max_batch = 4;
+    write_model(spec.dir, ModelArch::qwen2, model_shape("tiny", ModelArch::qwen2), seed);
+    return spec;
+  }
+
+  ModelRegistry& start(std::vector<ModelSpec> specs, RegistryOptions options = {}) {
+    for (const ModelSpec& spec : specs) {
+      host_->reserve_seat(spec.name, spec.kind == ModelSpec::Kind::chat);
+    }
+    registry_ = std::make_unique<ModelRegistry>(
+        std::move(specs), options,
+        [this](const ModelSpec& spec, const ModelRegistry::Progress& progress) {
+          loads_.fetch_add(1);
+          return load_served_model(*host_, spec, 1, progress);
+        },
+        estimated_memory_bytes,
+        [this](const LifecycleEvent& e) {
+          std::lock_guard lock(mu_);
+          events_.push_back(e.kind + " " + e.model);
+        });
+    std::ostringstream log;
+    registry_->load_startup(log);
+    log_ = log.str();
+    return *registry_;
+  }
+
+  // The model's lease: at once, or after its load (waits up to 30 s).
+  ModelRegistry::Lease lease(const std::string& name, bool chat = true) {
+    auto promise = std::make_shared<std::promise<ModelRegistry::Lease>>();
+    auto future = promise->get_future();
+    ModelRegistry::Lease now = registry_->acquire(
+        name, chat, [promise](ModelRegistry::Lease model, std::exception_ptr error) {
+          if (error) {
+            promise->set_exception(error);
+          } else {
+            promise->set_value(std::move(model));
+          }
+        });
+    if (now) return now;
+    if (future.wait_for(30s) != std::future_status::ready) throw std::runtime_error("no lease");
+    return future.get();
+  }
+
+  ModelState state(const std::string& name) const { return registry_->status(name).state; }
+
+  bool wait_for_state(const std::string& name, ModelState want) const {
+    for (int i = 0; i < 1500; ++i) {
+      if (state(name) == want) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+  std::vector<std::string> events() {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+
+  static std::future<GenerationResult> generate(const ServedModel& model, int tokens) {
+    GenerationRequest request;
+    request.prompt = model.tokenizer->encode("hello there");
+    request.params.max_tokens = tokens;
+    request.params.ignore_eos = true;
+    return model.llm->submit(std::move(request));
+  }
+
+  TempDir dir_;
+  std::unique_ptr<EngineHost> host_;
+  std::unique_ptr<ModelRegistry> registry_;
+  std::atomic<int> loads_{0};
+  std::string log_;
+  std::mutex mu_;
+  std::vector<std::string> events_;
+};
+
+TEST_F(ModelRegistryTest, StartupModelsLoadAndOnDemandOnesLoadForTheirFirstRequest) {
+  ModelSpec later = model("later", 2);
+  later.on_demand = true;
+  ModelRegistry& registry = start({model("now"), later});
+  EXPECT_EQ(state("now"), ModelState::ready);
+  EXPECT_EQ(state("later"), ModelState::unloaded);
+  EXPECT_EQ(registry.status("later").memory_bytes, 0u);
+
+  ModelRegistry::Lease model = lease("later");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(state("later"), ModelState::ready);
+  EXPECT_EQ(generate(*model, 4).get().tokens.size(), 4u);
+  EXPECT_EQ(registry.used_bytes(),
+            registry.status("now").memory_bytes + registry.status("later").memory_bytes);
+  EXPECT_EQ(events(), (std::vector<std::string>{"load now", "load later"}));
+}
+
+TEST_F(ModelRegistryTest, AnUnloadLetsTheRunningRequestFinishThenFreesTheModel) {
+  ModelRegistry& registry = start({model("a")});
+  std::future<GenerationResult> running;
+  {
+    ModelRegistry::Lease model = lease("a");
+    running = generate(*model, 48);
+  }
+  // The engine holds the request (and through it nothing of the registry's): the drain
+  // waits for the engine to be idle only through the leases, so hold one as a client does.
+  ModelRegistry::Lease client = lease("a");
+  std::future<GenerationResult> second = generate(*client, 24);
+  EXPECT_EQ(registry.unload("a").state, ModelState::unloading);
+  EXPECT_THROW(lease("a"), ApiError);  // no new requests while it drains
+  const GenerationResult result = second.get();
+  EXPECT_EQ(result.tokens.size(), 24u);  // finished whole, not cut short
+  EXPECT_EQ(running.get().tokens.size(), 48u);
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(state("a"), ModelState::unloading);  // a lease is still out
+  client.reset();
+  ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
+  EXPECT_EQ(registry.used_bytes(), 0u);
+  EXPECT_TRUE(host_->activity().empty());
+  EXPECT_EQ(events().back(), "unload a");
+}
+
+TEST_F(ModelRegistryTest, PastTheDrainTimeoutWhatIsLeftFailsCleanly) {
+  RegistryOptions options;
+  options.drain_timeout = 0ms;
+  ModelRegistry& registry = start({model("a")}, options);
+  ModelRegistry::Lease client = lease("a");
+  std::future<GenerationResult> running = generate(*client, 100000);
+  registry.unload("a");
+  EXPECT_THROW(running.get(), EngineStopped);
+  client.reset();
+  ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
+  EXPECT_EQ(registry.load("a").state, ModelState::loading);  // and it loads again
+  ASSERT_TRUE(wait_for_state("a", ModelState::ready));
+  EXPECT_EQ(generate(*lease("a"), 3).get().tokens.size(), 3u);
+}
+
+TEST_F(ModelRegistryTest, ALoadPastTheBudgetEvictsTheLeastRecentlyUsedUnpinnedModel) {
+  ModelSpec a = model("a", 1), b = model("b", 2), c = model("c", 3);
+  c.on_demand = true;
+  const std::uint64_t each = estimated_memory_bytes(a);
+  RegistryOptions options;
+  options.memory_budget_bytes = each * 5 / 2;  // room for two
+  start({a, b, c}, options);
+  lease("b");
+  lease("a");  // b is now the least recently used
+  ModelRegistry::Lease model = lease("c");
+  ASSERT_NE(model, nullptr);
+  EXPECT_EQ(state("a"), ModelState::ready);
+  EXPECT_EQ(state("b"), ModelState::unloaded);
+  EXPECT_LE(registry_->used_bytes(), options.memory_budget_bytes);
+  const std::vector<std::string> log = events();
+  const auto evicted = std::find(log.begin(), log.end(), "evict b");
+  ASSERT_NE(evicted, log.end());
+  EXPECT_LT(evicted - log.begin(), std::find(log.begin(), log.end(), "load c") - log.begin());
+}
+
+TEST_F(ModelRegistryTest, PinnedModelsAreNeverEvictedAndALoadThatCannotFitFailsAlone) {
+  ModelSpec a = model("a", 1), b = model("b", 2);
+  a.pin = true;
+  b.on_demand = true;
+  RegistryOptions options;
+  options.memory_budget_bytes = estimated_memory_bytes(a) * 3 / 2;
+  start({a, b}, options);
+  EXPECT_THROW(lease("b"), ApiError);
+  const ModelStatus failed = registry_->status("b");
+  EXPECT_EQ(failed.state, ModelState::failed);
+  EXPECT_NE(failed.reason.find("memory budget"), std::string::npos) << failed.reason;
+  EXPECT_EQ(state("a"), ModelState::ready);
+  EXPECT_EQ(generate(*lease("a"), 3).get().tokens.size(), 3u);
+  EXPECT_EQ(events().back(), "load_failed b");
+}
+
+TEST_F(ModelRegistryTest, RequestsRacingAnOnDemandLoadAllGetTheOneLoadedModel) {
+  ModelSpec a = model("a");
+  a.on_demand = true;
+  start({a});
+  constexpr int kClients = 8;
+  std::vector<std::future<ModelRegistry::Lease>> got;
+  std::atomic<bool> go{false};
+  for (int i = 0; i < kClients; ++i) {
+    got.push_back(std::async(std::launch::async, [&] {
+      while (!go.load()) std::this_thread::yield();
+      return lease("a");
+    }));
+  }
+  go = true;
+  std::vector<ModelRegistry::Lease> leases;
+  for (auto& f : got) leases.push_back(f.get());
+  for (const auto& l : leases) EXPECT_EQ(l.get(), leases.front().get());
+  EXPECT_EQ(loads_.load(), 1);
+  EXPECT_EQ(events(), (std::vector<std::string>{"load a"}));
+}
+
+TEST_F(ModelRegistryTest, AModelWithBadFilesFailsAloneWithItsReason) {
+  ModelSpec bad = model("bad", 2);
+  bad.on_demand = true;
+  std::ofstream(bad.dir / "model.safetensors", std::ios::trunc) << "not safetensors";
+  start({model("good"), bad});
+  try {
+    lease("bad");
+    FAIL() << "a bad model loaded";
+  } catch (const ApiError& e) {
+    EXPECT_EQ(e.status(), 503);
+    EXPECT_NE(std::string(e.what()).find("model.safetensors"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(state("bad"), ModelState::failed);
+  EXPECT_THROW(lease("bad"), ApiError);  // failed stays failed until a load is asked
+  EXPECT_EQ(loads_.load(), 2);
+  EXPECT_EQ(generate(*lease("good"), 3).get().tokens.size(), 3u);
+  EXPECT_EQ(events().back(), "load_failed bad");
+}
+
+TEST_F(ModelRegistryTest, AtStartUpOneBadModelIsLoggedAndEveryBadModelThrows) {
+  ModelSpec bad = model("bad", 2);
+  std::ofstream(bad.dir / "model.safetensors", std::ios::trunc) << "not safetensors";
+  start({model("good"), bad});
+  EXPECT_NE(log_.find("model bad failed to load"), std::string::npos) << log_;
+  EXPECT_EQ(state("good"), ModelState::ready);
+  registry_.reset();
+
+  ModelSpec alone = bad;
+  alone.name = "alone";
+  host_->reserve_seat("alone", true);
+  ModelRegistry only({alone}, {}, [this](const ModelSpec& spec, const ModelRegistry::Progress& p) {
+    return load_served_model(*host_, spec, 1, p);
+  }, estimated_memory_bytes, {});
+  std::ostringstream log;
+  EXPECT_THROW(only.load_startup(log), std::exception);
+}
+
+TEST_F(ModelRegistryTest, AnIdleModelUnloadsAfterItsTtlUnlessPinned) {
+  ModelSpec a = model("a", 1), b = model("b", 2);
+  a.idle_ttl_s = 0.2;
+  b.idle_ttl_s = 0.2;
+  b.pin = true;
+  start({a, b});
+  EXPECT_TRUE(registry_->status("a").expires_at.has_value());
+  ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
+  EXPECT_EQ(state("b"), ModelState::ready);
+  EXPECT_EQ(events().back(), "unload a");
+}
+
+TEST_F(ModelRegistryTest, TheWrongKindAndUnknownNamesAre404) {
+  ModelSpec embed = model("embed", 3);
+  embed.kind = ModelSpec::Kind::embedding;
+  start({model("chat"), embed});
+  for (auto [name, chat] : {std::pair{"embed", true}, std::pair{"chat", false},
+                            std::pair{"nope", true}}) {
+    try {
+      registry_->acquire(name, chat, {});
+      FAIL() << name;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status(), 404) << name;
+    }
+  }
+  EXPECT_NE(lease("embed", false)->embedding, nullptr);
+}
+
+}  // namespace
+}  // namespace baton
