@@ -13,7 +13,8 @@ build: setup
 	@cmake --preset $(PRESET) >/dev/null
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
-# `baton serve` on the default models (two chat, one embedding) on the CPU; Ctrl-C stops it.
+# `baton serve` on the default models of models/ (two chat, one embedding) on the CPU; Ctrl-C
+# stops it.
 run: build
 	@scripts/serve-default $(BUILD_DIR)
 
