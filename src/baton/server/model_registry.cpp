@@ -355,6 +355,7 @@ void ModelRegistry::fail_locked(Entry& e, const std::string& reason, Calls& call
   e.started = false;
   e.memory = 0;
   const std::string name = e.spec.name;
+  if (events_) calls.push_back([this, name, reason] { events_({"load_failed", name, reason}); });
   for (Waiter& w : e.waiters) {
     calls.push_back([ready = std::move(w.ready), name, reason] {
       ready(nullptr, std::make_exception_ptr(ApiError(
@@ -363,7 +364,6 @@ void ModelRegistry::fail_locked(Entry& e, const std::string& reason, Calls& call
     });
   }
   e.waiters.clear();
-  if (events_) calls.push_back([this, name, reason] { events_({"load_failed", name, reason}); });
 }
 
 void ModelRegistry::run_load(Entry& e) {
@@ -404,12 +404,13 @@ void ModelRegistry::ready_locked(Entry& e, std::unique_ptr<ServedModel> model,
   });
   e.state = ModelState::ready;
   e.last_used = Clock::now();
+  // The ledger has the load before any request runs on the model.
+  if (events_) calls.push_back([this, name = e.spec.name, detail] { events_({"load", name, detail}); });
   const Lease lease = e.lease();
   for (Waiter& w : e.waiters) {
     calls.push_back([ready = std::move(w.ready), lease] { ready(lease, nullptr); });
   }
   e.waiters.clear();
-  if (events_) calls.push_back([this, name = e.spec.name, detail] { events_({"load", name, detail}); });
   if (e.unload_after_load) start_unload_locked(e, "unload", "asked while it was loading");
 }
 
