@@ -1,0 +1,188 @@
+// A whole BatonServer over HTTP with models that load and unload while it serves: an
+// on-demand model loaded by racing requests, unload and load by the API, a budget that
+// evicts, a model with bad files beside good ones, and the ledger's events afterwards.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <future>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "baton/common/signal_pipe.h"
+#include "baton/ledger/sqlite.h"
+#include "baton/model/model_writer.h"
+#include "baton/server/baton_server.h"
+#include "model/safetensors_writer.h"
+#include "server/http_test_client.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+using test::HttpTestClient;
+
+class LifecycleServer {
+ public:
+  explicit LifecycleServer(ServeConfig config) : server_(std::move(config), log_) {
+    thread_ = std::thread([this] { exit_ = server_.serve(signals_, out_, log_); });
+    for (int i = 0; i < 500 && out_.str().find("listening") == std::string::npos; ++i) {
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  ~LifecycleServer() { stop(); }
+
+  int stop() {
+    if (thread_.joinable()) {
+      std::raise(SIGUSR2);
+      thread_.join();
+    }
+    return exit_;
+  }
+
+  json get(const std::string& target) { return json::parse(send("GET", target).body); }
+  test::TestResponse send(const std::string& method, const std::string& target,
+                          const std::string& body = "") {
+    HttpTestClient client(server_.port());
+    return client.send(method, target, body);
+  }
+  std::string chat(const std::string& model, int* status = nullptr) {
+    const json request = {{"model", model},
+                          {"messages", {{{"role", "user"}, {"content", "hello"}}}},
+                          {"max_tokens", 4}};
+    const test::TestResponse response = send("POST", "/v1/chat/completions", request.dump());
+    if (status != nullptr) *status = response.status;
+    return response.body;
+  }
+  std::string state(const std::string& model) {
+    return get("/v1/models/" + model)["state"].get<std::string>();
+  }
+  bool wait_for_state(const std::string& model, const std::string& want) {
+    for (int i = 0; i < 1000; ++i) {
+      if (state(model) == want) return true;
+      std::this_thread::sleep_for(10ms);
+    }
+    return false;
+  }
+
+ private:
+  static constexpr int kStop[] = {SIGUSR2};
+  SignalPipe signals_{kStop, SignalPipe::Ignored::take_over};
+  std::ostringstream out_, log_;  // written by the serving thread only, read after `listening`
+  BatonServer server_;
+  std::thread thread_;
+  int exit_ = -1;
+};
+
+class LifecycleServerTest : public ::testing::Test {
+ protected:
+  ModelSpec model(const std::string& name, std::uint64_t seed) {
+    ModelSpec spec;
+    spec.name = name;
+    spec.dir = dir_.path() / name;
+    spec.kv_budget_mb = 4;
+    write_model(spec.dir, ModelArch::qwen2, model_shape("tiny", ModelArch::qwen2), seed);
+    return spec;
+  }
+  ServeConfig config(std::vector<ModelSpec> models) {
+    ServeConfig c;
+    c.port = 0;
+    c.ledger = dir_.path() / "ledger.db";
+    c.watchdog_deadline_s = 30;
+    c.shutdown_timeout_s = 5;
+    c.models = std::move(models);
+    return c;
+  }
+  // The ledger's events: "class engine" in order.
+  std::vector<std::string> ledger_events() {
+    Database db(dir_.path() / "ledger.db", Database::Mode::read_only);
+    Statement s(db, "SELECT class, coalesce(engine, '') FROM events ORDER BY id");
+    std::vector<std::string> events;
+    while (s.step()) events.push_back(s.column_text(0) + " " + s.column_text(1));
+    return events;
+  }
+
+  testing::TempDir dir_;
+};
+
+TEST_F(LifecycleServerTest, ModelsLoadUnloadAndEvictOverHttpAndTheLedgerHasEveryEvent) {
+  ModelSpec a = model("a", 1), b = model("b", 2), c = model("c", 3), bad = model("bad", 4);
+  b.on_demand = c.on_demand = bad.on_demand = true;
+  std::ofstream(bad.dir / "model.safetensors", std::ios::trunc) << "{broken";
+  ServeConfig cfg = config({a, b, c, bad});
+  cfg.memory_budget_mb = 10;  // room for two models of 4 MB of KV and 0.3 MB of weights
+  const std::uint64_t each = estimated_memory_bytes(a), budget = std::uint64_t{10} << 20;
+  ASSERT_TRUE(2 * each <= budget && budget < 3 * each) << each;
+  {
+    LifecycleServer server(std::move(cfg));
+    EXPECT_EQ(server.state("a"), "ready");
+    EXPECT_EQ(server.state("b"), "unloaded");
+
+    // Requests racing b's on-demand load all get an answer from it.
+    std::vector<std::future<int>> racing;
+    for (int i = 0; i < 6; ++i) {
+      racing.push_back(std::async(std::launch::async, [&] {
+        int status = 0;
+        server.chat("b", &status);
+        return status;
+      }));
+    }
+    for (auto& r : racing) EXPECT_EQ(r.get(), 200);
+    EXPECT_EQ(server.state("b"), "ready");
+
+    // c does not fit beside a and b: the least recently used (a) goes.
+    int status = 0;
+    server.chat("c", &status);
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(server.state("a"), "unloaded");
+    EXPECT_EQ(server.state("b"), "ready");
+
+    // A bad model fails alone, with its reason, and the others keep serving. Its files are
+    // found bad only by loading, so the room made for it (b's) is gone: b loads again.
+    const std::string failed = server.chat("bad", &status);
+    EXPECT_EQ(status, 503) << failed;
+    EXPECT_NE(failed.find("model.safetensors"), std::string::npos) << failed;
+    const json bad_status = server.get("/v1/models/bad");
+    EXPECT_EQ(bad_status["state"], "failed");
+    EXPECT_FALSE(bad_status["reason"].get<std::string>().empty());
+    server.chat("b", &status);
+    EXPECT_EQ(status, 200);
+
+    // Unload and load by the API.
+    EXPECT_EQ(server.send("POST", "/v1/models/b/unload").status, 202);
+    ASSERT_TRUE(server.wait_for_state("b", "unloaded"));
+    EXPECT_EQ(server.send("POST", "/v1/models/a/load").status, 202);
+    ASSERT_TRUE(server.wait_for_state("a", "ready"));
+    server.chat("a", &status);
+    EXPECT_EQ(status, 200);
+    EXPECT_EQ(server.send("POST", "/v1/models/a/load").status, 200);  // already ready
+    EXPECT_EQ(server.send("POST", "/v1/models/nope/load").status, 404);
+    EXPECT_EQ(server.send("GET", "/v1/models/a/unload").status, 405);
+
+    const json models = server.get("/v1/models");
+    EXPECT_LE(models["memory"]["used_bytes"].get<std::uint64_t>(),
+              models["memory"]["budget_bytes"].get<std::uint64_t>());
+    EXPECT_EQ(server.stop(), 0);
+  }
+  const std::vector<std::string> expected = {
+      "load a", "load b",  "evict a",  "load c", "evict b", "load_failed bad",
+      "load b", "unload b", "load a"};
+  EXPECT_EQ(ledger_events(), expected);
+}
+
+TEST_F(LifecycleServerTest, AnUnloadedStartupModelAnswers503UntilLoaded) {
+  LifecycleServer server(config({model("a", 1)}));
+  EXPECT_EQ(server.send("POST", "/v1/models/a/unload").status, 202);
+  ASSERT_TRUE(server.wait_for_state("a", "unloaded"));
+  int status = 0;
+  const std::string body = server.chat("a", &status);
+  EXPECT_EQ(status, 503);
+  EXPECT_NE(body.find("/v1/models/a/load"), std::string::npos) << body;
+  EXPECT_EQ(server.get("/v1/engines")["engines"][0]["model_state"], "unloaded");
+  EXPECT_EQ(server.send("GET", "/health").status, 200);  // not loaded is not unhealthy
+}
+
+}  // namespace
+}  // namespace baton
