@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "baton/engine/request.h"
+#include "baton/gpu/backend_unavailable.h"
 #include "baton/host/make_device.h"
 #include "baton/model/model_writer.h"
 #include "baton/server/api_error.h"
@@ -33,6 +34,18 @@ class ModelRegistryTest : public ::testing::Test {
   ~ModelRegistryTest() override {
     registry_.reset();
     host_->stop();
+  }
+
+  // Before start(): the host on `backend`; false where it is not available (no GPU).
+  bool use_backend(const std::string& backend) {
+    TurnOptions turn;
+    turn.policy = TurnPolicy::serialize;
+    try {
+      host_ = std::make_unique<EngineHost>(make_device(backend), turn);
+    } catch (const BackendUnavailable&) {
+      return false;
+    }
+    return true;
   }
 
   ModelSpec model(const std::string& name, std::uint64_t seed = 1) {
@@ -276,6 +289,25 @@ TEST_F(ModelRegistryTest, AnIdleModelUnloadsAfterItsTtlUnlessPinned) {
   ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
   EXPECT_EQ(state("b"), ModelState::ready);
   EXPECT_EQ(events().back(), "unload a");
+}
+
+// On CUDA a model's weights are uploaded per load and freed with its engine's runner: a
+// model loaded again answers as it did the first time.
+TEST_F(ModelRegistryTest, OnCudaAModelLoadedAgainAnswersTheSame) {
+  if (!use_backend("cuda")) GTEST_SKIP() << "no CUDA device";
+  ModelSpec a = model("a", 5), b = model("b", 6);
+  b.on_demand = true;
+  start({a, b});
+  const std::vector<TokenId> first = generate(*lease("a"), 12).get().tokens;
+  const std::vector<TokenId> other = generate(*lease("b"), 12).get().tokens;
+  for (int round = 0; round < 3; ++round) {
+    registry_->unload("a");
+    ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
+    registry_->load("a");
+    ASSERT_TRUE(wait_for_state("a", ModelState::ready));
+    EXPECT_EQ(generate(*lease("a"), 12).get().tokens, first) << "round " << round;
+  }
+  EXPECT_EQ(generate(*lease("b"), 12).get().tokens, other);
 }
 
 TEST_F(ModelRegistryTest, TheWrongKindAndUnknownNamesAre404) {
