@@ -116,6 +116,7 @@ class ModelRegistryTest : public ::testing::Test {
     request.prompt = model.tokenizer->encode("hello there");
     request.params.max_tokens = tokens;
     request.params.ignore_eos = true;
+    request.params.sampling.temperature = 0.0;  // greedy: the same tokens every time
     return model.llm->submit(std::move(request));
   }
 
