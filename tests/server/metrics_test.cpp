@@ -73,6 +73,19 @@ TEST(ServerMetrics, CountsRequestsTokensAndLatencies) {
   EXPECT_EQ(s.at("baton_dual_engine_seconds_total"), 2.5);
 }
 
+TEST(ServerMetrics, ReportsEachModelsLifecycleAndTheBudget) {
+  ServerMetrics metrics({"a", "b"});
+  HostGauges host;
+  host.models = {{"a", "ready", 3u << 20}, {"b", "loading", 1u << 20}};
+  host.memory_budget_bytes = 8u << 20;
+  const auto s = samples(metrics.render(host));
+  EXPECT_EQ(s.at(R"(baton_model_state{model_name="a",state="ready"})"), 1);
+  EXPECT_EQ(s.at(R"(baton_model_state{model_name="a",state="unloaded"})"), 0);
+  EXPECT_EQ(s.at(R"(baton_model_state{model_name="b",state="loading"})"), 1);
+  EXPECT_EQ(s.at(R"(baton_model_memory_bytes{model_name="a"})"), 3u << 20);
+  EXPECT_EQ(s.at("baton_memory_budget_bytes"), 8u << 20);
+}
+
 TEST(ServerMetrics, EscapesLabelValues) {
   EXPECT_EQ(label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }

@@ -157,6 +157,11 @@ HttpResponse Router::metrics() const {
     }
     host.engines.push_back(std::move(gauge));
   }
+  for (const ModelStatus& status : context_.models.statuses()) {
+    host.models.push_back(
+        {status.spec.name, std::string(to_string(status.state)), status.memory_bytes});
+  }
+  host.memory_budget_bytes = context_.models.budget_bytes();
   host.turn = context_.host.turn().stats();
   const OverlapReading overlap = context_.host.device().overlap().read();
   host.overlap_s = overlap.overlap_s;
@@ -200,6 +205,10 @@ HttpResponse Router::engines() const {
                             {"available", stats.kv_blocks_available},
                             {"cached", stats.kv_blocks_cached}};
       entry["context_length"] = model->llm->context_length();
+      // Cumulative since the engine was loaded: the dashboard's tokens/s are their deltas.
+      entry["generated_tokens"] = stats.counters.decode_tokens;
+      entry["prompt_tokens"] = stats.counters.prefill_tokens;
+      entry["cached_prompt_tokens"] = stats.counters.cached_prompt_tokens;
     } else if (model != nullptr && model->embedding != nullptr) {
       const EmbeddingEngineStats stats = model->embedding->stats();
       entry["requests_done"] = stats.requests_done;

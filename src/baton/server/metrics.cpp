@@ -67,6 +67,27 @@ void render_engines(std::string& out, const HostGauges& host) {
   }
 }
 
+void render_lifecycle(std::string& out, const HostGauges& host) {
+  header(out, "baton_model_state", "gauge",
+         "1 for the model's lifecycle state (unloaded, loading, ready, unloading, failed).");
+  for (const ModelGauge& m : host.models) {
+    for (const char* state : {"unloaded", "loading", "ready", "unloading", "failed"}) {
+      sample(out, "baton_model_state", model_label(m.model) + ",state=\"" + state + "\"",
+             m.state == state ? 1 : 0);
+    }
+  }
+  header(out, "baton_model_memory_bytes", "gauge",
+         "Weights and KV budget the model holds (counted against the memory budget).");
+  for (const ModelGauge& m : host.models) {
+    sample(out, "baton_model_memory_bytes", model_label(m.model),
+           static_cast<double>(m.memory_bytes));
+  }
+  if (host.memory_budget_bytes > 0) {
+    header(out, "baton_memory_budget_bytes", "gauge", "The host-wide memory budget of models.");
+    sample(out, "baton_memory_budget_bytes", "", static_cast<double>(host.memory_budget_bytes));
+  }
+}
+
 void render_turn(std::string& out, const HostGauges& host) {
   struct Family {
     const char* name;
@@ -228,6 +249,7 @@ std::string ServerMetrics::render(const HostGauges& host) const {
     render_models(out);
   }
   render_engines(out, host);
+  render_lifecycle(out, host);
   render_turn(out, host);
   return out;
 }

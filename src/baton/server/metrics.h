@@ -3,7 +3,7 @@
 // prompt and generation tokens, time to first token, inter-token latency and end-to-end
 // latency histograms, requests running and waiting, KV cache usage; then baton's own:
 // turn waits and hand-overs, overlap seconds, dual-engine seconds, faults by kind and
-// engine, each engine's state.
+// engine, each engine's state, each model's lifecycle state and memory.
 // Thread-safety: every member is thread-safe (one mutex); the models are fixed at
 // construction.
 #pragma once
@@ -44,8 +44,17 @@ struct EngineGauge {
   int kv_blocks_total = 0;
 };
 
+// A configured model's lifecycle (model_registry.h).
+struct ModelGauge {
+  std::string model;
+  std::string state;  // unloaded, loading, ready, unloading, failed
+  std::uint64_t memory_bytes = 0;
+};
+
 struct HostGauges {
   std::vector<EngineGauge> engines;
+  std::vector<ModelGauge> models;
+  std::uint64_t memory_budget_bytes = 0;  // 0: none
   TurnStats turn;
   double overlap_s = 0.0;
   std::uint64_t overlap_episodes = 0;
