@@ -1,5 +1,6 @@
-// libFuzzer target: arbitrary bytes as the body of a chat completion, completion or
-// embeddings request, into the parsers the server runs on every request. An ApiError with
+// libFuzzer target: arbitrary bytes as the body of a chat completion, completion,
+// embeddings, Anthropic messages, Responses, tokenize or detokenize request, into the
+// parsers the server runs on every request. An ApiError with
 // status 400 is the expected answer to a bad body; any other exception, a crash, a hang,
 // a sanitizer report, or an accepted request that breaks the parsers' promises (a value
 // out of its documented range, an empty model or prompt) is a bug.
@@ -12,6 +13,7 @@
 
 #include "baton/server/api_error.h"
 #include "baton/server/openai_request.h"
+#include "baton/server/peer_requests.h"
 
 namespace {
 
@@ -56,6 +58,43 @@ void check(const baton::EmbeddingCall& call) {
   }
 }
 
+void check_peer_chat(const baton::CompletionCall& call, double max_temperature,
+                     std::size_t max_stops) {
+  require(!call.model.empty(), "a model name");
+  require(call.kind == baton::CompletionCall::Kind::chat, "a chat call");
+  require(!call.messages.empty(), "at least one message");
+  for (const auto& m : call.messages) {
+    require(m.role == "system" || m.role == "user" || m.role == "assistant", "a known role");
+  }
+  require(within(call.sampling.temperature, 0, max_temperature), "temperature in range");
+  require(within(call.sampling.top_p, 1e-300, 1), "top_p in (0, 1]");
+  require(!call.sampling.top_k || *call.sampling.top_k >= 0, "top_k >= 0");
+  require(!call.max_tokens || *call.max_tokens >= 1, "max_tokens >= 1");
+  require(call.stop.size() <= max_stops, "a bounded number of stop strings");
+  for (const auto& stop : call.stop) require(!stop.empty(), "non-empty stop strings");
+}
+
+void check_anthropic(const baton::CompletionCall& call) {
+  check_peer_chat(call, 1, baton::kMaxStopSequences);
+  require(call.max_tokens.has_value(), "max_tokens is required");
+  require(call.messages.back().role == "user", "no final assistant message (prefill)");
+}
+
+void check(const baton::ResponsesCall& call) {
+  check_peer_chat(call.call, 2, 0);
+  require(call.metadata.size() <= 16, "16 metadata keys at most");
+}
+
+void check(const baton::TokenizeCall& call) {
+  require(!call.model.empty(), "a model name");
+  require(call.prompt.has_value() != !call.messages.empty(), "a prompt or messages");
+}
+
+void check(const baton::DetokenizeCall& call) {
+  require(!call.model.empty(), "a model name");
+  for (const auto token : call.tokens) require(token >= 0, "token ids >= 0");
+}
+
 template <typename Parse>
 void run(Parse parse) {
   try {
@@ -72,5 +111,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   run([&] { check(baton::parse_completion_call(body, baton::CompletionCall::Kind::chat)); });
   run([&] { check(baton::parse_completion_call(body, baton::CompletionCall::Kind::text)); });
   run([&] { check(baton::parse_embedding_call(body)); });
+  run([&] { check_anthropic(baton::parse_anthropic_call(body)); });
+  run([&] { check(baton::parse_responses_call(body)); });
+  run([&] { check(baton::parse_tokenize_call(body)); });
+  run([&] { check(baton::parse_detokenize_call(body)); });
   return 0;
 }

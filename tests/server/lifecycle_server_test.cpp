@@ -27,10 +27,8 @@ using test::HttpTestClient;
 class LifecycleServer {
  public:
   explicit LifecycleServer(ServeConfig config) : server_(std::move(config), log_) {
+    // The port listens from construction on: connections wait for serve() to accept.
     thread_ = std::thread([this] { exit_ = server_.serve(signals_, out_, log_); });
-    for (int i = 0; i < 500 && out_.str().find("listening") == std::string::npos; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
   }
   ~LifecycleServer() { stop(); }
 
@@ -70,7 +68,7 @@ class LifecycleServer {
  private:
   static constexpr int kStop[] = {SIGUSR2};
   SignalPipe signals_{kStop, SignalPipe::Ignored::take_over};
-  std::ostringstream out_, log_;  // written by the serving thread only, read after `listening`
+  std::ostringstream out_, log_;  // the serving thread's once it runs
   BatonServer server_;
   std::thread thread_;
   int exit_ = -1;

@@ -58,6 +58,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
     device->add_observer(*streams_);
     streams_->name_stream(device->default_stream().id(), device->default_stream().name());
   }
+  device->add_observer(activity_);
   host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
                                        std::move(injector));
   seat_models(faults);
@@ -65,6 +66,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
 
   RouterContext context{*models_, *host_, health_, *metrics_, busy_, config_.api_key,
                         describe(config_.turn), [this] { return http_->stats(); }};
+  context.activity = &activity_;
   router_ = std::make_unique<Router>(std::move(context));
   HttpServerOptions http;
   http.host = config_.host;
@@ -89,6 +91,7 @@ BatonServer::~BatonServer() {
 void BatonServer::seat_models(FaultInjector* faults) {
   host_->add_burst_observer(health_);
   if (recorder_) host_->add_burst_observer(*recorder_);
+  host_->add_burst_observer(activity_);
   if (recorder_) host_->faults().add_sink([this](const FaultEvent& e) { recorder_->event(e); });
   host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
   for (const ModelSpec& spec : config_.models) {

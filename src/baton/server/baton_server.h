@@ -29,6 +29,7 @@
 #include "baton/server/http_server.h"
 #include "baton/server/metrics.h"
 #include "baton/server/model_registry.h"
+#include "baton/server/recent_activity.h"
 #include "baton/server/router.h"
 #include "baton/server/serve_config.h"
 #include "baton/server/served_model.h"
@@ -72,6 +73,7 @@ class BatonServer {
   EngineHealth health_;
   std::unique_ptr<ServerMetrics> metrics_;
   DualEngineClock busy_;
+  RecentActivity activity_;  // the dashboard's timeline: sees every burst and stream
   std::unique_ptr<EngineHost> host_;
   std::unique_ptr<ModelRegistry> models_;  // its engines leave the host before the host goes
   std::unique_ptr<DeviceProbe> probe_;     // stopped before the host

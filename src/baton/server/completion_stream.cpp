@@ -3,29 +3,29 @@
 #include <chrono>
 
 #include "baton/server/api_error.h"
-#include "baton/server/sse.h"
 
 namespace baton {
-namespace {
 
-TokenLogprobs logprobs_of(const TokenDelta& delta) {
-  return {delta.token, delta.logprob, delta.top};
-}
-
-}  // namespace
+CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model,
+                                   CompletionSinks sinks, std::unique_ptr<CompletionFormat> format,
+                                   CompletionShape shape, GenerationRequest request,
+                                   std::string prompt_param)
+    : model_(std::move(model)),
+      engine_(*model_->llm),
+      sinks_(std::move(sinks)),
+      format_(std::move(format)),
+      shape_(shape),
+      request_(std::move(request)),
+      prompt_param_(std::move(prompt_param)) {}
 
 CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model,
                                    CompletionSinks sinks, ResponseIdentity identity,
                                    CompletionShape shape, GenerationRequest request,
                                    std::string prompt_param)
-    : model_(std::move(model)),
-      engine_(*model_->llm),
-      tokenizer_(*model_->tokenizer),
-      sinks_(std::move(sinks)),
-      identity_(std::move(identity)),
-      shape_(shape),
-      request_(std::move(request)),
-      prompt_param_(std::move(prompt_param)) {}
+    : CompletionStream(model, std::move(sinks),
+                       std::make_unique<OpenAiFormat>(std::move(identity), shape.include_usage,
+                                                      shape.logprobs, *model->tokenizer),
+                       shape, std::move(request), std::move(prompt_param)) {}
 
 void CompletionStream::start(std::function<void()> wake) {
   wake_ = std::move(wake);
@@ -34,7 +34,7 @@ void CompletionStream::start(std::function<void()> wake) {
   request_.cancel = cancel_.get_token();
   request_.on_token = [self](const TokenDelta& delta) { self->on_token(delta); };
   request_.on_done = [self] { self->on_done(); };
-  sinks_.metrics.prompt_tokens(identity_.model, static_cast<int>(request_.prompt.size()));
+  sinks_.metrics.prompt_tokens(model_name(), static_cast<int>(request_.prompt.size()));
   sinks_.busy.begin(engine_.name());
   submitted_ = last_token_ = Clock::now();
   future_ = engine_.submit(std::move(request_));
@@ -53,9 +53,9 @@ void CompletionStream::start(std::function<void()> wake) {
 void CompletionStream::on_token(const TokenDelta& delta) {
   const TimePoint now = Clock::now();
   if (tokens_seen_++ == 0) {
-    sinks_.metrics.first_token(identity_.model, seconds_between(submitted_, now));
+    sinks_.metrics.first_token(model_name(), seconds_between(submitted_, now));
   } else {
-    sinks_.metrics.inter_token(identity_.model, seconds_between(last_token_, now));
+    sinks_.metrics.inter_token(model_name(), seconds_between(last_token_, now));
   }
   last_token_ = now;
   bool overflowed = false;
@@ -87,7 +87,7 @@ void CompletionStream::on_done() {
   if (cancel_.stop_requested() && !overflowed) {
     // The client went away: nobody takes the response; count it here (nginx's 499).
     sinks_.counted(499);
-    sinks_.metrics.finished(identity_.model, "cancelled", tokens_seen_,
+    sinks_.metrics.finished(model_name(), "cancelled", tokens_seen_,
                             seconds_between(submitted_, Clock::now()));
   }
   wake_();
@@ -112,8 +112,8 @@ PendingResponse::Chunk CompletionStream::take() {
 
 PendingResponse::Chunk CompletionStream::error_response(const ApiError& error) {
   sinks_.counted(error.status());
-  sinks_.metrics.finished(identity_.model, "error", 0, seconds_between(submitted_, Clock::now()));
-  HttpResponse response = error.response();
+  sinks_.metrics.finished(model_name(), "error", 0, seconds_between(submitted_, Clock::now()));
+  HttpResponse response = format_->error_response(error);
   return {std::move(response.head), false, std::move(response.body), true};
 }
 
@@ -124,19 +124,12 @@ PendingResponse::Chunk CompletionStream::take_whole() {
   } catch (...) {
     return error_response(to_api_error(std::current_exception(), prompt_param_));
   }
-  std::vector<TokenLogprobs> logprobs;
-  for (std::size_t i = 0; shape_.logprobs && i < result.tokens.size(); ++i) {
-    logprobs.push_back({result.tokens[i], result.logprobs[i],
-                        i < result.top_logprobs.size() ? result.top_logprobs[i]
-                                                       : std::vector<TopLogprob>{}});
-  }
-  const nlohmann::json body =
-      completion_json(identity_, result, shape_.logprobs ? &logprobs : nullptr, tokenizer_);
+  std::string body = format_->whole(result);
   sinks_.counted(200);
-  sinks_.metrics.finished(identity_.model, to_string(result.finish),
+  sinks_.metrics.finished(model_name(), to_string(result.finish),
                           static_cast<int>(result.tokens.size()),
                           seconds_between(submitted_, Clock::now()));
-  return {HttpHead{200, "application/json", {}}, false, dump(body), true};
+  return {HttpHead{200, "application/json", {}}, false, std::move(body), true};
 }
 
 PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> deltas, bool done,
@@ -147,31 +140,22 @@ PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> d
     if (deltas.empty() && done) {
       // Failed before its first token: the client gets a plain HTTP error.
       try {
-        future_.get();
+        early_result_ = future_.get();
       } catch (...) {
         return error_response(to_api_error(std::current_exception(), prompt_param_));
       }
       // A request that made no token at all still gets a proper stream below.
-      future_ = {};
     }
     head_sent_ = true;
     chunk.head = HttpHead{200, "text/event-stream", {{"Cache-Control", "no-cache"}}};
     chunk.streamed = true;
-    // The role comes first, on its own, as OpenAI's streams do.
-    if (identity_.kind == CompletionCall::Kind::chat) {
-      chunk.body += sse_event(dump(chunk_json(identity_, "", true, std::nullopt, nullptr, tokenizer_)));
-    }
+    chunk.body += format_->stream_open();
   }
-  for (const TokenDelta& delta : deltas) {
-    if (delta.text.empty() && !delta.finish && !shape_.logprobs) continue;
-    const std::vector<TokenLogprobs> logprobs{logprobs_of(delta)};
-    chunk.body += sse_event(dump(chunk_json(identity_, delta.text, false, delta.finish,
-                                            shape_.logprobs ? &logprobs : nullptr, tokenizer_)));
-  }
+  for (const TokenDelta& delta : deltas) chunk.body += format_->stream_token(delta);
   if (overflowed) {
-    chunk.body += sse_event(ApiError(500, "the client did not read the stream fast enough; the "
-                                          "request was cancelled", "server_error", "client_too_slow")
-                                .body());
+    chunk.body += format_->stream_error(ApiError(
+        500, "the client did not read the stream fast enough; the request was cancelled",
+        "server_error", "client_too_slow"));
     chunk.done = true;
     sinks_.counted(200);
     return chunk;
@@ -183,31 +167,25 @@ PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> d
   return chunk;
 }
 
-// After the last token: usage (if asked) and [DONE], or the error that ended the stream.
+// After the last token: the format's closing events, or the error that ended the stream.
 std::string CompletionStream::end_of_stream() {
   sinks_.counted(200);
   const double e2e_s = seconds_between(submitted_, Clock::now());
-  if (!future_.valid()) {
-    sinks_.metrics.finished(identity_.model, "length", 0, e2e_s);
-    return sse_done();
-  }
   GenerationResult result;
-  try {
-    result = future_.get();
-  } catch (...) {
-    const ApiError error = to_api_error(std::current_exception(), prompt_param_);
-    sinks_.metrics.finished(identity_.model, "error", tokens_seen_, e2e_s);
-    return sse_event(error.body()) + sse_done();
+  if (early_result_) {
+    result = std::move(*early_result_);
+  } else {
+    try {
+      result = future_.get();
+    } catch (...) {
+      const ApiError error = to_api_error(std::current_exception(), prompt_param_);
+      sinks_.metrics.finished(model_name(), "error", tokens_seen_, e2e_s);
+      return format_->stream_error(error);
+    }
   }
-  sinks_.metrics.finished(identity_.model, to_string(result.finish),
+  sinks_.metrics.finished(model_name(), to_string(result.finish),
                           static_cast<int>(result.tokens.size()), e2e_s);
-  std::string out;
-  if (shape_.include_usage) {
-    out += sse_event(dump(usage_chunk_json(
-        identity_, usage_json(result.prompt_tokens, static_cast<int>(result.tokens.size()),
-                              result.cached_prompt_tokens))));
-  }
-  return out + sse_done();
+  return format_->stream_close(result);
 }
 
 }  // namespace baton

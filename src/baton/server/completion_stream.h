@@ -14,6 +14,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -71,7 +72,6 @@ class CompletionStream final : public PendingResponse,
 
   const std::shared_ptr<const ServedModel> model_;
   LlmEngine& engine_;
-  const BpeTokenizer& tokenizer_;
   CompletionSinks sinks_;
   const std::unique_ptr<CompletionFormat> format_;  // the session's strand
   const CompletionShape shape_;

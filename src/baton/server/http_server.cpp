@@ -27,7 +27,9 @@ HttpRequest to_request(const http::request<http::string_body>& message) {
   HttpRequest request;
   request.method = std::string(message.method_string().data(), message.method_string().size());
   const std::string_view target(message.target().data(), message.target().size());
-  request.target = std::string(target.substr(0, target.find('?')));
+  const std::size_t question = target.find('?');
+  request.target = std::string(target.substr(0, question));
+  if (question != std::string_view::npos) request.query = std::string(target.substr(question + 1));
   for (const auto& field : message) {
     std::string name(field.name_string().data(), field.name_string().size());
     std::transform(name.begin(), name.end(), name.begin(),

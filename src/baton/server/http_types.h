@@ -19,6 +19,7 @@ namespace baton {
 struct HttpRequest {
   std::string method;                         // "GET", "POST", ...
   std::string target;                         // the path, without the query
+  std::string query;                          // after the '?', raw; empty when none
   std::map<std::string, std::string> headers;  // names in lower case
   std::string body;
 

@@ -4,8 +4,10 @@
 #include <chrono>
 #include <cstdio>
 
+#include "baton/server/anthropic_messages.h"
 #include "baton/server/api_error.h"
 #include "baton/server/completion_stream.h"
+#include "baton/server/dashboard_routes.h"
 #include "baton/server/embedding_response.h"
 
 namespace baton {
@@ -60,6 +62,11 @@ Router::Router(RouterContext context) : context_(std::move(context)), id_prefix_
 
 bool Router::authorized(const HttpRequest& request) const {
   if (context_.api_key.empty()) return true;
+  // Anthropic's clients send the key as x-api-key.
+  if (const std::string* key = request.header("x-api-key");
+      key != nullptr && request.target == "/v1/messages") {
+    return constant_time_equal(*key, context_.api_key);
+  }
   const std::string* header = request.header("authorization");
   const std::string_view bearer = "Bearer ";
   if (header == nullptr || header->compare(0, bearer.size(), bearer) != 0) return false;
@@ -74,8 +81,13 @@ RouteResult Router::handle(const HttpRequest& request) {
   const std::string& path = request.target;
   const bool get = request.method == "GET";
   const bool post = request.method == "POST";
-  if (path.rfind("/v1/", 0) == 0 && !authorized(request)) {
+  const bool tokenizer_route = path == "/tokenize" || path == "/detokenize";
+  if ((path.rfind("/v1/", 0) == 0 || tokenizer_route) && !authorized(request)) {
     count("", path, 401);
+    if (path == "/v1/messages") {
+      return anthropic_error_response(ApiError(
+          401, "Incorrect or missing API key: send 'x-api-key: KEY'", "invalid_request_error"));
+    }
     return ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer KEY'",
                     "invalid_request_error", "invalid_api_key")
         .response();
@@ -84,6 +96,10 @@ RouteResult Router::handle(const HttpRequest& request) {
     if (post && path == "/v1/chat/completions") return completion(request, CompletionCall::Kind::chat);
     if (post && path == "/v1/completions") return completion(request, CompletionCall::Kind::text);
     if (post && path == "/v1/embeddings") return embeddings(request);
+    if (post && path == "/v1/messages") return messages(request);
+    if (post && path == "/v1/responses") return responses(request);
+    if (post && path == "/tokenize") return tokenize(request);
+    if (post && path == "/detokenize") return detokenize(request);
     HttpResponse response;
     if (std::optional<HttpResponse> lifecycle = model_route(request)) {
       response = std::move(*lifecycle);
@@ -95,10 +111,16 @@ RouteResult Router::handle(const HttpRequest& request) {
       response = metrics();
     } else if (get && path == "/v1/engines") {
       response = engines();
+    } else if (get && path == "/v1/timeline") {
+      response = timeline_response(context_.activity, model_names(context_.models.specs()),
+                                   context_.host.faults().events(), request.query);
+    } else if (std::optional<HttpResponse> asset = get ? dashboard_asset(path) : std::nullopt) {
+      response = std::move(*asset);
     } else {
       static const std::vector<std::string> kRoutes = {
           "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models",
-          "/health", "/metrics", "/v1/engines"};
+          "/health", "/metrics", "/v1/engines", "/v1/messages", "/v1/responses", "/tokenize",
+          "/detokenize", "/v1/timeline", "/", "/dashboard.js", "/dashboard.css"};
       const bool known = std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end();
       throw ApiError(known ? 405 : 404,
                      (known ? "Method " + request.method + " is not allowed on "

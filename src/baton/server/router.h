@@ -22,6 +22,7 @@
 #include "baton/server/metrics.h"
 #include "baton/server/model_registry.h"
 #include "baton/server/openai_request.h"
+#include "baton/server/recent_activity.h"
 #include "baton/server/served_model.h"
 
 namespace baton {
@@ -35,6 +36,7 @@ struct RouterContext {
   std::string api_key;  // empty: no authentication
   std::string policy;   // the turn policy, described (turn_options.h)
   std::function<HttpServerStats()> http_stats;  // set before serving
+  const RecentActivity* activity = nullptr;     // the timeline's; none: empty lanes
 };
 
 class Router {
@@ -58,6 +60,13 @@ class Router {
   std::optional<HttpResponse> model_route(const HttpRequest& request);
   RouteResult completion(const HttpRequest& request, CompletionCall::Kind kind);
   RouteResult embeddings(const HttpRequest& request);
+  // peer_routes.cpp: Anthropic's /v1/messages (errors in its shape), OpenAI's /v1/responses,
+  // vLLM's /tokenize and /detokenize (a model of either kind: with_any_model).
+  RouteResult messages(const HttpRequest& request);
+  RouteResult responses(const HttpRequest& request);
+  RouteResult tokenize(const HttpRequest& request);
+  RouteResult detokenize(const HttpRequest& request);
+  RouteResult with_any_model(const std::string& name, const ModelRoute& then);
   HttpResponse models() const;
   HttpResponse metrics() const;
   HttpResponse engines() const;

@@ -1,0 +1,98 @@
+#include "baton/server/json_fields.h"
+
+#include <cmath>
+#include <limits>
+
+#include "baton/server/api_error.h"
+
+namespace baton::json_fields {
+
+using nlohmann::json;
+
+json parse_object(std::string_view body) {
+  json value = json::parse(body, nullptr, false);
+  if (value.is_discarded()) {
+    throw ApiError(400, "the request body is not valid JSON", "invalid_request_error",
+                   "invalid_json");
+  }
+  if (!value.is_object()) {
+    throw ApiError(400, "the request body must be a JSON object", "invalid_request_error",
+                   "invalid_json");
+  }
+  return value;
+}
+
+void check_fields(const json& object, const std::set<std::string>& known,
+                  const std::set<std::string>& unsupported) {
+  for (const auto& [key, value] : object.items()) {
+    if (unsupported.count(key) != 0 && !value.is_null()) {
+      throw bad_parameter(key, "'" + key + "' is not supported by baton", "unsupported_parameter");
+    }
+    if (known.count(key) == 0 && unsupported.count(key) == 0) {
+      throw bad_parameter(key, "Unrecognized request argument supplied: " + key,
+                          "unknown_parameter");
+    }
+  }
+}
+
+const json* field(const json& object, const char* name) {
+  auto it = object.find(name);
+  return it == object.end() || it->is_null() ? nullptr : &*it;
+}
+
+double number(const json& value, const std::string& name, double low, double high) {
+  if (!value.is_number()) throw bad_parameter(name, "'" + name + "' must be a number");
+  const double x = value.get<double>();
+  if (!std::isfinite(x) || x < low || x > high) {
+    std::string range = "[" + json(low).dump() + ", " + json(high).dump() + "]";
+    throw bad_parameter(name, "'" + name + "' must be in " + range + "; got " + value.dump());
+  }
+  return x;
+}
+
+std::int64_t integer(const json& value, const std::string& name, std::int64_t low,
+                     std::int64_t high) {
+  if (!value.is_number_integer()) throw bad_parameter(name, "'" + name + "' must be an integer");
+  if (value.is_number_unsigned() &&
+      value.get<std::uint64_t>() >
+          static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+    throw bad_parameter(name, "'" + name + "' is too large");
+  }
+  const auto x = value.get<std::int64_t>();
+  if (x < low || x > high) {
+    throw bad_parameter(name, "'" + name + "' must be in [" + std::to_string(low) + ", " +
+                                  std::to_string(high) + "]; got " + std::to_string(x));
+  }
+  return x;
+}
+
+bool boolean(const json& value, const std::string& name) {
+  if (!value.is_boolean()) throw bad_parameter(name, "'" + name + "' must be a boolean");
+  return value.get<bool>();
+}
+
+std::string string(const json& value, const std::string& name) {
+  if (!value.is_string()) throw bad_parameter(name, "'" + name + "' must be a string");
+  return value.get<std::string>();
+}
+
+std::string model_name(const json& object) {
+  const json* model = field(object, "model");
+  if (model == nullptr) throw bad_parameter("model", "'model' is required");
+  std::string name = string(*model, "model");
+  if (name.empty()) throw bad_parameter("model", "'model' must not be empty");
+  return name;
+}
+
+std::vector<TokenId> token_list(const json& value, const std::string& name) {
+  if (!value.is_array()) throw bad_parameter(name, "'" + name + "' must be a list of token ids");
+  std::vector<TokenId> tokens;
+  for (const json& t : value) {
+    tokens.push_back(
+        static_cast<TokenId>(integer(t, name, 0, std::numeric_limits<TokenId>::max())));
+  }
+  if (tokens.empty()) throw bad_parameter(name, "'" + name + "' must not be empty");
+  return tokens;
+}
+
+}  // namespace baton::json_fields

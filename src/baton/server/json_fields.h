@@ -1,0 +1,41 @@
+// The checks every request parser of the server shares (openai_request, peer_requests): a
+// body that must be a JSON object, fields known or refused, and typed, ranged values. Each
+// mistake is an ApiError (400) naming the field.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/model/token_id.h"
+
+namespace baton::json_fields {
+
+// The body as a JSON object; 400 invalid_json otherwise.
+nlohmann::json parse_object(std::string_view body);
+
+// Every field of `object` is known or unsupported (refused unless null); the rest are
+// refused as unknown, as the OpenAI API does.
+void check_fields(const nlohmann::json& object, const std::set<std::string>& known,
+                  const std::set<std::string>& unsupported);
+
+// The field `name`, or null when it is absent or JSON null.
+const nlohmann::json* field(const nlohmann::json& object, const char* name);
+
+double number(const nlohmann::json& value, const std::string& name, double low, double high);
+std::int64_t integer(const nlohmann::json& value, const std::string& name, std::int64_t low,
+                     std::int64_t high);
+bool boolean(const nlohmann::json& value, const std::string& name);
+std::string string(const nlohmann::json& value, const std::string& name);
+
+// The required, non-empty "model".
+std::string model_name(const nlohmann::json& object);
+
+// A non-empty JSON array of token ids (each in [0, 2^31)); `name` for errors.
+std::vector<TokenId> token_list(const nlohmann::json& value, const std::string& name);
+
+}  // namespace baton::json_fields

@@ -1,0 +1,139 @@
+// The routes of the other APIs clients of LLM servers expect (Router's members, apart from
+// the request paths): Anthropic's POST /v1/messages and OpenAI's POST /v1/responses on the
+// chat engines, through the same CompletionStream as /v1/chat/completions in their own
+// wire formats, and vLLM's POST /tokenize and /detokenize.
+#include <nlohmann/json.hpp>
+
+#include "baton/server/anthropic_messages.h"
+#include "baton/server/completion_stream.h"
+#include "baton/server/openai_response.h"
+#include "baton/server/peer_requests.h"
+#include "baton/server/responses_api.h"
+#include "baton/server/router.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+
+int max_model_len(const ServedModel& model) {
+  return model.llm != nullptr ? model.llm->context_length()
+                              : static_cast<int>(model.model->config().max_position_embeddings);
+}
+
+HttpResponse json_response(const json& body) { return {{200, "application/json", {}}, dump(body)}; }
+
+}  // namespace
+
+RouteResult Router::messages(const HttpRequest& request) {
+  const std::string route = request.target;
+  try {
+    const CompletionCall call = parse_anthropic_call(request.body);
+    auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
+      const std::string name = model->spec.name;
+      GenerationRequest generation = generation_request(call, *model);
+      auto format = std::make_unique<AnthropicFormat>("msg_" + next_unique(), name, call.stop,
+                                                      static_cast<int>(generation.prompt.size()),
+                                                      *model->tokenizer);
+      CompletionSinks sinks{context_.metrics, context_.busy,
+                            [this, name, route](int status) { count(name, route, status); }};
+      CompletionShape shape;
+      shape.stream = call.stream;
+      return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
+                                                            std::move(format), shape,
+                                                            std::move(generation), "messages"));
+    };
+    return with_model(call.model, true, then, anthropic_error_response);
+  } catch (const ApiError& error) {
+    // Every error of this route in Anthropic's shape, the status and Retry-After kept.
+    count("", route, error.status());
+    return anthropic_error_response(error);
+  }
+}
+
+RouteResult Router::responses(const HttpRequest& request) {
+  const std::string route = request.target;
+  const ResponsesCall call = parse_responses_call(request.body);
+  return with_model(
+      call.call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
+        const std::string name = model->spec.name;
+        GenerationRequest generation;
+        try {
+          generation = generation_request(call.call, *model);
+        } catch (const ApiError& error) {
+          // The conversation is this API's 'input'.
+          if (error.param() != "messages") throw;
+          throw bad_parameter("input", error.what(), error.code());
+        }
+        auto format = std::make_unique<ResponsesFormat>(
+            response_echo(call, name, next_unique(), generation.params.sampling));
+        CompletionSinks sinks{context_.metrics, context_.busy,
+                              [this, name, route](int status) { count(name, route, status); }};
+        CompletionShape shape;
+        shape.stream = call.call.stream;
+        return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
+                                                              std::move(format), shape,
+                                                              std::move(generation), "input"));
+      });
+}
+
+RouteResult Router::tokenize(const HttpRequest& request) {
+  const std::string route = request.target;
+  const TokenizeCall call = parse_tokenize_call(request.body);
+  auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
+    std::vector<TokenId> tokens;
+    if (call.prompt) {
+      // What the generation routes feed the model for this text: no special tokens added.
+      tokens = model->tokenizer->encode(*call.prompt);
+    } else {
+      try {
+        tokens = model->input->chat_prompt(call.messages);
+      } catch (const std::invalid_argument& error) {
+        throw bad_parameter("messages", error.what());
+      }
+    }
+    count(model->spec.name, route, 200);
+    return RouteResult(json_response(
+        {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", max_model_len(*model)}}));
+  };
+  // A conversation needs a chat model's template; a prompt goes to a model of either kind.
+  if (!call.messages.empty()) return with_model(call.model, true, then);
+  return with_any_model(call.model, then);
+}
+
+RouteResult Router::detokenize(const HttpRequest& request) {
+  const std::string route = request.target;
+  const DetokenizeCall call = parse_detokenize_call(request.body);
+  auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
+    const BpeTokenizer& tokenizer = *model->tokenizer;
+    for (std::size_t i = 0; i < call.tokens.size(); ++i) {
+      if (static_cast<std::size_t>(call.tokens[i]) >= tokenizer.vocab_size()) {
+        throw bad_parameter("tokens", "token id " + std::to_string(call.tokens[i]) + " (tokens[" +
+                                          std::to_string(i) +
+                                          "]) is outside the "
+                                          "vocabulary of '" +
+                                          model->spec.name + "' (" +
+                                          std::to_string(tokenizer.vocab_size()) + " tokens)");
+      }
+    }
+    count(model->spec.name, route, 200);
+    return RouteResult(json_response({{"prompt", tokenizer.decode(call.tokens)}}));
+  };
+  return with_any_model(call.model, then);
+}
+
+RouteResult Router::with_any_model(const std::string& name, const ModelRoute& then) {
+  try {
+    return with_model(name, true, then);
+  } catch (const ApiError& error) {
+    if (error.status() != 404) throw;  // a chat model that failed or is not loaded
+    try {
+      return with_model(name, false, then);
+    } catch (const ApiError& other) {
+      if (other.status() != 404) throw;
+      throw error;  // neither: the first 404, which lists the chat models
+    }
+  }
+}
+
+}  // namespace baton

@@ -1,0 +1,110 @@
+// vLLM's /tokenize and /detokenize bodies, and OpenAI's chat and completions stream in the
+// pluggable format CompletionStream uses (OpenAiFormat).
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "baton/server/completion_format.h"
+#include "baton/server/peer_requests.h"
+#include "baton/server/sse.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::json;
+
+template <typename Parse>
+ApiError refusal(Parse parse, const std::string& body) {
+  try {
+    (void)parse(body);
+  } catch (const ApiError& error) {
+    return error;
+  }
+  ADD_FAILURE() << "accepted: " << body;
+  return ApiError(0, "", "");
+}
+
+TEST(TokenizeRequest, APromptOrMessages) {
+  TokenizeCall call = parse_tokenize_call(R"({"model": "m", "prompt": "hello"})");
+  EXPECT_EQ(call.model, "m");
+  EXPECT_EQ(call.prompt, "hello");
+  EXPECT_TRUE(call.messages.empty());
+  call = parse_tokenize_call(R"({"model": "m", "add_generation_prompt": true,
+      "messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]})");
+  EXPECT_FALSE(call.prompt.has_value());
+  ASSERT_EQ(call.messages.size(), 2u);
+  EXPECT_EQ(call.messages[1].content, "u");
+}
+
+TEST(TokenizeRequest, RefusalsNameTheField) {
+  const auto tokenize = [](const std::string& b) { return parse_tokenize_call(b); };
+  EXPECT_EQ(refusal(tokenize, R"({"model": "m"})").param(), "prompt");
+  EXPECT_EQ(refusal(tokenize, R"({"model": "m", "prompt": "a", "messages": []})").param(),
+            "messages");
+  EXPECT_EQ(
+      refusal(tokenize, R"({"model": "m", "messages": [{"role": "x", "content": "a"}]})").param(),
+      "messages[0].role");
+  const ApiError no_prompt =
+      refusal(tokenize, R"({"model": "m", "messages": [{"role": "user", "content": "a"}],
+                    "add_generation_prompt": false})");
+  EXPECT_EQ(no_prompt.param(), "add_generation_prompt");
+  EXPECT_EQ(no_prompt.code(), "unsupported_parameter");
+  EXPECT_EQ(refusal(tokenize, R"({"prompt": "a"})").param(), "model");
+  EXPECT_EQ(refusal(tokenize, R"({"model": "m", "prompt": 3})").param(), "prompt");
+  EXPECT_EQ(refusal(tokenize, R"({"model": "m", "prompt": "a", "extra": 1})").param(), "extra");
+}
+
+TEST(DetokenizeRequest, TokenIdsAndTheirRefusals) {
+  DetokenizeCall call = parse_detokenize_call(R"({"model": "m", "tokens": [1, 2, 3]})");
+  EXPECT_EQ(call.tokens, (std::vector<TokenId>{1, 2, 3}));
+  EXPECT_TRUE(parse_detokenize_call(R"({"model": "m", "tokens": []})").tokens.empty());
+  const auto detokenize = [](const std::string& b) { return parse_detokenize_call(b); };
+  for (const char* body : {R"({"model": "m"})", R"({"model": "m", "tokens": [-1]})",
+                           R"({"model": "m", "tokens": [1.5]})", R"({"model": "m", "tokens": "a"})",
+                           R"({"model": "m", "tokens": [4294967296]})"}) {
+    const ApiError error = refusal(detokenize, body);
+    EXPECT_EQ(error.status(), 400) << body;
+    EXPECT_EQ(error.param(), "tokens") << body;
+  }
+}
+
+const BpeTokenizer& tokenizer() {
+  static const BpeTokenizer t = BpeTokenizer::from_directory(
+      std::filesystem::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style");
+  return t;
+}
+
+TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
+  OpenAiFormat format({CompletionCall::Kind::chat, "chatcmpl-1", 1, "m"}, true, false, tokenizer());
+  TokenDelta a;
+  a.text = "hi";
+  a.finish = FinishReason::stop;
+  GenerationResult result;
+  result.tokens = {5};
+  result.text = "hi";
+  result.finish = FinishReason::stop;
+  result.prompt_tokens = 3;
+  std::string body = format.stream_open();
+  body += format.stream_token(TokenDelta{});
+  body += format.stream_token(a);
+  body += format.stream_close(result);
+  const std::string role = R"("role":"assistant")";
+  ASSERT_EQ(body.rfind("data: ", 0), 0u);
+  EXPECT_NE(body.substr(0, body.find("\n\n")).find(role), std::string::npos);
+  EXPECT_NE(body.find(R"("finish_reason":"stop")"), std::string::npos);
+  EXPECT_NE(body.find(R"("completion_tokens":1)"), std::string::npos);
+  EXPECT_TRUE(body.ends_with(sse_done()));
+  // Three events: role, the token, usage; the empty token made none.
+  std::size_t events = 0;
+  for (std::size_t at = 0; (at = body.find("data: {", at)) != std::string::npos; ++at) ++events;
+  EXPECT_EQ(events, 3u);
+  EXPECT_EQ(format.stream_error(ApiError(500, "x", "server_error")),
+            sse_event(ApiError(500, "x", "server_error").body()) + sse_done());
+
+  OpenAiFormat text({CompletionCall::Kind::text, "cmpl-1", 1, "m"}, false, false, tokenizer());
+  EXPECT_EQ(text.stream_open(), "");
+  EXPECT_EQ(json::parse(text.whole(result))["choices"][0]["text"], "hi");
+}
+
+}  // namespace
+}  // namespace baton
