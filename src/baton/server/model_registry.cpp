@@ -367,10 +367,13 @@ void ModelRegistry::fail_locked(Entry& e, const std::string& reason, Calls& call
 }
 
 void ModelRegistry::run_load(Entry& e) {
-  const Progress progress = [&e](std::uint64_t done, std::uint64_t total) {
+  (void)load_now(e, [&e](std::uint64_t done, std::uint64_t total) {
     e.done.store(done, std::memory_order_relaxed);
     e.total.store(total, std::memory_order_relaxed);
-  };
+  });
+}
+
+std::exception_ptr ModelRegistry::load_now(Entry& e, const Progress& progress) {
   std::unique_ptr<ServedModel> model;
   std::exception_ptr error;
   try {
@@ -385,12 +388,14 @@ void ModelRegistry::run_load(Entry& e) {
       fail_locked(e, what_of(error), calls);
     } else {
       const double took = std::chrono::duration<double>(Clock::now() - e.load_began).count();
-      const std::string detail = fmt::format("{} in {:.2f} s", human_bytes(model_bytes(*model)), took);
+      const std::string detail =
+          fmt::format("{} in {:.2f} s", human_bytes(model_bytes(*model)), took);
       ready_locked(e, std::move(model), detail, calls);
     }
   }
   run(calls);
   changed_.notify_all();
+  return error;
 }
 
 void ModelRegistry::ready_locked(Entry& e, std::unique_ptr<ServedModel> model,
@@ -433,50 +438,37 @@ void ModelRegistry::load_startup(
     if (e.spec.on_demand) continue;
     ++startup;
     Calls calls;
+    bool fits = true;
     {
       std::lock_guard lock(mu_);
       e.state = ModelState::loading;
       e.memory = sizer_(e.spec);
-      if (options_.memory_budget_bytes > 0 &&
-          used_locked() + e.memory > options_.memory_budget_bytes) {
-        fail_locked(e,
-                    fmt::format("it needs {}, more than the memory budget of {} leaves",
-                                human_bytes(e.memory), human_bytes(options_.memory_budget_bytes)),
-                    calls);
-      } else {
+      const std::uint64_t budget = options_.memory_budget_bytes;
+      fits = budget == 0 || used_locked() + e.memory <= budget;
+      if (fits) {
         e.started = true;
         e.load_began = Clock::now();
+      } else {  // at start-up no model is evicted for another
+        fail_locked(e,
+                    fmt::format("it needs {}, more than the memory budget of {} leaves",
+                                human_bytes(e.memory), human_bytes(budget)),
+                    calls);
       }
     }
     run(calls);
-    if (e.state == ModelState::loading) {
+    std::exception_ptr error;
+    if (fits) {
       const std::string& name = e.spec.name;
-      Progress forward = [&](std::uint64_t done, std::uint64_t total) {
+      error = load_now(e, [&](std::uint64_t done, std::uint64_t total) {
+        e.done.store(done, std::memory_order_relaxed);
+        e.total.store(total, std::memory_order_relaxed);
         if (progress) progress(name, done, total);
-      };
-      std::unique_ptr<ServedModel> model;
-      std::exception_ptr error;
-      try {
-        model = loader_(e.spec, forward);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      {
-        std::lock_guard lock(mu_);
-        if (error) {
-          fail_locked(e, what_of(error), calls);
-          if (!first_error) first_error = error;
-        } else {
-          const double took = std::chrono::duration<double>(Clock::now() - e.load_began).count();
-          const std::string detail = fmt::format("{} in {:.2f} s, at start-up",
-                                                 human_bytes(model_bytes(*model)), took);
-          ready_locked(e, std::move(model), detail, calls);
-        }
-      }
-      run(calls);
+      });
+      if (error && !first_error) first_error = error;
     }
-    if (e.state == ModelState::failed) {
+    if (!fits || error) {
       ++failed;
+      std::lock_guard lock(mu_);
       log << "baton serve: model " << e.spec.name << " failed to load: " << e.reason << "\n";
     }
   }

@@ -123,6 +123,8 @@ class ModelRegistry {
   void try_start_locked(Entry& e, Calls& calls);
   void start_unload_locked(Entry& e, std::string kind, std::string detail);
   void run_load(Entry& e);  // a load's thread
+  // Runs the loader on this thread, then makes `e` ready or failed; the loader's error.
+  std::exception_ptr load_now(Entry& e, const Progress& progress);
   void ready_locked(Entry& e, std::unique_ptr<ServedModel> model, const std::string& detail,
                     Calls& calls);
   void fail_locked(Entry& e, const std::string& reason, Calls& calls);
