@@ -139,7 +139,7 @@ TEST(RecentActivity, ThreadsFeedItWhileAReaderReads) {
   std::atomic<bool> done{false};
   std::atomic<int> windows{0};
   std::thread reader([&] {
-    while (!done.load()) {
+    do {  // at least once, however fast the writers are
       const ActivityWindow w = activity.window(3600, {"e0", "e1", "e2", "shared"});
       for (const EngineLane& l : w.engines) {
         for (std::size_t i = 0; i < l.intervals.size(); ++i) {
@@ -150,7 +150,7 @@ TEST(RecentActivity, ThreadsFeedItWhileAReaderReads) {
         }
       }
       windows.fetch_add(1);
-    }
+    } while (!done.load());
   });
   std::vector<std::thread> writers;
   for (int e = 0; e < 3; ++e) {

@@ -95,8 +95,10 @@ void RecentActivity::stream_idle(StreamId stream, TimePoint at) {
   std::lock_guard lock(streams_mu_);
   if (busy_streams_.erase(stream) == 0) return;  // never seen busy
   if (busy_streams_.size() == 1 && overlap_since_) {
+    // Streams report from their own threads, so times may arrive a little out of order:
+    // an "overlap" that ends before it began was none.
     const double end = unix_seconds(at);
-    add(stream_overlap_, {*overlap_since_, end}, end);
+    if (end > *overlap_since_) add(stream_overlap_, {*overlap_since_, end}, end);
     overlap_since_.reset();
   }
 }
