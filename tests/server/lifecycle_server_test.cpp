@@ -170,6 +170,20 @@ TEST_F(LifecycleServerTest, ModelsLoadUnloadAndEvictOverHttpAndTheLedgerHasEvery
   EXPECT_EQ(ledger_events(), expected);
 }
 
+TEST_F(LifecycleServerTest, ALoadThatCannotFitIs503WithTheReason) {
+  ModelSpec a = model("a", 1), b = model("b", 2);
+  a.pin = true;
+  b.on_demand = true;
+  ServeConfig cfg = config({a, b});
+  cfg.memory_budget_mb = 5;  // one model of 4 MB of KV and 0.3 MB of weights
+  LifecycleServer server(std::move(cfg));
+  const test::TestResponse response = server.send("POST", "/v1/models/b/load");
+  EXPECT_EQ(response.status, 503);
+  EXPECT_NE(response.body.find("memory budget"), std::string::npos) << response.body;
+  EXPECT_EQ(server.state("b"), "failed");
+  EXPECT_EQ(server.state("a"), "ready");
+}
+
 TEST_F(LifecycleServerTest, AnUnloadedStartupModelAnswers503UntilLoaded) {
   LifecycleServer server(config({model("a", 1)}));
   EXPECT_EQ(server.send("POST", "/v1/models/a/unload").status, 202);

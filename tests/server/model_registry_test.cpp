@@ -292,6 +292,72 @@ TEST_F(ModelRegistryTest, AnIdleModelUnloadsAfterItsTtlUnlessPinned) {
   EXPECT_EQ(events().back(), "unload a");
 }
 
+// The waiting request's callback, as a future.
+struct Waiting {
+  std::shared_ptr<std::promise<ModelRegistry::Lease>> promise =
+      std::make_shared<std::promise<ModelRegistry::Lease>>();
+  std::future<ModelRegistry::Lease> future = promise->get_future();
+  ModelRegistry::Ready ready() const {
+    return [p = promise](ModelRegistry::Lease model, std::exception_ptr error) {
+      if (error) {
+        p->set_exception(error);
+      } else {
+        p->set_value(std::move(model));
+      }
+    };
+  }
+};
+
+TEST_F(ModelRegistryTest, AnUnloadCancelsALoadThatWaitsForMemoryAndAnswersItsRequests) {
+  ModelSpec a = model("a", 1), b = model("b", 2), c = model("c", 3);
+  c.on_demand = true;
+  RegistryOptions options;
+  options.memory_budget_bytes = estimated_memory_bytes(a) * 5 / 2;
+  start({a, b, c}, options);
+  ModelRegistry::Lease held_b = lease("b");
+  ModelRegistry::Lease held_a = lease("a");  // b is the least recently used
+  Waiting waiting;
+  EXPECT_EQ(registry_->acquire("c", true, waiting.ready()), nullptr);
+  EXPECT_EQ(state("b"), ModelState::unloading);  // evicted, but a request holds it
+  EXPECT_EQ(registry_->unload("c").state, ModelState::unloaded);
+  ASSERT_EQ(waiting.future.wait_for(5s), std::future_status::ready);
+  EXPECT_THROW(waiting.future.get(), ApiError);
+  held_b.reset();
+  ASSERT_TRUE(wait_for_state("b", ModelState::unloaded));
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(state("c"), ModelState::unloaded);  // not loaded after all
+  EXPECT_EQ(loads_.load(), 2);
+}
+
+TEST_F(ModelRegistryTest, AnUnloadAfterAReloadWasAskedAnswersTheWaitingRequest) {
+  ModelSpec a = model("a", 1);
+  a.on_demand = true;
+  start({a});
+  ModelRegistry::Lease held = lease("a");
+  registry_->unload("a");
+  Waiting waiting;  // asks for it again while it drains: a reload
+  EXPECT_EQ(registry_->acquire("a", true, waiting.ready()), nullptr);
+  registry_->unload("a");  // and unload after all
+  held.reset();
+  ASSERT_EQ(waiting.future.wait_for(5s), std::future_status::ready);
+  EXPECT_THROW(waiting.future.get(), ApiError);
+  EXPECT_EQ(state("a"), ModelState::unloaded);
+}
+
+TEST_F(ModelRegistryTest, IdleTimeCountsFromTheLastRequestsEnd) {
+  ModelSpec a = model("a", 1);
+  a.idle_ttl_s = 1.0;
+  start({a});
+  {
+    ModelRegistry::Lease held = lease("a");
+    std::this_thread::sleep_for(1500ms);  // in use past its ttl
+    EXPECT_EQ(state("a"), ModelState::ready);
+  }
+  std::this_thread::sleep_for(100ms);
+  EXPECT_EQ(state("a"), ModelState::ready);  // idle for 0.1 s only
+  ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
+}
+
 // On CUDA a model's weights are uploaded per load and freed with its engine's runner: a
 // model loaded again answers as it did the first time.
 TEST_F(ModelRegistryTest, OnCudaAModelLoadedAgainAnswersTheSame) {

@@ -79,7 +79,8 @@ class EngineHost {
   // What every engine is doing right now.
   std::vector<EngineActivity> activity() const;
   // Stops every engine (in-flight requests end with EngineStopped), then the executor
-  // and the watchdog.
+  // and the watchdog. No engine may be added or removed meanwhile (stop the threads that
+  // do first); removing one afterwards is fine.
   void stop();
 
  private:

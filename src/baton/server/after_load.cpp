@@ -2,8 +2,11 @@
 
 namespace baton {
 
-AfterLoad::AfterLoad(Then then, ErrorResponse error_response)
-    : then_(std::move(then)), error_response_(std::move(error_response)) {}
+AfterLoad::AfterLoad(Then then, ErrorResponse error_response,
+                     std::function<void(int)> counted)
+    : then_(std::move(then)),
+      error_response_(std::move(error_response)),
+      counted_(std::move(counted)) {}
 
 void AfterLoad::arrived(std::shared_ptr<const ServedModel> model, std::exception_ptr error) {
   std::function<void()> wake;
@@ -33,6 +36,7 @@ PendingResponse::Chunk AfterLoad::whole(const HttpResponse& response) const {
 
 PendingResponse::Chunk AfterLoad::error_chunk(const std::exception_ptr& error) const {
   const ApiError api = to_api_error(error);
+  if (counted_) counted_(api.status());
   return whole(error_response_ ? error_response_(api) : api.response());
 }
 

@@ -20,8 +20,9 @@ class AfterLoad final : public PendingResponse {
   using Then = std::function<RouteResult(std::shared_ptr<const ServedModel> model)>;
   using ErrorResponse = std::function<HttpResponse(const ApiError& error)>;
 
-  // `error_response` shapes an error (the OpenAI shape when empty).
-  AfterLoad(Then then, ErrorResponse error_response);
+  // `error_response` shapes an error (the OpenAI shape when empty); `counted` gets the
+  // status of an error this response sends itself (the route's work counts the rest).
+  AfterLoad(Then then, ErrorResponse error_response, std::function<void(int status)> counted);
 
   // The model is ready (`model`), or the wait ended (`error`, an ApiError).
   void arrived(std::shared_ptr<const ServedModel> model, std::exception_ptr error);
@@ -32,10 +33,11 @@ class AfterLoad final : public PendingResponse {
 
  private:
   Chunk whole(const HttpResponse& response) const;
-  Chunk error_chunk(const std::exception_ptr& error) const;
+  Chunk error_chunk(const std::exception_ptr& error) const;  // counted
 
   const Then then_;
   const ErrorResponse error_response_;
+  const std::function<void(int)> counted_;
   std::mutex mu_;
   std::function<void()> wake_;                // guarded by mu_
   bool arrived_ = false;                      // guarded by mu_

@@ -169,7 +169,8 @@ void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   const std::size_t left = http_->stats().pending_responses;
   if (left > 0) log << "baton serve: failing " << left << " requests still in flight" << std::endl;
   probe_.reset();
-  host_->stop();  // what is left fails with EngineStopped: its clients get a 503
+  models_->stop();  // no load or unload from here on, while the host stops
+  host_->stop();    // what is left fails with EngineStopped: its clients get a 503
   (void)http_->wait_idle(std::chrono::seconds(2));
   http_->stop();
   models_.reset();

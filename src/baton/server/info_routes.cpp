@@ -103,6 +103,10 @@ std::optional<HttpResponse> Router::model_route(const HttpRequest& request) {
   if (action.empty() && get) return json_response(200, model_json(context_.models.status(name)));
   if (action == "load" && post) {
     const ModelStatus status = context_.models.load(name);
+    if (status.state == ModelState::failed) {  // refused at once: it cannot fit
+      throw ApiError(503, "The model '" + name + "' cannot load: " + status.reason,
+                     "server_error", "model_load_failed", "model");
+    }
     return json_response(status.state == ModelState::ready ? 200 : 202, model_json(status));
   }
   if (action == "unload" && post) {

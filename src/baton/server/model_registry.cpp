@@ -30,6 +30,13 @@ std::string what_of(const std::exception_ptr& error) {
 
 std::uint64_t model_bytes(const ServedModel& model) { return model.memory_bytes(); }
 
+ApiError not_loaded(const std::string& name) {
+  return ApiError(503,
+                  "The model '" + name + "' was unloaded; POST /v1/models/" + name +
+                      "/load loads it",
+                  "server_error", "model_not_loaded", "model");
+}
+
 double seconds(std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; }
 
 }  // namespace
@@ -91,9 +98,18 @@ ModelRegistry::ModelRegistry(std::vector<ModelSpec> specs, RegistryOptions optio
 }
 
 ModelRegistry::~ModelRegistry() {
+  stop();
+  for (auto& e : entries_) {
+    if (HostedEngine* engine = e->model ? e->model->engine() : nullptr) engine->stop();
+    e->token.reset();
+    e->model.reset();
+  }
+}
+
+void ModelRegistry::stop() {
   {
     std::lock_guard lock(mu_);
-    stopping_ = true;
+    stopping_ = true;  // from now on no load starts
   }
   ticker_.request_stop();
   changed_.notify_all();
@@ -104,23 +120,12 @@ ModelRegistry::~ModelRegistry() {
   Calls calls;
   {
     std::lock_guard lock(mu_);
-    for (auto& e : entries_) {
-      for (Waiter& w : e->waiters) {
-        calls.push_back([ready = std::move(w.ready)] {
-          ready(nullptr, std::make_exception_ptr(
-                             ApiError(503, "The server is stopping", "server_error",
-                                      "server_stopping")));
-        });
-      }
-      e->waiters.clear();
-    }
+    const ApiError stopping =
+        ApiError(503, "The server is stopping", "server_error", "server_stopping")
+            .with_retry_after(1);
+    for (auto& e : entries_) answer_waiters_locked(*e, stopping, calls);
   }
   run(calls);
-  for (auto& e : entries_) {
-    if (HostedEngine* engine = e->model ? e->model->engine() : nullptr) engine->stop();
-    e->token.reset();
-    e->model.reset();
-  }
 }
 
 ModelRegistry::Entry& ModelRegistry::entry(const std::string& name) const {
@@ -131,6 +136,15 @@ ModelRegistry::Entry& ModelRegistry::entry(const std::string& name) const {
   for (const ModelSpec& spec : specs_) names += (names.empty() ? "" : ", ") + spec.name;
   throw ApiError(404, "The model '" + name + "' does not exist; the models are: " + names,
                  "invalid_request_error", "model_not_found", "model");
+}
+
+void ModelRegistry::answer_waiters_locked(Entry& e, const ApiError& error, Calls& calls) {
+  for (Waiter& w : e.waiters) {
+    calls.push_back([ready = std::move(w.ready), error] {
+      ready(nullptr, std::make_exception_ptr(error));
+    });
+  }
+  e.waiters.clear();
 }
 
 void ModelRegistry::run(Calls& calls) {
@@ -275,18 +289,29 @@ ModelStatus ModelRegistry::load(const std::string& name) {
 }
 
 ModelStatus ModelRegistry::unload(const std::string& name) {
-  std::lock_guard lock(mu_);
-  Entry& e = entry(name);
-  e.reload_after = false;
-  if (e.state == ModelState::ready) {
-    start_unload_locked(e, "unload", "asked by POST /v1/models/" + name + "/unload");
-  } else if (e.state == ModelState::loading) {
-    e.unload_after_load = true;
-  } else if (e.state == ModelState::failed) {
-    e.state = ModelState::unloaded;
-    e.reason.clear();
+  Calls calls;
+  ModelStatus status;
+  {
+    std::lock_guard lock(mu_);
+    Entry& e = entry(name);
+    e.reload_after = false;
+    if (e.state == ModelState::ready) {
+      start_unload_locked(e, "unload", "asked by POST /v1/models/" + name + "/unload");
+    } else if (e.state == ModelState::loading && !e.started) {  // still waiting for memory
+      std::erase(pending_, &e);
+      e.state = ModelState::unloaded;
+      e.memory = 0;
+      answer_waiters_locked(e, not_loaded(name), calls);
+    } else if (e.state == ModelState::loading) {
+      e.unload_after_load = true;
+    } else if (e.state == ModelState::failed) {
+      e.state = ModelState::unloaded;
+      e.reason.clear();
+    }
+    status = status_locked(e);
   }
-  return status_locked(e);
+  run(calls);
+  return status;
 }
 
 void ModelRegistry::request_load_locked(Entry& e, Calls& calls) {
@@ -296,12 +321,21 @@ void ModelRegistry::request_load_locked(Entry& e, Calls& calls) {
   e.unload_after_load = false;
   e.done = 0;
   e.total = 0;
-  e.memory = sizer_(e.spec);
+  try {
+    e.memory = sizer_(e.spec);
+  } catch (const std::exception& error) {
+    fail_locked(e, error.what(), calls);
+    return;
+  }
   pending_.push_back(&e);
   try_start_locked(e, calls);
 }
 
 void ModelRegistry::try_start_locked(Entry& e, Calls& calls) {
+  if (stopping_) {
+    fail_locked(e, "the server is stopping", calls);
+    return;
+  }
   const std::uint64_t budget = options_.memory_budget_bytes;
   const std::uint64_t used = used_locked();
   if (budget > 0 && used + e.memory > budget) {
@@ -344,7 +378,9 @@ void ModelRegistry::try_start_locked(Entry& e, Calls& calls) {
   std::erase(pending_, &e);
   e.started = true;
   e.load_began = Clock::now();
-  if (e.loader.joinable()) e.loader.join();  // a finished load's thread
+  if (e.loader.joinable()) {  // a finished load's thread: joined after the lock
+    calls.push_back([done = std::make_shared<std::jthread>(std::move(e.loader))] { done->join(); });
+  }
   e.loader = std::jthread([this, &e] { run_load(e); });
 }
 
@@ -355,7 +391,7 @@ void ModelRegistry::fail_locked(Entry& e, const std::string& reason, Calls& call
   e.started = false;
   e.memory = 0;
   const std::string name = e.spec.name;
-  if (events_) calls.push_back([this, name, reason] { events_({"load_failed", name, reason}); });
+  if (events_) events_({"load_failed", name, reason});
   for (Waiter& w : e.waiters) {
     calls.push_back([ready = std::move(w.ready), name, reason] {
       ready(nullptr, std::make_exception_ptr(ApiError(
@@ -409,8 +445,8 @@ void ModelRegistry::ready_locked(Entry& e, std::unique_ptr<ServedModel> model,
   });
   e.state = ModelState::ready;
   e.last_used = Clock::now();
-  // The ledger has the load before any request runs on the model.
-  if (events_) calls.push_back([this, name = e.spec.name, detail] { events_({"load", name, detail}); });
+  // Under the lock, so that the ledger has the load before any request runs on the model.
+  if (events_) events_({"load", e.spec.name, detail});
   const Lease lease = e.lease();
   for (Waiter& w : e.waiters) {
     calls.push_back([ready = std::move(w.ready), lease] { ready(lease, nullptr); });
@@ -501,6 +537,8 @@ void ModelRegistry::tick_locked(Calls& calls) {
   const TimePoint now = Clock::now();
   for (Entry* e : std::vector<Entry*>(pending_)) try_start_locked(*e, calls);
   for (auto& e : entries_) {
+    // A model a request holds is in use: idle_ttl counts from the last request's end.
+    if (e->state == ModelState::ready && e->token.use_count() > 1) e->last_used = now;
     if (e->state == ModelState::ready && e->spec.idle_ttl_s > 0 && !e->spec.pin &&
         e->last_used && e->token.use_count() == 1 &&
         now - *e->last_used >= std::chrono::duration<double>(e->spec.idle_ttl_s)) {
@@ -557,6 +595,8 @@ void ModelRegistry::retire(Entry& e) {
     if (e.reload_after) {
       e.reload_after = false;
       request_load_locked(e, calls);
+    } else {
+      answer_waiters_locked(e, not_loaded(e.spec.name), calls);
     }
   }
   run(calls);

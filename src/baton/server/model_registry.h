@@ -6,14 +6,18 @@
 // budget counts each loaded model's weights and KV budget, and a load past it evicts the
 // least recently used unpinned models first. A model that fails to load fails alone.
 //
-// Requests hold a lease (a shared_ptr to the ServedModel): a model is destroyed, on the
-// registry's own thread, only once every lease is gone, so a request never sees its
-// engine or weights go. Loads run on a thread per load; one ticker thread drains
+// Requests hold a lease (a shared_ptr to the ServedModel): while serving, a model is
+// destroyed on the registry's own thread, only once every lease is gone, so a request
+// never sees its engine or weights go (the destructor destroys what is left, once the
+// HTTP server is gone). Loads run on a thread per load; one ticker thread drains
 // unloading models, starts loads that waited for memory, expires idle models and answers
 // the requests whose wait for a load ran out.
 //
-// Thread-safety: every member is thread-safe; callbacks (the loader, the event sink and
-// the waiters') are called without the registry's lock held.
+// Thread-safety: every member is thread-safe. The loader and the waiters' callbacks are
+// called without the registry's lock held; the event sink with it (so that the ledger has
+// a load before any request runs on the model): it must be quick and never call back.
+// stop() (or the destructor) before the host stops: no thread of the registry adds or
+// removes an engine after it returns.
 #pragma once
 
 #include <chrono>
@@ -30,6 +34,7 @@
 #include <vector>
 
 #include "baton/common/clock.h"
+#include "baton/server/api_error.h"
 #include "baton/server/served_model.h"
 
 namespace baton {
@@ -78,8 +83,11 @@ class ModelRegistry {
 
   ModelRegistry(std::vector<ModelSpec> specs, RegistryOptions options, Loader loader, Sizer sizer,
                 EventSink events);
-  // Stops the threads and destroys every model (leases must be gone: the HTTP server first).
+  // stop(), then destroys every model (leases must be gone: the HTTP server first).
   ~ModelRegistry();
+  // Joins the ticker and the loads in progress (a load runs to its end) and answers the
+  // waiting requests with a 503; the models stay until the destructor. Idempotent.
+  void stop();
   ModelRegistry(const ModelRegistry&) = delete;
   ModelRegistry& operator=(const ModelRegistry&) = delete;
 
@@ -128,6 +136,7 @@ class ModelRegistry {
   void ready_locked(Entry& e, std::unique_ptr<ServedModel> model, const std::string& detail,
                     Calls& calls);
   void fail_locked(Entry& e, const std::string& reason, Calls& calls);
+  void answer_waiters_locked(Entry& e, const ApiError& error, Calls& calls);
   void tick_loop(std::stop_token stop);
   void tick_locked(Calls& calls);
   void retire(Entry& e);  // the ticker: drains, stops and destroys an unloading model

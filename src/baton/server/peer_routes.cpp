@@ -43,7 +43,7 @@ RouteResult Router::messages(const HttpRequest& request) {
                                                             std::move(format), shape,
                                                             std::move(generation), "messages"));
     };
-    return with_model(call.model, true, then, anthropic_error_response);
+    return with_model(route, call.model, true, then, anthropic_error_response);
   } catch (const ApiError& error) {
     // Every error of this route in Anthropic's shape, the status and Retry-After kept.
     count("", route, error.status());
@@ -55,7 +55,7 @@ RouteResult Router::responses(const HttpRequest& request) {
   const std::string route = request.target;
   const ResponsesCall call = parse_responses_call(request.body);
   return with_model(
-      call.call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
+      route, call.call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
         const std::string name = model->spec.name;
         GenerationRequest generation;
         try {
@@ -97,8 +97,8 @@ RouteResult Router::tokenize(const HttpRequest& request) {
         {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", max_model_len(*model)}}));
   };
   // A conversation needs a chat model's template; a prompt goes to a model of either kind.
-  if (!call.messages.empty()) return with_model(call.model, true, then);
-  return with_any_model(call.model, then);
+  if (!call.messages.empty()) return with_model(route, call.model, true, then);
+  return with_any_model(route, call.model, then);
 }
 
 RouteResult Router::detokenize(const HttpRequest& request) {
@@ -119,16 +119,17 @@ RouteResult Router::detokenize(const HttpRequest& request) {
     count(model->spec.name, route, 200);
     return RouteResult(json_response({{"prompt", tokenizer.decode(call.tokens)}}));
   };
-  return with_any_model(call.model, then);
+  return with_any_model(route, call.model, then);
 }
 
-RouteResult Router::with_any_model(const std::string& name, const ModelRoute& then) {
+RouteResult Router::with_any_model(const std::string& route, const std::string& name,
+                                   const ModelRoute& then) {
   try {
-    return with_model(name, true, then);
+    return with_model(route, name, true, then);
   } catch (const ApiError& error) {
     if (error.status() != 404) throw;  // a chat model that failed or is not loaded
     try {
-      return with_model(name, false, then);
+      return with_model(route, name, false, then);
     } catch (const ApiError& other) {
       if (other.status() != 404) throw;
       throw error;  // neither: the first 404, which lists the chat models

@@ -135,9 +135,11 @@ RouteResult Router::handle(const HttpRequest& request) {
   }
 }
 
-RouteResult Router::with_model(const std::string& name, bool chat, ModelRoute then,
-                               AfterLoad::ErrorResponse error_response) {
-  auto waiting = std::make_shared<AfterLoad>(then, std::move(error_response));
+RouteResult Router::with_model(const std::string& route, const std::string& name, bool chat,
+                               ModelRoute then, AfterLoad::ErrorResponse error_response) {
+  auto waiting = std::make_shared<AfterLoad>(
+      then, std::move(error_response),
+      [this, route, name](int status) { count(name, route, status); });
   ModelRegistry::Lease model = context_.models.acquire(
       name, chat, [waiting](ModelRegistry::Lease ready, std::exception_ptr error) {
         waiting->arrived(std::move(ready), std::move(error));
@@ -177,7 +179,7 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
 RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind kind) {
   const std::string route = request.target;
   const CompletionCall call = parse_completion_call(request.body, kind);
-  return with_model(call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
+  return with_model(route, call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
     const std::string prompt_param =
         call.kind == CompletionCall::Kind::chat ? "messages" : "prompt";
     GenerationRequest generation = generation_request(call, *model);
@@ -196,7 +198,7 @@ RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind 
 RouteResult Router::embeddings(const HttpRequest& request) {
   const std::string route = request.target;
   const EmbeddingCall call = parse_embedding_call(request.body);
-  return with_model(call.model, false, [this, call, route](std::shared_ptr<const ServedModel> model) {
+  return with_model(route, call.model, false, [this, call, route](std::shared_ptr<const ServedModel> model) {
     EmbeddingRequest embedding;
     embedding.id = serial_.fetch_add(1);
     embedding.inputs = call.token_inputs;

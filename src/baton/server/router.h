@@ -54,8 +54,9 @@ class Router {
   // error that ends the wait is shaped by `error_response`, the OpenAI shape when empty).
   // Throws ApiError: 404 for an unknown model or one of the other kind, 503 for one that
   // failed or is not loaded.
-  RouteResult with_model(const std::string& name, bool chat, ModelRoute then,
-                         AfterLoad::ErrorResponse error_response = {});
+  // `route` names the route in the metrics of an error that ends a wait.
+  RouteResult with_model(const std::string& route, const std::string& name, bool chat,
+                         ModelRoute then, AfterLoad::ErrorResponse error_response = {});
   // GET /v1/models/{id}, POST /v1/models/{id}/load and /unload; nullopt for another path.
   std::optional<HttpResponse> model_route(const HttpRequest& request);
   RouteResult completion(const HttpRequest& request, CompletionCall::Kind kind);
@@ -66,7 +67,8 @@ class Router {
   RouteResult responses(const HttpRequest& request);
   RouteResult tokenize(const HttpRequest& request);
   RouteResult detokenize(const HttpRequest& request);
-  RouteResult with_any_model(const std::string& name, const ModelRoute& then);
+  RouteResult with_any_model(const std::string& route, const std::string& name,
+                             const ModelRoute& then);
   HttpResponse models() const;
   HttpResponse metrics() const;
   HttpResponse engines() const;

@@ -38,9 +38,15 @@ std::unique_ptr<ServedModel> load_served_model(
 
 std::uint64_t estimated_memory_bytes(const ModelSpec& spec) {
   std::uint64_t bytes = std::uint64_t{spec.kv_budget_mb} << 20;
+  // Without exceptions: a directory that went away estimates as its KV budget, and the
+  // load then fails with the reason.
   std::error_code ec;
-  for (const auto& file : std::filesystem::directory_iterator(spec.dir, ec)) {
-    if (file.path().extension() == ".safetensors") bytes += file.file_size(ec);
+  for (std::filesystem::directory_iterator it(spec.dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().extension() != ".safetensors") continue;
+    std::error_code size_error;
+    const std::uintmax_t size = it->file_size(size_error);
+    if (!size_error) bytes += size;
   }
   return bytes;
 }

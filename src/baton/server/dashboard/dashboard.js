@@ -359,8 +359,21 @@
 
   // --- the loop -------------------------------------------------------------------------
 
+  // One poll, then the next, whatever this one met: a throw must not stop the page.
   async function poll() {
     timer = null;
+    try {
+      await refresh();
+    } catch (error) {
+      const box = $('#error');
+      box.hidden = false;
+      box.textContent = `dashboard: ${error.message}`;
+    } finally {
+      timer = setTimeout(poll, POLL_MS);
+    }
+  }
+
+  async function refresh() {
     const [engines, timeline, models, healthy] = await Promise.allSettled([
       api('/v1/engines'), api(`/v1/timeline?seconds=${windowSeconds}`), api('/v1/models'),
       health()]);
@@ -394,7 +407,6 @@
     const updated = $('#updated');
     updated.dataset.polls = String(polls);
     updated.textContent = `updated ${new Date().toLocaleTimeString([], { hour12: false })}`;
-    timer = setTimeout(poll, POLL_MS);
   }
 
   function pollSoon() {
