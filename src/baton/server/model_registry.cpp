@@ -11,13 +11,6 @@
 namespace baton {
 namespace {
 
-double unix_seconds(TimePoint t) {
-  const auto since = std::chrono::duration<double>(t - Clock::now()).count();
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-             .count() +
-         since;
-}
-
 std::string what_of(const std::exception_ptr& error) {
   try {
     std::rethrow_exception(error);
@@ -28,7 +21,11 @@ std::string what_of(const std::exception_ptr& error) {
   }
 }
 
-std::uint64_t model_bytes(const ServedModel& model) { return model.memory_bytes(); }
+ApiError load_failed(const std::string& name, const std::string& reason,
+                     const std::string& hint = {}) {
+  return ApiError(503, "The model '" + name + "' failed to load: " + reason + hint,
+                  "server_error", "model_load_failed", "model");
+}
 
 ApiError not_loaded(const std::string& name) {
   return ApiError(503,
@@ -83,7 +80,6 @@ struct ModelRegistry::Entry {
   bool unload_after_load = false;  // unload was asked while it was loading
 
   Lease lease() const { return Lease(token, model.get()); }
-  std::string name() const { return spec.name; }
 };
 
 ModelRegistry::ModelRegistry(std::vector<ModelSpec> specs, RegistryOptions options, Loader loader,
@@ -111,8 +107,7 @@ void ModelRegistry::stop() {
     std::lock_guard lock(mu_);
     stopping_ = true;  // from now on no load starts
   }
-  ticker_.request_stop();
-  changed_.notify_all();
+  ticker_.request_stop();  // wakes the ticker's wait
   if (ticker_.joinable()) ticker_.join();
   for (auto& e : entries_) {
     if (e->loader.joinable()) e->loader.join();
@@ -179,7 +174,7 @@ ModelStatus ModelRegistry::status_locked(const Entry& e) const {
   const bool holds = e.state == ModelState::ready || e.state == ModelState::unloading ||
                      (e.state == ModelState::loading && e.started);
   s.memory_bytes = holds ? e.memory : 0;
-  if (e.last_used) s.last_used = unix_seconds(*e.last_used);
+  if (e.last_used) s.last_used = wall_.unix_seconds(*e.last_used);
   if (e.state == ModelState::ready && e.spec.idle_ttl_s > 0 && !e.spec.pin && e.last_used) {
     s.expires_at = *s.last_used + e.spec.idle_ttl_s;
   }
@@ -227,7 +222,7 @@ ModelRegistry::Lease ModelRegistry::acquire(const std::string& name, bool chat, 
         }
       }
       throw ApiError(404,
-                     "The model '" + name + "' is an " + (is_chat ? "chat" : "embedding") +
+                     "The model '" + name + "' is " + (is_chat ? "a chat" : "an embedding") +
                          " model; this route serves: " + (served.empty() ? "none" : served),
                      "invalid_request_error", "model_not_found", "model");
     }
@@ -237,8 +232,7 @@ ModelRegistry::Lease ModelRegistry::acquire(const std::string& name, bool chat, 
         e.last_used = Clock::now();
         return e.lease();
       case ModelState::failed:
-        throw ApiError(503, "The model '" + name + "' failed to load: " + e.reason + load_hint,
-                       "server_error", "model_load_failed", "model");
+        throw load_failed(name, e.reason, load_hint);
       case ModelState::unloading:
         if (!e.spec.on_demand) {
           throw ApiError(503, "The model '" + name + "' is unloading" + load_hint,
@@ -258,8 +252,7 @@ ModelRegistry::Lease ModelRegistry::acquire(const std::string& name, bool chat, 
         break;
     }
     if (e.state == ModelState::failed) {  // refused at once (over the budget)
-      refused.emplace(503, "The model '" + name + "' failed to load: " + e.reason + load_hint,
-                      "server_error", "model_load_failed", "model");
+      refused = load_failed(name, e.reason, load_hint);
     } else {
       e.waiters.push_back({std::move(on_ready), Clock::now() + options_.load_wait});
     }
@@ -390,16 +383,8 @@ void ModelRegistry::fail_locked(Entry& e, const std::string& reason, Calls& call
   e.reason = reason;
   e.started = false;
   e.memory = 0;
-  const std::string name = e.spec.name;
-  if (events_) events_({"load_failed", name, reason});
-  for (Waiter& w : e.waiters) {
-    calls.push_back([ready = std::move(w.ready), name, reason] {
-      ready(nullptr, std::make_exception_ptr(ApiError(
-                         503, "The model '" + name + "' failed to load: " + reason,
-                         "server_error", "model_load_failed", "model")));
-    });
-  }
-  e.waiters.clear();
+  if (events_) events_({"load_failed", e.spec.name, reason});
+  answer_waiters_locked(e, load_failed(e.spec.name, reason), calls);
 }
 
 void ModelRegistry::run_load(Entry& e) {
@@ -425,12 +410,11 @@ std::exception_ptr ModelRegistry::load_now(Entry& e, const Progress& progress) {
     } else {
       const double took = std::chrono::duration<double>(Clock::now() - e.load_began).count();
       const std::string detail =
-          fmt::format("{} in {:.2f} s", human_bytes(model_bytes(*model)), took);
+          fmt::format("{} in {:.2f} s", human_bytes(model->memory_bytes()), took);
       ready_locked(e, std::move(model), detail, calls);
     }
   }
   run(calls);
-  changed_.notify_all();
   return error;
 }
 
@@ -517,7 +501,7 @@ void ModelRegistry::load_startup(
 void ModelRegistry::tick_loop(std::stop_token stop) {
   std::unique_lock lock(mu_);
   while (!stop.stop_requested()) {
-    changed_.wait_for(lock, stop, options_.tick, [] { return false; });
+    tick_.wait_for(lock, stop, options_.tick, [] { return false; });  // a sleep stop ends
     if (stop.stop_requested()) break;
     Calls calls;
     tick_locked(calls);

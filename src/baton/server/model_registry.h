@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "baton/common/clock.h"
+#include "baton/ledger/wall_reference.h"
 #include "baton/server/api_error.h"
 #include "baton/server/served_model.h"
 
@@ -147,9 +148,10 @@ class ModelRegistry {
   const Loader loader_;
   const Sizer sizer_;
   const EventSink events_;
+  const WallReference wall_;  // last_used and expires_at in Unix seconds
 
   mutable std::mutex mu_;
-  std::condition_variable_any changed_;
+  std::condition_variable_any tick_;  // the ticker's sleep, which stop() cuts short
   std::vector<std::unique_ptr<Entry>> entries_;  // one per spec; the set is fixed
   std::vector<Entry*> pending_;                  // loads waiting for memory, oldest first
   bool stopping_ = false;
