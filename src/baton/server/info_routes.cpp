@@ -53,7 +53,7 @@ json model_json(const ModelStatus& s) {
             {"object", "model"},
             {"created", 0},
             {"owned_by", "baton"},
-            {"kind", spec.kind == ModelSpec::Kind::chat ? "chat" : "embedding"},
+            {"kind", kind_name(spec.kind)},
             {"max_model_len", s.context_length},
             {"state", to_string(s.state)},
             {"load", spec.on_demand ? "on-demand" : "startup"},
@@ -129,7 +129,7 @@ HttpResponse Router::health() const {
     const EngineHealthState* s = state_of(states, name);
     const std::string state = s != nullptr ? s->state : "ok";
     json entry = {{"name", name},
-                  {"kind", status.spec.kind == ModelSpec::Kind::chat ? "chat" : "embedding"},
+                  {"kind", kind_name(status.spec.kind)},
                   {"state", state},
                   {"model_state", to_string(status.state)}};
     if (s != nullptr && !s->reason.empty()) {
@@ -186,7 +186,7 @@ HttpResponse Router::engines() const {
   for (const ModelStatus& status : context_.models.statuses()) {
     const std::string& name = status.spec.name;
     json entry = {{"name", name},
-                  {"kind", status.spec.kind == ModelSpec::Kind::chat ? "chat" : "embedding"},
+                  {"kind", kind_name(status.spec.kind)},
                   {"model_state", to_string(status.state)},
                   {"turn", turn_json(turn, name)}};
     auto it = ready.find(name);

@@ -155,6 +155,10 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string_view kind_name(ModelSpec::Kind kind) {
+  return kind == ModelSpec::Kind::chat ? "chat" : "embedding";
+}
+
 void validate(const ServeConfig& config) {
   validate_server(config);
   validate_models(config);

@@ -87,6 +87,9 @@ struct ModelSpec {
   bool pin = false;                // never evicted, never unloaded for idleness
 };
 
+// "chat" or "embedding", as the API and the file name the kinds.
+std::string_view kind_name(ModelSpec::Kind kind);
+
 struct ServeConfig {
   std::string host = "127.0.0.1";
   int port = 8080;               // 0: any free port (the server prints the one it got)

@@ -37,7 +37,7 @@ struct ServedModel {
   }
 
   bool chat() const { return spec.kind == ModelSpec::Kind::chat; }
-  std::string_view kind_name() const { return chat() ? "chat" : "embedding"; }
+  std::string_view kind_name() const { return baton::kind_name(spec.kind); }
   HostedEngine* engine() const {
     return llm != nullptr ? static_cast<HostedEngine*>(llm) : embedding;
   }
