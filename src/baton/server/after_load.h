@@ -24,6 +24,9 @@ class AfterLoad final : public PendingResponse {
   // status of an error this response sends itself (the route's work counts the rest).
   AfterLoad(Then then, ErrorResponse error_response, std::function<void(int status)> counted);
 
+  // The route's work on `model`, at once (the model was ready: no wait).
+  RouteResult then(std::shared_ptr<const ServedModel> model) const { return then_(std::move(model)); }
+
   // The model is ready (`model`), or the wait ended (`error`, an ApiError).
   void arrived(std::shared_ptr<const ServedModel> model, std::exception_ptr error);
 

@@ -43,7 +43,7 @@ RouteResult Router::messages(const HttpRequest& request) {
                                                             std::move(format), shape,
                                                             std::move(generation), "messages"));
     };
-    return with_model(route, call.model, true, then, anthropic_error_response);
+    return with_model(route, call.model, true, std::move(then), anthropic_error_response);
   } catch (const ApiError& error) {
     // Every error of this route in Anthropic's shape, the status and Retry-After kept.
     count("", route, error.status());
@@ -97,7 +97,7 @@ RouteResult Router::tokenize(const HttpRequest& request) {
         {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", max_model_len(*model)}}));
   };
   // A conversation needs a chat model's template; a prompt goes to a model of either kind.
-  if (!call.messages.empty()) return with_model(route, call.model, true, then);
+  if (!call.messages.empty()) return with_model(route, call.model, true, std::move(then));
   return with_any_model(route, call.model, then);
 }
 

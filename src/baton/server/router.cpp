@@ -137,14 +137,16 @@ RouteResult Router::handle(const HttpRequest& request) {
 
 RouteResult Router::with_model(const std::string& route, const std::string& name, bool chat,
                                ModelRoute then, AfterLoad::ErrorResponse error_response) {
+  // The route's work moves into the AfterLoad (a request's parsed body is not copied) and
+  // runs from there, now or once the model is loaded.
   auto waiting = std::make_shared<AfterLoad>(
-      then, std::move(error_response),
+      std::move(then), std::move(error_response),
       [this, route, name](int status) { count(name, route, status); });
   ModelRegistry::Lease model = context_.models.acquire(
       name, chat, [waiting](ModelRegistry::Lease ready, std::exception_ptr error) {
         waiting->arrived(std::move(ready), std::move(error));
       });
-  if (model) return then(std::move(model));
+  if (model) return waiting->then(std::move(model));
   return waiting;
 }
 
@@ -178,8 +180,10 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
 
 RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind kind) {
   const std::string route = request.target;
-  const CompletionCall call = parse_completion_call(request.body, kind);
-  return with_model(route, call.model, true, [this, call, route](std::shared_ptr<const ServedModel> model) {
+  CompletionCall parsed = parse_completion_call(request.body, kind);
+  const std::string requested = parsed.model;
+  return with_model(route, requested, true, [this, call = std::move(parsed), route](
+                                           std::shared_ptr<const ServedModel> model) {
     const std::string prompt_param =
         call.kind == CompletionCall::Kind::chat ? "messages" : "prompt";
     GenerationRequest generation = generation_request(call, *model);
@@ -197,8 +201,10 @@ RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind 
 
 RouteResult Router::embeddings(const HttpRequest& request) {
   const std::string route = request.target;
-  const EmbeddingCall call = parse_embedding_call(request.body);
-  return with_model(route, call.model, false, [this, call, route](std::shared_ptr<const ServedModel> model) {
+  EmbeddingCall parsed = parse_embedding_call(request.body);
+  const std::string requested = parsed.model;
+  return with_model(route, requested, false, [this, call = std::move(parsed), route](
+                                            std::shared_ptr<const ServedModel> model) {
     EmbeddingRequest embedding;
     embedding.id = serial_.fetch_add(1);
     embedding.inputs = call.token_inputs;
