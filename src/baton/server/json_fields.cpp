@@ -95,4 +95,24 @@ std::vector<TokenId> token_list(const json& value, const std::string& name) {
   return tokens;
 }
 
+void read_stream_options(
+    const json& object, bool stream,
+    const std::function<bool(const std::string& key, const json& value)>& read) {
+  const json* options = field(object, "stream_options");
+  if (options == nullptr) return;
+  if (!stream) {
+    throw bad_parameter("stream_options", "'stream_options' is only allowed with 'stream': true");
+  }
+  if (!options->is_object()) {
+    throw bad_parameter("stream_options", "'stream_options' must be an object");
+  }
+  for (const auto& [key, value] : options->items()) {
+    if (!read(key, value)) {
+      throw bad_parameter("stream_options." + key,
+                          "Unrecognized request argument supplied: stream_options." + key,
+                          "unknown_parameter");
+    }
+  }
+}
+
 }  // namespace baton::json_fields

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -34,6 +35,13 @@ std::string string(const nlohmann::json& value, const std::string& name);
 
 // The required, non-empty "model".
 std::string model_name(const nlohmann::json& object);
+
+// `object`'s "stream_options", when present: allowed only with `stream`, an object, and
+// each of its keys, in order, handed to `read`, which reads the value and returns false
+// for a key it does not know (refused then: 400 unknown_parameter naming it).
+void read_stream_options(
+    const nlohmann::json& object, bool stream,
+    const std::function<bool(const std::string& key, const nlohmann::json& value)>& read);
 
 // A non-empty JSON array of token ids (each in [0, 2^31)); `name` for errors.
 std::vector<TokenId> token_list(const nlohmann::json& value, const std::string& name);

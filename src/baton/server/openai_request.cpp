@@ -154,23 +154,13 @@ void read_logprobs(const json& object, CompletionCall& call) {
 
 void read_stream(const json& object, CompletionCall& call) {
   if (const json* v = field(object, "stream")) call.stream = boolean(*v, "stream");
-  if (const json* options = field(object, "stream_options")) {
-    if (!call.stream) {
-      throw bad_parameter("stream_options", "'stream_options' is only allowed with 'stream': true");
+  read_stream_options(object, call.stream, [&call](const std::string& key, const json& value) {
+    if (key == "include_usage") {
+      if (!value.is_null()) call.include_usage = boolean(value, "stream_options.include_usage");
+      return true;
     }
-    if (!options->is_object()) {
-      throw bad_parameter("stream_options", "'stream_options' must be an object");
-    }
-    for (const auto& [key, value] : options->items()) {
-      if (key == "include_usage") {
-        if (!value.is_null()) call.include_usage = boolean(value, "stream_options.include_usage");
-      } else if (key != "include_obfuscation") {
-        throw bad_parameter("stream_options." + key,
-                            "Unrecognized request argument supplied: stream_options." + key,
-                            "unknown_parameter");
-      }
-    }
-  }
+    return key == "include_obfuscation";
+  });
 }
 
 void read_max_tokens(const json& object, CompletionCall& call) {

@@ -222,22 +222,11 @@ std::vector<std::pair<std::string, std::string>> metadata(const json& value) {
 
 void read_responses_stream(const json& object, CompletionCall& call) {
   read_stream(object, call);
-  if (const json* options = field(object, "stream_options")) {
-    if (!call.stream) {
-      throw bad_parameter("stream_options", "'stream_options' is only allowed with 'stream': true");
-    }
-    if (!options->is_object()) {
-      throw bad_parameter("stream_options", "'stream_options' must be an object");
-    }
-    for (const auto& [key, value] : options->items()) {
-      if (key != "include_obfuscation") {
-        throw bad_parameter("stream_options." + key,
-                            "Unrecognized request argument supplied: stream_options." + key,
-                            "unknown_parameter");
-      }
-      if (!value.is_null()) (void)boolean(value, "stream_options." + key);
-    }
-  }
+  read_stream_options(object, call.stream, [](const std::string& key, const json& value) {
+    if (key != "include_obfuscation") return false;
+    if (!value.is_null()) (void)boolean(value, "stream_options." + key);
+    return true;
+  });
 }
 
 }  // namespace
