@@ -150,16 +150,21 @@ TEST_F(LlmEngineTest, RequestsWaitForKvBlocksAndAllFinishCorrectly) {
     }
     held.release();
   }
-  // Each waited for the one before: the engine picked the later two up together, after the
-  // first one's first step, and admitted each when the one before it finished. (queued_ms
-  // also counts the engine thread's wake-up, which under load is ~3 ms for the first alone.)
-  double previous_wait = -1.0;
+  // Each later one waited for the one before: the engine picked the later two up together
+  // (one pick-up time), after the first one's first step, and admitted each when the one
+  // before it finished, so the third waited longer than the second. The first one's own
+  // wait is no part of that order: it was admitted in the loop turn that picked it up, and
+  // its few microseconds there grow by whatever the scheduler takes from the engine thread
+  // between the two (3.6 ms once under load, more than the second's whole wait).
+  double previous_wait = 0.0;
   for (int i = 0; i < 3; ++i) {
     const GenerationResult r = futures[i].get();
     EXPECT_EQ(r.tokens, greedy_alone(model_, prompt_of(30, i), 10)) << i;
-    EXPECT_GT(r.admission_wait_ms, previous_wait) << i;
+    if (i > 0) {
+      EXPECT_GT(r.admission_wait_ms, previous_wait) << i;
+    }
     EXPECT_GE(r.queued_ms, r.admission_wait_ms) << i;
-    previous_wait = r.admission_wait_ms;
+    previous_wait = i > 0 ? r.admission_wait_ms : 0.0;
   }
   const LlmEngineStats stats = engine_->stats();
   EXPECT_EQ(stats.counters.kv_waits, 2u);  // both later requests waited for the first
