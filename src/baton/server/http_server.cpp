@@ -72,7 +72,7 @@ class HttpServer::State : public std::enable_shared_from_this<HttpServer::State>
   class Session;
 
   State(HttpServerOptions options, RequestHandler handler)
-      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(io_) {
+      : options_(std::move(options)), handler_(std::move(handler)), acceptor_(net::make_strand(io_)) {
     const tcp::endpoint endpoint(net::ip::make_address(options_.host),
                                  static_cast<unsigned short>(options_.port));
     acceptor_.open(endpoint.protocol());
@@ -91,7 +91,8 @@ class HttpServer::State : public std::enable_shared_from_this<HttpServer::State>
 
   void stop_accepting() {
     draining_.store(true);
-    net::post(io_, [self = shared_from_this()] {
+    // On the acceptor's strand, where its accept handler runs: never both at once.
+    net::post(acceptor_.get_executor(), [self = shared_from_this()] {
       beast::error_code ignored;
       self->acceptor_.close(ignored);
     });
