@@ -1,12 +1,15 @@
 #include "baton/cli/repro_command.h"
 
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <stdexcept>
 
 #include "baton/cli/finite_range.h"
 #include "baton/common/exit_codes.h"
+#include "baton/repro/child_process.h"
 #include "baton/repro/repro_report.h"
+#include "baton/repro/scenario_report.h"
 
 namespace baton {
 
@@ -34,12 +37,19 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
       ->check(CLI::IsMember({"burst", "layer", "op"}));
   cmd->add_flag("--decode-first", options.turn.decode_first,
                 "serialize: waiting decode bursts go before waiting prefill chunks");
+  cmd->add_option("--turn-scope", turn_scope,
+                  "Who takes turns: this process's engines, or (host; serialize) those of every "
+                  "baton process of the machine with the same --turn-name")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"process", "host"}));
+  cmd->add_option("--turn-name", options.turn.host_name,
+                  "--turn-scope host: the turn's name (/dev/shm/baton-turn-NAME)")
+      ->capture_default_str();
   cmd->add_option("--engine", engine_specs,
                   "An engine: decode, prefill[:TOKENS] or embed, then optionally /OPS (each layer "
                   "split into OPS ops, for --quantum op) and @SMS (an SM target for a CUDA "
                   "engine's GEMMs); or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a real model's "
-                  "engine; repeat for more")
-      ->required();
+                  "engine; repeat for more. Required unless --scenario names the engines");
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
       ->capture_default_str()
       ->check(finite_range(0.1, 86400.0));
@@ -52,6 +62,22 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_flag("--compare", options.compare,
                 "Run each engine solo, then all together under concurrent, serialize/burst, "
                 "serialize/layer and serialize/op, side by side");
+  cmd->add_option("--scenario", scenario,
+                  "Run a named scenario's variants side by side, into one ledger (default "
+                  "scenario-NAME.db here, replaced): long-dispatch, overpacked, idle-resident, "
+                  "prefill-only, cross-process or seed-replay (docs/scenarios.md)")
+      ->check(
+          CLI::IsMember(std::vector<std::string>(scenario_names().begin(), scenario_names().end())))
+      ->excludes("--engine")
+      ->excludes("--compare");
+  cmd->add_option("--model", scenario_inputs.model_dir,
+                  "--scenario seed-replay and prefill-only: the LLM engines' model directory");
+  cmd->add_option("--prompt-tokens", scenario_inputs.prompt_tokens,
+                  "--scenario: the LLM engines' prompt length (default 32000 on cuda; 512 for "
+                  "seed-replay and 2048 for prefill-only on cpu)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--ledger-policy", options.ledger_policy,
+                  "The name this run's rows go under in the ledger (default: the policy)");
   return cmd;
 }
 
@@ -122,11 +148,15 @@ int fatal_exit(const std::string& why) {
 }  // namespace
 
 int ReproCommand::run() {
-  options.engines = parse_engine_specs(engine_specs, options.backend);
+  if (scenario.empty() && engine_specs.empty()) {
+    throw std::invalid_argument("--engine is required (or --scenario NAME)");
+  }
+  if (scenario.empty()) options.engines = parse_engine_specs(engine_specs, options.backend);
   const TurnOptions env = TurnOptions::with_env_defaults();
   options.turn.spin = env.spin;
   options.turn.policy = *parse_turn_policy(policy);
   options.turn.quantum = *parse_quantum(quantum);
+  options.turn.scope = *parse_turn_scope(turn_scope);
   options.faults.seed = fault_seed.value_or(options.seed);
   options.watchdog.deadline = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));
@@ -138,6 +168,7 @@ int ReproCommand::run() {
                  "concurrent does; only CUDA splits the device between them\n";
   }
 
+  if (!scenario.empty()) return run_named_scenario();
   if (options.compare) {
     const ReproComparison comparison = run_comparison(options);
     if (options.json) {
@@ -156,6 +187,28 @@ int ReproCommand::run() {
       print_table(std::cout, result);
     }
     if (result.faults.fatal) return fatal_exit(result.faults.fatal_detail);
+  }
+  return kExitOk;
+}
+
+int ReproCommand::run_named_scenario() {
+  if (options.ledger_path.empty()) {
+    // A ledger of its own, replaced on each run, so the analysis sees this run's rows only.
+    options.ledger_path = "scenario-" + scenario + ".db";
+    for (const char* suffix : {"", "-wal", "-shm"}) {
+      std::filesystem::remove(options.ledger_path + suffix);
+    }
+  }
+  scenario_inputs.base = options;
+  const ScenarioResult result =
+      run_scenario(make_scenario(scenario, scenario_inputs), self_executable());
+  if (options.json) {
+    std::cout << to_json(result).dump(2) << "\n";
+  } else {
+    print_table(std::cout, result);
+  }
+  for (const VariantResult& v : result.variants) {
+    if (v.result.faults.fatal) return fatal_exit(v.result.faults.fatal_detail);
   }
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "baton/repro/repro_options.h"
+#include "baton/repro/scenarios.h"
 
 namespace baton {
 
@@ -15,10 +16,13 @@ struct ReproCommand {
   ReproOptions options;
   std::string policy = "concurrent";
   std::string quantum = "burst";
+  std::string turn_scope = "process";
   std::vector<std::string> engine_specs;
   std::optional<std::uint64_t> fault_seed;
-  double watchdog_deadline_s = 0.0;  // from options.watchdog when not given
+  double watchdog_deadline_s = 0.0;              // from options.watchdog when not given
   std::optional<double> slowdown_min_excess_ms;  // the backend's default when not given
+  std::string scenario;                          // --scenario NAME; empty: the engines of --engine
+  ScenarioInputs scenario_inputs;
 
   // Declares the verb's options on `app` and returns the subcommand.
   CLI::App* attach(CLI::App& app);
@@ -27,6 +31,7 @@ struct ReproCommand {
 
  private:
   void attach_fault_options(CLI::App& cmd);
+  int run_named_scenario();
 };
 
 }  // namespace baton

@@ -9,11 +9,12 @@
 
 namespace baton {
 
-std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults) {
-  if (backend == "cpu") return std::make_unique<cpu::CpuDevice>(CommitLimits::from_env(), faults);
+std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults,
+                                    CommitLimits limits) {
+  if (backend == "cpu") return std::make_unique<cpu::CpuDevice>(limits, faults);
   if (backend == "cuda") {
 #ifdef BATON_HAVE_CUDA
-    return std::make_unique<cuda::CudaDevice>(CommitLimits::from_env(), faults);
+    return std::make_unique<cuda::CudaDevice>(limits, faults);
 #else
     throw BackendUnavailable("[make_device] this build has no cuda backend (built without nvcc)");
 #endif

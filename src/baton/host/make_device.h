@@ -11,6 +11,7 @@
 namespace baton {
 
 // `faults` (may be null) must outlive the device.
-std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults = nullptr);
+std::unique_ptr<Device> make_device(std::string_view backend, FaultHooks* faults = nullptr,
+                                    CommitLimits limits = CommitLimits::from_env());
 
 }  // namespace baton

@@ -4,6 +4,7 @@
 
 #include "baton/host/make_device.h"
 #ifdef BATON_HAVE_CUDA
+#include "baton/engine/cuda/cuda_long_dispatch_workload.h"
 #include "baton/engine/cuda/cuda_synthetic_workload.h"
 #endif
 
@@ -42,6 +43,20 @@ std::unique_ptr<Workload> make_synthetic_workload(std::string_view backend,
 #endif
   (void)sm_count_target;
   throw BackendUnavailable("[make_synthetic_workload] no workload for backend '" +
+                           std::string(backend) + "' in this build");
+}
+
+AttentionShape default_attention_shape(std::string_view backend, std::size_t keys) {
+  return backend == "cuda" ? AttentionShape::cuda_default(keys) : AttentionShape::cpu_default(keys);
+}
+
+std::unique_ptr<Workload> make_long_dispatch_workload(std::string_view backend,
+                                                      const AttentionShape& shape) {
+  if (backend == "cpu") return std::make_unique<LongDispatchWorkload>(shape);
+#ifdef BATON_HAVE_CUDA
+  if (backend == "cuda") return std::make_unique<cuda::CudaLongDispatchWorkload>(shape);
+#endif
+  throw BackendUnavailable("[make_long_dispatch_workload] no workload for backend '" +
                            std::string(backend) + "' in this build");
 }
 

@@ -82,8 +82,32 @@ ReproEngine parse_model(std::string_view spec) {
   return engine;
 }
 
+// attend[:KEYS], KEYS in 1..4194304 (the H200's default is 229376).
+ReproEngine parse_attend(std::string_view spec, std::string_view backend) {
+  std::size_t keys = 0;
+  if (spec.size() > 6) {
+    const std::string_view text = spec.substr(7);
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), keys);
+    if (spec[6] != ':' || ec != std::errc() || end != text.data() + text.size() || keys == 0 ||
+        keys > (std::size_t{1} << 22)) {
+      throw std::invalid_argument("--engine " + std::string(spec) +
+                                  ": attend[:KEYS] takes KEYS as an integer in 1..4194304");
+    }
+  }
+  ReproEngine engine;
+  engine.shape.kind = BurstKind::decode;
+  engine.attention = default_attention_shape(backend, keys);
+  return engine;
+}
+
 ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
+  if (spec.ends_with("+idle")) {
+    ReproEngine engine = parse_engine(spec.substr(0, spec.size() - 5), backend);
+    engine.idle = true;
+    return engine;
+  }
   if (spec.starts_with("llm:") || spec.starts_with("embedding:")) return parse_model(spec);
+  if (spec == "attend" || spec.starts_with("attend:")) return parse_attend(spec, backend);
   const auto at = spec.find('@');
   std::string_view body = spec.substr(0, at);
   ReproEngine engine;
@@ -112,8 +136,10 @@ std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& spec
   std::map<std::string, int> count;
   for (const std::string& spec : specs) {
     ReproEngine engine = parse_engine(spec, backend);
+    engine.spec = spec;
     const std::string kind = engine.llm()         ? "llm"
                              : engine.embedding() ? "embedding"
+                             : engine.attention   ? "attend"
                                                   : std::string(to_string(engine.shape.kind));
     engine.name = kind + "-" + std::to_string(++count[kind]);
     engines.push_back(std::move(engine));

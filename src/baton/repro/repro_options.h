@@ -7,7 +7,11 @@
 #include <string_view>
 #include <vector>
 
+#include <optional>
+
+#include "baton/engine/long_dispatch_workload.h"
 #include "baton/engine/synthetic_workload.h"
+#include "baton/gpu/commit_limits.h"
 #include "baton/gpu/fault_injector.h"
 #include "baton/turn/turn_options.h"
 #include "baton/watchdog/watchdog.h"
@@ -25,6 +29,11 @@ struct ReproEngine {
   Model model = Model::none;
   std::string model_dir;
   std::size_t prompt_tokens = 0;
+  std::string spec;  // what --engine said, e.g. "prefill:2048/4"
+  // attend[:KEYS]: bursts of single long attention dispatches (long_dispatch_workload.h).
+  std::optional<AttentionShape> attention;
+  // Loaded and resident (weights, KV) but sent no requests (the `idle-resident` scenario).
+  bool idle = false;
   bool llm() const { return model == Model::llm; }
   bool embedding() const { return model == Model::embedding; }
 };
@@ -41,12 +50,18 @@ struct ReproOptions {
   std::string ledger_path;    // empty: no ledger
   std::string ledger_policy;  // the run's policy in the ledger; empty: describe(turn)
   bool compare = false;       // run the engines solo and under every policy, side by side
+  // The command-buffer caps; empty: CommitLimits::from_env(). `overpacked` turns them off.
+  std::optional<CommitLimits> limits;
+  // A failed LLM request is sent again with the same prompt (its prefill redone), as the
+  // study's clients did after a hang; otherwise the client moves on to a new one.
+  bool retry_failed = false;
 };
 
 // Parses KIND[:TOKENS][/OPS][@SMS]: "decode", "prefill[:TOKENS]" or "embed" in the
 // backend's default shape, OPS GEMMs per layer (column blocks), and an SM target for CUDA;
-// or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a model directory. Names engines by kind
-// and count.
+// "attend[:KEYS]", long single dispatches; or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a
+// model directory. A spec ending in "+idle" is loaded but sent no requests. Names engines
+// by kind and count.
 // Throws std::invalid_argument with a message for the user.
 std::vector<ReproEngine> parse_engine_specs(const std::vector<std::string>& specs,
                                             std::string_view backend = "cpu");

@@ -33,6 +33,28 @@ nlohmann::json faults_json(const FaultReport& faults) {
             {"flagged_outside", faults.slowdowns_outside_episodes}}}};
 }
 
+LatencySummary latency_from(const nlohmann::json& j) {
+  LatencySummary s;
+  s.p50 = j.at("p50");
+  s.p99 = j.at("p99");
+  s.mean = j.at("mean");
+  s.max = j.at("max");
+  return s;
+}
+
+FaultReport faults_from(const nlohmann::json& j) {
+  FaultReport f;
+  for (FaultKind kind : {FaultKind::hang, FaultKind::timeout, FaultKind::submissions_ignored,
+                         FaultKind::other, FaultKind::slowdown}) {
+    const nlohmann::json& counts = j.at("by_class").at(std::string(to_string(kind)));
+    f.by_kind[kind] = {counts.at("injected"), counts.at("detected")};
+  }
+  f.recovered = j.at("recovered");
+  f.fatal = j.at("fatal");
+  f.fatal_detail = j.at("fatal_detail");
+  return f;
+}
+
 std::string scenario_name(const ReproResult& run) { return describe(run.turn); }
 
 const ClientTurnStats* client_stats(const ReproResult& run, const std::string& name) {
@@ -103,6 +125,8 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"steps", e.steps},
                             {"steps_per_s", e.steps_per_s},
                             {"failed_requests", e.failed_requests},
+                            {"gpu_failures", e.gpu_failures},
+                            {"retries", e.retries},
                             {"hangs", e.hangs},
                             {"step_ms", latency_json(e.step_ms)},
                             {"decode_steps", e.decode_step_ms.count},
@@ -144,6 +168,42 @@ nlohmann::json to_json(const ReproComparison& comparison) {
     runs.push_back(std::move(entry));
   }
   return {{"solo", std::move(solo)}, {"runs", std::move(runs)}};
+}
+
+ReproResult result_from_json(const nlohmann::json& json) {
+  ReproResult run;
+  run.backend = json.at("backend");
+  run.turn.policy = parse_turn_policy(json.at("policy").get<std::string>()).value();
+  run.turn.quantum = parse_quantum(json.at("quantum").get<std::string>()).value();
+  run.turn.decode_first = json.at("decode_first");
+  run.duration_s = json.at("duration_s");
+  run.overlap_s = json.at("overlap_s");
+  run.overlap_episodes = json.at("overlap_episodes");
+  for (const nlohmann::json& e : json.at("engines")) {
+    EngineResult r;
+    r.name = e.at("name");
+    r.steps = e.at("steps");
+    r.steps_per_s = e.at("steps_per_s");
+    r.failed_requests = e.at("failed_requests");
+    r.gpu_failures = e.at("gpu_failures");
+    r.retries = e.at("retries");
+    r.hangs = e.at("hangs");
+    r.step_ms = latency_from(e.at("step_ms"));
+    r.step_ms.count = r.steps;
+    r.decode_step_ms = latency_from(e.at("decode_step_ms"));
+    r.decode_step_ms.count = e.at("decode_steps");
+    if (e.contains("turn")) {
+      const nlohmann::json& t = e.at("turn");
+      run.turn_stats.clients.push_back({r.name, t.at("acquisitions"), t.at("handovers_in"),
+                                        t.at("yields"), t.at("wait_s"), t.at("hold_s")});
+    }
+    run.engines.push_back(std::move(r));
+  }
+  run.turn_stats.handovers = json.at("turn").at("handovers");
+  run.turn_stats.handover_us.p50 = json.at("turn").at("handover_us_p50");
+  run.turn_stats.handover_us.p99 = json.at("turn").at("handover_us_p99");
+  run.faults = faults_from(json.at("faults"));
+  return run;
 }
 
 void print_table(std::ostream& out, const ReproResult& run) {

@@ -143,7 +143,8 @@ ReproResult run_repro(const ReproOptions& options) {
   }
   BurstTimes times;
   auto injector = options.faults.any() ? std::make_unique<FaultInjector>(options.faults) : nullptr;
-  auto device = make_device(options.backend, injector.get());
+  auto device = make_device(options.backend, injector.get(),
+                            options.limits.value_or(CommitLimits::from_env()));
   const std::string backend(device->backend());
   // The ledger outlives the host: stopping the engines still records bursts and events.
   std::optional<Ledger> ledger;
@@ -185,25 +186,32 @@ ReproResult run_repro(const ReproOptions& options) {
       engine = hosted.embedding;
     } else {
       hosted.synthetic = &host.add_engine(
-          spec.name, make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
+          spec.name, spec.attention
+                         ? make_long_dispatch_workload(backend, *spec.attention)
+                         : make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
       engine = hosted.synthetic;
     }
     if (streams) streams->name_stream(engine->stream().id(), engine->stream().name());
     engines.push_back(hosted);
   }
 
+  std::vector<ClientTally> tallies(engines.size());
   const TimePoint start = Clock::now();
   {
     std::vector<std::jthread> clients;
     std::uint64_t seed = options.seed;
-    for (const HostedSpec& hosted : engines) {
-      clients.emplace_back([hosted, s = seed++](std::stop_token stop) {
+    const bool retry = options.retry_failed;
+    for (std::size_t i = 0; i < engines.size(); ++i) {
+      const HostedSpec& hosted = engines[i];
+      if (hosted.spec->idle) continue;  // resident, and never sent a request
+      clients.emplace_back([hosted, retry, &tally = tallies[i], s = seed++](std::stop_token stop) {
         if (hosted.llm != nullptr) {
-          drive_llm(*hosted.llm, hosted.spec->prompt_tokens, hosted.vocab, s, stop);
+          tally =
+              drive_llm(*hosted.llm, {hosted.spec->prompt_tokens, hosted.vocab, retry}, s, stop);
         } else if (hosted.embedding != nullptr) {
-          drive_embedding(*hosted.embedding, hosted.vocab, s, stop);
+          tally = drive_embedding(*hosted.embedding, hosted.vocab, s, stop);
         } else {
-          drive(*hosted.synthetic, s, stop);
+          tally = drive(*hosted.synthetic, s, stop);
         }
       });
     }
@@ -218,12 +226,14 @@ ReproResult run_repro(const ReproOptions& options) {
   result.backend = std::string(host.device().backend());
   result.turn = options.turn;
   result.duration_s = seconds_between(start, end);
-  const OverlapReading overlap = host.device().overlap().read(end);
+  const OverlapReading overlap = host.overlap(end);
   result.overlap_s = overlap.overlap_s;
   result.overlap_episodes = overlap.episodes;
   result.events = host.faults().events();
-  for (const HostedSpec& hosted : engines) {
-    EngineResult summary = summarize_engine(hosted, times, result.duration_s);
+  for (std::size_t i = 0; i < engines.size(); ++i) {
+    EngineResult summary = summarize_engine(engines[i], times, result.duration_s);
+    summary.gpu_failures = tallies[i].failed;
+    summary.retries = tallies[i].retried;
     for (const FaultEvent& event : result.events) {
       if (event.kind == FaultKind::hang && event.engine == summary.name) ++summary.hangs;
     }

@@ -27,8 +27,10 @@ struct EngineResult {
   LatencySummary step_ms;         // burst latency, turn wait included
   LatencySummary decode_step_ms;  // of its decode bursts only (an LLM engine's)
   double steps_per_s = 0.0;
-  std::uint64_t failed_requests = 0;
-  std::uint64_t hangs = 0;  // hangs blamed on this engine
+  std::uint64_t failed_requests = 0;  // the engine's count, the one cut off by the stop included
+  std::uint64_t gpu_failures = 0;     // requests its client saw fail with a GpuError
+  std::uint64_t retries = 0;          // of those, sent again with the same prompt
+  std::uint64_t hangs = 0;            // hangs blamed on this engine
 };
 
 struct FaultReport {

@@ -27,6 +27,16 @@ std::optional<Quantum> parse_quantum(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<TurnScope> parse_turn_scope(std::string_view name) {
+  if (name == "process") return TurnScope::process;
+  if (name == "host") return TurnScope::host;
+  return std::nullopt;
+}
+
+std::string_view to_string(TurnScope scope) {
+  return scope == TurnScope::host ? "host" : "process";
+}
+
 std::string_view to_string(TurnPolicy policy) {
   switch (policy) {
     case TurnPolicy::concurrent:
@@ -52,15 +62,16 @@ std::string_view to_string(Quantum quantum) {
 }
 
 std::string describe(const TurnOptions& options) {
-  if (options.policy == TurnPolicy::concurrent) return "concurrent";
+  const std::string scope = options.scope == TurnScope::host ? "@host" : "";
+  if (options.policy == TurnPolicy::concurrent) return "concurrent" + scope;
   if (options.policy == TurnPolicy::partition) {
     char share[16];
     std::snprintf(share, sizeof share, "%g", options.prefill_share);
-    return std::string("partition/") + share;
+    return std::string("partition/") + share + scope;
   }
   std::string name = "serialize/" + std::string(to_string(options.quantum));
   if (options.decode_first) name += "+decode-first";
-  return name;
+  return name + scope;
 }
 
 }  // namespace baton
