@@ -1,0 +1,177 @@
+// `baton repro --scenario NAME` end to end on the CPU, short: every preset runs, writes its
+// variants into the ledger under "<scenario>:<variant>" and reports them; bad input is a
+// usage error naming the problem.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "baton/ledger/ledger_reader.h"
+#include "baton/model/model_writer.h"
+#include "baton/repro/scenarios.h"
+#include "cli_util.h"
+#include "temp_ledger_path.h"
+
+namespace baton {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CommandResult;
+using testing::run_baton;
+using testing::TempLedgerPath;
+
+nlohmann::json run_scenario_json(const std::string& args, const fs::path& ledger) {
+  const CommandResult r =
+      run_baton("repro " + args + " --json --ledger " + ledger.string(), /*timeout_s=*/240);
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
+  // The JSON is the last thing printed; notes go to stderr before it.
+  const auto start = r.output.find("{\n");
+  if (start == std::string::npos) return {};
+  return nlohmann::json::parse(r.output.substr(start), nullptr, false);
+}
+
+void expect_variants_in_ledger(const nlohmann::json& json, const fs::path& ledger) {
+  ASSERT_TRUE(json.contains("variants")) << json.dump();
+  for (const auto& v : json["variants"]) {
+    const std::string policy =
+        json["scenario"].get<std::string>() + ":" + v["key"].get<std::string>();
+    const LedgerContents contents = read_ledger(ledger, policy);
+    EXPECT_EQ(contents.runs.size(), 1u) << policy;
+    EXPECT_FALSE(contents.input.intervals.empty()) << policy;
+  }
+}
+
+const nlohmann::json* variant(const nlohmann::json& json, const std::string& key) {
+  for (const auto& v : json["variants"]) {
+    if (v["key"] == key) return &v;
+  }
+  return nullptr;
+}
+
+TEST(ScenarioCli, EveryInProcessPresetRunsItsVariantsIntoTheLedger) {
+  for (const char* name : {"long-dispatch", "overpacked", "idle-resident", "prefill-only"}) {
+    TempLedgerPath ledger;
+    const nlohmann::json json =
+        run_scenario_json(std::string("--scenario ") + name + " --duration 0.4", ledger.path());
+    ASSERT_EQ(json.value("scenario", ""), name);
+    const Scenario expected = make_scenario(name, ScenarioInputs{});
+    ASSERT_EQ(json["variants"].size(), expected.variants.size()) << name;
+    expect_variants_in_ledger(json, ledger.path());
+    for (const auto& v : json["variants"]) {
+      for (const auto& e : v["engines"]) {
+        EXPECT_EQ(e["gpu_failures"], 0) << name << " " << v["key"] << " " << e["name"];
+      }
+    }
+  }
+}
+
+TEST(ScenarioCli, TheVariantsMeasureWhatTheirNamesSay) {
+  TempLedgerPath ledger;
+  const nlohmann::json idle =
+      run_scenario_json("--scenario idle-resident --duration 0.5", ledger.path());
+  ASSERT_NE(variant(idle, "idle"), nullptr);
+  // The resident engine never ran a burst, so nothing overlapped; the busy one did.
+  const auto& resident = (*variant(idle, "idle"))["engines"];
+  EXPECT_EQ(resident[1]["steps"], 0);
+  EXPECT_EQ((*variant(idle, "idle"))["overlap_s"], 0.0);
+  EXPECT_GT((*variant(idle, "busy"))["overlap_s"].get<double>(), 0.0);
+
+  TempLedgerPath ledger2;
+  const nlohmann::json dispatch =
+      run_scenario_json("--scenario long-dispatch --duration 0.5", ledger2.path());
+  // Serialized, the two engines' streams never overlap; concurrent, they do.
+  EXPECT_EQ((*variant(dispatch, "both-serialize"))["overlap_s"], 0.0);
+  EXPECT_GT((*variant(dispatch, "both-concurrent"))["overlap_s"].get<double>(), 0.0);
+  // The attend engine's bursts are its long dispatches: far longer than a decode step.
+  const auto& alone = (*variant(dispatch, "attend"))["engines"][0];
+  const auto& decode = (*variant(dispatch, "decode"))["engines"][0];
+  EXPECT_GT(alone["step_ms"]["p50"].get<double>(), 3 * decode["step_ms"]["p50"].get<double>());
+}
+
+TEST(ScenarioCli, SeedReplayRetriesEveryFailedRequestAndAnalysesTheHangs) {
+  const fs::path model =
+      fs::temp_directory_path() / ("baton-scenario-model-" + std::to_string(::getpid()));
+  ModelShape shape = model_shape("tiny", ModelArch::qwen2);
+  write_model(model, ModelArch::qwen2, shape, 3);
+  TempLedgerPath ledger;
+  // A high hang rate, so that a short run sees several hangs.
+  const nlohmann::json json = run_scenario_json(
+      "--scenario seed-replay --model " + model.string() +
+          " --prompt-tokens 256 --duration 2 --inject-hang-rate 5 --watchdog-deadline 0.1",
+      ledger.path());
+  fs::remove_all(model);
+  ASSERT_EQ(json["variants"].size(), 1u) << json.dump();
+  const auto& run = json["variants"][0];
+  std::uint64_t failures = 0;
+  std::uint64_t retries = 0;
+  for (const auto& e : run["engines"]) {
+    failures += e["gpu_failures"].get<std::uint64_t>();
+    retries += e["retries"].get<std::uint64_t>();
+  }
+  const std::uint64_t hangs = run["faults"]["by_class"]["hang"]["detected"];
+  EXPECT_GE(hangs, 1u) << run.dump();
+  EXPECT_GE(failures, hangs);  // a hang fails every request in its batch
+  // Every failure is retried, but the last of each client's may be cut off by the stop.
+  EXPECT_LE(retries, failures);
+  EXPECT_GE(retries + run["engines"].size(), failures);
+  ASSERT_TRUE(json.contains("analysis"));
+  EXPECT_EQ(json["analysis"]["hangs"]["total"], hangs);
+  expect_variants_in_ledger(json, ledger.path());
+}
+
+TEST(ScenarioCli, BadScenarioArgumentsAreUsageErrors) {
+  const struct {
+    const char* args;
+    const char* message;
+  } cases[] = {
+      {"repro --scenario nope", "--scenario"},
+      {"repro --scenario seed-replay", "needs --model DIR"},
+      {"repro --scenario overpacked --engine decode", "--engine"},
+      {"repro --scenario overpacked --compare", "--compare"},
+      {"repro --scenario seed-replay --model /nonexistent/model", "/nonexistent/model"},
+  };
+  for (const auto& c : cases) {
+    const CommandResult r = run_baton(c.args, 60);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST(Scenarios, PresetsSetWhatTheyCompare) {
+  ScenarioInputs inputs;
+  inputs.model_dir = "/m";
+  const Scenario packed = make_scenario("overpacked", inputs);
+  int uncapped = 0;
+  for (const ScenarioVariant& v : packed.variants) {
+    if (v.options.limits) {
+      EXPECT_EQ(v.options.limits->max_ops, std::numeric_limits<std::size_t>::max());
+      ++uncapped;
+    }
+  }
+  EXPECT_EQ(uncapped, 2);
+  const Scenario replay = make_scenario("seed-replay", inputs);
+  ASSERT_EQ(replay.variants.size(), 1u);
+  EXPECT_TRUE(replay.variants[0].options.retry_failed);
+  EXPECT_GT(replay.variants[0].options.faults.hang_rate, 0.0);
+  ASSERT_EQ(replay.variants[0].options.engines.size(), 2u);
+  EXPECT_EQ(replay.variants[0].options.engines[0].prompt_tokens, 512u);  // the CPU's default
+  const Scenario cross = make_scenario("cross-process", inputs);
+  int two = 0;
+  for (const ScenarioVariant& v : cross.variants) {
+    if (v.processes == 2) {
+      EXPECT_EQ(v.options.turn.scope, TurnScope::host);
+      ++two;
+    }
+  }
+  EXPECT_EQ(two, 2);
+  const Scenario idle = make_scenario("idle-resident", inputs);
+  EXPECT_TRUE(idle.variants[1].options.engines[1].idle);
+  EXPECT_THROW(make_scenario("nope", inputs), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace baton
