@@ -40,7 +40,8 @@ void expect_variants_in_ledger(const nlohmann::json& json, const fs::path& ledge
     const std::string policy =
         json["scenario"].get<std::string>() + ":" + v["key"].get<std::string>();
     const LedgerContents contents = read_ledger(ledger, policy);
-    EXPECT_EQ(contents.runs.size(), 1u) << policy;
+    // One run per process: a cross-process variant's children each record theirs.
+    EXPECT_EQ(contents.runs.size(), v["processes"].get<std::size_t>()) << policy;
     EXPECT_FALSE(contents.input.intervals.empty()) << policy;
   }
 }
@@ -90,6 +91,26 @@ TEST(ScenarioCli, TheVariantsMeasureWhatTheirNamesSay) {
   const auto& alone = (*variant(dispatch, "attend"))["engines"][0];
   const auto& decode = (*variant(dispatch, "decode"))["engines"][0];
   EXPECT_GT(alone["step_ms"]["p50"].get<double>(), 3 * decode["step_ms"]["p50"].get<double>());
+}
+
+TEST(ScenarioCli, CrossProcessRunsTwoProcessesThatShareTheHostWideTurn) {
+  TempLedgerPath ledger;
+  const nlohmann::json json =
+      run_scenario_json("--scenario cross-process --duration 0.8", ledger.path());
+  ASSERT_EQ(json["variants"].size(), 4u) << json.dump();
+  expect_variants_in_ledger(json, ledger.path());
+  for (const char* key : {"two-concurrent", "two-serialize"}) {
+    const nlohmann::json* v = variant(json, key);
+    ASSERT_NE(v, nullptr) << key;
+    EXPECT_EQ((*v)["processes"], 2);
+    ASSERT_EQ((*v)["engines"].size(), 2u);
+    for (const auto& e : (*v)["engines"]) EXPECT_GT(e["steps"].get<int>(), 0) << key;
+  }
+  // The host-wide meter sees both processes' streams: they overlap with no turn, and
+  // never with the host-wide one.
+  EXPECT_GT((*variant(json, "two-concurrent"))["overlap_s"].get<double>(), 0.0);
+  EXPECT_EQ((*variant(json, "two-serialize"))["overlap_s"], 0.0);
+  EXPECT_GT((*variant(json, "two-serialize"))["turn"]["handovers"].get<int>(), 0);
 }
 
 TEST(ScenarioCli, SeedReplayRetriesEveryFailedRequestAndAnalysesTheHangs) {

@@ -1,5 +1,7 @@
 #include "baton/cli/repro_command.h"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "baton/repro/child_process.h"
 #include "baton/repro/repro_report.h"
 #include "baton/repro/scenario_report.h"
+#include "baton/turn/host_segment.h"
 
 namespace baton {
 
@@ -74,7 +77,7 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
                   "--scenario seed-replay and prefill-only: the LLM engines' model directory");
   cmd->add_option("--prompt-tokens", scenario_inputs.prompt_tokens,
                   "--scenario: the LLM engines' prompt length (default 32000 on cuda; 512 for "
-                  "seed-replay and 2048 for prefill-only on cpu)")
+                  "seed-replay and 1024 for prefill-only on cpu)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--ledger-policy", options.ledger_policy,
                   "The name this run's rows go under in the ledger (default: the policy)");
@@ -199,9 +202,13 @@ int ReproCommand::run_named_scenario() {
       std::filesystem::remove(options.ledger_path + suffix);
     }
   }
+  // The cross-process variants meet on a turn of this run's own, unless --turn-name says.
+  const bool own_turn = options.turn.host_name == TurnOptions{}.host_name;
+  if (own_turn) options.turn.host_name = "scenario-" + std::to_string(::getpid());
   scenario_inputs.base = options;
   const ScenarioResult result =
       run_scenario(make_scenario(scenario, scenario_inputs), self_executable());
+  if (own_turn) HostSegment::remove(options.turn.host_name);
   if (options.json) {
     std::cout << to_json(result).dump(2) << "\n";
   } else {

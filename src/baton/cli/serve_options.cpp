@@ -63,6 +63,14 @@ void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
       ->check(CLI::IsMember({"burst", "layer", "op"}));
   cmd.add_flag("--decode-first", flags.values.turn.decode_first,
                "serialize: waiting decode bursts go before waiting prefill chunks");
+  cmd.add_option("--turn-scope", flags.turn_scope,
+                 "Who takes turns: this process's engines, or (host; serialize) those of every "
+                 "baton process of the machine with the same --turn-name")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"process", "host"}));
+  cmd.add_option("--turn-name", flags.values.turn.host_name,
+                 "--turn-scope host: the turn's name (/dev/shm/baton-turn-NAME)")
+      ->capture_default_str();
   cmd.add_option("--prefill-share", flags.values.turn.prefill_share,
                  "partition: prefill's share of the chip while other engines run")
       ->capture_default_str()
@@ -155,6 +163,8 @@ void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfi
   if (given(cmd, "--policy")) c.turn.policy = *parse_turn_policy(flags.policy);
   if (given(cmd, "--quantum")) c.turn.quantum = *parse_quantum(flags.quantum);
   if (given(cmd, "--decode-first")) c.turn.decode_first = v.turn.decode_first;
+  if (given(cmd, "--turn-scope")) c.turn.scope = *parse_turn_scope(flags.turn_scope);
+  if (given(cmd, "--turn-name")) c.turn.host_name = v.turn.host_name;
   if (given(cmd, "--prefill-share")) c.turn.prefill_share = v.turn.prefill_share;
   // The file has no faults: the flags' plan is the whole plan.
   c.faults = v.faults;

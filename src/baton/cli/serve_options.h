@@ -21,6 +21,7 @@ struct ServeFlags {
   ServeConfig values;                   // host, port, ..., faults, fault_engine
   std::string policy = "concurrent";
   std::string quantum = "burst";
+  std::string turn_scope = "process";
   std::string ledger;
   ModelSpec model;  // --max-batch, --kv-budget-mb, ...: every --model's settings
 };

@@ -8,6 +8,14 @@
 #include "baton/turn/make_turn.h"
 
 namespace baton {
+namespace {
+
+std::shared_ptr<HostSegment> attach_host_segment(const TurnOptions& options) {
+  if (options.scope != TurnScope::host) return nullptr;
+  return std::make_shared<HostSegment>(options.host_name);
+}
+
+}  // namespace
 
 EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options,
                        const WatchdogOptions& watchdog_options,
@@ -16,9 +24,13 @@ EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_o
       watchdog_(watchdog_options, faults_),
       slowdowns_(watchdog_options.slowdown_factor, watchdog_options.slowdown_min_excess, faults_,
                  [this] { return activity(); }),
+      host_segment_(attach_host_segment(turn_options)),
+      host_overlap_(host_segment_ ? std::make_unique<HostOverlapMeter>(host_segment_) : nullptr),
       device_(std::move(device)),
-      turn_(make_turn(turn_options, device_->default_stream())),
+      turn_(make_turn(turn_options, device_->default_stream(), host_segment_)),
       runners_(make_runner_factory(*device_)) {
+  // Before any stream commits: the host-wide meter sees every busy interval.
+  if (host_overlap_) device_->add_observer(*host_overlap_);
   if (injector_) device_->add_observer(*injector_);
   device_->add_observer(watchdog_);
   watchdog_.set_activity_probe([this] { return activity(); });
@@ -132,6 +144,10 @@ void EngineHost::host(std::unique_ptr<HostedEngine> engine, bool watch_stream) {
   for (BurstObserver* observer : burst_observers_) engine->add_burst_observer(*observer);
   std::lock_guard lock(engines_mu_);
   engines_.push_back(std::move(engine));
+}
+
+OverlapReading EngineHost::overlap(TimePoint now) const {
+  return host_overlap_ ? host_overlap_->read(now) : device_->overlap().read(now);
 }
 
 std::vector<EngineActivity> EngineHost::activity() const {

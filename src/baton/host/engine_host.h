@@ -24,6 +24,8 @@
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/device.h"
 #include "baton/gpu/fault_injector.h"
+#include "baton/turn/host_overlap.h"
+#include "baton/turn/host_segment.h"
 #include "baton/turn/turn_options.h"
 #include "baton/watchdog/fault_log.h"
 #include "baton/watchdog/slowdown_detector.h"
@@ -72,6 +74,9 @@ class EngineHost {
 
   Device& device() { return *device_; }
   GpuTurn& turn() { return *turn_; }
+  // The overlap of every stream the turn arbitrates as of `now`: host-wide under
+  // --turn-scope host (every process on the turn's segment), else this device's.
+  OverlapReading overlap(TimePoint now = Clock::now()) const;
   FaultLog& faults() { return faults_; }
   const FaultInjector* injector() const { return injector_.get(); }
   // Set-up only (while no engine is added or removed): the engines.
@@ -98,6 +103,9 @@ class EngineHost {
   FaultLog faults_;
   Watchdog watchdog_;
   SlowdownDetector slowdowns_;
+  // Host scope only (else null): the turn's segment and the host-wide overlap meter.
+  std::shared_ptr<HostSegment> host_segment_;
+  std::unique_ptr<HostOverlapMeter> host_overlap_;
   std::unique_ptr<Device> device_;
   std::unique_ptr<GpuTurn> turn_;
   ModelRunnerFactory runners_;  // by the device's backend; model weights it uploaded

@@ -64,7 +64,7 @@ ClientTally drive_llm(LlmEngine& engine, const LlmLoad& load, std::uint64_t seed
                       std::stop_token stop) {
   ClientTally tally;
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int> decode_tokens(16, 64);
+  std::uniform_int_distribution<int> decode_tokens(16, static_cast<int>(kMaxGeneratedTokens));
   std::vector<TokenId> prompt;
   int max_tokens = 0;
   Outcome last = Outcome::answered;

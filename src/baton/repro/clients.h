@@ -27,6 +27,9 @@ struct ClientTally {
 
 ClientTally drive(Engine& engine, std::uint64_t seed, std::stop_token stop);
 
+// An LLM client's requests generate 16 to this many tokens.
+inline constexpr std::size_t kMaxGeneratedTokens = 64;
+
 struct LlmLoad {
   std::size_t prompt_tokens = 128;
   std::size_t vocab = 0;

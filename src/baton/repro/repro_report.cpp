@@ -145,6 +145,7 @@ nlohmann::json to_json(const ReproResult& run) {
           {"scenario", scenario_name(run)},
           {"quantum", std::string(to_string(run.turn.quantum))},
           {"decode_first", run.turn.decode_first},
+          {"turn_scope", std::string(to_string(run.turn.scope))},
           {"duration_s", run.duration_s},
           {"overlap_s", run.overlap_s},
           {"overlap_episodes", run.overlap_episodes},
@@ -176,6 +177,7 @@ ReproResult result_from_json(const nlohmann::json& json) {
   run.turn.policy = parse_turn_policy(json.at("policy").get<std::string>()).value();
   run.turn.quantum = parse_quantum(json.at("quantum").get<std::string>()).value();
   run.turn.decode_first = json.at("decode_first");
+  run.turn.scope = parse_turn_scope(json.at("turn_scope").get<std::string>()).value();
   run.duration_s = json.at("duration_s");
   run.overlap_s = json.at("overlap_s");
   run.overlap_episodes = json.at("overlap_episodes");

@@ -4,6 +4,8 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "baton/common/clock.h"
@@ -118,6 +120,17 @@ LlmBatchOptions llm_options(const ModelConfig& config, std::size_t prompt_tokens
   return options;
 }
 
+// A request the engine would refuse would fail every time: refuse the run instead.
+void check_fits(const ReproEngine& spec, const ModelConfig& config) {
+  const auto positions = static_cast<std::size_t>(config.max_position_embeddings);
+  if (spec.llm() && spec.prompt_tokens + kMaxGeneratedTokens > positions) {
+    throw std::invalid_argument(
+        "--engine " + spec.spec + ": " + std::to_string(spec.prompt_tokens) +
+        " prompt tokens and up to " + std::to_string(kMaxGeneratedTokens) +
+        " generated ones do not fit the model's " + std::to_string(positions) + " positions");
+  }
+}
+
 }  // namespace
 
 std::uint64_t FaultReport::injected() const {
@@ -139,6 +152,7 @@ ReproResult run_repro(const ReproOptions& options) {
   for (const ReproEngine& spec : options.engines) {
     if (spec.model != ReproEngine::Model::none) {
       models[spec.name] = std::make_unique<LlamaModel>(LlamaModel::load(spec.model_dir));
+      check_fits(spec, models[spec.name]->config());
     }
   }
   BurstTimes times;

@@ -14,14 +14,118 @@
 #include "baton/ledger/ledger_reader.h"
 #include "baton/repro/child_process.h"
 #include "baton/repro/repro_report.h"
+#include "baton/turn/host_overlap.h"
+#include "baton/turn/host_segment.h"
 
 namespace fs = std::filesystem;
 
 namespace baton {
 namespace {
 
-ReproResult run_in_processes(const ReproOptions&, const std::string&) {
-  throw std::runtime_error("cross-process: not yet");
+std::vector<std::string> child_args(const ReproOptions& o, const ReproEngine& engine,
+                                    std::uint64_t seed) {
+  std::vector<std::string> args = {
+      "repro",
+      "--backend",
+      o.backend,
+      "--engine",
+      engine.spec,
+      "--policy",
+      std::string(to_string(o.turn.policy)),
+      "--quantum",
+      std::string(to_string(o.turn.quantum)),
+      "--turn-scope",
+      "host",
+      "--turn-name",
+      o.turn.host_name,
+      "--duration",
+      fmt::format("{}", o.duration_s),
+      "--seed",
+      std::to_string(seed),
+      "--watchdog-deadline",
+      fmt::format("{}", std::chrono::duration<double>(o.watchdog.deadline).count()),
+      "--json"};
+  if (o.turn.decode_first) args.push_back("--decode-first");
+  if (!o.ledger_path.empty()) {
+    args.insert(args.end(), {"--ledger", o.ledger_path, "--ledger-policy", o.ledger_policy});
+  }
+  return args;
+}
+
+// The children's results as one run: their engines, and the overlap of the host-wide
+// meter across both, read from the shared segment before and after.
+ReproResult merge(const std::vector<ReproResult>& parts, const OverlapReading& before,
+                  const OverlapReading& after) {
+  ReproResult run = parts.front();
+  run.engines.clear();
+  run.turn_stats = {};
+  run.faults = {};
+  for (const ReproResult& part : parts) {
+    run.duration_s = std::max(run.duration_s, part.duration_s);
+    run.engines.insert(run.engines.end(), part.engines.begin(), part.engines.end());
+    run.turn_stats.clients.insert(run.turn_stats.clients.end(), part.turn_stats.clients.begin(),
+                                  part.turn_stats.clients.end());
+    run.turn_stats.handovers += part.turn_stats.handovers;
+    run.turn_stats.handover_us.p50 =
+        std::max(run.turn_stats.handover_us.p50, part.turn_stats.handover_us.p50);
+    run.turn_stats.handover_us.p99 =
+        std::max(run.turn_stats.handover_us.p99, part.turn_stats.handover_us.p99);
+    for (const auto& [kind, counts] : part.faults.by_kind) {
+      run.faults.by_kind[kind].injected += counts.injected;
+      run.faults.by_kind[kind].detected += counts.detected;
+    }
+    run.faults.recovered += part.faults.recovered;
+    if (part.faults.fatal) {
+      run.faults.fatal = true;
+      run.faults.fatal_detail = part.faults.fatal_detail;
+    }
+  }
+  run.overlap_s = after.overlap_s - before.overlap_s;
+  run.overlap_episodes = after.episodes - before.episodes;
+  return run;
+}
+
+// One `baton repro` child per engine, all on the host-wide turn and overlap meter.
+ReproResult run_in_processes(const ReproOptions& options, const std::string& program) {
+  if (options.faults.any()) {
+    throw std::invalid_argument(
+        "the cross-process variants take no fault injection (a hang rate counts one "
+        "process's overlap only)");
+  }
+  HostOverlapMeter meter(std::make_shared<HostSegment>(options.turn.host_name));
+  const OverlapReading before = meter.read(Clock::now());
+  const fs::path dir = fs::temp_directory_path() / fmt::format("baton-scenario-{}", ::getpid());
+  fs::create_directories(dir);
+  std::vector<std::unique_ptr<ChildProcess>> children;
+  std::vector<fs::path> outputs;
+  for (std::size_t i = 0; i < options.engines.size(); ++i) {
+    outputs.push_back(dir / fmt::format("child-{}.json", i));
+    children.push_back(std::make_unique<ChildProcess>(
+        program, child_args(options, options.engines[i], options.seed + i), outputs.back()));
+  }
+  // Model loading and the engines' stop come on top of the run's duration.
+  const auto limit =
+      std::chrono::milliseconds(static_cast<std::int64_t>(options.duration_s * 1000.0) + 300'000);
+  std::vector<ReproResult> parts;
+  for (std::size_t i = 0; i < children.size(); ++i) {
+    const std::optional<int> code = children[i]->wait_for(limit);
+    if (!code)
+      throw std::runtime_error(fmt::format("child {} ran past {} s", i, limit.count() / 1000));
+    std::ifstream in(outputs[i]);
+    nlohmann::json json = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (json.is_discarded() || (*code != 0 && !json.contains("faults"))) {
+      throw std::runtime_error(
+          fmt::format("the `baton repro` child for engine {} exited with {} (its errors are above)",
+                      options.engines[i].spec, *code));
+    }
+    ReproResult part = result_from_json(json);
+    // Names as the one-process variants have them: the children each count from 1.
+    for (EngineResult& e : part.engines) e.name = options.engines[i].name;
+    for (ClientTurnStats& c : part.turn_stats.clients) c.name = options.engines[i].name;
+    parts.push_back(std::move(part));
+  }
+  fs::remove_all(dir);
+  return merge(parts, before, meter.read(Clock::now()));
 }
 
 }  // namespace

@@ -96,7 +96,7 @@ Scenario prefill_only(const ScenarioInputs& in) {
              "A prefill in flight, or two engines busy? One engine's chunked prefill with no "
              "other engine busy, a decoder alone, and both together.",
              {}};
-  const std::string prefill = in.model_dir.empty() ? "prefill" : llm_spec(in, s.name, 2048, 32000);
+  const std::string prefill = in.model_dir.empty() ? "prefill" : llm_spec(in, s.name, 1024, 32000);
   s.variants.push_back(
       variant(in, "prefill", "prefill alone", {prefill}, turn(TurnPolicy::concurrent)));
   s.variants.push_back(

@@ -3,8 +3,8 @@
 // from the request paths).
 #include <chrono>
 #include <map>
-#include <optional>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "baton/server/api_error.h"
 #include "baton/server/openai_response.h"
@@ -37,8 +37,11 @@ json fault_json(const FaultEvent& event) {
 json turn_json(const TurnStats& turn, const std::string& engine) {
   for (const ClientTurnStats& c : turn.clients) {
     if (c.name != engine) continue;
-    return {{"acquisitions", c.acquisitions}, {"waits", c.handovers_in}, {"yields", c.yields},
-            {"wait_s", c.wait_s},             {"hold_s", c.hold_s}};
+    return {{"acquisitions", c.acquisitions},
+            {"waits", c.handovers_in},
+            {"yields", c.yields},
+            {"wait_s", c.wait_s},
+            {"hold_s", c.hold_s}};
   }
   return nullptr;
 }
@@ -104,8 +107,8 @@ std::optional<HttpResponse> Router::model_route(const HttpRequest& request) {
   if (action == "load" && post) {
     const ModelStatus status = context_.models.load(name);
     if (status.state == ModelState::failed) {  // refused at once: it cannot fit
-      throw ApiError(503, "The model '" + name + "' cannot load: " + status.reason,
-                     "server_error", "model_load_failed", "model");
+      throw ApiError(503, "The model '" + name + "' cannot load: " + status.reason, "server_error",
+                     "model_load_failed", "model");
     }
     return json_response(status.state == ModelState::ready ? 200 : 202, model_json(status));
   }
@@ -116,7 +119,8 @@ std::optional<HttpResponse> Router::model_route(const HttpRequest& request) {
   const bool known = action.empty() || action == "load" || action == "unload";
   throw ApiError(known ? 405 : 404,
                  (known ? "Method " + request.method + " is not allowed on "
-                        : "Unknown route " + request.method + " ") + request.target,
+                        : "Unknown route " + request.method + " ") +
+                     request.target,
                  "invalid_request_error", known ? "method_not_allowed" : "not_found");
 }
 
@@ -167,7 +171,7 @@ HttpResponse Router::metrics() const {
   }
   host.memory_budget_bytes = context_.models.budget_bytes();
   host.turn = context_.host.turn().stats();
-  const OverlapReading overlap = context_.host.device().overlap().read();
+  const OverlapReading overlap = context_.host.overlap();
   host.overlap_s = overlap.overlap_s;
   host.overlap_episodes = overlap.episodes;
   host.dual_engine_s = context_.busy.dual_seconds();

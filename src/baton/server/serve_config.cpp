@@ -10,6 +10,7 @@
 #include <set>
 
 #include "baton/model/chat_template.h"
+#include "baton/turn/host_segment.h"
 
 namespace baton {
 namespace {
@@ -122,6 +123,14 @@ void validate_server(const ServeConfig& c) {
   require(c.backend == "cpu" || c.backend == "cuda", "backend", fmt::format("\"{}\"", c.backend),
           "cpu or cuda");
   require_real("prefill_share", c.turn.prefill_share, 0.01, 1.0, "in [0.01, 1]");
+  if (c.turn.scope == TurnScope::host && c.turn.policy == TurnPolicy::partition) {
+    fail(
+        "turn_scope = \"host\" with policy = \"partition\": partition splits one process's "
+        "device; a host-wide turn is serialize (or concurrent)");
+  }
+  if (c.turn.scope == TurnScope::host && !valid_host_turn_name(c.turn.host_name)) {
+    fail(fmt::format("turn_name \"{}\": must be 1 to 200 of A-Z a-z 0-9 . _ -", c.turn.host_name));
+  }
   if (c.no_ledger && !c.ledger.empty()) {
     fail(fmt::format("ledger = {} and no_ledger: give one or the other", c.ledger.string()));
   }

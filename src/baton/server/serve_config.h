@@ -10,6 +10,8 @@
 //   policy = "serialize"       # concurrent|serialize|partition
 //   quantum = "layer"          # burst|layer|op
 //   decode_first = false
+//   turn_scope = "process"    # process|host (host: with every baton of the machine; serialize)
+//   turn_name = "baton"        # host scope: the turn's name (/dev/shm/baton-turn-NAME)
 //   prefill_share = 0.5
 //   ledger = "/var/lib/baton/ledger.db"   # or no_ledger = true; unset: default_ledger_path()
 //   api_key = "..."            # unset: $BATON_API_KEY (applied by resolve()); empty: none
@@ -94,7 +96,7 @@ struct ServeConfig {
   std::string host = "127.0.0.1";
   int port = 8080;               // 0: any free port (the server prints the one it got)
   std::string backend = "cpu";   // cpu|cuda
-  TurnOptions turn;              // policy, quantum, decode_first, prefill_share
+  TurnOptions turn;              // policy, quantum, decode_first, prefill_share, scope, name
   std::filesystem::path ledger;  // empty with no_ledger; default default_ledger_path()
   bool no_ledger = false;
   std::string api_key;  // empty: no authentication

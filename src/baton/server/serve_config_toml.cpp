@@ -74,6 +74,7 @@ std::optional<bool> parse_load(std::string_view name) {
 constexpr std::string_view kLoads[] = {"startup", "on-demand"};
 constexpr std::string_view kPolicies[] = {"concurrent", "serialize", "partition"};
 constexpr std::string_view kQuanta[] = {"burst", "layer", "op"};
+constexpr std::string_view kScopes[] = {"process", "host"};
 constexpr std::string_view kKinds[] = {"chat", "embedding"};
 // The keys only a chat model takes; an embedding model naming one is a mistake.
 constexpr std::string_view kChatOnly[] = {"max_batch", "prefill_chunk", "chat_template",
@@ -208,6 +209,8 @@ ServeConfig TomlReader::read(const toml::table& root) const {
       {"policy", [&](N v, K k) { c.turn.policy = choice(v, k, parse_turn_policy, kPolicies); }},
       {"quantum", [&](N v, K k) { c.turn.quantum = choice(v, k, parse_quantum, kQuanta); }},
       {"decode_first", [&](N v, K k) { c.turn.decode_first = boolean(v, k); }},
+      {"turn_scope", [&](N v, K k) { c.turn.scope = choice(v, k, parse_turn_scope, kScopes); }},
+      {"turn_name", [&](N v, K k) { c.turn.host_name = string(v, k); }},
       {"prefill_share", [&](N v, K k) { c.turn.prefill_share = real(v, k); }},
       {"ledger", [&](N v, K k) { c.ledger = path(v, k); }},
       {"no_ledger", [&](N v, K k) { c.no_ledger = boolean(v, k); }},

@@ -9,7 +9,13 @@
 
 namespace baton {
 
-// `default_stream` is drained at every hand-over by policies that serialize.
-std::unique_ptr<GpuTurn> make_turn(const TurnOptions& options, Stream& default_stream);
+class HostSegment;
+
+// `default_stream` is drained at every hand-over by policies that serialize. Host scope:
+// serialize is a HostTurn on `segment` (attached by name when null); concurrent stays
+// ConcurrentTurn (only the overlap meter is host-wide); partition throws
+// std::invalid_argument.
+std::unique_ptr<GpuTurn> make_turn(const TurnOptions& options, Stream& default_stream,
+                                   std::shared_ptr<HostSegment> segment = nullptr);
 
 }  // namespace baton

@@ -4,19 +4,9 @@
 #include <cassert>
 
 #include "baton/common/clock.h"
+#include "baton/turn/serial_steps.h"
 
 namespace baton {
-namespace {
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-}  // namespace
 
 SerialTurn::SerialTurn(Stream& default_stream, TurnOptions options)
     : default_stream_(default_stream), options_(options) {}
@@ -102,22 +92,11 @@ void SerialTurn::release_quietly(TurnClientId id) noexcept {
 }
 
 std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors) noexcept {
-  std::optional<GpuError> error = drain(*clients_[id], take_errors);
+  std::optional<GpuError> error =
+      drain_for_handover(*clients_[id]->stream, default_stream_, take_errors);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
   pass_turn();
   return error;
-}
-
-std::optional<GpuError> SerialTurn::drain(Client& client, bool take_errors) noexcept {
-  // Under this policy only the holder encodes, so it may commit the default stream too.
-  client.stream->commit();
-  default_stream_.commit();
-  client.stream->wait_idle();
-  default_stream_.wait_idle();
-  if (!take_errors) return std::nullopt;
-  // One error at a time; a second one stays pending for the next sync point.
-  if (std::optional<GpuError> error = client.stream->take_error()) return error;
-  return default_stream_.take_error();
 }
 
 void SerialTurn::pass_turn() {
@@ -145,11 +124,7 @@ void SerialTurn::pass_turn() {
 }
 
 void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
-  // Only prefill chunks are split: a decode step is short and latency-bound as it is.
-  if (holder_kind_ != BurstKind::prefill) return;
-  const bool at_quantum = options_.quantum == Quantum::op ||
-                          (options_.quantum == Quantum::layer && boundary == Boundary::layer);
-  if (!at_quantum) return;
+  if (!is_quantum_boundary(options_, holder_kind_, boundary)) return;
   Client& client = *clients_[id];
   // Keep at most one quantum in flight, so a waiter never waits for more than one.
   client.stream->synchronize();

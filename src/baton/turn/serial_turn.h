@@ -50,8 +50,6 @@ class SerialTurn final : public GpuTurn {
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
-  // Drains the holder's stream and the default stream; returns the first error if taken.
-  std::optional<GpuError> drain(Client& client, bool take_errors) noexcept;
   // Gives the turn to the first waiter, or frees it.
   void pass_turn();
   // Full release of a depth-1 hold: metrics, drain, pass on.

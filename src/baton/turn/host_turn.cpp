@@ -1,0 +1,196 @@
+#include "baton/turn/host_turn.h"
+
+#include <algorithm>
+#include <cassert>
+#include <stdexcept>
+
+#include "baton/common/clock.h"
+#include "baton/turn/serial_steps.h"
+
+namespace baton {
+namespace {
+
+// A parked waiter scans every entry (not just the holder's) once per this many polls, so
+// that a dead waiter leaves the line before the turn reaches it.
+constexpr int kFullScanPolls = 25;
+
+std::int64_t ns(std::chrono::nanoseconds d) { return d.count(); }
+
+void enqueue_locked(HostSharedState& s, std::int32_t slot, BurstKind kind, bool decode_first) {
+  HostLine& line = s.line;
+  assert(line.length < kHostMaxClients && "a client waits from one thread at a time");
+  s.clients[slot].waiting_kind = static_cast<std::uint32_t>(kind);
+  std::int32_t* position = line.waiters + line.length;
+  if (decode_first && kind == BurstKind::decode) {
+    // Behind every waiting decode burst, ahead of every other waiter.
+    position = std::find_if(line.waiters, position, [&s](std::int32_t w) {
+      return s.clients[w].waiting_kind != static_cast<std::uint32_t>(BurstKind::decode);
+    });
+  }
+  std::copy_backward(position, line.waiters + line.length, line.waiters + line.length + 1);
+  *position = slot;
+  ++line.length;
+  line.waiting.store(line.length, std::memory_order_release);
+}
+
+}  // namespace
+
+HostTurn::HostTurn(Stream& default_stream, TurnOptions options,
+                   std::shared_ptr<HostSegment> segment)
+    : default_stream_(default_stream),
+      options_(options),
+      segment_(segment ? std::move(segment) : std::make_shared<HostSegment>(options.host_name)) {}
+
+HostTurn::~HostTurn() {
+  try {
+    std::int32_t woken = kHostNone;
+    {
+      HostSegment::Lock lock(*segment_);
+      for (const Client& client : clients_) {
+        const std::int32_t next = free_client_locked(lock.state(), client.slot);
+        if (next != kHostNone) woken = next;
+      }
+    }
+    wake_client(segment_->shared(), woken);
+  } catch (...) {
+    // The segment's own detach frees the slots as well.
+  }
+}
+
+TurnClientId HostTurn::register_client(std::string name, Stream& stream) {
+  std::int32_t slot = kHostNone;
+  {
+    HostSegment::Lock lock(*segment_);
+    HostSharedState& s = lock.state();
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(kHostMaxClients); ++i) {
+      if (s.clients[i].process != kHostNone) continue;
+      s.clients[i].process = segment_->self();
+      s.clients[i].grant.store(0, std::memory_order_relaxed);
+      slot = i;
+      break;
+    }
+  }
+  if (slot == kHostNone) {
+    throw std::runtime_error("[HostTurn] " + segment_->file() + ": all " +
+                             std::to_string(kHostMaxClients) + " client slots are taken");
+  }
+  clients_.push_back(Client{&stream, slot});
+  return metrics_.add_client(std::move(name));
+}
+
+void HostTurn::acquire(TurnClientId id, BurstKind kind) {
+  const Client& client = clients_.at(id);
+  if (holder_thread_.load(std::memory_order_relaxed) == std::this_thread::get_id()) {
+    // Re-entrant: only the holder's own stream is drained at the end, so a nested hold
+    // must be for the same client.
+    ++depth_;
+    return;
+  }
+  const std::int64_t asked_at = now_ns();
+  const bool at_once = take_or_enqueue(client, kind);
+  if (!at_once) wait_for_grant(client);
+  holder_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  holder_kind_ = kind;
+  depth_ = 1;
+  if (at_once) {
+    hold_start_ns_ = asked_at;
+    metrics_.record_acquire(id, 0);
+    return;
+  }
+  const std::int64_t running_at = now_ns();
+  hold_start_ns_ = running_at;
+  metrics_.record_acquire(id, running_at - asked_at);
+  const HostClientSlot& slot = segment_->shared().clients[client.slot];
+  metrics_.record_handover(id, running_at - slot.granted_at_ns.load(std::memory_order_relaxed));
+}
+
+bool HostTurn::take_or_enqueue(const Client& client, BurstKind kind) {
+  HostSegment::Lock lock(*segment_);
+  HostSharedState& s = lock.state();
+  if (s.line.holder == kHostNone) {
+    assert(s.line.length == 0);
+    s.line.holder = client.slot;
+    return true;
+  }
+  enqueue_locked(s, client.slot, kind, options_.decode_first);
+  return false;
+}
+
+void HostTurn::wait_for_grant(const Client& client) const {
+  HostClientSlot& slot = segment_->shared().clients[client.slot];
+  const std::int64_t spin_until = now_ns() + ns(options_.spin);
+  while (slot.grant.load(std::memory_order_acquire) == 0 && now_ns() < spin_until) cpu_relax();
+  const std::int64_t poll =
+      std::max<std::int64_t>(ns(options_.liveness_poll), ns(std::chrono::milliseconds(1)));
+  std::int64_t next_check = now_ns() + poll;
+  int polls = 0;
+  while (slot.grant.load(std::memory_order_acquire) == 0) {
+    const std::int64_t now = now_ns();
+    if (now < next_check) {
+      park_client(slot, std::chrono::nanoseconds(next_check - now));
+      continue;
+    }
+    // Nobody handed the turn over for a whole poll: is its holder still alive?
+    next_check = now + poll;
+    if (++polls % kFullScanPolls == 0) {
+      segment_->reap_dead();
+    } else {
+      segment_->reap_holder_if_dead();
+    }
+  }
+  slot.grant.store(0, std::memory_order_relaxed);
+}
+
+void HostTurn::release(TurnClientId id) {
+  assert(depth_ > 0);
+  if (--depth_ > 0) return;
+  if (auto error = hand_over(id, /*take_errors=*/true)) throw *error;
+}
+
+void HostTurn::release_quietly(TurnClientId id) noexcept {
+  assert(depth_ > 0);
+  if (--depth_ > 0) return;
+  (void)hand_over(id, /*take_errors=*/false);
+}
+
+std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors) noexcept {
+  std::optional<GpuError> error =
+      drain_for_handover(*clients_[id].stream, default_stream_, take_errors);
+  metrics_.record_hold(id, now_ns() - hold_start_ns_);
+  pass_turn(clients_[id]);
+  return error;
+}
+
+void HostTurn::pass_turn(const Client& client) noexcept {
+  holder_thread_.store(std::thread::id(), std::memory_order_relaxed);
+  depth_ = 0;
+  std::int32_t next = kHostNone;
+  {
+    HostSegment::Lock lock(*segment_);
+    HostSharedState& s = lock.state();
+    // Still ours unless this process was taken for dead meanwhile: never hand over another's.
+    if (s.line.holder == client.slot) next = grant_next_locked(s);
+  }
+  wake_client(segment_->shared(), next);
+}
+
+void HostTurn::yield_point(TurnClientId id, Boundary boundary) {
+  if (!is_quantum_boundary(options_, holder_kind_, boundary)) return;
+  // Keep at most one quantum in flight, so a waiter never waits for more than one.
+  clients_[id].stream->synchronize();
+  if (waiting() == 0) return;
+  const int saved_depth = depth_;
+  const BurstKind kind = holder_kind_;
+  depth_ = 1;
+  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true);
+  metrics_.record_yield(id);
+  acquire(id, kind);
+  depth_ = saved_depth;
+  if (error) throw *error;
+}
+
+std::size_t HostTurn::waiting() const {
+  return segment_->shared().line.waiting.load(std::memory_order_acquire);
+}
+
+}  // namespace baton

@@ -1,0 +1,23 @@
+#include "baton/turn/serial_steps.h"
+
+namespace baton {
+
+std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
+                                           bool take_errors) noexcept {
+  // Under this policy only the holder encodes, so it may commit the default stream too.
+  own.commit();
+  default_stream.commit();
+  own.wait_idle();
+  default_stream.wait_idle();
+  if (!take_errors) return std::nullopt;
+  if (std::optional<GpuError> error = own.take_error()) return error;
+  return default_stream.take_error();
+}
+
+bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boundary boundary) {
+  if (holder_kind != BurstKind::prefill) return false;
+  return options.quantum == Quantum::op ||
+         (options.quantum == Quantum::layer && boundary == Boundary::layer);
+}
+
+}  // namespace baton

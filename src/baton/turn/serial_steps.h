@@ -1,0 +1,35 @@
+// serial_steps: what the serialize policy does the same way in one process (SerialTurn)
+// and across the processes of a host (HostTurn): the drain before a hand-over, the test
+// of whether a yield point is a quantum boundary, and the pause of a spinning waiter.
+// Thread-safety: free functions; drain_for_handover() follows Stream's rules (the caller
+// holds the turn, so it owns its stream and the default stream).
+#pragma once
+
+#include <optional>
+
+#include "baton/gpu/gpu_error.h"
+#include "baton/gpu/stream.h"
+#include "baton/turn/burst_kind.h"
+#include "baton/turn/turn_options.h"
+
+namespace baton {
+
+// One pause of a spin-wait: lets the sibling hyper-thread run and saves power.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Commits and drains the holder's stream and the default stream; with `take_errors`,
+// returns the first error they hold (one at a time: a second stays pending).
+std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
+                                           bool take_errors) noexcept;
+
+// Whether a holder running a `holder_kind` burst hands over at `boundary` (when someone
+// waits). Only prefill chunks are split: a decode step is short and latency-bound as it is.
+bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boundary boundary);
+
+}  // namespace baton
