@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -24,14 +26,22 @@ using testing::CommandResult;
 using testing::run_baton;
 using testing::TempLedgerPath;
 
+// The JSON goes to stdout, into a file; notes and warnings go to stderr, into the output.
 nlohmann::json run_scenario_json(const std::string& args, const fs::path& ledger) {
+  const fs::path json_path = ledger.string() + ".json";
   const CommandResult r =
-      run_baton("repro " + args + " --json --ledger " + ledger.string(), /*timeout_s=*/240);
-  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output;
-  // The JSON is the last thing printed; notes go to stderr before it.
-  const auto start = r.output.find("{\n");
-  if (start == std::string::npos) return {};
-  return nlohmann::json::parse(r.output.substr(start), nullptr, false);
+      run_baton("repro " + args + " --json --ledger " + ledger.string() + " >" + json_path.string(),
+                /*timeout_s=*/240);
+  std::ifstream in(json_path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  fs::remove(json_path);
+  EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output << "\n" << text;
+  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
+  if (json.is_discarded()) {
+    ADD_FAILURE() << args << ": not JSON:\n" << text << "\nstderr:\n" << r.output;
+    return nlohmann::json::object();
+  }
+  return json;
 }
 
 void expect_variants_in_ledger(const nlohmann::json& json, const fs::path& ledger) {
