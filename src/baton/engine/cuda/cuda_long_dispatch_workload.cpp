@@ -1,6 +1,5 @@
 #include "baton/engine/cuda/cuda_long_dispatch_workload.h"
 
-#include <cstring>
 #include <random>
 #include <stdexcept>
 
@@ -20,17 +19,6 @@ const AttentionShape& checked(const AttentionShape& s) {
         "[CudaLongDispatchWorkload] layers, heads and keys must be positive and head_dim 256");
   }
   return s;
-}
-
-std::vector<float> widen(const DeviceBuffer& buffer) {
-  std::vector<std::uint16_t> raw(buffer.bytes() / kBf16);
-  BATON_CUDA_CHECK(cudaMemcpy(raw.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
-  std::vector<float> out(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    const std::uint32_t bits = std::uint32_t{raw[i]} << 16;
-    std::memcpy(&out[i], &bits, sizeof(float));
-  }
-  return out;
 }
 
 std::vector<float> floats(const DeviceBuffer& buffer) {
@@ -78,7 +66,7 @@ void CudaLongDispatchWorkload::encode_burst(Stream& stream,
 
 CudaLongDispatchWorkload::HostCopy CudaLongDispatchWorkload::copy_back() const {
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
-  return {floats(q_), widen(k_), widen(v_), floats(out_)};
+  return {floats(q_), bf16_to_host_floats(k_), bf16_to_host_floats(v_), floats(out_)};
 }
 
 }  // namespace baton::cuda

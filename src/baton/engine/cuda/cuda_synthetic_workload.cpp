@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -21,17 +20,6 @@ void check_shape(const SyntheticShape& s) {
     throw std::invalid_argument(
         "[CudaSyntheticWorkload] dimensions must be positive and ops_per_layer must divide n");
   }
-}
-
-std::vector<float> to_floats(const DeviceBuffer& buffer) {
-  std::vector<std::uint16_t> raw(buffer.bytes() / kBf16);
-  BATON_CUDA_CHECK(cudaMemcpy(raw.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
-  std::vector<float> out(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) {
-    const std::uint32_t bits = std::uint32_t{raw[i]} << 16;  // bf16 is the top half of f32
-    std::memcpy(&out[i], &bits, sizeof(float));
-  }
-  return out;
 }
 
 }  // namespace
@@ -108,7 +96,7 @@ namespace baton::cuda {
 
 CudaSyntheticWorkload::HostCopy CudaSyntheticWorkload::copy_back() const {
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
-  return {to_floats(weights_), to_floats(input_), to_floats(output_)};
+  return {bf16_to_host_floats(weights_), bf16_to_host_floats(input_), bf16_to_host_floats(output_)};
 }
 
 }  // namespace baton::cuda

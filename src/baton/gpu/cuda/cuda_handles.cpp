@@ -1,6 +1,7 @@
 #include "baton/gpu/cuda/cuda_handles.h"
 
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #include "baton/gpu/cuda/cuda_error.h"
@@ -71,6 +72,17 @@ void report_release_failure(cudaError_t status, const char* what) {
 bool device_present() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::vector<float> bf16_to_host_floats(const DeviceBuffer& buffer) {
+  std::vector<std::uint16_t> raw(buffer.bytes() / sizeof(std::uint16_t));
+  BATON_CUDA_CHECK(cudaMemcpy(raw.data(), buffer.get(), buffer.bytes(), cudaMemcpyDeviceToHost));
+  std::vector<float> out(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::uint32_t bits = std::uint32_t{raw[i]} << 16;  // bf16 is the top half of f32
+    std::memcpy(&out[i], &bits, sizeof(float));
+  }
+  return out;
 }
 
 }  // namespace baton::cuda

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace baton::cuda {
 
@@ -69,6 +70,10 @@ class DeviceBuffer {
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
 };
+
+// For tests and checks: a buffer of bf16 values copied back and widened to floats
+// (synchronous; throws GpuError).
+std::vector<float> bf16_to_host_floats(const DeviceBuffer& buffer);
 
 // Page-locked host memory: what asynchronous copies to and from the device need.
 class PinnedBuffer {
