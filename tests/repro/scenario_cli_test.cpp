@@ -66,8 +66,13 @@ const nlohmann::json* variant(const nlohmann::json& json, const std::string& key
 TEST(ScenarioCli, EveryInProcessPresetRunsItsVariantsIntoTheLedger) {
   for (const char* name : {"long-dispatch", "overpacked", "idle-resident", "prefill-only"}) {
     TempLedgerPath ledger;
-    const nlohmann::json json =
-        run_scenario_json(std::string("--scenario ") + name + " --duration 0.4", ledger.path());
+    // The watchdog sees progress at buffer completions only: with the caps off a burst is
+    // one buffer, and a prefill burst that took over the 2 s default on a loaded machine
+    // was, rightly, a hang (on the H200 machine's CPU, once). A long deadline keeps this
+    // test about the variants, not about the load.
+    const nlohmann::json json = run_scenario_json(
+        std::string("--scenario ") + name + " --duration 0.4 --watchdog-deadline 60",
+        ledger.path());
     ASSERT_EQ(json.value("scenario", ""), name);
     const Scenario expected = make_scenario(name, ScenarioInputs{});
     ASSERT_EQ(json["variants"].size(), expected.variants.size()) << name;

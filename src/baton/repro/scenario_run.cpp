@@ -85,6 +85,18 @@ ReproResult merge(const std::vector<ReproResult>& parts, const OverlapReading& b
   return run;
 }
 
+// The children's outputs, removed however the run ends.
+struct OutputDir {
+  explicit OutputDir(fs::path where) : path(std::move(where)) { fs::create_directories(path); }
+  ~OutputDir() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  OutputDir(const OutputDir&) = delete;
+  OutputDir& operator=(const OutputDir&) = delete;
+  const fs::path path;
+};
+
 // One `baton repro` child per engine, all on the host-wide turn and overlap meter.
 ReproResult run_in_processes(const ReproOptions& options, const std::string& program) {
   if (options.faults.any()) {
@@ -94,12 +106,11 @@ ReproResult run_in_processes(const ReproOptions& options, const std::string& pro
   }
   HostOverlapMeter meter(std::make_shared<HostSegment>(options.turn.host_name));
   const OverlapReading before = meter.read(Clock::now());
-  const fs::path dir = fs::temp_directory_path() / fmt::format("baton-scenario-{}", ::getpid());
-  fs::create_directories(dir);
+  const OutputDir dir(fs::temp_directory_path() / fmt::format("baton-scenario-{}", ::getpid()));
   std::vector<std::unique_ptr<ChildProcess>> children;
   std::vector<fs::path> outputs;
   for (std::size_t i = 0; i < options.engines.size(); ++i) {
-    outputs.push_back(dir / fmt::format("child-{}.json", i));
+    outputs.push_back(dir.path / fmt::format("child-{}.json", i));
     children.push_back(std::make_unique<ChildProcess>(
         program, child_args(options, options.engines[i], options.seed + i), outputs.back()));
   }
@@ -124,7 +135,6 @@ ReproResult run_in_processes(const ReproOptions& options, const std::string& pro
     for (ClientTurnStats& c : part.turn_stats.clients) c.name = options.engines[i].name;
     parts.push_back(std::move(part));
   }
-  fs::remove_all(dir);
   return merge(parts, before, meter.read(Clock::now()));
 }
 
