@@ -202,13 +202,24 @@ int ReproCommand::run_named_scenario() {
       std::filesystem::remove(options.ledger_path + suffix);
     }
   }
-  // The cross-process variants meet on a turn of this run's own, unless --turn-name says.
-  const bool own_turn = options.turn.host_name == TurnOptions{}.host_name;
-  if (own_turn) options.turn.host_name = "scenario-" + std::to_string(::getpid());
+  // The cross-process variants meet on a turn of this run's own, unless --turn-name says;
+  // it is removed however the run ends.
+  struct OwnTurn {
+    std::string name;
+    ~OwnTurn() {
+      try {
+        if (!name.empty()) HostSegment::remove(name);
+      } catch (const std::exception& e) {
+        std::cerr << "baton: " << e.what() << "\n";  // a leftover file, not a failed run
+      }
+    }
+  } own_turn;
+  if (options.turn.host_name == TurnOptions{}.host_name) {
+    options.turn.host_name = own_turn.name = "scenario-" + std::to_string(::getpid());
+  }
   scenario_inputs.base = options;
   const ScenarioResult result =
       run_scenario(make_scenario(scenario, scenario_inputs), self_executable());
-  if (own_turn) HostSegment::remove(options.turn.host_name);
   if (options.json) {
     std::cout << to_json(result).dump(2) << "\n";
   } else {

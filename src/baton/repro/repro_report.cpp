@@ -6,14 +6,18 @@
 namespace baton {
 namespace {
 
+// The classes "by_class" holds, written and read back in this order.
+constexpr FaultKind kReportedKinds[] = {FaultKind::hang, FaultKind::timeout,
+                                        FaultKind::submissions_ignored, FaultKind::other,
+                                        FaultKind::slowdown};
+
 nlohmann::json latency_json(const LatencySummary& s) {
   return {{"p50", s.p50}, {"p99", s.p99}, {"mean", s.mean}, {"max", s.max}};
 }
 
 nlohmann::json faults_json(const FaultReport& faults) {
   nlohmann::json by_class = nlohmann::json::object();
-  for (FaultKind kind : {FaultKind::hang, FaultKind::timeout, FaultKind::submissions_ignored,
-                         FaultKind::other, FaultKind::slowdown}) {
+  for (FaultKind kind : kReportedKinds) {
     auto it = faults.by_kind.find(kind);
     const FaultReport::Counts counts =
         it != faults.by_kind.end() ? it->second : FaultReport::Counts{};
@@ -44,8 +48,7 @@ LatencySummary latency_from(const nlohmann::json& j) {
 
 FaultReport faults_from(const nlohmann::json& j) {
   FaultReport f;
-  for (FaultKind kind : {FaultKind::hang, FaultKind::timeout, FaultKind::submissions_ignored,
-                         FaultKind::other, FaultKind::slowdown}) {
+  for (FaultKind kind : kReportedKinds) {
     const nlohmann::json& counts = j.at("by_class").at(std::string(to_string(kind)));
     f.by_kind[kind] = {counts.at("injected"), counts.at("detected")};
   }
