@@ -1,0 +1,133 @@
+// tokenizer.json to llama.cpp's "gpt2" tokenizer metadata (gguf_vocab.h).
+#include "gguf_vocab.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "baton/model/byte_level.h"
+#include "baton/model/model_file_error.h"
+
+namespace baton::peers {
+namespace {
+
+using nlohmann::json;
+
+// The Split patterns of Llama 3's and Qwen2's pre-tokenizers (they differ only in how
+// many digits one piece takes), and llama.cpp's names for them.
+constexpr std::string_view kLlama3Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kQwen2Pattern =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// Every pre-tokenizer step: the object itself, or the steps of a Sequence.
+std::vector<json> pre_tokenizer_steps(const json& pre) {
+  if (!pre.is_object()) return {};
+  if (pre.value("type", "") != "Sequence") return {pre};
+  return pre.value("pretokenizers", std::vector<json>{});
+}
+
+std::string pre_tokenizer_name(const json& tokenizer, ModelArch arch) {
+  bool gpt2_regex = false;
+  for (const json& step : pre_tokenizer_steps(tokenizer.value("pre_tokenizer", json()))) {
+    const std::string type = step.value("type", "");
+    if (type == "Split" && step.contains("pattern")) {
+      const std::string pattern = step["pattern"].value("Regex", "");
+      if (pattern == kLlama3Pattern) return "llama-bpe";
+      if (pattern == kQwen2Pattern) return "qwen2";
+    }
+    if (type == "ByteLevel" && step.value("use_regex", true)) gpt2_regex = true;
+  }
+  if (gpt2_regex) return "gpt-2";
+  // An unrecognised pattern: the family's usual one.
+  return arch == ModelArch::qwen2 || arch == ModelArch::qwen3 ? "qwen2" : "default";
+}
+
+std::string merge_text(const json& merge) {
+  if (merge.is_string()) return merge.get<std::string>();
+  return merge.at(0).get<std::string>() + " " + merge.at(1).get<std::string>();
+}
+
+// Places `text` of `type` at `id`, refusing ids beyond the model's embedding rows.
+void place(GgufVocab& vocab, std::int64_t id, std::string text, TokenType type,
+           const std::string& file) {
+  if (id < 0 || static_cast<std::size_t>(id) >= vocab.tokens.size()) {
+    throw ModelFileError(file, "token id " + std::to_string(id) + " ('" + text +
+                                   "') is outside the model's vocab_size " +
+                                   std::to_string(vocab.tokens.size()));
+  }
+  vocab.tokens[static_cast<std::size_t>(id)] = std::move(text);
+  vocab.types[static_cast<std::size_t>(id)] = static_cast<std::int32_t>(type);
+}
+
+GgufVocab padded_vocab(const ModelConfig& config) {
+  GgufVocab vocab;
+  const auto size = static_cast<std::size_t>(config.vocab_size);
+  vocab.types.assign(size, static_cast<std::int32_t>(TokenType::unused));
+  vocab.tokens.reserve(size);
+  for (std::size_t i = 0; i < size; ++i) vocab.tokens.push_back("[PAD" + std::to_string(i) + "]");
+  return vocab;
+}
+
+GgufVocab byte_symbols_vocab(const ModelConfig& config) {
+  GgufVocab vocab = padded_vocab(config);
+  vocab.pre = "default";
+  const int symbols = static_cast<int>(std::min<std::int64_t>(256, config.vocab_size));
+  for (int b = 0; b < symbols; ++b) {
+    place(vocab, b, to_byte_level(std::string(1, static_cast<char>(b))), TokenType::normal, "");
+  }
+  return vocab;
+}
+
+}  // namespace
+
+GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& config) {
+  const std::filesystem::path path = directory / "tokenizer.json";
+  if (!std::filesystem::exists(path)) return byte_symbols_vocab(config);
+  const std::string file = path.string();
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const json tokenizer = json::parse(text.str());
+  const json& model = tokenizer.at("model");
+  if (model.value("type", "") != "BPE" || model.value("byte_fallback", false)) {
+    throw ModelFileError(file,
+                         "not a byte-level BPE tokenizer (SentencePiece-style "
+                         "tokenizers need llama.cpp's \"llama\" tokenizer model)");
+  }
+  GgufVocab vocab = padded_vocab(config);
+  vocab.from_tokenizer_json = true;
+  vocab.pre = pre_tokenizer_name(tokenizer, config.arch);
+  for (const auto& [token, id] : model.at("vocab").items()) {
+    place(vocab, id.get<std::int64_t>(), token, TokenType::normal, file);
+  }
+  for (const json& added : tokenizer.value("added_tokens", json::array())) {
+    const TokenType type =
+        added.value("special", false) ? TokenType::control : TokenType::user_defined;
+    place(vocab, added.at("id").get<std::int64_t>(), added.at("content").get<std::string>(), type,
+          file);
+  }
+  for (const json& merge : model.value("merges", json::array())) {
+    vocab.merges.push_back(merge_text(merge));
+  }
+  return vocab;
+}
+
+void add_vocab(GgufFile& file, const GgufVocab& vocab, const ModelConfig& config) {
+  file.add_string("tokenizer.ggml.model", "gpt2");
+  file.add_string("tokenizer.ggml.pre", vocab.pre);
+  file.add_strings("tokenizer.ggml.tokens", vocab.tokens);
+  file.add_i32s("tokenizer.ggml.token_type", vocab.types);
+  file.add_strings("tokenizer.ggml.merges", vocab.merges);
+  if (config.bos_token_id) {
+    file.add_u32("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(*config.bos_token_id));
+  }
+  if (!config.eos_token_ids.empty()) {
+    file.add_u32("tokenizer.ggml.eos_token_id",
+                 static_cast<std::uint32_t>(config.eos_token_ids.front()));
+  }
+  // The ids are given to the model directly; nothing is added in front of a prompt.
+  file.add_bool("tokenizer.ggml.add_bos_token", false);
+}
+
+}  // namespace baton::peers

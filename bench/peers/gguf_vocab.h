@@ -1,0 +1,38 @@
+// The tokenizer metadata of bench/peers/gguf_writer.cpp: a byte-level BPE tokenizer.json
+// (GPT-2, Llama 3, Qwen2 style; what baton's BpeTokenizer reads) as llama.cpp's "gpt2"
+// tokenizer model: one token string per id, their types, the merges as "left right", and
+// the pre-tokenizer's name in llama.cpp ("qwen2", "llama-bpe", "gpt-2", else "default").
+// The list is padded to the model's vocab_size with unused "[PAD<id>]" tokens (real models
+// have more embedding rows than tokens). A directory without tokenizer.json (the test
+// models) gets the 256 byte-level symbols and no merges, so any text still tokenizes.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "baton/model/model_config.h"
+#include "gguf_file.h"
+
+namespace baton::peers {
+
+// llama.cpp's token types (tokenizer.ggml.token_type).
+enum class TokenType : std::int32_t { normal = 1, control = 3, user_defined = 4, unused = 5 };
+
+struct GgufVocab {
+  std::vector<std::string> tokens;
+  std::vector<std::int32_t> types;  // TokenType values
+  std::vector<std::string> merges;
+  std::string pre;
+  bool from_tokenizer_json = false;
+};
+
+// Reads `directory`/tokenizer.json for a model of `config`. Throws ModelFileError for a
+// tokenizer that is not byte-level BPE or has more tokens than config.vocab_size.
+GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& config);
+
+// Adds the tokenizer.ggml.* keys of `vocab` (and bos/eos from `config`) to `file`.
+void add_vocab(GgufFile& file, const GgufVocab& vocab, const ModelConfig& config);
+
+}  // namespace baton::peers
