@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -53,6 +54,41 @@ TEST(ThreadPool, ConcurrentCallersEachGetTheirOwnLoop) {
   }
   for (std::thread& t : callers) t.join();
   for (const long s : sums) EXPECT_EQ(s, 20 * 4950);
+}
+
+// Thousands of tiny loops back to back: the hand-over between loops (spinning threads
+// joining a loop that may already be over) must neither lose nor repeat an item.
+TEST(ThreadPool, BackToBackTinyLoopsRunEveryItemOnce) {
+  ThreadPool pool(3);
+  long total = 0;
+  for (int round = 0; round < 5000; ++round) {
+    std::atomic<long> sum{0};
+    pool.parallel_for(static_cast<std::size_t>(round % 4 + 1),
+                      [&](std::size_t i) { sum.fetch_add(static_cast<long>(i) + 1); });
+    total += sum.load();
+  }
+  long expected = 0;
+  for (int round = 0; round < 5000; ++round) {
+    const long n = round % 4 + 1;
+    expected += n * (n + 1) / 2;
+  }
+  EXPECT_EQ(total, expected);
+}
+
+// An idle pool sleeps: after its last loop every started thread is asleep within the spin
+// time (plus scheduling slack), and wakes for the next loop.
+TEST(ThreadPool, SleepsWhenIdleAndWakesForTheNextLoop) {
+  ThreadPool pool(3);
+  for (int round = 0; round < 3; ++round) {
+    std::atomic<int> ran{0};
+    pool.parallel_for(64, [&](std::size_t) { ran.fetch_add(1); });
+    EXPECT_EQ(ran.load(), 64);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (pool.sleeping() != 2 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    EXPECT_EQ(pool.sleeping(), 2) << "round " << round;
+  }
 }
 
 TEST(ThreadPool, RefusesZeroThreads) { EXPECT_THROW(ThreadPool(0), std::invalid_argument); }

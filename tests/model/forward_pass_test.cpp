@@ -100,8 +100,8 @@ TEST(ForwardPass, Bf16KeptInPlaceMatchesBf16WidenedAtLoad) {
   shape.head_dim = 18;
   shape.intermediate_size = 100;
   write_model(dir.path(), ModelArch::qwen2, shape, 11);
-  const LlamaModel kept = LlamaModel::load(dir.path(), {.keep_bf16 = true});
-  const LlamaModel widened = LlamaModel::load(dir.path(), {.keep_bf16 = false});
+  const LlamaModel kept = LlamaModel::load(dir.path(), {.weights = WeightFormat::bf16});
+  const LlamaModel widened = LlamaModel::load(dir.path(), {.weights = WeightFormat::f32});
   ASSERT_EQ(kept.config().dtype, "bfloat16");
   EXPECT_LT(kept.weight_bytes() * 3 / 2, widened.weight_bytes());
   for (const int count : {1, 3, 9}) {

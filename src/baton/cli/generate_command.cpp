@@ -106,7 +106,12 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
   cmd->add_option("--stop", stop, "A stop string (repeat for more)");
   cmd->add_flag("--ignore-eos", ignore_eos, "Go on past the model's end tokens");
   cmd->add_flag("--json", json, "Print one JSON object: text, tokens, logprobs, timings");
-  cmd->add_flag("--f32", widen_bf16, "Widen bf16 weights to f32 at load (twice the memory)");
+  CLI::Option* weights_option =
+      cmd->add_option("--weights", weights,
+                      "Weights at load: bf16 (default: bf16 read in place, others f32), f32, or "
+                      "q8 (8 bits a weight: decode reads about half the bytes of bf16)")
+          ->check(CLI::IsMember({"bf16", "f32", "q8"}));
+  cmd->add_flag("--f32", widen_bf16, "The same as --weights f32")->excludes(weights_option);
   cmd->add_option("--threads", threads, "CPU threads (default: $BATON_CPU_THREADS or all)")
       ->check(CLI::Range(1, 1024));
   cmd->add_option("--kv-budget-mb", kv_budget_mb, "Memory for the KV cache blocks")
@@ -124,11 +129,13 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
 
 int GenerateCommand::run() {
   const TimePoint load_start = Clock::now();
-  const LlamaModel model = LlamaModel::load(model_dir, {!widen_bf16, threads});
+  const WeightFormat format =
+      widen_bf16 ? WeightFormat::f32 : parse_weight_format(weights).value_or(WeightFormat::bf16);
+  const LlamaModel model = LlamaModel::load(model_dir, {.weights = format, .threads = threads});
   const double load_ms = millis_between(load_start, Clock::now());
   if (!json) {
     std::cerr << "loaded " << model_dir << " (" << to_string(model.config().arch) << ", "
-              << (model.embedding().is_bf16() ? "bf16" : "f32") << " weights, "
+              << to_string(model.embedding().format()) << " weights, "
               << human_bytes(model.weight_bytes()) << ") in " << load_ms / 1000.0 << " s\n";
   }
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);

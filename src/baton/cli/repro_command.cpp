@@ -79,6 +79,9 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
                   "--scenario: the LLM engines' prompt length (default 32000 on cuda; 512 for "
                   "seed-replay and 1024 for prefill-only on cpu)")
       ->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--weights", weights,
+                  "How llm: and embedding: models hold their weights: bf16 (default), f32 or q8")
+      ->check(CLI::IsMember({"bf16", "f32", "q8"}));
   cmd->add_option("--ledger-policy", options.ledger_policy,
                   "The name this run's rows go under in the ledger (default: the policy)");
   return cmd;
@@ -160,6 +163,7 @@ int ReproCommand::run() {
   options.turn.policy = *parse_turn_policy(policy);
   options.turn.quantum = *parse_quantum(quantum);
   options.turn.scope = *parse_turn_scope(turn_scope);
+  options.weights = *parse_weight_format(weights);
   options.faults.seed = fault_seed.value_or(options.seed);
   options.watchdog.deadline = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));

@@ -17,6 +17,7 @@ struct ReproCommand {
   std::string policy = "concurrent";
   std::string quantum = "burst";
   std::string turn_scope = "process";
+  std::string weights = "bf16";  // --weights
   std::vector<std::string> engine_specs;
   std::optional<std::uint64_t> fault_seed;
   double watchdog_deadline_s = 0.0;              // from options.watchdog when not given

@@ -106,6 +106,11 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
                  "Requests waiting before the server answers 429" + every)
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 24));
+  cmd.add_option("--weights", flags.weights,
+                 "Weights at load: bf16 (bf16 read in place), f32, or q8 (8 bits a weight: "
+                 "decode reads about half the bytes of bf16); every --model and --embedding")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"bf16", "f32", "q8"}));
 }
 
 void add_fault_flags(CLI::App& cmd, ServeConfig& v) {
@@ -212,10 +217,14 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
     }
     c.models.push_back(std::move(model));
   };
+  const WeightFormat weights = parse_weight_format(flags.weights).value_or(WeightFormat::bf16);
+  ModelSpec chat = flags.model;
+  chat.weights = weights;
   ModelSpec embedding;
   embedding.kind = ModelSpec::Kind::embedding;
   embedding.kv_budget_mb = kEmbeddingKvBudgetMb;
-  for (const std::string& spec : flags.models) append("--model", spec, flags.model);
+  embedding.weights = weights;
+  for (const std::string& spec : flags.models) append("--model", spec, chat);
   for (const std::string& spec : flags.embeddings) append("--embedding", spec, embedding);
 }
 

@@ -23,14 +23,16 @@ struct ServeFlags {
   std::string quantum = "burst";
   std::string turn_scope = "process";
   std::string ledger;
-  ModelSpec model;  // --max-batch, --kv-budget-mb, ...: every --model's settings
+  ModelSpec model;               // --max-batch, --kv-budget-mb, ...: every --model's settings
+  std::string weights = "bf16";  // --weights: every --model's and --embedding's
 };
 
 // Adds every flag to `cmd` (the `serve` subcommand): --config FILE, --model NAME=DIR and
 // --embedding NAME=DIR (repeatable), the server's and the turn's settings, --ledger PATH or
 // --no-ledger, --api-key (default $BATON_API_KEY), --threads (cpu_threads), the settings of
 // every --model (--max-batch, --kv-budget-mb, --context-length, --prefill-chunk,
-// --queue-limit), and the fault flags as repro has them plus --inject-fault-engine NAME.
+// --queue-limit), --weights for every --model and --embedding, and the fault flags as repro has
+// them plus --inject-fault-engine NAME.
 void add_serve_options(CLI::App& cmd, ServeFlags& flags);
 
 // The file (if --config) with the flags given on top (a flag given explicitly wins), models

@@ -1,14 +1,46 @@
 #include "baton/common/thread_pool.h"
 
 #include <algorithm>
-#include <cstdint>
-#include <exception>
 #include <stdexcept>
 #include <utility>
 
 #include "baton/common/env.h"
 
 namespace baton {
+namespace {
+
+void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Spins until done() for at most ThreadPool::kSpin, yielding the core now and then;
+// returns whether done() came true.
+template <typename Done>
+bool spin_until(Done done) {
+  const auto deadline = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+  for (int round = 1;; ++round) {
+    if (done()) return true;
+    cpu_relax();
+    if (round % 64 == 0) {
+      if (std::chrono::steady_clock::now() > deadline) return done();
+      std::this_thread::yield();
+    }
+  }
+}
+
+}  // namespace
+
+// One parallel_for: lives on its caller's stack until every thread has left it.
+struct ThreadPool::Loop {
+  const std::function<void(std::size_t)>* body;
+  std::size_t count;
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::uint32_t> unfinished;
+  std::mutex error_mu;
+  std::exception_ptr error;  // guarded by error_mu
+};
 
 ThreadPool::ThreadPool(int threads) {
   if (threads < 1) throw std::invalid_argument("a thread pool needs at least one thread");
@@ -17,62 +49,59 @@ ThreadPool::ThreadPool(int threads) {
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  start_cv_.notify_all();
+  stopping_.store(true);
+  generation_.fetch_add(1);
+  generation_.notify_all();
 }
 
 void ThreadPool::parallel_for(std::size_t count, const std::function<void(std::size_t)>& body) {
   if (count == 0) return;
   std::lock_guard call(call_mu_);
-  {
-    std::lock_guard lock(mu_);
-    body_ = &body;
-    count_ = count;
-    next_ = 0;
-    unfinished_ = count;
-    error_ = nullptr;
-    ++generation_;
+  Loop loop{&body, count, {}, {static_cast<std::uint32_t>(count)}, {}, {}};
+  current_.store(&loop);
+  generation_.fetch_add(1);
+  generation_.notify_all();
+  run_items(loop);
+  // The last items may still run on other threads: spin a little, then sleep on the count.
+  if (!spin_until([&] { return loop.unfinished.load() == 0; })) {
+    for (std::uint32_t left = loop.unfinished.load(); left != 0; left = loop.unfinished.load()) {
+      loop.unfinished.wait(left);
+    }
   }
-  start_cv_.notify_all();
-  run_items();
-  std::unique_lock lock(mu_);
-  done_cv_.wait(lock, [this] { return unfinished_ == 0; });
-  body_ = nullptr;
-  if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+  // No thread may touch the loop once this returns: wait out those that joined it.
+  current_.store(nullptr);
+  while (joined_.load() != 0) cpu_relax();
+  if (loop.error) std::rethrow_exception(loop.error);
 }
 
 void ThreadPool::work_loop() {
-  std::uint64_t seen = 0;
-  for (;;) {
-    {
-      std::unique_lock lock(mu_);
-      start_cv_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-      if (stopping_) return;
-      seen = generation_;
+  std::uint32_t seen = 0;
+  while (!stopping_.load()) {
+    if (!spin_until([&] { return generation_.load() != seen; })) {
+      sleeping_.fetch_add(1);
+      generation_.wait(seen);
+      sleeping_.fetch_sub(1);
     }
-    run_items();
+    seen = generation_.load();
+    joined_.fetch_add(1);
+    // Checked after joining: the caller, which waits for joined_ to drop to 0 before its
+    // loop goes, cleared current_ first, so a loop seen here is still alive.
+    if (Loop* loop = current_.load()) run_items(*loop);
+    joined_.fetch_sub(1);
   }
 }
 
 // Takes items until none is left; the thread that finishes the last one wakes the caller.
-void ThreadPool::run_items() {
-  std::unique_lock lock(mu_);
-  while (next_ < count_) {
-    const std::size_t item = next_++;
-    const auto* body = body_;
-    lock.unlock();
-    std::exception_ptr error;
+void ThreadPool::run_items(Loop& loop) {
+  for (std::size_t item = loop.next.fetch_add(1); item < loop.count;
+       item = loop.next.fetch_add(1)) {
     try {
-      (*body)(item);
+      (*loop.body)(item);
     } catch (...) {
-      error = std::current_exception();
+      std::lock_guard lock(loop.error_mu);
+      if (!loop.error) loop.error = std::current_exception();
     }
-    lock.lock();
-    if (error && !error_) error_ = error;
-    if (--unfinished_ == 0) done_cv_.notify_all();
+    if (loop.unfinished.fetch_sub(1) == 1) loop.unfinished.notify_one();
   }
 }
 

@@ -1,11 +1,16 @@
 // ThreadPool: a fixed set of threads that split one loop between them (parallel_for). The
 // CPU kernels of the model use it for matrix products and attention heads: threads are
 // started once, not per call, because a decode step runs hundreds of short loops.
+// Between loops a thread spins for a short while (a decode step's next loop comes within
+// microseconds, and a sleeping thread takes tens of them to wake) and then sleeps, so an
+// idle pool uses no CPU. While spinning it yields to any other runnable thread, so two
+// engines' pools on the same cores share them.
 // Thread-safety: parallel_for() may be called from any thread; concurrent callers take
 // turns (one loop runs at a time). The destructor joins the threads.
 #pragma once
 
-#include <condition_variable>
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -18,6 +23,9 @@ namespace baton {
 
 class ThreadPool {
  public:
+  // How long a thread spins for the next loop before it sleeps.
+  static constexpr std::chrono::microseconds kSpin{50};
+
   // `threads` in all, the caller's included (so threads - 1 are started); at least 1.
   explicit ThreadPool(int threads);
   ~ThreadPool();
@@ -29,22 +37,21 @@ class ThreadPool {
   // are done. The first exception a body throws is rethrown here (the rest still run).
   void parallel_for(std::size_t count, const std::function<void(std::size_t)>& body);
 
- private:
-  void work_loop();
-  void run_items();
+  // Threads asleep now, waiting for a loop (for tests of the idle pool).
+  int sleeping() const { return sleeping_.load(); }
 
-  std::mutex call_mu_;  // one parallel_for at a time
-  std::mutex mu_;
-  std::condition_variable start_cv_;
-  std::condition_variable done_cv_;
-  const std::function<void(std::size_t)>* body_ = nullptr;  // guarded by mu_
-  std::size_t count_ = 0;                                   // guarded by mu_
-  std::size_t next_ = 0;                                    // guarded by mu_
-  std::size_t unfinished_ = 0;                              // guarded by mu_
-  std::uint64_t generation_ = 0;                            // guarded by mu_
-  std::exception_ptr error_;                                // guarded by mu_
-  bool stopping_ = false;                                   // guarded by mu_
-  std::vector<std::jthread> workers_;                       // last: started after the rest
+ private:
+  struct Loop;
+  void work_loop();
+  static void run_items(Loop& loop);
+
+  std::mutex call_mu_;                   // one parallel_for at a time
+  std::atomic<Loop*> current_{nullptr};  // the loop being run, on its caller's stack
+  std::atomic<std::uint32_t> generation_{0};  // bumped when a loop starts (and at stop)
+  std::atomic<int> joined_{0};           // threads inside the current loop
+  std::atomic<int> sleeping_{0};
+  std::atomic<bool> stopping_{false};
+  std::vector<std::jthread> workers_;    // last: started after the rest
 };
 
 // The pool size for CPU kernels: $BATON_CPU_THREADS when set, else the hardware threads.

@@ -3,11 +3,12 @@
 #include <cblas.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <vector>
+
+#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/q8_kernels.h"
 
 namespace baton {
 namespace {
@@ -19,41 +20,6 @@ constexpr int kDirectRows = 4;
 int tile_rows(int cols) {
   constexpr int kTileFloats = 64 * 1024;
   return std::max(8, (kTileFloats / std::max(cols, 1)) / 8 * 8);
-}
-
-// Few rows (decode): y[r][first + i] = x[r] . w[first + i] straight from the bf16 rows,
-// widening in registers. Streams each weight once, with no packing, which is what a
-// memory-bound step needs; sgemm would first copy the tile twice. Compiled for AVX2+FMA
-// as well as the baseline and picked at run time (GCC target_clones).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
-[[gnu::target_clones("arch=x86-64-v3", "default")]]
-#endif
-void dot_bf16_rows(const float* x, int rows, int in, const std::byte* w, int first, int count,
-                   int out, float* y) {
-  constexpr int kLanes = 16;
-  for (int o = first; o < first + count; ++o) {
-    const std::byte* row = w + static_cast<std::size_t>(o) * in * sizeof(std::uint16_t);
-    for (int r = 0; r < rows; ++r) {
-      const float* xr = x + static_cast<std::size_t>(r) * in;
-      float acc[kLanes] = {};
-      int k = 0;
-      for (; k + kLanes <= in; k += kLanes) {
-        for (int j = 0; j < kLanes; ++j) {
-          std::uint16_t bits;
-          std::memcpy(&bits, row + (k + j) * sizeof bits, sizeof bits);
-          acc[j] += xr[k + j] * std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-        }
-      }
-      float sum = 0.0f;
-      for (const float a : acc) sum += a;
-      for (; k < in; ++k) {
-        std::uint16_t bits;
-        std::memcpy(&bits, row + k * sizeof bits, sizeof bits);
-        sum += xr[k] * std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-      }
-      y[static_cast<std::size_t>(r) * out + o] = sum;
-    }
-  }
 }
 
 }  // namespace
@@ -68,8 +34,10 @@ void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, c
     const int first = static_cast<int>(index) * tile;
     const int count = std::min(tile, out - first);
     const float* weights = w.f32_data();
-    if (weights == nullptr && rows <= kDirectRows) {
-      dot_bf16_rows(x, rows, in, w.bf16_data(), first, count, out, y);
+    if (w.is_q8() && rows <= kDirectRows) {
+      q8_dot_rows(x, rows, w, first, count, y);  // 8-bit weights read once (q8_kernels.h)
+    } else if (weights == nullptr && rows <= kDirectRows) {
+      simd_kernels().dot_bf16_rows(x, rows, in, w.bf16_data(), first, count, out, y);
     } else if (weights != nullptr) {
       weights += static_cast<std::size_t>(first) * in;
     } else {
@@ -95,15 +63,14 @@ void rms_norm(const float* x, float* y, int rows, int width, const float* weight
   for (int r = 0; r < rows; ++r) {
     const float* in = x + static_cast<std::size_t>(r) * width;
     float* out = y + static_cast<std::size_t>(r) * width;
-    float sum = 0.0f;
-    for (int i = 0; i < width; ++i) sum += in[i] * in[i];
+    const float sum = simd_kernels().dot(in, in, width);
     const float scale = 1.0f / std::sqrt(sum / static_cast<float>(width) + static_cast<float>(eps));
     for (int i = 0; i < width; ++i) out[i] = weight[i] * (in[i] * scale);
   }
 }
 
 void silu_mul(float* gate, const float* up, std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+  simd_kernels().silu_mul(gate, up, count);
 }
 
 void use_single_threaded_blas() { openblas_set_num_threads(1); }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "baton/model/cpu/simd_kernels.h"
 #include "baton/model/cpu_kernels.h"
 #include "baton/model/rope.h"
 
@@ -52,27 +53,60 @@ void ForwardPass::run_layer(int index) {
   const auto n = static_cast<std::size_t>(rows_);
   const auto data = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
 
+  const auto timer = [this](StepOp op) { return OpTimer(profile_, op); };
   std::vector<float> h(x_.size());
-  rms_norm(x_.data(), h.data(), rows_, hidden, l.attn_norm.data(), c.rms_norm_eps);
   std::vector<float> q(n * q_dim), k(n * kv_dim), v(n * kv_dim);
-  linear(threads, h.data(), rows_, l.q, data(l.q_bias), q.data());
-  linear(threads, h.data(), rows_, l.k, data(l.k_bias), k.data());
-  linear(threads, h.data(), rows_, l.v, data(l.v_bias), v.data());
-  write_keys_values(index, k.data(), v.data(), q.data());
+  {
+    const OpTimer t = timer(StepOp::norm_rope);
+    rms_norm(x_.data(), h.data(), rows_, hidden, l.attn_norm.data(), c.rms_norm_eps);
+  }
+  {
+    const OpTimer t = timer(StepOp::qkv);
+    linear(threads, h.data(), rows_, l.q, data(l.q_bias), q.data());
+    linear(threads, h.data(), rows_, l.k, data(l.k_bias), k.data());
+    linear(threads, h.data(), rows_, l.v, data(l.v_bias), v.data());
+  }
+  {
+    const OpTimer t = timer(StepOp::norm_rope);
+    write_keys_values(index, k.data(), v.data(), q.data());
+  }
   std::vector<float> attended(n * q_dim);
-  attend(index, q.data(), attended.data());
+  {
+    const OpTimer t = timer(StepOp::attention);
+    attend(index, q.data(), attended.data());
+  }
   std::vector<float> projected(x_.size());
-  linear(threads, attended.data(), rows_, l.o, nullptr, projected.data());
-  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += projected[i];
+  {
+    const OpTimer t = timer(StepOp::out_proj);
+    linear(threads, attended.data(), rows_, l.o, nullptr, projected.data());
+  }
+  add_residual(projected);
 
   const int inner = static_cast<int>(c.intermediate_size);
-  rms_norm(x_.data(), h.data(), rows_, hidden, l.mlp_norm.data(), c.rms_norm_eps);
   std::vector<float> gate(n * inner), up(n * inner);
-  linear(threads, h.data(), rows_, l.gate, nullptr, gate.data());
-  linear(threads, h.data(), rows_, l.up, nullptr, up.data());
-  silu_mul(gate.data(), up.data(), gate.size());
-  linear(threads, gate.data(), rows_, l.down, nullptr, projected.data());
-  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += projected[i];
+  {
+    const OpTimer t = timer(StepOp::norm_rope);
+    rms_norm(x_.data(), h.data(), rows_, hidden, l.mlp_norm.data(), c.rms_norm_eps);
+  }
+  {
+    const OpTimer t = timer(StepOp::gate_up);
+    linear(threads, h.data(), rows_, l.gate, nullptr, gate.data());
+    linear(threads, h.data(), rows_, l.up, nullptr, up.data());
+  }
+  {
+    const OpTimer t = timer(StepOp::activation);
+    silu_mul(gate.data(), up.data(), gate.size());
+  }
+  {
+    const OpTimer t = timer(StepOp::down);
+    linear(threads, gate.data(), rows_, l.down, nullptr, projected.data());
+  }
+  add_residual(projected);
+}
+
+void ForwardPass::add_residual(const std::vector<float>& delta) {
+  const OpTimer t(profile_, StepOp::residual);
+  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += delta[i];
 }
 
 // Normalizes (qwen3) and rotates q and k of every row, then stores k and v at the row's
@@ -116,6 +150,7 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
   const int block_tokens = memory_.block_tokens();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const auto items = static_cast<std::size_t>(rows_) * heads;
+  const SimdKernels& simd = simd_kernels();
   model_.pool().parallel_for(items, [&](std::size_t item) {
     const int r = static_cast<int>(item / heads);
     const int head = static_cast<int>(item % heads);
@@ -134,25 +169,22 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
     for (int j = first; j <= pos; ++j) {
       const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
       const float* kj = memory_.keys(layer, block) + in_block(j);
-      float dot = 0.0f;
-      for (int d = 0; d < hd; ++d) dot += qh[d] * kj[d];
-      scores[j - first] = dot * scale;
+      scores[j - first] = simd.dot(qh, kj, hd) * scale;
       best = std::max(best, scores[j - first]);
     }
-    float total = 0.0f;
-    for (float& s : scores) total += (s = std::exp(s - best));
+    const float total = simd.exp_shifted(scores.data(), static_cast<int>(scores.size()), best);
     float* oh = out + (static_cast<std::size_t>(r) * heads + head) * hd;
     std::fill_n(oh, hd, 0.0f);
     for (int j = first; j <= pos; ++j) {
       const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
-      const float p = scores[j - first] / total;
-      const float* vj = memory_.values(layer, block) + in_block(j);
-      for (int d = 0; d < hd; ++d) oh[d] += p * vj[d];
+      simd.add_scaled(scores[j - first] / total, memory_.values(layer, block) + in_block(j), oh,
+                      hd);
     }
   });
 }
 
 std::vector<float> ForwardPass::finish() {
+  const OpTimer t(profile_, StepOp::logits);
   const ModelConfig& c = model_.config();
   const int hidden = static_cast<int>(c.hidden_size);
   std::vector<int> wanted;  // rows whose logits are returned
@@ -191,9 +223,11 @@ KvCache::KvCache(const ModelConfig& config, int capacity)
 }
 
 std::vector<float> forward(const LlamaModel& model, std::span<const TokenId> tokens, KvCache& cache,
-                           const std::function<void()>& between_layers) {
+                           const std::function<void()>& between_layers, LogitsFor logits_for,
+                           StepProfile* profile) {
   ForwardPass pass(model, cache.memory_, {{{tokens.begin(), tokens.end()}, &cache.sequence_}},
-                   LogitsFor::every_token);
+                   logits_for);
+  pass.profile_into(profile);
   for (int i = 0; i < pass.layers(); ++i) {
     pass.run_layer(i);
     if (between_layers && i + 1 < pass.layers()) between_layers();

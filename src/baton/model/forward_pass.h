@@ -16,6 +16,7 @@
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/kv_memory.h"
 #include "baton/model/llama_model.h"
+#include "baton/model/step_profile.h"
 #include "baton/model/token_id.h"
 
 namespace baton {
@@ -43,8 +44,11 @@ class ForwardPass {
   // Instead of finish(), for embedding models: the final norm of every row, row-major
   // [rows x hidden] (what pooling reads); advances every sequence's length.
   std::vector<float> finish_hidden();
+  // Adds the time of each op of the steps after this call to `profile` (null: none).
+  void profile_into(StepProfile* profile) { profile_ = profile; }
 
  private:
+  void add_residual(const std::vector<float>& delta);
   void write_keys_values(int layer, const float* q_or_k, const float* v, float* q);
   void attend(int layer, const float* q, float* out);
 
@@ -56,6 +60,7 @@ class ForwardPass {
   std::vector<int> row_step_;      // the step of each row
   std::vector<int> row_position_;  // the position of each row in its sequence
   std::vector<float> x_;           // [rows x hidden], the residual stream
+  StepProfile* profile_ = nullptr;
 };
 
 // One sequence's keys and values in a pool of its own: the simplest way to run a single
@@ -68,7 +73,7 @@ class KvCache {
 
  private:
   friend std::vector<float> forward(const LlamaModel&, std::span<const TokenId>, KvCache&,
-                                    const std::function<void()>&);
+                                    const std::function<void()>&, LogitsFor, StepProfile*);
   static constexpr int kBlockTokens = 16;
   int capacity_;
   KvBlockPool pool_;
@@ -79,8 +84,11 @@ class KvCache {
 // Runs `tokens` after what `cache` holds and returns their logits, row-major
 // [tokens x vocab]. `between_layers` (may be empty) runs after each layer but the last.
 // Throws std::length_error when the cache is full, std::out_of_range for a token outside
-// the vocabulary.
+// the vocabulary. `logits_for`: every token's logits or the last one's only; `profile`
+// (may be null) adds each op's time.
 std::vector<float> forward(const LlamaModel& model, std::span<const TokenId> tokens, KvCache& cache,
-                           const std::function<void()>& between_layers = {});
+                           const std::function<void()>& between_layers = {},
+                           LogitsFor logits_for = LogitsFor::every_token,
+                           StepProfile* profile = nullptr);
 
 }  // namespace baton

@@ -20,17 +20,17 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
                                                              : default_cpu_threads())) {
   use_single_threaded_blas();
   const ModelConfig& c = config_;
-  const bool bf16 = options.keep_bf16;
   const std::int64_t q_dim = c.num_heads * c.head_dim;
   const std::int64_t kv_dim = c.num_kv_heads * c.head_dim;
   const auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    return WeightMatrix::load(weights_, name, rows, cols, bf16);
+    return WeightMatrix::load(weights_, name, rows, cols, options.weights);
   };
   const auto optional = [&](const std::string& name, std::int64_t size, bool wanted) {
     return wanted ? load_vector(weights_, name, size) : std::vector<float>{};
   };
   std::uint64_t total = 0;
-  for (const std::filesystem::path& file : weights_.files()) total += std::filesystem::file_size(file);
+  for (const std::filesystem::path& file : weights_.files())
+    total += std::filesystem::file_size(file);
   const auto report = [&](std::int64_t layers_done) {
     if (options.progress) {
       options.progress(total * static_cast<std::uint64_t>(layers_done + 1) /
@@ -66,14 +66,30 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   }
 }
 
-std::size_t LlamaModel::weight_bytes() const {
-  std::size_t bytes = output().bytes();
-  for (const Layer& l : layers_) {
+namespace {
+
+// The sum of `measure` over the matrices a token reads: the output and every layer's.
+template <typename Measure>
+std::size_t sum_matrices(const LlamaModel& model, Measure measure) {
+  std::size_t total = measure(model.output());
+  for (const LlamaModel::Layer& l : model.layers()) {
     for (const WeightMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
-      bytes += m->bytes();
+      total += measure(*m);
     }
   }
-  return bytes;
+  return total;
+}
+
+}  // namespace
+
+std::size_t LlamaModel::weight_bytes() const {
+  return sum_matrices(*this, [](const WeightMatrix& m) { return m.bytes(); });
+}
+
+std::size_t LlamaModel::weight_count() const {
+  return sum_matrices(*this, [](const WeightMatrix& m) {
+    return static_cast<std::size_t>(m.rows()) * static_cast<std::size_t>(m.cols());
+  });
 }
 
 }  // namespace baton

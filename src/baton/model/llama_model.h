@@ -1,8 +1,9 @@
 // LlamaModel: the weights of a Llama-family model (llama, mistral, qwen2, qwen3) as the
 // CPU forward pass reads them (forward_pass.h): RMSNorm weights, attention with grouped
 // query heads (q/k/v bias for qwen2, per-head q/k RMSNorm for qwen3, a sliding window for
-// mistral when set), SwiGLU MLP, tied or separate output embedding. bf16 matrices stay
-// bf16 in the memory map unless asked otherwise; everything else is f32.
+// mistral when set), SwiGLU MLP, tied or separate output embedding. Matrices are in the
+// format asked for (weight_matrix.h: bf16 in the memory map by default, f32 or q8);
+// norms and biases are f32.
 // Thread-safety: immutable after load, except the kernel thread pool, which serializes
 // its callers; forward passes may run on several threads at once, each on its own blocks.
 #pragma once
@@ -20,8 +21,10 @@
 namespace baton {
 
 struct ModelLoadOptions {
-  bool keep_bf16 = true;  // bf16 matrices stay bf16 (false: widened to f32 at load)
-  int threads = 0;        // kernel threads; 0: default_cpu_threads()
+  // bf16: bf16 matrices stay bf16 in place (others f32); f32: all widened; q8: all
+  // quantized to 8 bits, the embedding and output too.
+  WeightFormat weights = WeightFormat::bf16;
+  int threads = 0;  // kernel threads; 0: default_cpu_threads()
   // Called after the embedding and after each layer with the bytes of the weight files
   // read so far (by layer) and in all, for a progress bar.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
@@ -49,6 +52,8 @@ class LlamaModel {
   ThreadPool& pool() const { return *pool_; }
   // Bytes of weights the forward pass reads per token (every matrix once).
   std::size_t weight_bytes() const;
+  // The weights counted in weight_bytes(), one per element whatever its format.
+  std::size_t weight_count() const;
 
  private:
   ModelConfig config_;

@@ -1,6 +1,8 @@
 #include "baton/model/weight_matrix.h"
 
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 #include "baton/model/model_file_error.h"
 
@@ -23,16 +25,39 @@ void check_shape(const TensorView& t, const std::string& name,
   }
 }
 
+// Quantizes tensor `t` [rows x cols] a few rows at a time, so that no f32 copy of the
+// whole tensor (the embedding's can be hundreds of MB) is ever held.
+std::shared_ptr<const Q8Matrix> quantize(const TensorView& t, const std::string& name, int rows,
+                                         int cols) {
+  auto q = std::make_shared<Q8Matrix>(rows, cols);
+  const int chunk = std::max(1, (1 << 16) / std::max(cols, 1));
+  std::vector<float> buffer(static_cast<std::size_t>(chunk) * cols);
+  for (int first = 0; first < rows; first += chunk) {
+    const int count = std::min(chunk, rows - first);
+    to_float(t, static_cast<std::size_t>(first) * cols,
+             {buffer.data(), static_cast<std::size_t>(count) * cols});
+    q->quantize_rows(first, count, buffer.data());
+  }
+  if (!q->finite()) {
+    throw ModelFileError(t.file, "tensor '" + name +
+                                     "' holds an infinity or a NaN, which q8 cannot hold "
+                                     "(load it as bf16 or f32)");
+  }
+  return q;
+}
+
 }  // namespace
 
 WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& name,
-                                std::int64_t rows, std::int64_t cols, bool keep_bf16) {
+                                std::int64_t rows, std::int64_t cols, WeightFormat format) {
   const TensorView& t = weights.at(name);
   check_shape(t, name, {rows, cols});
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);
-  if (keep_bf16 && t.dtype == DType::bf16) {
+  if (format == WeightFormat::q8) {
+    m.q8_ = quantize(t, name, m.rows_, m.cols_);
+  } else if (format == WeightFormat::bf16 && t.dtype == DType::bf16) {
     m.bf16_ = t;
   } else {
     m.f32_ = to_float(t);
@@ -40,18 +65,31 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
   return m;
 }
 
+WeightFormat WeightMatrix::format() const {
+  if (is_q8()) return WeightFormat::q8;
+  return is_bf16() ? WeightFormat::bf16 : WeightFormat::f32;
+}
+
 std::size_t WeightMatrix::bytes() const {
+  if (is_q8()) return q8_->bytes();
   return is_bf16() ? bf16_.bytes.size() : f32_.size() * sizeof(float);
 }
 
 void WeightMatrix::rows_to_float(int first, int count, float* out) const {
   const std::size_t offset = static_cast<std::size_t>(first) * cols_;
   const std::size_t n = static_cast<std::size_t>(count) * cols_;
-  if (is_bf16()) {
+  if (is_q8()) {
+    q8_->dequantize_rows(first, count, out);
+  } else if (is_bf16()) {
     to_float(bf16_, offset, {out, n});
   } else {
     std::memcpy(out, f32_.data() + offset, n * sizeof(float));
   }
+}
+
+const Q8Matrix& WeightMatrix::q8() const {
+  if (!is_q8()) throw std::logic_error("q8() of a " + std::string(to_string(format())) + " matrix");
+  return *q8_;
 }
 
 std::vector<float> load_vector(const ModelWeights& weights, const std::string& name,

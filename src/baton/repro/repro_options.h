@@ -13,6 +13,7 @@
 #include "baton/engine/synthetic_workload.h"
 #include "baton/gpu/commit_limits.h"
 #include "baton/gpu/fault_injector.h"
+#include "baton/model/weight_format.h"
 #include "baton/turn/turn_options.h"
 #include "baton/watchdog/watchdog.h"
 
@@ -55,6 +56,8 @@ struct ReproOptions {
   // A failed LLM request is sent again with the same prompt (its prefill redone), as the
   // study's clients did after a hang; otherwise the client moves on to a new one.
   bool retry_failed = false;
+  // How the real models' (llm:, embedding:) matrices are held (model/weight_format.h).
+  WeightFormat weights = WeightFormat::bf16;
 };
 
 // Parses KIND[:TOKENS][/OPS][@SMS]: "decode", "prefill[:TOKENS]" or "embed" in the

@@ -151,7 +151,8 @@ ReproResult run_repro(const ReproOptions& options) {
   std::map<std::string, std::unique_ptr<LlamaModel>> models;
   for (const ReproEngine& spec : options.engines) {
     if (spec.model != ReproEngine::Model::none) {
-      models[spec.name] = std::make_unique<LlamaModel>(LlamaModel::load(spec.model_dir));
+      models[spec.name] = std::make_unique<LlamaModel>(
+          LlamaModel::load(spec.model_dir, {.weights = options.weights}));
       check_fits(spec, models[spec.name]->config());
     }
   }

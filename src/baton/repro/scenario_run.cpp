@@ -44,6 +44,8 @@ std::vector<std::string> child_args(const ReproOptions& o, const ReproEngine& en
       std::to_string(seed),
       "--watchdog-deadline",
       fmt::format("{}", std::chrono::duration<double>(o.watchdog.deadline).count()),
+      "--weights",
+      std::string(to_string(o.weights)),
       "--json"};
   if (o.turn.decode_first) args.push_back("--decode-first");
   if (!o.ledger_path.empty()) {

@@ -31,11 +31,11 @@ WatchdogOptions watchdog_options(const ServeConfig& config) {
 
 std::string describe_model(const ServedModel& m) {
   const ModelConfig& c = m.model->config();
-  const bool bf16 = m.model->embedding().is_bf16();
-  const double params = static_cast<double>(m.model->weight_bytes()) / (bf16 ? 2.0 : 4.0);
+  const std::string_view format = to_string(m.model->embedding().format());
+  const double params = static_cast<double>(m.model->weight_count());
   return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
                      "context {}, {} {} MB",
-                     m.spec.name, m.kind_name(), to_string(c.arch), bf16 ? "bf16" : "f32",
+                     m.spec.name, m.kind_name(), to_string(c.arch), format,
                      params / 1e6, human_bytes(m.model->weight_bytes()), c.num_layers,
                      m.llm != nullptr ? m.llm->context_length()
                                       : static_cast<int>(c.max_position_embeddings),

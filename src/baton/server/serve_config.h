@@ -37,6 +37,7 @@
 //   load = "startup"           # startup|on-demand (loaded by the first request for it)
 //   idle_ttl = 0               # seconds unused before it is unloaded; 0: never
 //   pin = false                # true: never evicted nor unloaded for idleness
+//   weights = "bf16"           # bf16|f32|q8 (model/weight_format.h; q8: 8-bit, faster decode)
 //   [models.chat.sampling]     # defaults for requests that leave a field unset
 //   temperature = 0.7          # also top_p, top_k, min_p, repetition_penalty,
 //                              # presence_penalty, frequency_penalty, seed
@@ -62,6 +63,7 @@
 
 #include "baton/engine/input_processor.h"
 #include "baton/gpu/fault_injector.h"
+#include "baton/model/weight_format.h"
 #include "baton/turn/turn_options.h"
 
 namespace baton {
@@ -87,6 +89,8 @@ struct ModelSpec {
   bool on_demand = false;          // load = "on-demand": loaded by the first request
   double idle_ttl_s = 0.0;         // unused this long: unloaded; 0: never
   bool pin = false;                // never evicted, never unloaded for idleness
+  // How the model's matrices are held: bf16 in place, f32 or q8 (weight_format.h).
+  WeightFormat weights = WeightFormat::bf16;
 };
 
 // "chat" or "embedding", as the API and the file name the kinds.

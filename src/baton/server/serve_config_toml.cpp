@@ -282,6 +282,8 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {"load", [&](N v, K k) { m.on_demand = choice(v, k, parse_load, kLoads); }},
       {"idle_ttl", [&](N v, K k) { m.idle_ttl_s = real(v, k); }},
       {"pin", [&](N v, K k) { m.pin = boolean(v, k); }},
+      {"weights",
+       [&](N v, K k) { m.weights = choice(v, k, parse_weight_format, kWeightFormatNames); }},
   };
   read_fields(t, at, fields);
   return m;

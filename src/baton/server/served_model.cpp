@@ -13,6 +13,7 @@ std::unique_ptr<ServedModel> load_served_model(
   served->spec = spec;
   ModelLoadOptions options;
   options.threads = cpu_threads;
+  options.weights = spec.weights;
   options.progress = progress;
   served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
   served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));

@@ -54,7 +54,8 @@ std::unique_ptr<ServedModel> load_served_model(
     const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {});
 
 // What `spec` will hold once loaded, known before loading: its weights as stored (bf16
-// stays bf16, f32 stays f32) and its KV budget.
+// stays bf16, f32 stays f32; an over-estimate for q8, about half of bf16) and its KV
+// budget.
 std::uint64_t estimated_memory_bytes(const ModelSpec& spec);
 
 }  // namespace baton

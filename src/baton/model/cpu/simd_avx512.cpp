@@ -1,0 +1,179 @@
+// The AVX-512 kernel set (F, BW, VL, DQ; this file alone is built with those -m flags).
+// bf16 weights are widened in registers: zero-extended to 32 bits and shifted into an
+// f32's top half. Only intrinsics and plain loops here: an inline library function
+// compiled with these flags could be picked by the linker for code that runs anywhere.
+#include "baton/model/cpu/simd_kernels.h"
+
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
+    defined(__AVX512DQ__) && defined(__FMA__)
+// GCC 12's AVX-512 headers read _mm512_undefined_ps() values, which its own warnings then
+// call uninitialized (GCC bug 105593); nothing here reads an undefined register.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+
+#include <cstring>
+
+namespace baton {
+namespace {
+
+constexpr int kWidth = 16;
+
+__m512 widen_bf16(const std::byte* p) {
+  const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+float bf16_at(const std::byte* row, int k) {
+  std::uint16_t half;
+  std::memcpy(&half, row + static_cast<std::size_t>(k) * 2, 2);
+  const std::uint32_t bits = static_cast<std::uint32_t>(half) << 16;
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+// Outs weight rows against Rows activation rows: Outs * Rows accumulators, each weight
+// widened once and used Rows times.
+template <int Rows, int Outs>
+void dot_block(const float* x, int in, const std::byte* w, int o, int out, float* y) {
+  __m512 acc[Outs][Rows];
+  const std::byte* row[Outs];
+  for (int i = 0; i < Outs; ++i) {
+    row[i] = w + static_cast<std::size_t>(o + i) * in * 2;
+    for (int r = 0; r < Rows; ++r) acc[i][r] = _mm512_setzero_ps();
+  }
+  int k = 0;
+  for (; k + kWidth <= in; k += kWidth) {
+    __m512 xv[Rows];
+    for (int r = 0; r < Rows; ++r) xv[r] = _mm512_loadu_ps(x + static_cast<std::size_t>(r) * in + k);
+    for (int i = 0; i < Outs; ++i) {
+      const __m512 wv = widen_bf16(row[i] + static_cast<std::size_t>(k) * 2);
+      for (int r = 0; r < Rows; ++r) acc[i][r] = _mm512_fmadd_ps(wv, xv[r], acc[i][r]);
+    }
+  }
+  for (int i = 0; i < Outs; ++i) {
+    for (int r = 0; r < Rows; ++r) {
+      const float* xr = x + static_cast<std::size_t>(r) * in;
+      float sum = _mm512_reduce_add_ps(acc[i][r]);
+      for (int t = k; t < in; ++t) sum += xr[t] * bf16_at(row[i], t);
+      y[static_cast<std::size_t>(r) * out + o + i] = sum;
+    }
+  }
+}
+
+template <int Rows>
+void dot_rows(const float* x, int in, const std::byte* w, int first, int count, int out,
+              float* y) {
+  int o = first;
+  for (; o + 4 <= first + count; o += 4) dot_block<Rows, 4>(x, in, w, o, out, y);
+  for (; o < first + count; ++o) dot_block<Rows, 1>(x, in, w, o, out, y);
+}
+
+void dot_bf16_rows(const float* x, int rows, int in, const std::byte* w, int first, int count,
+                   int out, float* y) {
+  for (int r = 0; r < rows; r += 4) {  // blocks of up to 4 rows
+    const float* xr = x + static_cast<std::size_t>(r) * in;
+    float* yr = y + static_cast<std::size_t>(r) * out;
+    switch (rows - r) {
+      case 1: dot_rows<1>(xr, in, w, first, count, out, yr); break;
+      case 2: dot_rows<2>(xr, in, w, first, count, out, yr); break;
+      case 3: dot_rows<3>(xr, in, w, first, count, out, yr); break;
+      default: dot_rows<4>(xr, in, w, first, count, out, yr); break;
+    }
+  }
+}
+
+float dot(const float* a, const float* b, int n) {
+  __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+  int k = 0;
+  for (; k + 2 * kWidth <= n; k += 2 * kWidth) {
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), acc0);
+    acc1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k + kWidth), _mm512_loadu_ps(b + k + kWidth), acc1);
+  }
+  if (k + kWidth <= n) {
+    acc0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + k), _mm512_loadu_ps(b + k), acc0);
+    k += kWidth;
+  }
+  float sum = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
+  for (; k < n; ++k) sum += a[k] * b[k];
+  return sum;
+}
+
+void add_scaled(float a, const float* x, float* y, int n) {
+  const __m512 av = _mm512_set1_ps(a);
+  int k = 0;
+  for (; k + kWidth <= n; k += kWidth) {
+    _mm512_storeu_ps(y + k, _mm512_fmadd_ps(av, _mm512_loadu_ps(x + k), _mm512_loadu_ps(y + k)));
+  }
+  for (; k < n; ++k) y[k] += a * x[k];
+}
+
+// e^x: x = n ln2 + r with |r| <= ln2 / 2, e^r by its Taylor polynomial of degree 7
+// (truncation below 6e-9), times 2^n by scalef. Arguments are clamped to [-87, 88].
+__m512 exp_ps(__m512 x) {
+  x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693145751953125f), x);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(1.428606765330187045e-06f), r);
+  __m512 p = _mm512_set1_ps(1.0f / 5040.0f);
+  for (const float c : {1.0f / 720.0f, 1.0f / 120.0f, 1.0f / 24.0f, 1.0f / 6.0f, 0.5f, 1.0f, 1.0f}) {
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(c));
+  }
+  return _mm512_scalef_ps(p, n);
+}
+
+// The last n < 16 floats through the vector code, by way of a full register's copy.
+template <typename Body>
+void through_vector(float* s, const float* t, int n, Body body) {
+  float a[kWidth] = {}, b[kWidth] = {};
+  std::memcpy(a, s, static_cast<std::size_t>(n) * sizeof(float));
+  if (t != nullptr) std::memcpy(b, t, static_cast<std::size_t>(n) * sizeof(float));
+  body(a, b, _cvtu32_mask16((1u << n) - 1u));
+  std::memcpy(s, a, static_cast<std::size_t>(n) * sizeof(float));
+}
+
+float exp_shifted(float* s, int n, float shift) {
+  const __m512 sh = _mm512_set1_ps(shift);
+  __m512 total = _mm512_setzero_ps();
+  const auto step = [&](float* p, const float*, __mmask16 keep) {
+    const __m512 e = exp_ps(_mm512_sub_ps(_mm512_loadu_ps(p), sh));
+    _mm512_storeu_ps(p, e);
+    total = _mm512_mask_add_ps(total, keep, total, e);
+  };
+  int k = 0;
+  for (; k + kWidth <= n; k += kWidth) step(s + k, nullptr, _cvtu32_mask16(0xffffu));
+  if (k < n) through_vector(s + k, nullptr, n - k, step);
+  return _mm512_reduce_add_ps(total);
+}
+
+void silu_mul(float* gate, const float* up, std::size_t n) {
+  const __m512 one = _mm512_set1_ps(1.0f);
+  const auto step = [&](float* g, const float* u, __mmask16) {
+    const __m512 gv = _mm512_loadu_ps(g);
+    const __m512 denominator = _mm512_add_ps(one, exp_ps(_mm512_sub_ps(_mm512_setzero_ps(), gv)));
+    _mm512_storeu_ps(g, _mm512_mul_ps(_mm512_div_ps(gv, denominator), _mm512_loadu_ps(u)));
+  };
+  std::size_t k = 0;
+  for (; k + kWidth <= n; k += kWidth) step(gate + k, up + k, 0);
+  if (k < n) through_vector(gate + k, up + k, static_cast<int>(n - k), step);
+}
+
+}  // namespace
+
+const SimdKernels* avx512_simd_kernels() {
+  static const SimdKernels kernels{"avx512", dot_bf16_rows, dot, add_scaled, exp_shifted,
+                                   silu_mul};
+  return &kernels;
+}
+
+}  // namespace baton
+
+#else
+namespace baton {
+const SimdKernels* avx512_simd_kernels() { return nullptr; }
+}  // namespace baton
+#endif

@@ -1,0 +1,56 @@
+#include "baton/model/cpu/simd_kernels.h"
+
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
+namespace baton {
+namespace {
+
+bool cpu_runs_avx512() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+         __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+bool cpu_runs_avx2() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+  return false;
+#endif
+}
+
+const SimdKernels& choose() {
+  const std::vector<const SimdKernels*> sets = supported_simd_kernels();
+  const char* wanted = std::getenv("BATON_CPU_ISA");
+  if (wanted == nullptr || *wanted == '\0') return *sets.back();
+  for (const SimdKernels* set : sets) {
+    if (set->name == wanted) return *set;
+  }
+  const std::string name = wanted;
+  if (name == "avx2" || name == "avx512") {
+    throw std::invalid_argument("BATON_CPU_ISA=" + name + ": this CPU (or this build) lacks it");
+  }
+  throw std::invalid_argument("BATON_CPU_ISA must be scalar, avx2 or avx512, not '" + name + "'");
+}
+
+}  // namespace
+
+std::vector<const SimdKernels*> supported_simd_kernels() {
+  std::vector<const SimdKernels*> sets{&scalar_simd_kernels()};
+  if (avx2_simd_kernels() != nullptr && cpu_runs_avx2()) sets.push_back(avx2_simd_kernels());
+  if (avx512_simd_kernels() != nullptr && cpu_runs_avx512()) sets.push_back(avx512_simd_kernels());
+  return sets;
+}
+
+const SimdKernels& simd_kernels() {
+  static const SimdKernels& chosen = choose();
+  return chosen;
+}
+
+}  // namespace baton

@@ -1,0 +1,47 @@
+// SimdKernels: the inner loops of the CPU forward pass, compiled once per instruction set
+// (portable C++, AVX2+FMA, AVX-512) and chosen at run time for the CPU it runs on: the
+// bf16 matrix-vector product of a decode step, the dot products and weighted sums of
+// attention, the softmax's exponentials and the SwiGLU activation. Each set is its own
+// translation unit built with its own -m flags (model/cpu/simd_*.cpp), so nothing else is
+// compiled for instructions the CPU may lack.
+// Thread-safety: the kernels are pure functions of their arguments; simd_kernels() is
+// chosen once, on first use, and immutable after.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace baton {
+
+struct SimdKernels {
+  std::string_view name;  // "scalar", "avx2" or "avx512"
+  // Few rows (a decode step, rows <= 4): y[r * out + o] = x[r] . w[o] for the output
+  // columns o in [first, first + count), w row-major [out x in] in bf16 (little-endian,
+  // any alignment), x row-major [rows x in]. Each weight is read once.
+  void (*dot_bf16_rows)(const float* x, int rows, int in, const std::byte* w, int first,
+                        int count, int out, float* y);
+  // a . b over n floats.
+  float (*dot)(const float* a, const float* b, int n);
+  // y += a * x over n floats.
+  void (*add_scaled)(float a, const float* x, float* y, int n);
+  // s[i] = exp(s[i] - shift) for n floats; returns their sum. Relative error of each
+  // exponential below 4e-7 for arguments in [-87, 0].
+  float (*exp_shifted)(float* s, int n, float shift);
+  // gate[i] = SiLU(gate[i]) * up[i]: the SwiGLU MLP's inner product.
+  void (*silu_mul)(float* gate, const float* up, std::size_t n);
+};
+
+// The fastest set this CPU runs, unless $BATON_CPU_ISA names one (scalar, avx2, avx512):
+// then that one, or std::invalid_argument when the value is unknown or the CPU lacks it.
+const SimdKernels& simd_kernels();
+// Every set this CPU runs, portable first (what the tests compare).
+std::vector<const SimdKernels*> supported_simd_kernels();
+
+// The sets, each defined in its own file: nullptr where it was not compiled in.
+const SimdKernels& scalar_simd_kernels();
+const SimdKernels* avx2_simd_kernels();
+const SimdKernels* avx512_simd_kernels();
+
+}  // namespace baton

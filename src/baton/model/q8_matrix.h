@@ -1,0 +1,69 @@
+// Q8Matrix: a [rows x cols] weight matrix in 8 bits, to decode from half the bytes of bf16
+// (decode is memory-bound: every step reads every weight once). Each row's input dimension
+// is cut into groups of 32; a group keeps 32 int8 values q and one scale s = max|w| / 127,
+// with q = round(w / s), so |w - q * s| <= s / 2.
+//
+// Layout, for the kernels (q8_kernels.h): a row's int8 values are contiguous, rows follow
+// at a stride of whole groups (a last partial group is padded with zeros, so the kernels
+// need no tail) from a 64-byte aligned start; the scales are a second array, [rows x
+// groups]. Scales are f32, not f16: 4 bytes per 32 weights instead of 2 (36 bytes a group
+// rather than 34, 6% more to read) buys bf16's whole exponent range, where f16 would
+// flush the scale of a group of tiny weights to a subnormal or zero.
+//
+// Thread-safety: quantize_rows() of disjoint rows may run on several threads at once, but
+// not while anything reads those rows; once filled, any number of threads may read it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace baton {
+
+// Quantizes `count` <= 32 floats `x` into `q` (32 values; zeros past `count`) and returns
+// the group's scale, max|x| / 127 (0 for a group of zeros). A non-finite x gives a
+// non-finite scale (callers reject it) and zeros for q.
+float quantize_group(const float* x, int count, std::int8_t* q);
+
+class Q8Matrix {
+ public:
+  static constexpr int kGroup = 32;
+
+  Q8Matrix() = default;
+  // All zeros (every scale 0) until quantize_rows() fills it.
+  Q8Matrix(int rows, int cols);
+
+  int rows() const { return rows_; }
+  int cols() const { return cols_; }
+  int groups() const { return groups_; }  // per row: cols / 32 rounded up
+  int stride() const { return groups_ * kGroup; }
+
+  // Quantizes rows [first, first + count) from `source`, row-major f32 (count * cols).
+  void quantize_rows(int first, int count, const float* source);
+  // Rows [first, first + count) as f32 (q * s), row-major, into `out` (count * cols).
+  void dequantize_rows(int first, int count, float* out) const;
+
+  // Row `row`'s stride() int8 values (zeros past cols) and its groups() scales.
+  const std::int8_t* row_values(int row) const {
+    return values_.get() + static_cast<std::size_t>(row) * stride();
+  }
+  const float* row_scales(int row) const {
+    return scales_.get() + static_cast<std::size_t>(row) * groups_;
+  }
+  // Whether every scale is finite (false when a weight was infinite or NaN).
+  bool finite() const;
+  // Bytes held: the values (padding included) and the scales.
+  std::size_t bytes() const;
+
+ private:
+  struct AlignedFree {
+    void operator()(void* p) const;
+  };
+  int rows_ = 0;
+  int cols_ = 0;
+  int groups_ = 0;
+  std::unique_ptr<std::int8_t[], AlignedFree> values_;  // [rows x stride], 64-byte aligned
+  std::unique_ptr<float[], AlignedFree> scales_;        // [rows x groups]
+};
+
+}  // namespace baton

@@ -1,0 +1,24 @@
+// WeightFormat: how a model's weight matrices are held for the CPU kernels, chosen at load
+// (ModelLoadOptions, `--weights`, the serve config's `weights`):
+//   bf16 (default): bf16 tensors read in place from the memory map, f16/f32 widened to f32;
+//   f32: every matrix widened to f32 (twice the memory of bf16);
+//   q8: every matrix quantized to 8 bits with an f32 scale per group of 32 weights
+//       (q8_matrix.h): a decode step reads about half the bytes of bf16.
+// Thread-safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace baton {
+
+enum class WeightFormat { bf16, f32, q8 };
+
+// The spellings "bf16", "f32", "q8", in that order.
+inline constexpr std::string_view kWeightFormatNames[] = {"bf16", "f32", "q8"};
+
+std::string_view to_string(WeightFormat format);
+// The format spelled `text` (exactly, lower case); nullopt otherwise.
+std::optional<WeightFormat> parse_weight_format(std::string_view text);
+
+}  // namespace baton

@@ -1,0 +1,135 @@
+// Every kernel set this CPU runs (model/cpu/simd_*.cpp) against plain float64 references,
+// at tolerances stated with each test; shapes include tails that fill no whole register.
+#include "baton/model/cpu/simd_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "baton/model/half.h"
+
+namespace baton {
+namespace {
+
+std::vector<float> random_floats(std::size_t n, std::mt19937& rng, float low = -1.0f,
+                                 float high = 1.0f) {
+  std::uniform_real_distribution<float> d(low, high);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+TEST(SimdKernels, ThePortableSetIsAlwaysThereAndTheChosenOneIsTheLast) {
+  const auto sets = supported_simd_kernels();
+  ASSERT_FALSE(sets.empty());
+  EXPECT_EQ(sets.front()->name, "scalar");
+  if (std::getenv("BATON_CPU_ISA") == nullptr) {
+    EXPECT_EQ(&simd_kernels(), sets.back());
+  }
+}
+
+// y = x . w over bf16 rows: within 1e-5 of the sum of |x_k w_k| (f32 sums of a few
+// thousand terms), and the columns outside [first, first + count) untouched.
+TEST(SimdKernels, Bf16RowProductsMatchTheFloat64Reference) {
+  std::mt19937 rng(7);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    for (const int in : {16, 37, 896, 4864}) {
+      for (const int rows : {1, 2, 3, 4, 5}) {
+        const int out = 23, first = 3, count = 13;
+        const std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * in, rng);
+        std::vector<std::uint16_t> w(static_cast<std::size_t>(out) * in);
+        for (std::uint16_t& b : w) b = float_to_bf16(random_floats(1, rng)[0]);
+        std::vector<std::byte> bytes(w.size() * 2 + 1);  // +1: an odd address, as a file may hold
+        std::memcpy(bytes.data() + 1, w.data(), w.size() * 2);
+        std::vector<float> y(static_cast<std::size_t>(rows) * out, -7.0f);
+        set->dot_bf16_rows(x.data(), rows, in, bytes.data() + 1, first, count, out, y.data());
+        for (int r = 0; r < rows; ++r) {
+          for (int o = 0; o < out; ++o) {
+            const float got = y[static_cast<std::size_t>(r) * out + o];
+            if (o < first || o >= first + count) {
+              EXPECT_EQ(got, -7.0f);
+              continue;
+            }
+            double want = 0.0, magnitude = 0.0;
+            for (int k = 0; k < in; ++k) {
+              const double term = static_cast<double>(x[static_cast<std::size_t>(r) * in + k]) *
+                                  bf16_to_float(w[static_cast<std::size_t>(o) * in + k]);
+              want += term;
+              magnitude += std::abs(term);
+            }
+            EXPECT_NEAR(got, want, 1e-5 * magnitude)
+                << set->name << " in " << in << " rows " << rows << " r " << r << " o " << o;
+          }
+        }
+      }
+    }
+  }
+}
+
+// dot and add_scaled: within 1e-6 of the magnitude of the terms.
+TEST(SimdKernels, DotAndAddScaledMatchTheFloat64Reference) {
+  std::mt19937 rng(11);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    for (const int n : {1, 7, 16, 33, 64, 128, 1000}) {
+      const std::vector<float> a = random_floats(static_cast<std::size_t>(n), rng);
+      const std::vector<float> b = random_floats(static_cast<std::size_t>(n), rng);
+      double want = 0.0, magnitude = 0.0;
+      for (int k = 0; k < n; ++k) {
+        want += static_cast<double>(a[k]) * b[k];
+        magnitude += std::abs(static_cast<double>(a[k]) * b[k]);
+      }
+      EXPECT_NEAR(set->dot(a.data(), b.data(), n), want, 1e-6 * magnitude) << set->name << n;
+      std::vector<float> y = b;
+      set->add_scaled(0.37f, a.data(), y.data(), n);
+      for (int k = 0; k < n; ++k) {
+        EXPECT_NEAR(y[k], b[k] + 0.37 * a[k], 1e-6) << set->name << " n " << n << " k " << k;
+      }
+    }
+  }
+}
+
+// exp_shifted: each exponential within 4e-7 relative (and its sum within 1e-6) of the
+// float64 one, over the arguments softmax gives it: [-87, 0].
+TEST(SimdKernels, ShiftedExponentialsMatchTheFloat64Reference) {
+  std::mt19937 rng(13);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    for (const int n : {1, 5, 16, 17, 100, 1024}) {
+      const std::vector<float> s = random_floats(static_cast<std::size_t>(n), rng, -80.0f, 7.0f);
+      std::vector<float> e = s;
+      const float shift = 7.0f;
+      const float sum = set->exp_shifted(e.data(), n, shift);
+      double want_sum = 0.0;
+      for (int k = 0; k < n; ++k) {
+        // The shift is subtracted in f32, as the kernel does; the exponential is the test.
+        const double want = std::exp(static_cast<double>(s[k] - shift));
+        want_sum += want;
+        EXPECT_NEAR(e[k], want, 4e-7 * want) << set->name << " at " << s[k];
+      }
+      EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << set->name << " n " << n;
+    }
+  }
+}
+
+// SiLU(g) * u within 1e-6 relative (plus 1e-30 absolute, for the underflowing tail).
+TEST(SimdKernels, SiluMulMatchesTheFloat64Reference) {
+  std::mt19937 rng(17);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    for (const std::size_t n : {1u, 9u, 16u, 4864u}) {
+      const std::vector<float> g = random_floats(n, rng, -40.0f, 40.0f);
+      const std::vector<float> u = random_floats(n, rng);
+      std::vector<float> out = g;
+      set->silu_mul(out.data(), u.data(), n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const double want = g[i] / (1.0 + std::exp(-static_cast<double>(g[i]))) * u[i];
+        EXPECT_NEAR(out[i], want, 1e-6 * std::abs(want) + 1e-30) << set->name << " g " << g[i];
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton

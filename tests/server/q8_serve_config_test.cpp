@@ -1,0 +1,47 @@
+// The serve config's `weights` key: bf16 unless set, q8 and f32 read, anything else an
+// error naming the key, its line and the three formats.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "baton/server/serve_config.h"
+#include "model/safetensors_writer.h"
+
+namespace baton {
+namespace {
+
+// A config file of one chat model whose table ends with `keys`.
+std::filesystem::path config_with(const testing::TempDir& dir, const std::string& keys) {
+  std::filesystem::create_directories(dir.path() / "chat");
+  std::ofstream(dir.path() / "chat" / "config.json") << "{}";
+  const std::filesystem::path file = dir.path() / "baton.toml";
+  std::ofstream(file) << "[models.chat]\npath = \"chat\"\n" << keys << "\n";
+  return file;
+}
+
+TEST(Q8ServeConfig, WeightsDefaultToBf16AndReadEachFormat) {
+  testing::TempDir dir;
+  EXPECT_EQ(read_serve_config(config_with(dir, "")).models.at(0).weights, WeightFormat::bf16);
+  EXPECT_EQ(read_serve_config(config_with(dir, "weights = \"q8\"")).models.at(0).weights,
+            WeightFormat::q8);
+  EXPECT_EQ(read_serve_config(config_with(dir, "weights = \"f32\"")).models.at(0).weights,
+            WeightFormat::f32);
+}
+
+TEST(Q8ServeConfig, AnUnknownFormatNamesTheKeyAndTheFormats) {
+  testing::TempDir dir;
+  try {
+    read_serve_config(config_with(dir, "weights = \"q4\""));
+    FAIL() << "no ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find(":3:11: models.chat.weights = \"q4\": expected one of bf16, f32, q8"),
+              std::string::npos)
+        << message;
+  }
+}
+
+}  // namespace
+}  // namespace baton
