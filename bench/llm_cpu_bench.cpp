@@ -1,57 +1,81 @@
-// The LLM engine's CPU speed against the memory-bandwidth bound of the machine it runs on.
-// Usage: llm_cpu_bench MODEL_DIR [PROMPT_TOKENS [DECODE_TOKENS]]
-// Measures, through LlmEngine (the path `baton generate` and a server take):
-//   - prefill tokens/s of a PROMPT_TOKENS prompt (default 512), and the time to the first
-//     token when the same prompt comes again (served from the prefix cache);
-//   - decode tokens/s of one sequence over DECODE_TOKENS steps (default 32), and of 4 and
-//     16 sequences decoding together (the batch shares each read of the weights);
-//   - the read bandwidth of this machine (summing 1 GiB, far beyond any cache, on as many
-//     threads as the model's kernels use), and from it the decode bound:
-//     every step must read every weight once, so tokens/s <= bandwidth / weight bytes.
-// Prints a table; every figure is measured here, nothing is assumed.
+// The LLM engine's CPU speed against the limits of the machine it runs on, measured in the
+// same run. Usage:
+//   llm_cpu_bench MODEL_DIR [--prompt-tokens N] [--generate N] [--weights bf16|f32|q8]
+//                 [--profile-context N] [--skip-limits] [--skip-pair]
+// Prints tables:
+//   - the limits: read bandwidth (best of a few streaming kernels) and FMA peak, on 1
+//     thread and on the kernels' threads (bench/machine_limits.h);
+//   - through LlmEngine (the path of `baton generate` and a server): prefill of a prompt of
+//     N tokens (default 512) against the FMA bound, the same prompt again (prefix cache),
+//     decode of one sequence for --generate steps (default 64) against the bandwidth
+//     bound (every step reads every weight once), and 4 and 16 sequences decoding together;
+//   - a per-op profile (forward_pass.h's StepProfile) of a decode step at a context of
+//     --profile-context tokens (default 1024) and of the prefill;
+//   - two engines (two loads, two kernel pools) decoding side by side: each one's share.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <future>
-#include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/forward_pass.h"
+#include "baton/model/step_profile.h"
 #include "baton/turn/make_turn.h"
+#include "machine_limits.h"
 
 namespace {
 
 using baton::GenerationResult;
+using baton::LlamaModel;
 
-// Best of 3 passes of summing `bytes` of memory on `threads` threads, in GB/s.
-double read_bandwidth_gbs(std::size_t bytes, int threads) {
-  std::vector<float> data(bytes / sizeof(float), 1.0f);
-  double best = 0.0;
-  for (int pass = 0; pass < 3; ++pass) {
-    std::vector<double> sums(static_cast<std::size_t>(threads));
-    const auto start = std::chrono::steady_clock::now();
-    std::vector<std::thread> workers;
-    const std::size_t slice = data.size() / static_cast<std::size_t>(threads);
-    for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        const float* p = data.data() + static_cast<std::size_t>(t) * slice;
-        float acc[8] = {};
-        for (std::size_t i = 0; i + 8 <= slice; i += 8) {
-          for (int k = 0; k < 8; ++k) acc[k] += p[i + k];
-        }
-        sums[static_cast<std::size_t>(t)] = std::accumulate(acc, acc + 8, 0.0);
-      });
+struct Options {
+  std::string model;
+  int prompt_tokens = 512;
+  int generate = 64;
+  baton::WeightFormat weights = baton::WeightFormat::bf16;
+  int profile_context = 1024;
+  bool limits = true;
+  bool pair = true;
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto value = [&]() -> std::string {
+      if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
+      return argv[++i];
+    };
+    if (a == "--prompt-tokens") {
+      o.prompt_tokens = std::stoi(value());
+    } else if (a == "--generate") {
+      o.generate = std::stoi(value());
+    } else if (a == "--weights") {
+      const std::string w = value();
+      const auto f = baton::parse_weight_format(w);
+      if (!f) throw std::invalid_argument("--weights must be bf16, f32 or q8, not " + w);
+      o.weights = *f;
+    } else if (a == "--profile-context") {
+      o.profile_context = std::stoi(value());
+    } else if (a == "--skip-limits") {
+      o.limits = false;
+    } else if (a == "--skip-pair") {
+      o.pair = false;
+    } else if (o.model.empty() && a.rfind("--", 0) != 0) {
+      o.model = a;
+    } else {
+      throw std::invalid_argument("unknown argument " + a);
     }
-    for (std::thread& w : workers) w.join();
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (std::accumulate(sums.begin(), sums.end(), 0.0) <= 0.0) std::abort();  // keep the reads
-    best = std::max(best, static_cast<double>(bytes) / s / 1e9);
   }
-  return best;
+  if (o.model.empty()) throw std::invalid_argument("MODEL_DIR is missing");
+  return o;
 }
 
 std::vector<baton::TokenId> prompt_of(int count, std::int64_t vocab) {
@@ -60,72 +84,167 @@ std::vector<baton::TokenId> prompt_of(int count, std::int64_t vocab) {
   return t;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 2) {
-    std::fprintf(stderr, "usage: llm_cpu_bench MODEL_DIR [PROMPT_TOKENS [DECODE_TOKENS]]\n");
-    return 2;
+// One engine on its own CPU device and turn.
+struct Bench {
+  explicit Bench(const LlamaModel& m, int prompt_tokens)
+      : model(m), turn(baton::make_turn(baton::TurnOptions{}, device.default_stream())) {
+    baton::LlmBatchOptions options;
+    options.prefill_chunk = std::max(prompt_tokens, 16);  // one step: the model's prefill figure
+    options.kv_budget_bytes = std::size_t{1} << 30;
+    engine.emplace("bench", model, nullptr, options, device.create_stream("bench"), *turn);
   }
-  const int prompt_tokens = argc > 2 ? std::atoi(argv[2]) : 512;
-  const int decode_tokens = argc > 3 ? std::atoi(argv[3]) : 32;
-  const baton::LlamaModel model = baton::LlamaModel::load(argv[1]);
-  baton::cpu::CpuDevice device{baton::CommitLimits{}};
-  const auto turn = baton::make_turn(baton::TurnOptions{}, device.default_stream());
-  baton::LlmBatchOptions options;
-  options.prefill_chunk = prompt_tokens;  // one step: the prefill figure is the model's
-  options.kv_budget_bytes = std::size_t{1} << 30;
-  baton::LlmEngine engine("bench", model, nullptr, options, device.create_stream("bench"), *turn);
-
-  const auto request = [&](int prompt, int tokens) {
+  GenerationResult run(int prompt, int tokens) {
     baton::GenerationRequest r{1, prompt_of(prompt, model.config().vocab_size), {}};
     r.params.sampling.temperature = 0.0;
     r.params.max_tokens = tokens;
     r.params.ignore_eos = true;
-    return r;
-  };
-  const auto run = [&](int prompt, int tokens) {
-    return engine.submit(request(prompt, tokens)).get();
-  };
-  // `batch` requests at once: prefilled in one step, then decoded in lockstep. Tokens/s of
-  // the whole batch.
-  const auto batch_decode = [&](int batch) {
-    std::vector<std::future<GenerationResult>> futures;
-    for (int i = 0; i < batch; ++i)
-      futures.push_back(engine.submit(request(16, decode_tokens + 1)));
+    return engine->submit(std::move(r)).get();
+  }
+  // `batch` requests at once, prefilled together and then decoded in lockstep: tokens/s
+  // of the whole batch.
+  double batch_decode(int batch, int steps) {
+    std::vector<std::future<double>> done;
+    for (int i = 0; i < batch; ++i) {
+      done.push_back(std::async(std::launch::async, [this, steps] {
+        return run(16, steps + 1).decode_ms;
+      }));
+    }
     double slowest = 0.0;
-    for (auto& f : futures) slowest = std::max(slowest, f.get().decode_ms);
-    return batch * decode_tokens * 1000.0 / slowest;
-  };
-  run(16, 2);  // warm-up: page in the weights
-  const GenerationResult result = run(prompt_tokens, decode_tokens + 1);
-  const double prefill_tps = prompt_tokens * 1000.0 / result.prefill_ms;
-  const double decode_tps = decode_tokens * 1000.0 / result.decode_ms;
-  const GenerationResult retry = run(prompt_tokens, 2);  // the same prompt: prefix cache
-  const double batch4_tps = batch_decode(4);
-  const double batch16_tps = batch_decode(16);
-  const std::size_t weight_bytes = model.weight_bytes();
-  const double bandwidth = read_bandwidth_gbs(std::size_t{1} << 30, model.pool().threads());
-  const double bound = bandwidth * 1e9 / static_cast<double>(weight_bytes);
+    for (auto& f : done) slowest = std::max(slowest, f.get());
+    return batch * steps * 1000.0 / slowest;
+  }
+  const LlamaModel& model;
+  baton::cpu::CpuDevice device{baton::CommitLimits{}};
+  std::unique_ptr<baton::GpuTurn> turn;
+  std::optional<baton::LlmEngine> engine;
+};
 
+// Multiply-adds of one token through the matrices (2 FLOPs each), and of attention over
+// `context` positions (q.k and p.v), for one token.
+double matrix_flops_per_token(const LlamaModel& m) {
+  return 2.0 * static_cast<double>(m.weight_count() - m.output().rows() * static_cast<std::size_t>(
+                                                                              m.output().cols()));
+}
+double attention_flops(const baton::ModelConfig& c, double context) {
+  return 4.0 * static_cast<double>(c.num_heads * c.head_dim * c.num_layers) * context;
+}
+
+void print_profile(const char* what, const baton::StepProfile& p, int steps) {
+  std::printf("\n%s: %.2f ms per step\n| op | ms / step | share |\n|---|---|---|\n", what,
+              static_cast<double>(p.total_ns()) / 1e6 / steps);
+  for (std::size_t i = 0; i < p.ns.size(); ++i) {
+    std::printf("| %s | %.3f | %.1f %% |\n",
+                std::string(baton::step_op_name(static_cast<baton::StepOp>(i))).c_str(),
+                static_cast<double>(p.ns[i]) / 1e6 / steps,
+                100.0 * static_cast<double>(p.ns[i]) / static_cast<double>(p.total_ns()));
+  }
+}
+
+// A decode step at `context` and a prefill of `prompt` tokens, op by op.
+void profile(const LlamaModel& model, int context, int prompt) {
+  const std::int64_t vocab = model.config().vocab_size;
+  baton::KvCache cache(model.config(), context + 32);
+  baton::forward(model, prompt_of(context, vocab), cache, {}, baton::LogitsFor::last_token);
+  baton::StepProfile decode;
+  constexpr int kSteps = 16;
+  for (int s = 0; s < kSteps; ++s) {
+    const std::vector<baton::TokenId> token{static_cast<baton::TokenId>((s * 31 + 7) % vocab)};
+    baton::forward(model, token, cache, {}, baton::LogitsFor::last_token, &decode);
+  }
+  print_profile(("decode step at a context of " + std::to_string(context)).c_str(), decode,
+                kSteps);
+  baton::KvCache fresh(model.config(), prompt);
+  baton::StepProfile prefill;
+  baton::forward(model, prompt_of(prompt, vocab), fresh, {}, baton::LogitsFor::last_token,
+                 &prefill);
+  print_profile(("prefill of " + std::to_string(prompt) + " tokens").c_str(), prefill, 1);
+}
+
+// Two engines of two loads decoding at once: each one's tokens/s.
+void pair(const Options& o, double alone) {
+  const LlamaModel second = LlamaModel::load(o.model, {.weights = o.weights});
+  const LlamaModel third = LlamaModel::load(o.model, {.weights = o.weights});
+  Bench a(second, 16), b(third, 16);
+  a.run(16, 2);
+  b.run(16, 2);
+  auto fa = std::async(std::launch::async, [&] { return a.run(16, o.generate + 1); });
+  auto fb = std::async(std::launch::async, [&] { return b.run(16, o.generate + 1); });
+  const double ta = o.generate * 1000.0 / fa.get().decode_ms;
+  const double tb = o.generate * 1000.0 / fb.get().decode_ms;
+  std::printf("\ntwo engines decoding side by side (batch 1 each; alone: %.2f tokens/s)\n", alone);
+  std::printf("| engine | tokens/s | share of the two |\n|---|---|---|\n");
+  std::printf("| A | %.2f | %.0f %% |\n| B | %.2f | %.0f %% |\n| together | %.2f | |\n", ta,
+              100.0 * ta / (ta + tb), tb, 100.0 * tb / (ta + tb), ta + tb);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  const Options o = parse(argc, argv);
+  const LlamaModel model = LlamaModel::load(o.model, {.weights = o.weights});
+  const int threads = model.pool().threads();
   const baton::ModelConfig& c = model.config();
-  std::printf("model: %s, %lld layers, hidden %lld, vocab %lld, dtype %s, %d threads\n",
+  std::printf("model: %s, %lld layers, hidden %lld, vocab %lld, file dtype %s, weights %s, "
+              "%d threads, kernels %s\n",
               std::string(baton::to_string(c.arch)).c_str(), static_cast<long long>(c.num_layers),
               static_cast<long long>(c.hidden_size), static_cast<long long>(c.vocab_size),
-              c.dtype.c_str(), model.pool().threads());
+              c.dtype.c_str(), std::string(baton::to_string(o.weights)).c_str(), threads,
+              std::string(baton::simd_kernels().name).c_str());
+
+  Bench bench(model, o.prompt_tokens);
+  bench.run(16, 2);  // warm-up: page in the weights
+  const GenerationResult result = bench.run(o.prompt_tokens, o.generate + 1);
+  const GenerationResult retry = bench.run(o.prompt_tokens, 2);  // the prefix cache
+  const double prefill_tps = o.prompt_tokens * 1000.0 / result.prefill_ms;
+  const double decode_tps = o.generate * 1000.0 / result.decode_ms;
+  const double batch4 = bench.batch_decode(4, o.generate);
+  const double batch16 = bench.batch_decode(16, o.generate);
+
+  baton::bench::Bandwidth bw1, bwn;
+  baton::bench::FmaPeak peak1, peakn;
+  if (o.limits) {
+    bw1 = baton::bench::read_bandwidth(std::size_t{1} << 30, 1);
+    bwn = baton::bench::read_bandwidth(std::size_t{1} << 30, threads);
+    peak1 = baton::bench::fma_peak(1);
+    peakn = baton::bench::fma_peak(threads);
+  }
+  const double bytes = static_cast<double>(model.weight_bytes());
+  const double decode_bound = bwn.gbs * 1e9 / bytes;
+  const double prefill_flops =
+      matrix_flops_per_token(model) * o.prompt_tokens +
+      attention_flops(c, o.prompt_tokens * (o.prompt_tokens + 1) / 2.0) +
+      2.0 * static_cast<double>(c.vocab_size * c.hidden_size);  // the last token's logits
+  const double prefill_gflops = prefill_flops / result.prefill_ms / 1e6;
+
   std::printf("| measure | value |\n|---|---|\n");
-  std::printf("| weights read per decode step | %.3f GB |\n", weight_bytes / 1e9);
-  std::printf("| prefill, %d-token prompt | %.1f ms, %.1f tokens/s |\n", prompt_tokens,
-              result.prefill_ms, prefill_tps);
+  if (o.limits) {
+    std::printf("| read bandwidth, 1 thread (%s) | %.1f GB/s |\n", bw1.kernel.c_str(), bw1.gbs);
+    std::printf("| read bandwidth, %d threads (%s) | %.1f GB/s |\n", threads, bwn.kernel.c_str(),
+                bwn.gbs);
+    std::printf("| FMA peak, 1 thread (%s) | %.1f GFLOP/s |\n", peak1.isa.c_str(), peak1.gflops);
+    std::printf("| FMA peak, %d threads | %.1f GFLOP/s |\n", threads, peakn.gflops);
+  }
+  std::printf("| weights read per decode step | %.3f GB |\n", bytes / 1e9);
+  std::printf("| prefill, %d-token prompt | %.1f ms, %.1f tokens/s, %.1f GFLOP/s |\n",
+              o.prompt_tokens, result.prefill_ms, prefill_tps, prefill_gflops);
   std::printf("| the same prompt again (prefix cache: %d tokens reused) | %.1f ms |\n",
               retry.cached_prompt_tokens, retry.prefill_ms);
-  std::printf("| decode, batch 1, %d steps | %.1f ms/token, %.2f tokens/s |\n", decode_tokens,
-              result.decode_ms / decode_tokens, decode_tps);
-  std::printf("| decode, batch 4 (continuous batching) | %.2f tokens/s |\n", batch4_tps);
-  std::printf("| decode, batch 16 | %.2f tokens/s |\n", batch16_tps);
-  std::printf("| read bandwidth (1 GiB, %d threads) | %.1f GB/s |\n", model.pool().threads(),
-              bandwidth);
-  std::printf("| decode bound (bandwidth / weight bytes) | %.2f tokens/s |\n", bound);
-  std::printf("| decode / bound | %.0f %% |\n", 100.0 * decode_tps / bound);
+  std::printf("| decode, batch 1, %d steps | %.1f ms/token, %.2f tokens/s |\n", o.generate,
+              result.decode_ms / o.generate, decode_tps);
+  std::printf("| decode, batch 4 | %.2f tokens/s |\n| decode, batch 16 | %.2f tokens/s |\n",
+              batch4, batch16);
+  if (o.limits) {
+    std::printf("| decode bound (bandwidth / weight bytes) | %.2f tokens/s |\n", decode_bound);
+    std::printf("| decode batch 1 / bound | %.0f %% |\n", 100.0 * decode_tps / decode_bound);
+    std::printf("| prefill / FMA peak | %.0f %% |\n", 100.0 * prefill_gflops / peakn.gflops);
+  }
+  std::printf("json: {\"prefill_tokens_per_s\": %.2f, \"decode_tokens_per_s\": %.2f, "
+              "\"bandwidth_gbs\": %.2f, \"fma_gflops\": %.1f}\n",
+              prefill_tps, decode_tps, bwn.gbs, peakn.gflops);
+  if (o.profile_context > 0) profile(model, o.profile_context, o.prompt_tokens);
+  if (o.pair) pair(o, decode_tps);
   return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "llm_cpu_bench: %s\n", e.what());
+  return 2;
 }

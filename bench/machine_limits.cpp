@@ -1,5 +1,10 @@
 #include "machine_limits.h"
 
+// GCC 12's AVX-512 headers trip its own uninitialized warnings (GCC bug 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <algorithm>

@@ -111,7 +111,9 @@ TEST(ScenarioCli, TheVariantsMeasureWhatTheirNamesSay) {
 TEST(ScenarioCli, CrossProcessRunsTwoProcessesThatShareTheHostWideTurn) {
   TempLedgerPath ledger;
   const nlohmann::json json =
-      run_scenario_json("--scenario cross-process --duration 0.8", ledger.path());
+      // 2 s: the two children start on their own, and under a loaded machine (ctest -j2)
+      // one's start-up took longer than a 0.8 s run, so their runs never met.
+      run_scenario_json("--scenario cross-process --duration 2", ledger.path());
   ASSERT_EQ(json["variants"].size(), 4u) << json.dump();
   expect_variants_in_ledger(json, ledger.path());
   for (const char* key : {"two-concurrent", "two-serialize"}) {
