@@ -105,9 +105,8 @@ struct Bench {
   double batch_decode(int batch, int steps) {
     std::vector<std::future<double>> done;
     for (int i = 0; i < batch; ++i) {
-      done.push_back(std::async(std::launch::async, [this, steps] {
-        return run(16, steps + 1).decode_ms;
-      }));
+      done.push_back(
+          std::async(std::launch::async, [this, steps] { return run(16, steps + 1).decode_ms; }));
     }
     double slowest = 0.0;
     for (auto& f : done) slowest = std::max(slowest, f.get());
@@ -122,8 +121,8 @@ struct Bench {
 // Multiply-adds of one token through the matrices (2 FLOPs each), and of attention over
 // `context` positions (q.k and p.v), for one token.
 double matrix_flops_per_token(const LlamaModel& m) {
-  return 2.0 * static_cast<double>(m.weight_count() - m.output().rows() * static_cast<std::size_t>(
-                                                                              m.output().cols()));
+  return 2.0 * static_cast<double>(m.weight_count() -
+                                   m.output().rows() * static_cast<std::size_t>(m.output().cols()));
 }
 double attention_flops(const baton::ModelConfig& c, double context) {
   return 4.0 * static_cast<double>(c.num_heads * c.head_dim * c.num_layers) * context;
@@ -151,8 +150,7 @@ void profile(const LlamaModel& model, int context, int prompt) {
     const std::vector<baton::TokenId> token{static_cast<baton::TokenId>((s * 31 + 7) % vocab)};
     baton::forward(model, token, cache, {}, baton::LogitsFor::last_token, &decode);
   }
-  print_profile(("decode step at a context of " + std::to_string(context)).c_str(), decode,
-                kSteps);
+  print_profile(("decode step at a context of " + std::to_string(context)).c_str(), decode, kSteps);
   baton::KvCache fresh(model.config(), prompt);
   baton::StepProfile prefill;
   baton::forward(model, prompt_of(prompt, vocab), fresh, {}, baton::LogitsFor::last_token,
@@ -184,12 +182,13 @@ int main(int argc, char** argv) try {
   const LlamaModel model = LlamaModel::load(o.model, {.weights = o.weights});
   const int threads = model.pool().threads();
   const baton::ModelConfig& c = model.config();
-  std::printf("model: %s, %lld layers, hidden %lld, vocab %lld, file dtype %s, weights %s, "
-              "%d threads, kernels %s\n",
-              std::string(baton::to_string(c.arch)).c_str(), static_cast<long long>(c.num_layers),
-              static_cast<long long>(c.hidden_size), static_cast<long long>(c.vocab_size),
-              c.dtype.c_str(), std::string(baton::to_string(o.weights)).c_str(), threads,
-              std::string(baton::simd_kernels().name).c_str());
+  std::printf(
+      "model: %s, %lld layers, hidden %lld, vocab %lld, file dtype %s, weights %s, "
+      "%d threads, kernels %s\n",
+      std::string(baton::to_string(c.arch)).c_str(), static_cast<long long>(c.num_layers),
+      static_cast<long long>(c.hidden_size), static_cast<long long>(c.vocab_size), c.dtype.c_str(),
+      std::string(baton::to_string(o.weights)).c_str(), threads,
+      std::string(baton::simd_kernels().name).c_str());
 
   Bench bench(model, o.prompt_tokens);
   bench.run(16, 2);  // warm-up: page in the weights
@@ -231,16 +230,17 @@ int main(int argc, char** argv) try {
               retry.cached_prompt_tokens, retry.prefill_ms);
   std::printf("| decode, batch 1, %d steps | %.1f ms/token, %.2f tokens/s |\n", o.generate,
               result.decode_ms / o.generate, decode_tps);
-  std::printf("| decode, batch 4 | %.2f tokens/s |\n| decode, batch 16 | %.2f tokens/s |\n",
-              batch4, batch16);
+  std::printf("| decode, batch 4 | %.2f tokens/s |\n| decode, batch 16 | %.2f tokens/s |\n", batch4,
+              batch16);
   if (o.limits) {
     std::printf("| decode bound (bandwidth / weight bytes) | %.2f tokens/s |\n", decode_bound);
     std::printf("| decode batch 1 / bound | %.0f %% |\n", 100.0 * decode_tps / decode_bound);
     std::printf("| prefill / FMA peak | %.0f %% |\n", 100.0 * prefill_gflops / peakn.gflops);
   }
-  std::printf("json: {\"prefill_tokens_per_s\": %.2f, \"decode_tokens_per_s\": %.2f, "
-              "\"bandwidth_gbs\": %.2f, \"fma_gflops\": %.1f}\n",
-              prefill_tps, decode_tps, bwn.gbs, peakn.gflops);
+  std::printf(
+      "json: {\"prefill_tokens_per_s\": %.2f, \"decode_tokens_per_s\": %.2f, "
+      "\"bandwidth_gbs\": %.2f, \"fma_gflops\": %.1f}\n",
+      prefill_tps, decode_tps, bwn.gbs, peakn.gflops);
   if (o.profile_context > 0) profile(model, o.profile_context, o.prompt_tokens);
   if (o.pair) pair(o, decode_tps);
   return 0;

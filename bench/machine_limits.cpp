@@ -57,8 +57,8 @@ double timed_on_threads(int threads, const std::function<void(int)>& body) {
     a2 = _mm512_add_epi64(a2, _mm512_load_si512(p + i + 128));
     a3 = _mm512_add_epi64(a3, _mm512_load_si512(p + i + 192));
   }
-  return static_cast<std::uint64_t>(
-      _mm512_reduce_add_epi64(_mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3))));
+  return static_cast<std::uint64_t>(_mm512_reduce_add_epi64(
+      _mm512_add_epi64(_mm512_add_epi64(a0, a1), _mm512_add_epi64(a2, a3))));
 }
 
 [[gnu::target("avx2")]] std::uint64_t read_avx2(const std::byte* p, std::size_t bytes,
@@ -147,16 +147,15 @@ Bandwidth read_bandwidth(std::size_t bytes, int threads) {
   auto* raw = static_cast<std::byte*>(std::aligned_alloc(4096, slice * threads));
   const std::unique_ptr<std::byte, decltype(&std::free)> data(raw, &std::free);
   // Written on the threads that read it (first touch), with no zero pages left.
-  timed_on_threads(threads, [&](int t) {
-    std::memset(raw + slice * static_cast<std::size_t>(t), 1, slice);
-  });
+  timed_on_threads(
+      threads, [&](int t) { std::memset(raw + slice * static_cast<std::size_t>(t), 1, slice); });
   Bandwidth best;
   std::atomic<std::uint64_t> sink{0};
   for (const ReadKernel& kernel : read_kernels()) {
     for (int pass = 0; pass < 3; ++pass) {
       const double s = timed_on_threads(threads, [&](int t) {
-        sink.fetch_add(kernel.read(raw + slice * static_cast<std::size_t>(t), slice,
-                                   kernel.prefetch));
+        sink.fetch_add(
+            kernel.read(raw + slice * static_cast<std::size_t>(t), slice, kernel.prefetch));
       });
       const double gbs = static_cast<double>(slice * threads) / s / 1e9;
       if (gbs > best.gbs) best = {gbs, kernel.name};

@@ -12,8 +12,8 @@
 namespace baton::bench {
 
 struct Bandwidth {
-  double gbs = 0.0;     // the best kernel's GB/s (10^9 bytes a second)
-  std::string kernel;   // which one it was
+  double gbs = 0.0;    // the best kernel's GB/s (10^9 bytes a second)
+  std::string kernel;  // which one it was
 };
 
 // Reads `bytes` (far beyond the last-level cache) on `threads` threads, each its own

@@ -92,6 +92,38 @@ TEST(SimdKernels, DotAndAddScaledMatchTheFloat64Reference) {
   }
 }
 
+// The strided forms (one block of keys or values): the same references, key by key.
+TEST(SimdKernels, StridedAttentionKernelsMatchTheFloat64Reference) {
+  std::mt19937 rng(19);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    for (const int n : {8, 64, 72, 128}) {
+      const int count = 13;
+      const std::size_t stride = static_cast<std::size_t>(n) * 3 + 5;
+      const std::vector<float> q = random_floats(static_cast<std::size_t>(n), rng);
+      const std::vector<float> kv = random_floats(stride * count, rng);
+      const std::vector<float> p = random_floats(count, rng);
+      std::vector<float> scores(count);
+      set->dot_strided(q.data(), kv.data(), stride, count, n, 0.125f, scores.data());
+      std::vector<float> out(static_cast<std::size_t>(n), 1.0f);
+      set->add_scaled_strided(p.data(), kv.data(), stride, count, n, out.data());
+      for (int j = 0; j < count; ++j) {
+        double want = 0.0, magnitude = 0.0;
+        for (int d = 0; d < n; ++d) {
+          const double term = static_cast<double>(q[d]) * kv[j * stride + d];
+          want += term;
+          magnitude += std::abs(term);
+        }
+        EXPECT_NEAR(scores[j], 0.125 * want, 1e-6 * magnitude) << set->name << " n " << n;
+      }
+      for (int d = 0; d < n; ++d) {
+        double want = 1.0;
+        for (int j = 0; j < count; ++j) want += static_cast<double>(p[j]) * kv[j * stride + d];
+        EXPECT_NEAR(out[d], want, 1e-5) << set->name << " n " << n << " d " << d;
+      }
+    }
+  }
+}
+
 // exp_shifted: each exponential within 4e-7 relative (and its sum within 1e-6) of the
 // float64 one, over the arguments softmax gives it: [-87, 0].
 TEST(SimdKernels, ShiftedExponentialsMatchTheFloat64Reference) {

@@ -45,13 +45,13 @@ class ThreadPool {
   void work_loop();
   static void run_items(Loop& loop);
 
-  std::mutex call_mu_;                   // one parallel_for at a time
-  std::atomic<Loop*> current_{nullptr};  // the loop being run, on its caller's stack
+  std::mutex call_mu_;                        // one parallel_for at a time
+  std::atomic<Loop*> current_{nullptr};       // the loop being run, on its caller's stack
   std::atomic<std::uint32_t> generation_{0};  // bumped when a loop starts (and at stop)
-  std::atomic<int> joined_{0};           // threads inside the current loop
+  std::atomic<int> joined_{0};                // threads inside the current loop
   std::atomic<int> sleeping_{0};
   std::atomic<bool> stopping_{false};
-  std::vector<std::jthread> workers_;    // last: started after the rest
+  std::vector<std::jthread> workers_;  // last: started after the rest
 };
 
 // The pool size for CPU kernels: $BATON_CPU_THREADS when set, else the hardware threads.

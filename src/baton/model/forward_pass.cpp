@@ -11,8 +11,8 @@
 
 namespace baton {
 
-ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory,
-                         std::vector<SequenceStep> steps, LogitsFor logits_for)
+ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<SequenceStep> steps,
+                         LogitsFor logits_for)
     : model_(model), memory_(memory), steps_(std::move(steps)), logits_for_(logits_for) {
   const ModelConfig& c = model_.config();
   const int hidden = static_cast<int>(c.hidden_size);
@@ -160,26 +160,31 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
         c.sliding_window ? std::max(0, pos - static_cast<int>(*c.sliding_window) + 1) : 0;
     const float* qh = q + (static_cast<std::size_t>(r) * heads + head) * hd;
     const std::size_t head_offset = static_cast<std::size_t>(head / group) * hd;
-    const auto in_block = [&](int j) {  // the head's offset inside position j's block
-      return static_cast<std::size_t>(j % block_tokens) * kv_row + head_offset;
+    // Positions [first, pos] in runs that share a block: each run's keys (and values)
+    // lie kv_row floats apart.
+    const auto for_each_run = [&](auto body) {
+      for (int j = first; j <= pos;) {
+        const int count = std::min(pos + 1, (j / block_tokens + 1) * block_tokens) - j;
+        const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
+        body(j, count, static_cast<std::size_t>(j % block_tokens) * kv_row + head_offset, block);
+        j += count;
+      }
     };
     thread_local std::vector<float> scores;  // per-thread scratch, reused across calls
     scores.resize(static_cast<std::size_t>(pos - first + 1));
-    float best = -INFINITY;
-    for (int j = first; j <= pos; ++j) {
-      const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
-      const float* kj = memory_.keys(layer, block) + in_block(j);
-      scores[j - first] = simd.dot(qh, kj, hd) * scale;
-      best = std::max(best, scores[j - first]);
-    }
+    for_each_run([&](int j, int count, std::size_t offset, BlockId block) {
+      simd.dot_strided(qh, memory_.keys(layer, block) + offset, kv_row, count, hd, scale,
+                       scores.data() + (j - first));
+    });
+    const float best = *std::max_element(scores.begin(), scores.end());
     const float total = simd.exp_shifted(scores.data(), static_cast<int>(scores.size()), best);
     float* oh = out + (static_cast<std::size_t>(r) * heads + head) * hd;
     std::fill_n(oh, hd, 0.0f);
-    for (int j = first; j <= pos; ++j) {
-      const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
-      simd.add_scaled(scores[j - first] / total, memory_.values(layer, block) + in_block(j), oh,
-                      hd);
-    }
+    for_each_run([&](int j, int count, std::size_t offset, BlockId block) {
+      simd.add_scaled_strided(scores.data() + (j - first), memory_.values(layer, block) + offset,
+                              kv_row, count, hd, oh);
+    });
+    for (int d = 0; d < hd; ++d) oh[d] /= total;
   });
 }
 

@@ -11,8 +11,18 @@
 
 namespace baton {
 
-enum class StepOp { norm_rope, qkv, attention, out_proj, gate_up, activation, down,
-                    residual, logits, count };
+enum class StepOp {
+  norm_rope,
+  qkv,
+  attention,
+  out_proj,
+  gate_up,
+  activation,
+  down,
+  residual,
+  logits,
+  count
+};
 
 std::string_view step_op_name(StepOp op);
 

@@ -20,12 +20,19 @@ struct SimdKernels {
   // Few rows (a decode step, rows <= 4): y[r * out + o] = x[r] . w[o] for the output
   // columns o in [first, first + count), w row-major [out x in] in bf16 (little-endian,
   // any alignment), x row-major [rows x in]. Each weight is read once.
-  void (*dot_bf16_rows)(const float* x, int rows, int in, const std::byte* w, int first,
-                        int count, int out, float* y);
+  void (*dot_bf16_rows)(const float* x, int rows, int in, const std::byte* w, int first, int count,
+                        int out, float* y);
   // a . b over n floats.
   float (*dot)(const float* a, const float* b, int n);
   // y += a * x over n floats.
   void (*add_scaled)(float a, const float* x, float* y, int n);
+  // Attention over one block of keys or values, `stride` floats apart:
+  // out[j] = scale * (q . k[j * stride ...]) for j < count, vectors of n floats;
+  void (*dot_strided)(const float* q, const float* k, std::size_t stride, int count, int n,
+                      float scale, float* out);
+  // out[0..n) += sum over j < count of p[j] * v[j * stride ...].
+  void (*add_scaled_strided)(const float* p, const float* v, std::size_t stride, int count, int n,
+                             float* out);
   // s[i] = exp(s[i] - shift) for n floats; returns their sum. Relative error of each
   // exponential below 4e-7 for arguments in [-87, 0].
   float (*exp_shifted)(float* s, int n, float shift);

@@ -53,6 +53,18 @@ void add_scaled(float a, const float* x, float* y, int n) {
   for (int k = 0; k < n; ++k) y[k] += a * x[k];
 }
 
+void dot_strided(const float* q, const float* k, std::size_t stride, int count, int n, float scale,
+                 float* out) {
+  for (int j = 0; j < count; ++j)
+    out[j] = scale * dot(q, k + static_cast<std::size_t>(j) * stride, n);
+}
+
+void add_scaled_strided(const float* p, const float* v, std::size_t stride, int count, int n,
+                        float* out) {
+  for (int j = 0; j < count; ++j)
+    add_scaled(p[j], v + static_cast<std::size_t>(j) * stride, out, n);
+}
+
 float exp_shifted(float* s, int n, float shift) {
   float total = 0.0f;
   for (int k = 0; k < n; ++k) total += (s[k] = std::exp(s[k] - shift));
@@ -66,8 +78,8 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 }  // namespace
 
 const SimdKernels& scalar_simd_kernels() {
-  static const SimdKernels kernels{"scalar", dot_bf16_rows, dot, add_scaled, exp_shifted,
-                                   silu_mul};
+  static const SimdKernels kernels{"scalar",    dot_bf16_rows,      dot,         add_scaled,
+                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul};
   return kernels;
 }
 
