@@ -9,17 +9,24 @@
 namespace baton {
 namespace {
 
+// How long a thread spins for the next loop (or the caller for a loop's last items) before
+// it sleeps: longer than the gaps between the loops of a decode step.
+std::chrono::microseconds spin_time() {
+  static const std::chrono::microseconds spin{positive_int_from_env("BATON_POOL_SPIN_US", 50)};
+  return spin;
+}
+
 void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_ia32_pause();
 #endif
 }
 
-// Spins until done() for at most ThreadPool::kSpin, yielding the core now and then;
+// Spins until done() for at most spin_time(), yielding the core now and then;
 // returns whether done() came true.
 template <typename Done>
 bool spin_until(Done done) {
-  const auto deadline = std::chrono::steady_clock::now() + ThreadPool::kSpin;
+  const auto deadline = std::chrono::steady_clock::now() + spin_time();
   for (int round = 1;; ++round) {
     if (done()) return true;
     cpu_relax();

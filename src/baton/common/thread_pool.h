@@ -23,9 +23,6 @@ namespace baton {
 
 class ThreadPool {
  public:
-  // How long a thread spins for the next loop before it sleeps.
-  static constexpr std::chrono::microseconds kSpin{50};
-
   // `threads` in all, the caller's included (so threads - 1 are started); at least 1.
   explicit ThreadPool(int threads);
   ~ThreadPool();

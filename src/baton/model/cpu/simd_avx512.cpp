@@ -67,30 +67,42 @@ void dot_block(const float* x, int in, const std::byte* w, int o, int out, float
 
 // One activation row against the tile's weight rows, which lie one after another in
 // memory: read as one sequential stream (interleaving rows of a few KB would make short
-// streams the prefetcher barely learns), with four accumulators and a prefetch ahead.
+// streams the prefetcher barely learns). Each 64-byte load holds 16 pairs of bf16; the
+// even ones become f32 by a shift, the odd ones by a mask (no shuffles), against x split
+// the same way once per call. Rows of another shape take the widening path.
+constexpr int kMaxPairedIn = 16384;
+
 void dot_rows_single(const float* x, int in, const std::byte* w, int first, int count, float* y) {
+  if (in % (2 * kWidth) != 0 || in > kMaxPairedIn) {
+    for (int o = first; o < first + count; ++o) dot_block<1, 1>(x, in, w, o, 0, y);
+    return;
+  }
+  alignas(64) float split[kMaxPairedIn];  // per 32: the 16 even x, then the 16 odd
+  for (int k = 0; k < in; k += 2 * kWidth) {
+    for (int i = 0; i < kWidth; ++i) {
+      split[k + i] = x[k + 2 * i];
+      split[k + kWidth + i] = x[k + 2 * i + 1];
+    }
+  }
+  const __m512i odd_mask = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
   for (int o = first; o < first + count; ++o) {
     const std::byte* row = w + static_cast<std::size_t>(o) * in * 2;
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
                      _mm512_setzero_ps()};
-    int k = 0;
-    for (; k + 4 * kWidth <= in; k += 4 * kWidth) {
+    for (int k = 0; k < in; k += 4 * kWidth) {
       _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<std::size_t>(k) * 2 + 1024),
                    _MM_HINT_T0);
-      for (int u = 0; u < 4; ++u) {
-        const int at = k + u * kWidth;
-        acc[u] = _mm512_fmadd_ps(widen_bf16(row + static_cast<std::size_t>(at) * 2),
-                                 _mm512_loadu_ps(x + at), acc[u]);
+      for (int u = 0; u < 2 && k + u * 2 * kWidth < in; ++u) {
+        const int at = k + u * 2 * kWidth;
+        const __m512i pairs = _mm512_loadu_si512(row + static_cast<std::size_t>(at) * 2);
+        const __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
+        const __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, odd_mask));
+        acc[2 * u] = _mm512_fmadd_ps(even, _mm512_load_ps(split + at), acc[2 * u]);
+        acc[2 * u + 1] = _mm512_fmadd_ps(odd, _mm512_load_ps(split + at + kWidth), acc[2 * u + 1]);
       }
     }
-    for (; k + kWidth <= in; k += kWidth) {
-      acc[0] = _mm512_fmadd_ps(widen_bf16(row + static_cast<std::size_t>(k) * 2),
-                               _mm512_loadu_ps(x + k), acc[0]);
-    }
-    float sum = _mm512_reduce_add_ps(
+    y[o] = _mm512_reduce_add_ps(
         _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
-    for (; k < in; ++k) sum += x[k] * bf16_at(row, k);
-    y[o] = sum;
   }
 }
 
