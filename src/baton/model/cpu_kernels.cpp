@@ -30,12 +30,17 @@ void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, c
   const int in = w.cols();
   const int tile = tile_rows(in);
   const std::size_t tiles = static_cast<std::size_t>((out + tile - 1) / tile);
+  // 8-bit weights: x is quantized once for every tile (per-thread scratch, reused).
+  const bool q8_direct = w.is_q8() && rows <= kDirectRows;
+  thread_local Q8Activations quantized;
+  if (q8_direct) quantize_activations(x, rows, in, quantized);
+  const Q8Activations& x8 = quantized;
   pool.parallel_for(tiles, [&](std::size_t index) {
     const int first = static_cast<int>(index) * tile;
     const int count = std::min(tile, out - first);
     const float* weights = w.f32_data();
-    if (w.is_q8() && rows <= kDirectRows) {
-      q8_dot_rows(x, rows, w, first, count, y);  // 8-bit weights read once (q8_kernels.h)
+    if (q8_direct) {
+      q8_dot_rows(x8, w.q8(), first, count, y);  // 8-bit weights read once (q8_kernels.h)
     } else if (weights == nullptr && rows <= kDirectRows) {
       simd_kernels().dot_bf16_rows(x, rows, in, w.bf16_data(), first, count, out, y);
     } else if (weights != nullptr) {
