@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "baton/model/half.h"
@@ -92,12 +93,14 @@ TEST(SimdKernels, DotAndAddScaledMatchTheFloat64Reference) {
   }
 }
 
-// The strided forms (one block of keys or values): the same references, key by key.
+// The strided forms (one block of keys or values): the same references, key by key. The
+// counts cover whole groups of 8 and 16 keys and the keys left after them; the widths
+// cover one to more than 8 registers and widths that are no multiple of 16.
 TEST(SimdKernels, StridedAttentionKernelsMatchTheFloat64Reference) {
   std::mt19937 rng(19);
   for (const SimdKernels* set : supported_simd_kernels()) {
-    for (const int n : {8, 64, 72, 128}) {
-      const int count = 13;
+    for (const auto& [n, count] : {std::pair{8, 13}, {16, 16}, {64, 13}, {64, 37}, {72, 24},
+                                  {128, 16}, {136, 33}, {256, 20}, {20, 1}}) {
       const std::size_t stride = static_cast<std::size_t>(n) * 3 + 5;
       const std::vector<float> q = random_floats(static_cast<std::size_t>(n), rng);
       const std::vector<float> kv = random_floats(stride * count, rng);
@@ -142,6 +145,23 @@ TEST(SimdKernels, ShiftedExponentialsMatchTheFloat64Reference) {
         EXPECT_NEAR(e[k], want, 4e-7 * want) << set->name << " at " << s[k];
       }
       EXPECT_NEAR(sum, want_sum, 1e-6 * want_sum) << set->name << " n " << n;
+    }
+  }
+}
+
+// sum_exp: the f64 sum of the same exponentials within 4e-7 relative, s left as it was,
+// over a vocabulary-sized row too (151936, Qwen's) and lengths with a partial last vector.
+TEST(SimdKernels, SumOfExponentialsMatchesTheFloat64Reference) {
+  std::mt19937 rng(23);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    for (const std::size_t n : {1u, 7u, 16u, 33u, 151936u}) {
+      const std::vector<float> s = random_floats(n, rng, -80.0f, 7.0f);
+      const std::vector<float> before = s;
+      const float shift = 7.0f;
+      double want = 0.0;
+      for (const float v : s) want += std::exp(static_cast<double>(v - shift));
+      EXPECT_NEAR(set->sum_exp(s.data(), n, shift), want, 4e-7 * want) << set->name << " n " << n;
+      EXPECT_EQ(s, before) << set->name;
     }
   }
 }

@@ -13,8 +13,10 @@
 namespace baton {
 namespace {
 
-// Up to this many rows a bf16 product reads the weights directly (dot_bf16_rows).
-constexpr int kDirectRows = 4;
+// Up to this many rows (a decode batch) a bf16 or q8 product reads each tile of weights
+// from memory once, in blocks of 4 rows, the later blocks finding the tile in L2; more
+// rows (a prefill chunk) widen the tile to f32 for sgemm.
+constexpr int kDirectRows = 16;
 
 // Weight rows per tile: about 256 KiB of f32, so a widened bf16 tile stays in L2.
 int tile_rows(int cols) {

@@ -1,7 +1,7 @@
 // The CPU kernels of the forward pass: the matrix product of a torch Linear, split into
-// tiles of the weight's rows over a ThreadPool (up to 4 rows each weight is read once, by
-// the kernel set's bf16 product or the q8 kernel; more rows go through OpenBLAS sgemm on
-// tiles widened to f32), RMSNorm and SiLU-gated products.
+// tiles of the weight's rows over a ThreadPool (up to 16 rows, a decode batch, each tile
+// is read from memory once by the kernel set's bf16 product or the q8 kernel; more rows
+// go through OpenBLAS sgemm on tiles widened to f32), RMSNorm and SiLU-gated products.
 // Thread-safety: pure functions of their arguments; `linear` uses the pool it is given.
 #pragma once
 

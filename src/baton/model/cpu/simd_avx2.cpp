@@ -36,21 +36,28 @@ template <int Rows, int Outs>
 void dot_block(const float* x, int in, const std::byte* w, int o, int out, float* y) {
   __m256 acc[Outs][Rows];
   const std::byte* row[Outs];
+  #pragma GCC unroll 16
   for (int i = 0; i < Outs; ++i) {
     row[i] = w + static_cast<std::size_t>(o + i) * in * 2;
+    #pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) acc[i][r] = _mm256_setzero_ps();
   }
   int k = 0;
   for (; k + kWidth <= in; k += kWidth) {
     __m256 xv[Rows];
+    #pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r)
       xv[r] = _mm256_loadu_ps(x + static_cast<std::size_t>(r) * in + k);
+    #pragma GCC unroll 16
     for (int i = 0; i < Outs; ++i) {
       const __m256 wv = widen_bf16(row[i] + static_cast<std::size_t>(k) * 2);
+      #pragma GCC unroll 16
       for (int r = 0; r < Rows; ++r) acc[i][r] = _mm256_fmadd_ps(wv, xv[r], acc[i][r]);
     }
   }
+  #pragma GCC unroll 16
   for (int i = 0; i < Outs; ++i) {
+    #pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) {
       const float* xr = x + static_cast<std::size_t>(r) * in;
       float sum = reduce_add(acc[i][r]);
@@ -134,16 +141,79 @@ void add_scaled(float a, const float* x, float* y, int n) {
   for (; k < n; ++k) y[k] += a * x[k];
 }
 
-void dot_strided(const float* q, const float* k, std::size_t stride, int count, int n, float scale,
-                 float* out) {
-  for (int j = 0; j < count; ++j)
-    out[j] = scale * dot(q, k + static_cast<std::size_t>(j) * stride, n);
+// The horizontal sums of 8 vectors as one: lane i holds the sum of v[i]'s lanes.
+__m256 sum_each8(const __m256 (&v)[8]) {
+  // hadd twice: per 128-bit lane, [v0 v1 v2 v3] then [v4 .. v7] of that lane's sums.
+  const __m256 low = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+  const __m256 high = _mm256_hadd_ps(_mm256_hadd_ps(v[4], v[5]), _mm256_hadd_ps(v[6], v[7]));
+  return _mm256_add_ps(_mm256_permute2f128_ps(low, high, 0x20),
+                       _mm256_permute2f128_ps(low, high, 0x31));
 }
 
+// 8 keys at a time, one accumulator each, summed across lanes together (sum_each8).
+void dot_strided(const float* q, const float* k, std::size_t stride, int count, int n, float scale,
+                 float* out) {
+  int j = 0;
+  if (n % kWidth == 0) {
+    const __m256 scale_v = _mm256_set1_ps(scale);
+    for (; j + 8 <= count; j += 8) {
+      const float* keys = k + static_cast<std::size_t>(j) * stride;
+      __m256 acc[8];
+      #pragma GCC unroll 16
+      for (__m256& a : acc) a = _mm256_setzero_ps();
+      for (int d = 0; d < n; d += kWidth) {
+        const __m256 qv = _mm256_loadu_ps(q + d);
+        #pragma GCC unroll 16
+        for (int i = 0; i < 8; ++i) {
+          acc[i] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(keys + i * stride + d), acc[i]);
+        }
+      }
+      _mm256_storeu_ps(out + j, _mm256_mul_ps(scale_v, sum_each8(acc)));
+    }
+  }
+  for (; j < count; ++j) out[j] = scale * dot(q, k + static_cast<std::size_t>(j) * stride, n);
+}
+
+// out[0 .. Vecs * 8) += sum of p[j] * v[j], the sums held in registers across the keys.
+template <int Vecs>
+void add_scaled_rows(const float* p, const float* v, std::size_t stride, int count, float* out) {
+  __m256 acc[Vecs];
+  #pragma GCC unroll 16
+  for (int i = 0; i < Vecs; ++i) acc[i] = _mm256_loadu_ps(out + i * kWidth);
+  for (int j = 0; j < count; ++j) {
+    const float* vj = v + static_cast<std::size_t>(j) * stride;
+    const __m256 pj = _mm256_set1_ps(p[j]);
+    #pragma GCC unroll 16
+    for (int i = 0; i < Vecs; ++i) acc[i] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + i * kWidth), acc[i]);
+  }
+  #pragma GCC unroll 16
+  for (int i = 0; i < Vecs; ++i) _mm256_storeu_ps(out + i * kWidth, acc[i]);
+}
+
+// Widths that are a multiple of 8 go 64 floats (8 registers) at a time through
+// add_scaled_rows; others key by key.
 void add_scaled_strided(const float* p, const float* v, std::size_t stride, int count, int n,
                         float* out) {
-  for (int j = 0; j < count; ++j)
-    add_scaled(p[j], v + static_cast<std::size_t>(j) * stride, out, n);
+  if (n % kWidth != 0) {
+    for (int j = 0; j < count; ++j)
+      add_scaled(p[j], v + static_cast<std::size_t>(j) * stride, out, n);
+    return;
+  }
+  for (int d = 0; d < n; d += 8 * kWidth) {
+    const float* vd = v + d;
+    float* od = out + d;
+    const int left = (n - d) / kWidth;
+    switch (left < 8 ? left : 8) {
+      case 1: add_scaled_rows<1>(p, vd, stride, count, od); break;
+      case 2: add_scaled_rows<2>(p, vd, stride, count, od); break;
+      case 3: add_scaled_rows<3>(p, vd, stride, count, od); break;
+      case 4: add_scaled_rows<4>(p, vd, stride, count, od); break;
+      case 5: add_scaled_rows<5>(p, vd, stride, count, od); break;
+      case 6: add_scaled_rows<6>(p, vd, stride, count, od); break;
+      case 7: add_scaled_rows<7>(p, vd, stride, count, od); break;
+      default: add_scaled_rows<8>(p, vd, stride, count, od); break;
+    }
+  }
 }
 
 // e^x as in simd_avx512.cpp; 2^n built in the exponent bits (n in [-126, 127] after the
@@ -193,6 +263,29 @@ float exp_shifted(float* s, int n, float shift) {
   return sum;
 }
 
+double sum_exp(const float* s, std::size_t n, float shift) {
+  const __m256 sh = _mm256_set1_ps(shift);
+  __m256d low = _mm256_setzero_pd(), high = _mm256_setzero_pd();
+  const auto add = [&](__m256 e) {
+    low = _mm256_add_pd(low, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+    high = _mm256_add_pd(high, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+  };
+  std::size_t k = 0;
+  for (; k + kWidth <= n; k += kWidth) add(exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + k), sh)));
+  if (k < n) {  // the lanes past n are masked off after the exponential
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 keep = _mm256_castsi256_ps(
+        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - k)), lane));
+    float tail[kWidth] = {};
+    std::memcpy(tail, s + k, (n - k) * sizeof(float));
+    add(_mm256_and_ps(keep, exp_ps(_mm256_sub_ps(_mm256_loadu_ps(tail), sh))));
+  }
+  const __m256d sum = _mm256_add_pd(low, high);
+  double lanes[4];
+  std::memcpy(lanes, &sum, sizeof lanes);
+  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+}
+
 void silu_mul(float* gate, const float* up, std::size_t n) {
   const __m256 one = _mm256_set1_ps(1.0f);
   const auto step = [&](float* g, const float* u) {
@@ -209,7 +302,8 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 
 const SimdKernels* avx2_simd_kernels() {
   static const SimdKernels kernels{"avx2",      dot_bf16_rows,      dot,         add_scaled,
-                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul};
+                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul,
+                                   sum_exp};
   return &kernels;
 }
 

@@ -71,6 +71,12 @@ float exp_shifted(float* s, int n, float shift) {
   return total;
 }
 
+double sum_exp(const float* s, std::size_t n, float shift) {
+  double total = 0.0;
+  for (std::size_t i = 0; i < n; ++i) total += std::exp(s[i] - shift);
+  return total;
+}
+
 void silu_mul(float* gate, const float* up, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
@@ -79,7 +85,8 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 
 const SimdKernels& scalar_simd_kernels() {
   static const SimdKernels kernels{"scalar",    dot_bf16_rows,      dot,         add_scaled,
-                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul};
+                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul,
+                                   sum_exp};
   return kernels;
 }
 
