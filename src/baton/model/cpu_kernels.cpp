@@ -18,10 +18,12 @@ namespace {
 // rows (a prefill chunk) widen the tile to f32 for sgemm.
 constexpr int kDirectRows = 16;
 
-// Weight rows per tile: about 256 KiB of f32, so a widened bf16 tile stays in L2.
-int tile_rows(int cols) {
-  constexpr int kTileFloats = 64 * 1024;
-  return std::max(8, (kTileFloats / std::max(cols, 1)) / 8 * 8);
+// Weight rows per tile: 64K weights for a decode batch (128 KiB of bf16 stays in L2 for
+// its blocks of 4 rows); 256K (1 MiB widened to f32) for sgemm, which packs x again for
+// every tile (with 64K a tile, packing took a fifth of a prefill; 512K were slower).
+int tile_rows(int cols, int rows) {
+  const int weights = rows > kDirectRows ? 256 * 1024 : 64 * 1024;
+  return std::max(8, (weights / std::max(cols, 1)) / 8 * 8);
 }
 
 }  // namespace
@@ -30,7 +32,7 @@ void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, c
             float* y) {
   const int out = w.rows();
   const int in = w.cols();
-  const int tile = tile_rows(in);
+  const int tile = tile_rows(in, rows);
   const std::size_t tiles = static_cast<std::size_t>((out + tile - 1) / tile);
   // 8-bit weights: x is quantized once for every tile (per-thread scratch, reused).
   const bool q8_direct = w.is_q8() && rows <= kDirectRows;
