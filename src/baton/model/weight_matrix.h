@@ -1,10 +1,13 @@
 // WeightMatrix: one [rows x cols] weight (a torch Linear's [out x in], or the embedding
 // table) as the CPU kernels read it, in the format chosen at load (weight_format.h): bf16
-// read in place from the file's memory map (no load-time copy), f32, or q8 (q8_matrix.h).
-// Rows are converted to f32 tile by tile as the kernels need them (rows_to_float).
+// (read in place from the file's memory map where the tensor starts on a 64-byte
+// boundary; else copied once at load to one, since a 64-byte load that straddles two
+// cache lines made the one-row product a third slower, and safetensors files align
+// their tensors to 8 bytes), f32, or q8 (q8_matrix.h). Rows are converted to f32 tile by
+// tile as the kernels need them (rows_to_float).
 // Thread-safety: immutable after load; any number of threads may read it. A bf16 matrix
-// is valid as long as the ModelWeights it came from; f32 and q8 matrices own their data
-// (a copy shares the q8 data, which is immutable).
+// read in place is valid as long as the ModelWeights it came from; the others own their
+// data (a copy of the WeightMatrix shares it, immutable).
 #pragma once
 
 #include <cstddef>
@@ -35,14 +38,14 @@ class WeightMatrix {
   WeightFormat format() const;
   bool is_bf16() const { return !bf16_.bytes.empty(); }
   bool is_q8() const { return q8_ != nullptr; }
-  // Bytes held for this matrix (in the memory map for bf16).
+  // Bytes held for this matrix (in the memory map or its aligned copy for bf16).
   std::size_t bytes() const;
   // Rows [first, first + count) as f32, row-major, into `out` (count * cols floats);
   // dequantized for q8.
   void rows_to_float(int first, int count, float* out) const;
   // The f32 rows themselves, or nullptr for a bf16 or q8 matrix.
   const float* f32_data() const { return f32_.empty() ? nullptr : f32_.data(); }
-  // The bf16 rows (little-endian, unaligned), or nullptr for an f32 or q8 matrix.
+  // The bf16 rows (little-endian, 64-byte aligned), or nullptr for an f32 or q8 matrix.
   const std::byte* bf16_data() const { return is_bf16() ? bf16_.bytes.data() : nullptr; }
   // The 8-bit rows; std::logic_error unless is_q8().
   const Q8Matrix& q8() const;
@@ -51,7 +54,8 @@ class WeightMatrix {
   int rows_ = 0;
   int cols_ = 0;
   std::vector<float> f32_;
-  TensorView bf16_;                     // a bf16 tensor's view of the memory map; else no bytes
+  TensorView bf16_;  // a bf16 tensor's view of the memory map or of aligned_; else no bytes
+  std::shared_ptr<const std::byte> aligned_;  // a misaligned bf16 tensor's copy
   std::shared_ptr<const Q8Matrix> q8_;  // q8 only
 };
 
