@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 #include "baton/model/cpu/simd_kernels.h"
@@ -30,22 +31,40 @@ int tile_rows(int cols, int rows) {
 
 void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, const float* bias,
             float* y) {
-  const int out = w.rows();
-  const int in = w.cols();
+  const LinearOutput output{&w, bias, y};
+  linear(pool, x, rows, {&output, 1});
+}
+
+void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOutput> outputs) {
+  if (outputs.empty()) return;
+  const int in = outputs.front().w->cols();
   const int tile = tile_rows(in, rows);
-  const std::size_t tiles = static_cast<std::size_t>((out + tile - 1) / tile);
+  std::vector<std::size_t> tiles_before;  // per output: the tiles of the outputs before it
+  std::size_t tiles = 0;
+  bool any_q8 = false;
+  for (const LinearOutput& o : outputs) {
+    if (o.w->cols() != in) throw std::invalid_argument("linear: the matrices' widths differ");
+    tiles_before.push_back(tiles);
+    tiles += static_cast<std::size_t>((o.w->rows() + tile - 1) / tile);
+    any_q8 = any_q8 || o.w->is_q8();
+  }
   // 8-bit weights: x is quantized once for every tile (per-thread scratch, reused).
-  const bool q8_direct = w.is_q8() && rows <= kDirectRows;
+  const bool direct = rows <= kDirectRows;
   thread_local Q8Activations quantized;
-  if (q8_direct) quantize_activations(x, rows, in, quantized);
+  if (direct && any_q8) quantize_activations(x, rows, in, quantized);
   const Q8Activations& x8 = quantized;
   pool.parallel_for(tiles, [&](std::size_t index) {
-    const int first = static_cast<int>(index) * tile;
+    const auto which = static_cast<std::size_t>(
+        std::upper_bound(tiles_before.begin(), tiles_before.end(), index) - tiles_before.begin() - 1);
+    const WeightMatrix& w = *outputs[which].w;
+    float* y = outputs[which].y;
+    const int out = w.rows();
+    const int first = static_cast<int>(index - tiles_before[which]) * tile;
     const int count = std::min(tile, out - first);
     const float* weights = w.f32_data();
-    if (q8_direct) {
+    if (direct && w.is_q8()) {
       q8_dot_rows(x8, w.q8(), first, count, y);  // 8-bit weights read once (q8_kernels.h)
-    } else if (weights == nullptr && rows <= kDirectRows) {
+    } else if (direct && weights == nullptr) {
       simd_kernels().dot_bf16_rows(x, rows, in, w.bf16_data(), first, count, out, y);
     } else if (weights != nullptr) {
       weights += static_cast<std::size_t>(first) * in;
@@ -60,6 +79,7 @@ void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, c
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, count, in, 1.0f, x, in, weights,
                   in, 0.0f, y + first, out);
     }
+    const float* bias = outputs[which].bias;
     if (bias == nullptr) return;
     for (int r = 0; r < rows; ++r) {
       float* row = y + static_cast<std::size_t>(r) * out + first;

@@ -62,9 +62,10 @@ void ForwardPass::run_layer(int index) {
   }
   {
     const OpTimer t = timer(StepOp::qkv);
-    linear(threads, h.data(), rows_, l.q, data(l.q_bias), q.data());
-    linear(threads, h.data(), rows_, l.k, data(l.k_bias), k.data());
-    linear(threads, h.data(), rows_, l.v, data(l.v_bias), v.data());
+    const LinearOutput qkv[] = {{&l.q, data(l.q_bias), q.data()},
+                                {&l.k, data(l.k_bias), k.data()},
+                                {&l.v, data(l.v_bias), v.data()}};
+    linear(threads, h.data(), rows_, qkv);
   }
   {
     const OpTimer t = timer(StepOp::norm_rope);
@@ -90,8 +91,8 @@ void ForwardPass::run_layer(int index) {
   }
   {
     const OpTimer t = timer(StepOp::gate_up);
-    linear(threads, h.data(), rows_, l.gate, nullptr, gate.data());
-    linear(threads, h.data(), rows_, l.up, nullptr, up.data());
+    const LinearOutput gate_up[] = {{&l.gate, nullptr, gate.data()}, {&l.up, nullptr, up.data()}};
+    linear(threads, h.data(), rows_, gate_up);
   }
   {
     const OpTimer t = timer(StepOp::activation);
