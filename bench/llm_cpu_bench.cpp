@@ -12,6 +12,8 @@
 //   - a per-op profile (forward_pass.h's StepProfile) of a decode step at a context of
 //     --profile-context tokens (default 1024) and of the prefill;
 //   - two engines (two loads, two kernel pools) decoding side by side: each one's share.
+#include <cblas.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -184,11 +186,11 @@ int main(int argc, char** argv) try {
   const baton::ModelConfig& c = model.config();
   std::printf(
       "model: %s, %lld layers, hidden %lld, vocab %lld, file dtype %s, weights %s, "
-      "%d threads, kernels %s\n",
+      "%d threads, kernels %s, OpenBLAS %s\n",
       std::string(baton::to_string(c.arch)).c_str(), static_cast<long long>(c.num_layers),
       static_cast<long long>(c.hidden_size), static_cast<long long>(c.vocab_size), c.dtype.c_str(),
       std::string(baton::to_string(o.weights)).c_str(), threads,
-      std::string(baton::simd_kernels().name).c_str());
+      std::string(baton::simd_kernels().name).c_str(), openblas_get_corename());
 
   Bench bench(model, o.prompt_tokens);
   bench.run(16, 2);  // warm-up: page in the weights

@@ -117,6 +117,8 @@ std::vector<ReadKernel> read_kernels() {
   for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
   const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
   for (long n = 0; n < iterations; ++n) {
+    // Unrolled, or GCC -O2 keeps acc in memory and times store-to-load latency instead.
+#pragma GCC unroll 12
     for (int i = 0; i < 12; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
   }
   __m512 s = acc[0];
@@ -129,6 +131,7 @@ std::vector<ReadKernel> read_kernels() {
   for (int i = 0; i < 12; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i) * 1e-3f);
   const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
   for (long n = 0; n < iterations; ++n) {
+#pragma GCC unroll 12
     for (int i = 0; i < 12; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
   }
   __m256 s = acc[0];

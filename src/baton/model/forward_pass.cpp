@@ -41,6 +41,14 @@ ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<
                                        x_.data() + static_cast<std::size_t>(row++) * hidden);
     }
   }
+  const auto rows = static_cast<std::size_t>(rows_);
+  const auto q_size = rows * static_cast<std::size_t>(c.num_heads * c.head_dim);
+  const auto kv_size = rows * static_cast<std::size_t>(c.num_kv_heads * c.head_dim);
+  const auto inner_size = rows * static_cast<std::size_t>(c.intermediate_size);
+  scratch_ = {std::vector<float>(x_.size()), std::vector<float>(q_size),
+              std::vector<float>(kv_size),   std::vector<float>(kv_size),
+              std::vector<float>(q_size),    std::vector<float>(x_.size()),
+              std::vector<float>(inner_size), std::vector<float>(inner_size)};
 }
 
 void ForwardPass::run_layer(int index) {
@@ -48,14 +56,10 @@ void ForwardPass::run_layer(int index) {
   const LlamaModel::Layer& l = model_.layers()[static_cast<std::size_t>(index)];
   ThreadPool& threads = model_.pool();
   const int hidden = static_cast<int>(c.hidden_size);
-  const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
-  const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
-  const auto n = static_cast<std::size_t>(rows_);
   const auto data = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
 
   const auto timer = [this](StepOp op) { return OpTimer(profile_, op); };
-  std::vector<float> h(x_.size());
-  std::vector<float> q(n * q_dim), k(n * kv_dim), v(n * kv_dim);
+  auto& [h, q, k, v, attended, projected, gate, up] = scratch_;
   {
     const OpTimer t = timer(StepOp::norm_rope);
     rms_norm(x_.data(), h.data(), rows_, hidden, l.attn_norm.data(), c.rms_norm_eps);
@@ -71,20 +75,16 @@ void ForwardPass::run_layer(int index) {
     const OpTimer t = timer(StepOp::norm_rope);
     write_keys_values(index, k.data(), v.data(), q.data());
   }
-  std::vector<float> attended(n * q_dim);
   {
     const OpTimer t = timer(StepOp::attention);
     attend(index, q.data(), attended.data());
   }
-  std::vector<float> projected(x_.size());
   {
     const OpTimer t = timer(StepOp::out_proj);
     linear(threads, attended.data(), rows_, l.o, nullptr, projected.data());
   }
   add_residual(projected);
 
-  const int inner = static_cast<int>(c.intermediate_size);
-  std::vector<float> gate(n * inner), up(n * inner);
   {
     const OpTimer t = timer(StepOp::norm_rope);
     rms_norm(x_.data(), h.data(), rows_, hidden, l.mlp_norm.data(), c.rms_norm_eps);
@@ -149,68 +149,72 @@ void ForwardPass::attend(int layer, const float* q, float* out) {
   const ModelConfig& c = model_.config();
   const int heads = static_cast<int>(c.num_heads);
   const int kv_heads = static_cast<int>(c.num_kv_heads);
-  const int hd = static_cast<int>(c.head_dim);
-  const std::size_t kv_row = static_cast<std::size_t>(kv_heads) * hd;
   const int group = heads / kv_heads;
   const int groups = rows_ * kv_heads;
   const int parts = std::clamp((model_.pool().threads() + groups - 1) / groups, 1, group);
   const int part_heads = (group + parts - 1) / parts;
-  const int block_tokens = memory_.block_tokens();
-  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  const SimdKernels& simd = simd_kernels();
+  const auto hd = static_cast<std::size_t>(c.head_dim);
   model_.pool().parallel_for(static_cast<std::size_t>(groups) * parts, [&](std::size_t item) {
     const int r = static_cast<int>(item / parts) / kv_heads;
     const int kv_head = static_cast<int>(item / parts) % kv_heads;
-    const int head0 = kv_head * group + static_cast<int>(item % parts) * part_heads;
-    const int count_heads = std::min(head0 + part_heads, (kv_head + 1) * group) - head0;
-    if (count_heads <= 0) return;
-    const int pos = row_position_[r];
-    const KvSequence& kv = *steps_[row_step_[r]].sequence;
-    const int first =
-        c.sliding_window ? std::max(0, pos - static_cast<int>(*c.sliding_window) + 1) : 0;
-    const auto length = static_cast<std::size_t>(pos - first + 1);
-    const float* q_row = q + (static_cast<std::size_t>(r) * heads + head0) * hd;
-    float* out_row = out + (static_cast<std::size_t>(r) * heads + head0) * hd;
-    // Positions [first, pos] in runs that share a block: each run's keys (and values)
-    // lie kv_row floats apart.
-    const auto for_each_run = [&](auto body) {
-      for (int j = first; j <= pos;) {
-        const int count = std::min(pos + 1, (j / block_tokens + 1) * block_tokens) - j;
-        const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
-        body(static_cast<std::size_t>(j - first), count,
-             static_cast<std::size_t>(j % block_tokens) * kv_row + static_cast<std::size_t>(kv_head) * hd,
-             block);
-        j += count;
-      }
-    };
-    thread_local std::vector<float> scores;  // per-thread scratch: [head][position]
-    scores.resize(static_cast<std::size_t>(count_heads) * length);
-    for_each_run([&](std::size_t at, int count, std::size_t offset, BlockId block) {
-      const float* keys = memory_.keys(layer, block) + offset;
-      for (int h = 0; h < count_heads; ++h) {
-        simd.dot_strided(q_row + static_cast<std::size_t>(h) * hd, keys, kv_row, count, hd, scale,
-                         scores.data() + h * length + at);
-      }
-    });
-    thread_local std::vector<float> totals;
-    totals.resize(static_cast<std::size_t>(count_heads));
-    for (int h = 0; h < count_heads; ++h) {
-      float* s = scores.data() + h * length;
-      const float best = *std::max_element(s, s + length);
-      totals[h] = simd.exp_shifted(s, static_cast<int>(length), best);
+    const int first_head = kv_head * group + static_cast<int>(item % parts) * part_heads;
+    const int count = std::min(first_head + part_heads, (kv_head + 1) * group) - first_head;
+    const std::size_t at = (static_cast<std::size_t>(r) * heads + first_head) * hd;
+    if (count > 0) attend_heads(layer, r, first_head, count, q + at, out + at);
+  });
+}
+
+void ForwardPass::attend_heads(int layer, int r, int first_head, int count, const float* q,
+                               float* out) {
+  const ModelConfig& c = model_.config();
+  const int hd = static_cast<int>(c.head_dim);
+  const std::size_t kv_row = static_cast<std::size_t>(c.num_kv_heads) * hd;
+  const int group = static_cast<int>(c.num_heads / c.num_kv_heads);
+  const std::size_t head_offset = static_cast<std::size_t>(first_head / group) * hd;
+  const int block_tokens = memory_.block_tokens();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const SimdKernels& simd = simd_kernels();
+  const int pos = row_position_[r];
+  const KvSequence& kv = *steps_[row_step_[r]].sequence;
+  const int first = c.sliding_window ? std::max(0, pos - static_cast<int>(*c.sliding_window) + 1) : 0;
+  const auto length = static_cast<std::size_t>(pos - first + 1);
+  // Positions [first, pos] in runs that share a block: each run's keys (and values) lie
+  // kv_row floats apart. body(index of the run's first position, count, offset, block).
+  const auto for_each_run = [&](auto body) {
+    for (int j = first; j <= pos;) {
+      const int n = std::min(pos + 1, (j / block_tokens + 1) * block_tokens) - j;
+      const BlockId block = kv.blocks[static_cast<std::size_t>(j / block_tokens)];
+      body(static_cast<std::size_t>(j - first), n,
+           static_cast<std::size_t>(j % block_tokens) * kv_row + head_offset, block);
+      j += n;
     }
-    std::fill_n(out_row, static_cast<std::size_t>(count_heads) * hd, 0.0f);
-    for_each_run([&](std::size_t at, int count, std::size_t offset, BlockId block) {
-      const float* values = memory_.values(layer, block) + offset;
-      for (int h = 0; h < count_heads; ++h) {
-        simd.add_scaled_strided(scores.data() + h * length + at, values, kv_row, count, hd,
-                                out_row + static_cast<std::size_t>(h) * hd);
-      }
-    });
-    for (int h = 0; h < count_heads; ++h) {
-      for (int d = 0; d < hd; ++d) out_row[static_cast<std::size_t>(h) * hd + d] /= totals[h];
+  };
+  thread_local std::vector<float> scores;  // per-thread scratch: [head][position]
+  scores.resize(static_cast<std::size_t>(count) * length);
+  for_each_run([&](std::size_t at, int n, std::size_t offset, BlockId block) {
+    const float* keys = memory_.keys(layer, block) + offset;
+    for (int h = 0; h < count; ++h) {
+      simd.dot_strided(q + static_cast<std::size_t>(h) * hd, keys, kv_row, n, hd, scale,
+                       scores.data() + h * length + at);
     }
   });
+  thread_local std::vector<float> totals;
+  totals.resize(static_cast<std::size_t>(count));
+  for (int h = 0; h < count; ++h) {
+    float* s = scores.data() + h * length;
+    totals[h] = simd.exp_shifted(s, static_cast<int>(length), *std::max_element(s, s + length));
+  }
+  std::fill_n(out, static_cast<std::size_t>(count) * hd, 0.0f);
+  for_each_run([&](std::size_t at, int n, std::size_t offset, BlockId block) {
+    const float* values = memory_.values(layer, block) + offset;
+    for (int h = 0; h < count; ++h) {
+      simd.add_scaled_strided(scores.data() + h * length + at, values, kv_row, n, hd,
+                              out + static_cast<std::size_t>(h) * hd);
+    }
+  });
+  for (int h = 0; h < count; ++h) {
+    for (int d = 0; d < hd; ++d) out[static_cast<std::size_t>(h) * hd + d] /= totals[h];
+  }
 }
 
 std::vector<float> ForwardPass::finish() {

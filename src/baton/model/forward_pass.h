@@ -51,6 +51,9 @@ class ForwardPass {
   void add_residual(const std::vector<float>& delta);
   void write_keys_values(int layer, const float* q_or_k, const float* v, float* q);
   void attend(int layer, const float* q, float* out);
+  // attend() for the `count` query heads from `first_head` of row r, which share one KV
+  // head; q and out point at that row's first head.
+  void attend_heads(int layer, int r, int first_head, int count, const float* q, float* out);
 
   const LlamaModel& model_;
   KvMemory& memory_;
@@ -60,6 +63,12 @@ class ForwardPass {
   std::vector<int> row_step_;      // the step of each row
   std::vector<int> row_position_;  // the position of each row in its sequence
   std::vector<float> x_;           // [rows x hidden], the residual stream
+  // run_layer's scratch, sized once for the pass and reused by every layer (a prefill
+  // chunk's is tens of MB, which each layer allocated, faulted in and zeroed again).
+  struct Scratch {
+    std::vector<float> h, q, k, v, attended, projected, gate, up;
+  };
+  Scratch scratch_;
   StepProfile* profile_ = nullptr;
 };
 
