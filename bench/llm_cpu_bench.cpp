@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <future>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/model/cpu/simd_kernels.h"
 #include "baton/model/forward_pass.h"
+#include "baton/model/sampler.h"
 #include "baton/model/step_profile.h"
 #include "baton/turn/make_turn.h"
 #include "machine_limits.h"
@@ -130,15 +132,21 @@ double attention_flops(const baton::ModelConfig& c, double context) {
   return 4.0 * static_cast<double>(c.num_heads * c.head_dim * c.num_layers) * context;
 }
 
-void print_profile(const char* what, const baton::StepProfile& p, int steps) {
+// `pick_ns`: the greedy pick after each step (the host's, which the engine pays after a
+// CPU step), shown as one more row; 0 for none.
+void print_profile(const char* what, const baton::StepProfile& p, int steps,
+                   std::int64_t pick_ns = 0) {
+  const auto total = static_cast<double>(p.total_ns() + pick_ns);
   std::printf("\n%s: %.2f ms per step\n| op | ms / step | share |\n|---|---|---|\n", what,
-              static_cast<double>(p.total_ns()) / 1e6 / steps);
+              total / 1e6 / steps);
+  const auto row = [&](const std::string& name, std::int64_t ns) {
+    std::printf("| %s | %.3f | %.1f %% |\n", name.c_str(), static_cast<double>(ns) / 1e6 / steps,
+                100.0 * static_cast<double>(ns) / total);
+  };
   for (std::size_t i = 0; i < p.ns.size(); ++i) {
-    std::printf("| %s | %.3f | %.1f %% |\n",
-                std::string(baton::step_op_name(static_cast<baton::StepOp>(i))).c_str(),
-                static_cast<double>(p.ns[i]) / 1e6 / steps,
-                100.0 * static_cast<double>(p.ns[i]) / static_cast<double>(p.total_ns()));
+    row(std::string(baton::step_op_name(static_cast<baton::StepOp>(i))), p.ns[i]);
   }
+  if (pick_ns > 0) row("greedy pick (log-softmax of the token)", pick_ns);
 }
 
 // A decode step at `context` and a prefill of `prompt` tokens, op by op.
@@ -148,11 +156,20 @@ void profile(const LlamaModel& model, int context, int prompt) {
   baton::forward(model, prompt_of(context, vocab), cache, {}, baton::LogitsFor::last_token);
   baton::StepProfile decode;
   constexpr int kSteps = 16;
+  std::int64_t pick_ns = 0;
   for (int s = 0; s < kSteps; ++s) {
     const std::vector<baton::TokenId> token{static_cast<baton::TokenId>((s * 31 + 7) % vocab)};
-    baton::forward(model, token, cache, {}, baton::LogitsFor::last_token, &decode);
+    const std::vector<float> logits =
+        baton::forward(model, token, cache, {}, baton::LogitsFor::last_token, &decode);
+    const auto start = std::chrono::steady_clock::now();
+    const baton::GreedyToken picked = baton::greedy_token(logits);
+    pick_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count();
+    if (!picked.finite) throw std::runtime_error("non-finite logits in the profile's step");
   }
-  print_profile(("decode step at a context of " + std::to_string(context)).c_str(), decode, kSteps);
+  print_profile(("decode step at a context of " + std::to_string(context)).c_str(), decode, kSteps,
+                pick_ns);
   baton::KvCache fresh(model.config(), prompt);
   baton::StepProfile prefill;
   baton::forward(model, prompt_of(prompt, vocab), fresh, {}, baton::LogitsFor::last_token,

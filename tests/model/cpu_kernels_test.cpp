@@ -46,7 +46,8 @@ std::map<std::string, std::vector<float>> write_matrices(const testing::TempDir&
               std::to_string(rows) + ", " + std::to_string(kWidth) + R"(], "data_offsets": [)" +
               std::to_string(begin) + ", " + std::to_string(data.size()) + "]}";
   }
-  testing::write_file(dir.path() / "model.safetensors", testing::safetensors_bytes(header + "}", data));
+  testing::write_file(dir.path() / "model.safetensors",
+                      testing::safetensors_bytes(header + "}", data));
   return values;
 }
 
@@ -114,7 +115,8 @@ TEST(Linear, MatricesOfDifferentWidthsAreRefused) {
   const LinearOutput same[] = {{&a, nullptr, ya.data()}, {&b, nullptr, yb.data()}};
   EXPECT_NO_THROW(linear(pool, x.data(), 1, same));
   std::vector<float> wide_x(2 * kWidth);
-  const std::string header = R"({"t": {"dtype": "F32", "shape": [2, 192], "data_offsets": [0, 1536]}})";
+  const std::string header =
+      R"({"t": {"dtype": "F32", "shape": [2, 192], "data_offsets": [0, 1536]}})";
   testing::TempDir other;
   testing::write_file(other.path() / "model.safetensors",
                       testing::safetensors_bytes(header, std::string(1536, '\0')));

@@ -99,8 +99,15 @@ TEST(SimdKernels, DotAndAddScaledMatchTheFloat64Reference) {
 TEST(SimdKernels, StridedAttentionKernelsMatchTheFloat64Reference) {
   std::mt19937 rng(19);
   for (const SimdKernels* set : supported_simd_kernels()) {
-    for (const auto& [n, count] : {std::pair{8, 13}, {16, 16}, {64, 13}, {64, 37}, {72, 24},
-                                  {128, 16}, {136, 33}, {256, 20}, {20, 1}}) {
+    for (const auto& [n, count] : {std::pair{8, 13},
+                                   {16, 16},
+                                   {64, 13},
+                                   {64, 37},
+                                   {72, 24},
+                                   {128, 16},
+                                   {136, 33},
+                                   {256, 20},
+                                   {20, 1}}) {
       const std::size_t stride = static_cast<std::size_t>(n) * 3 + 5;
       const std::vector<float> q = random_floats(static_cast<std::size_t>(n), rng);
       const std::vector<float> kv = random_floats(stride * count, rng);

@@ -54,8 +54,9 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
   if (direct && any_q8) quantize_activations(x, rows, in, quantized);
   const Q8Activations& x8 = quantized;
   pool.parallel_for(tiles, [&](std::size_t index) {
-    const auto which = static_cast<std::size_t>(
-        std::upper_bound(tiles_before.begin(), tiles_before.end(), index) - tiles_before.begin() - 1);
+    const auto which =
+        static_cast<std::size_t>(std::upper_bound(tiles_before.begin(), tiles_before.end(), index) -
+                                 tiles_before.begin() - 1);
     const WeightMatrix& w = *outputs[which].w;
     float* y = outputs[which].y;
     const int out = w.rows();

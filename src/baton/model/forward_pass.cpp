@@ -45,9 +45,9 @@ ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<
   const auto q_size = rows * static_cast<std::size_t>(c.num_heads * c.head_dim);
   const auto kv_size = rows * static_cast<std::size_t>(c.num_kv_heads * c.head_dim);
   const auto inner_size = rows * static_cast<std::size_t>(c.intermediate_size);
-  scratch_ = {std::vector<float>(x_.size()), std::vector<float>(q_size),
-              std::vector<float>(kv_size),   std::vector<float>(kv_size),
-              std::vector<float>(q_size),    std::vector<float>(x_.size()),
+  scratch_ = {std::vector<float>(x_.size()),  std::vector<float>(q_size),
+              std::vector<float>(kv_size),    std::vector<float>(kv_size),
+              std::vector<float>(q_size),     std::vector<float>(x_.size()),
               std::vector<float>(inner_size), std::vector<float>(inner_size)};
 }
 
@@ -176,7 +176,8 @@ void ForwardPass::attend_heads(int layer, int r, int first_head, int count, cons
   const SimdKernels& simd = simd_kernels();
   const int pos = row_position_[r];
   const KvSequence& kv = *steps_[row_step_[r]].sequence;
-  const int first = c.sliding_window ? std::max(0, pos - static_cast<int>(*c.sliding_window) + 1) : 0;
+  const int first =
+      c.sliding_window ? std::max(0, pos - static_cast<int>(*c.sliding_window) + 1) : 0;
   const auto length = static_cast<std::size_t>(pos - first + 1);
   // Positions [first, pos] in runs that share a block: each run's keys (and values) lie
   // kv_row floats apart. body(index of the run's first position, count, offset, block).

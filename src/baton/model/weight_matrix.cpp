@@ -60,9 +60,8 @@ std::shared_ptr<const std::byte> aligned_copy(std::span<const std::byte> bytes) 
   const std::size_t size = (bytes.size() + align - 1) / align * align;
   auto* raw = static_cast<std::byte*>(std::aligned_alloc(align, size));
   if (raw == nullptr) throw std::bad_alloc();
-  std::shared_ptr<const std::byte> owner(raw, [](const std::byte* p) {
-    std::free(const_cast<std::byte*>(p));
-  });
+  std::shared_ptr<const std::byte> owner(
+      raw, [](const std::byte* p) { std::free(const_cast<std::byte*>(p)); });
   // Only a hint: without huge pages the copy works the same.
   if (align == kHugePage) static_cast<void>(::madvise(raw, size, MADV_HUGEPAGE));
   std::memcpy(raw, bytes.data(), bytes.size());

@@ -56,7 +56,7 @@ class WeightMatrix {
   std::vector<float> f32_;
   TensorView bf16_;  // a bf16 tensor's view of the memory map or of aligned_; else no bytes
   std::shared_ptr<const std::byte> aligned_;  // a misaligned bf16 tensor's copy
-  std::shared_ptr<const Q8Matrix> q8_;  // q8 only
+  std::shared_ptr<const Q8Matrix> q8_;        // q8 only
 };
 
 // Reads vector tensor `name` of `size` floats (norm weights, biases), checked as above.

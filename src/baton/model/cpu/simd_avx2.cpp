@@ -36,28 +36,28 @@ template <int Rows, int Outs>
 void dot_block(const float* x, int in, const std::byte* w, int o, int out, float* y) {
   __m256 acc[Outs][Rows];
   const std::byte* row[Outs];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Outs; ++i) {
     row[i] = w + static_cast<std::size_t>(o + i) * in * 2;
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) acc[i][r] = _mm256_setzero_ps();
   }
   int k = 0;
   for (; k + kWidth <= in; k += kWidth) {
     __m256 xv[Rows];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r)
       xv[r] = _mm256_loadu_ps(x + static_cast<std::size_t>(r) * in + k);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int i = 0; i < Outs; ++i) {
       const __m256 wv = widen_bf16(row[i] + static_cast<std::size_t>(k) * 2);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int r = 0; r < Rows; ++r) acc[i][r] = _mm256_fmadd_ps(wv, xv[r], acc[i][r]);
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Outs; ++i) {
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) {
       const float* xr = x + static_cast<std::size_t>(r) * in;
       float sum = reduce_add(acc[i][r]);
@@ -159,11 +159,11 @@ void dot_strided(const float* q, const float* k, std::size_t stride, int count, 
     for (; j + 8 <= count; j += 8) {
       const float* keys = k + static_cast<std::size_t>(j) * stride;
       __m256 acc[8];
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (__m256& a : acc) a = _mm256_setzero_ps();
       for (int d = 0; d < n; d += kWidth) {
         const __m256 qv = _mm256_loadu_ps(q + d);
-        #pragma GCC unroll 16
+#pragma GCC unroll 16
         for (int i = 0; i < 8; ++i) {
           acc[i] = _mm256_fmadd_ps(qv, _mm256_loadu_ps(keys + i * stride + d), acc[i]);
         }
@@ -178,15 +178,16 @@ void dot_strided(const float* q, const float* k, std::size_t stride, int count, 
 template <int Vecs>
 void add_scaled_rows(const float* p, const float* v, std::size_t stride, int count, float* out) {
   __m256 acc[Vecs];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Vecs; ++i) acc[i] = _mm256_loadu_ps(out + i * kWidth);
   for (int j = 0; j < count; ++j) {
     const float* vj = v + static_cast<std::size_t>(j) * stride;
     const __m256 pj = _mm256_set1_ps(p[j]);
-    #pragma GCC unroll 16
-    for (int i = 0; i < Vecs; ++i) acc[i] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + i * kWidth), acc[i]);
+#pragma GCC unroll 16
+    for (int i = 0; i < Vecs; ++i)
+      acc[i] = _mm256_fmadd_ps(pj, _mm256_loadu_ps(vj + i * kWidth), acc[i]);
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Vecs; ++i) _mm256_storeu_ps(out + i * kWidth, acc[i]);
 }
 
@@ -204,14 +205,30 @@ void add_scaled_strided(const float* p, const float* v, std::size_t stride, int 
     float* od = out + d;
     const int left = (n - d) / kWidth;
     switch (left < 8 ? left : 8) {
-      case 1: add_scaled_rows<1>(p, vd, stride, count, od); break;
-      case 2: add_scaled_rows<2>(p, vd, stride, count, od); break;
-      case 3: add_scaled_rows<3>(p, vd, stride, count, od); break;
-      case 4: add_scaled_rows<4>(p, vd, stride, count, od); break;
-      case 5: add_scaled_rows<5>(p, vd, stride, count, od); break;
-      case 6: add_scaled_rows<6>(p, vd, stride, count, od); break;
-      case 7: add_scaled_rows<7>(p, vd, stride, count, od); break;
-      default: add_scaled_rows<8>(p, vd, stride, count, od); break;
+      case 1:
+        add_scaled_rows<1>(p, vd, stride, count, od);
+        break;
+      case 2:
+        add_scaled_rows<2>(p, vd, stride, count, od);
+        break;
+      case 3:
+        add_scaled_rows<3>(p, vd, stride, count, od);
+        break;
+      case 4:
+        add_scaled_rows<4>(p, vd, stride, count, od);
+        break;
+      case 5:
+        add_scaled_rows<5>(p, vd, stride, count, od);
+        break;
+      case 6:
+        add_scaled_rows<6>(p, vd, stride, count, od);
+        break;
+      case 7:
+        add_scaled_rows<7>(p, vd, stride, count, od);
+        break;
+      default:
+        add_scaled_rows<8>(p, vd, stride, count, od);
+        break;
     }
   }
 }
@@ -274,8 +291,8 @@ double sum_exp(const float* s, std::size_t n, float shift) {
   for (; k + kWidth <= n; k += kWidth) add(exp_ps(_mm256_sub_ps(_mm256_loadu_ps(s + k), sh)));
   if (k < n) {  // the lanes past n are masked off after the exponential
     const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    const __m256 keep = _mm256_castsi256_ps(
-        _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - k)), lane));
+    const __m256 keep =
+        _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - k)), lane));
     float tail[kWidth] = {};
     std::memcpy(tail, s + k, (n - k) * sizeof(float));
     add(_mm256_and_ps(keep, exp_ps(_mm256_sub_ps(_mm256_loadu_ps(tail), sh))));
@@ -301,9 +318,9 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 }  // namespace
 
 const SimdKernels* avx2_simd_kernels() {
-  static const SimdKernels kernels{"avx2",      dot_bf16_rows,      dot,         add_scaled,
-                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul,
-                                   sum_exp};
+  static const SimdKernels kernels{"avx2",      dot_bf16_rows, dot,
+                                   add_scaled,  dot_strided,   add_scaled_strided,
+                                   exp_shifted, silu_mul,      sum_exp};
   return &kernels;
 }
 

@@ -41,28 +41,28 @@ template <int Rows, int Outs>
 void dot_block(const float* x, int in, const std::byte* w, int o, int out, float* y) {
   __m512 acc[Outs][Rows];
   const std::byte* row[Outs];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Outs; ++i) {
     row[i] = w + static_cast<std::size_t>(o + i) * in * 2;
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) acc[i][r] = _mm512_setzero_ps();
   }
   int k = 0;
   for (; k + kWidth <= in; k += kWidth) {
     __m512 xv[Rows];
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r)
       xv[r] = _mm512_loadu_ps(x + static_cast<std::size_t>(r) * in + k);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int i = 0; i < Outs; ++i) {
       const __m512 wv = widen_bf16(row[i] + static_cast<std::size_t>(k) * 2);
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (int r = 0; r < Rows; ++r) acc[i][r] = _mm512_fmadd_ps(wv, xv[r], acc[i][r]);
     }
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Outs; ++i) {
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int r = 0; r < Rows; ++r) {
       const float* xr = x + static_cast<std::size_t>(r) * in;
       float sum = _mm512_reduce_add_ps(acc[i][r]);
@@ -172,7 +172,7 @@ void add_scaled(float a, const float* x, float* y, int n) {
 // sums, against about 8 each for one at a time).
 __m512 sum_each16(const __m512 (&v)[16]) {
   __m512 pairs[8];  // per 128-bit lane: [v0 02, v1 02, v0 13, v1 13] of v[2i], v[2i+1]
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < 8; ++i) {
     pairs[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
                              _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
@@ -198,11 +198,11 @@ void dot_strided(const float* q, const float* k, std::size_t stride, int count, 
     for (; j + 16 <= count; j += 16) {
       const float* keys = k + static_cast<std::size_t>(j) * stride;
       __m512 acc[16];
-      #pragma GCC unroll 16
+#pragma GCC unroll 16
       for (__m512& a : acc) a = _mm512_setzero_ps();
       for (int d = 0; d < n; d += kWidth) {
         const __m512 qv = _mm512_loadu_ps(q + d);
-        #pragma GCC unroll 16
+#pragma GCC unroll 16
         for (int i = 0; i < 16; ++i) {
           acc[i] = _mm512_fmadd_ps(qv, _mm512_loadu_ps(keys + i * stride + d), acc[i]);
         }
@@ -218,7 +218,7 @@ void dot_strided(const float* q, const float* k, std::size_t stride, int count, 
 template <int Vecs>
 void add_scaled_rows(const float* p, const float* v, std::size_t stride, int count, float* out) {
   __m512 even[Vecs], odd[Vecs];
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Vecs; ++i) {
     even[i] = _mm512_loadu_ps(out + i * kWidth);
     odd[i] = _mm512_setzero_ps();
@@ -227,7 +227,7 @@ void add_scaled_rows(const float* p, const float* v, std::size_t stride, int cou
   for (; j + 2 <= count; j += 2) {
     const float* v0 = v + static_cast<std::size_t>(j) * stride;
     const __m512 p0 = _mm512_set1_ps(p[j]), p1 = _mm512_set1_ps(p[j + 1]);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int i = 0; i < Vecs; ++i) {
       even[i] = _mm512_fmadd_ps(p0, _mm512_loadu_ps(v0 + i * kWidth), even[i]);
       odd[i] = _mm512_fmadd_ps(p1, _mm512_loadu_ps(v0 + stride + i * kWidth), odd[i]);
@@ -236,11 +236,11 @@ void add_scaled_rows(const float* p, const float* v, std::size_t stride, int cou
   if (j < count) {
     const float* v0 = v + static_cast<std::size_t>(j) * stride;
     const __m512 p0 = _mm512_set1_ps(p[j]);
-    #pragma GCC unroll 16
+#pragma GCC unroll 16
     for (int i = 0; i < Vecs; ++i)
       even[i] = _mm512_fmadd_ps(p0, _mm512_loadu_ps(v0 + i * kWidth), even[i]);
   }
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int i = 0; i < Vecs; ++i) _mm512_storeu_ps(out + i * kWidth, _mm512_add_ps(even[i], odd[i]));
 }
 
@@ -258,14 +258,30 @@ void add_scaled_strided(const float* p, const float* v, std::size_t stride, int 
     float* od = out + d;
     const int left = (n - d) / kWidth;
     switch (left < 8 ? left : 8) {
-      case 1: add_scaled_rows<1>(p, vd, stride, count, od); break;
-      case 2: add_scaled_rows<2>(p, vd, stride, count, od); break;
-      case 3: add_scaled_rows<3>(p, vd, stride, count, od); break;
-      case 4: add_scaled_rows<4>(p, vd, stride, count, od); break;
-      case 5: add_scaled_rows<5>(p, vd, stride, count, od); break;
-      case 6: add_scaled_rows<6>(p, vd, stride, count, od); break;
-      case 7: add_scaled_rows<7>(p, vd, stride, count, od); break;
-      default: add_scaled_rows<8>(p, vd, stride, count, od); break;
+      case 1:
+        add_scaled_rows<1>(p, vd, stride, count, od);
+        break;
+      case 2:
+        add_scaled_rows<2>(p, vd, stride, count, od);
+        break;
+      case 3:
+        add_scaled_rows<3>(p, vd, stride, count, od);
+        break;
+      case 4:
+        add_scaled_rows<4>(p, vd, stride, count, od);
+        break;
+      case 5:
+        add_scaled_rows<5>(p, vd, stride, count, od);
+        break;
+      case 6:
+        add_scaled_rows<6>(p, vd, stride, count, od);
+        break;
+      case 7:
+        add_scaled_rows<7>(p, vd, stride, count, od);
+        break;
+      default:
+        add_scaled_rows<8>(p, vd, stride, count, od);
+        break;
     }
   }
 }
@@ -341,9 +357,9 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 }  // namespace
 
 const SimdKernels* avx512_simd_kernels() {
-  static const SimdKernels kernels{"avx512",    dot_bf16_rows,      dot,         add_scaled,
-                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul,
-                                   sum_exp};
+  static const SimdKernels kernels{"avx512",    dot_bf16_rows, dot,
+                                   add_scaled,  dot_strided,   add_scaled_strided,
+                                   exp_shifted, silu_mul,      sum_exp};
   return &kernels;
 }
 

@@ -84,9 +84,9 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 }  // namespace
 
 const SimdKernels& scalar_simd_kernels() {
-  static const SimdKernels kernels{"scalar",    dot_bf16_rows,      dot,         add_scaled,
-                                   dot_strided, add_scaled_strided, exp_shifted, silu_mul,
-                                   sum_exp};
+  static const SimdKernels kernels{"scalar",    dot_bf16_rows, dot,
+                                   add_scaled,  dot_strided,   add_scaled_strided,
+                                   exp_shifted, silu_mul,      sum_exp};
   return kernels;
 }
 
