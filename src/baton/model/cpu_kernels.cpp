@@ -20,11 +20,13 @@ namespace {
 constexpr int kDirectRows = 16;
 
 // Weight rows per tile: 64K weights for a decode batch (128 KiB of bf16 stays in L2 for
-// its blocks of 4 rows); 256K (1 MiB widened to f32) for sgemm, which packs x again for
-// every tile (with 64K a tile, packing took a fifth of a prefill; 512K were slower).
+// its blocks of 4 rows), but at least 32 rows, since the one-row kernel splits x again for
+// every tile (8-row tiles of the 4864-wide down projection streamed at 27 GB/s, 32-row
+// ones at 38-43); 256K (1 MiB widened to f32) for sgemm, which packs x again for every
+// tile (with 64K a tile, packing took a fifth of a prefill; 512K were slower).
 int tile_rows(int cols, int rows) {
   const int weights = rows > kDirectRows ? 256 * 1024 : 64 * 1024;
-  return std::max(8, (weights / std::max(cols, 1)) / 8 * 8);
+  return std::max(32, (weights / std::max(cols, 1)) / 8 * 8);
 }
 
 }  // namespace
