@@ -107,7 +107,7 @@ describe('a fatal device error under baton supervise', () => {
     const supervisor = await startProcess(baton, [
       'supervise', '--max-restarts', '1', '--backoff', '200ms', '--',
       baton, 'serve', '--model', `A=${models.chatA}`, '--model', `B=${models.chatB}`,
-      '--no-ledger', '--port', String(port), '--inject-fatal-after', '2',
+      '--no-ledger', '--port', String(port), '--kv-budget-mb', '16', '--inject-fatal-after', '4',
     ]);
     try {
       assert.equal(supervisor.port, port);
@@ -115,7 +115,9 @@ describe('a fatal device error under baton supervise', () => {
       const first = await post(url, chat('A'), { key: null });
       assert.equal(first.status, 200, first.text);
 
-      // The fatal error comes 2 s after the start; the restart 200 ms after it.
+      // The fatal error comes 4 s after the device starts, which is before the models load
+      // (with 2 s, a restarted server once had under a second left for the request and
+      // failed it); the restart 200 ms after it.
       const second = await supervisor.nextListening(60_000);
       assert.equal(second.port, port, 'the restarted server listens on the same --port');
       const again = await post(url, chat('A'), { key: null });
