@@ -4,6 +4,8 @@
 // compiled with these flags could be picked by the linker for code that runs anywhere.
 #include "baton/model/cpu/simd_kernels.h"
 
+#include "baton/model/cpu/register_count.h"
+
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512DQ__) && defined(__FMA__)
 // GCC 12's AVX-512 headers read _mm512_undefined_ps() values, which its own warnings then
@@ -254,35 +256,10 @@ void add_scaled_strided(const float* p, const float* v, std::size_t stride, int 
     return;
   }
   for (int d = 0; d < n; d += 8 * kWidth) {
-    const float* vd = v + d;
-    float* od = out + d;
     const int left = (n - d) / kWidth;
-    switch (left < 8 ? left : 8) {
-      case 1:
-        add_scaled_rows<1>(p, vd, stride, count, od);
-        break;
-      case 2:
-        add_scaled_rows<2>(p, vd, stride, count, od);
-        break;
-      case 3:
-        add_scaled_rows<3>(p, vd, stride, count, od);
-        break;
-      case 4:
-        add_scaled_rows<4>(p, vd, stride, count, od);
-        break;
-      case 5:
-        add_scaled_rows<5>(p, vd, stride, count, od);
-        break;
-      case 6:
-        add_scaled_rows<6>(p, vd, stride, count, od);
-        break;
-      case 7:
-        add_scaled_rows<7>(p, vd, stride, count, od);
-        break;
-      default:
-        add_scaled_rows<8>(p, vd, stride, count, od);
-        break;
-    }
+    with_register_count(left < 8 ? left : 8, [&](auto registers) {
+      add_scaled_rows<decltype(registers)::value>(p, v + d, stride, count, out + d);
+    });
   }
 }
 
