@@ -4,6 +4,7 @@
 
 #include <thread>
 
+#include "baton/common/clock.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "test_util.h"
 
@@ -157,14 +158,18 @@ TEST(FaultInjector, ArrivalsThatNeverLandAreCountedAsDropped) {
 
 TEST(FaultInjector, ADeviceFaultFailsOneBufferFatally) {
   FaultPlan plan;
-  plan.device_fault_after_s = 0.02;
+  // Far enough off that the first buffer lands before it under ThreadSanitizer on a
+  // loaded machine (20 ms did not, once).
+  plan.device_fault_after_s = 0.4;
+  const auto started = Clock::now();
   FaultInjector injector(plan);
   EXPECT_FALSE(injector.hangs_at_op_boundaries());
   cpu::CpuDevice device(CommitLimits{}, &injector);
   auto stream = device.create_stream("s");
   stream->encode(Op{[] {}});
   stream->synchronize();  // before the time: nothing
-  std::this_thread::sleep_for(40ms);
+  ASSERT_LT(seconds_between(started, Clock::now()), 0.4) << "the first buffer came too late";
+  std::this_thread::sleep_until(started + 500ms);
   stream->encode(Op{[] {}});
   try {
     stream->synchronize();

@@ -24,9 +24,16 @@ class FedResponse final : public PendingResponse {
  public:
   explicit FedResponse(bool streamed) : streamed_(streamed) {}
 
+  // What was pushed before the session started it is announced at once, as a producer
+  // that starts work in start() never needs to.
   void start(std::function<void()> wake) override {
-    std::lock_guard lock(mu_);
-    wake_ = std::move(wake);
+    bool ready = false;
+    {
+      std::lock_guard lock(mu_);
+      wake_ = wake;
+      ready = !pieces_.empty() || done_;
+    }
+    if (ready) wake();
   }
   Chunk take() override {
     std::lock_guard lock(mu_);

@@ -1,12 +1,14 @@
 // A blocking HTTP/1.1 client for the server tests (Boost.Beast's synchronous API): one
-// connection, requests in turn, chunked responses read whole.
+// connection, requests in turn, chunked responses read whole, each within kReadTimeout.
 // Thread-safety: one client per thread.
 #pragma once
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 namespace baton::test {
@@ -20,6 +22,8 @@ struct TestResponse {
 
 class HttpTestClient {
  public:
+  static constexpr std::chrono::seconds kReadTimeout{60};
+
   explicit HttpTestClient(int port) : socket_(io_) {
     socket_.connect({boost::asio::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port)});
   }
@@ -42,7 +46,22 @@ class HttpTestClient {
     namespace http = boost::beast::http;
     http::response_parser<http::string_body> parser;
     parser.body_limit(64u << 20);
-    http::read(socket_, buffer_, parser);
+    // Asynchronous under a deadline: a response the server loses fails the test instead
+    // of blocking it until ctest's timeout.
+    boost::system::error_code error;
+    bool finished = false;
+    http::async_read(socket_, buffer_, parser, [&](boost::system::error_code ec, std::size_t) {
+      error = ec;
+      finished = true;
+    });
+    io_.restart();
+    io_.run_for(kReadTimeout);
+    if (!finished) {
+      socket_.cancel();
+      io_.run();
+      throw std::runtime_error("no whole response within 60 s");
+    }
+    if (error) throw boost::system::system_error(error);
     TestResponse out;
     out.status = static_cast<int>(parser.get().result_int());
     for (const auto& field : parser.get()) {
