@@ -63,16 +63,18 @@ const nlohmann::json* variant(const nlohmann::json& json, const std::string& key
   return nullptr;
 }
 
+// The watchdog sees progress at buffer completions only: with the caps off a burst is one
+// buffer, and a prefill burst that took over the 2 s default on a loaded machine was,
+// rightly, a hang (on the H200 machine's CPU, once); so was a layer of the attend engine
+// under ThreadSanitizer (1.8 s alone). A long deadline keeps the tests that are not about
+// the watchdog about the variants, not about the load.
+constexpr const char* kLongDeadline = " --watchdog-deadline 60";
+
 TEST(ScenarioCli, EveryInProcessPresetRunsItsVariantsIntoTheLedger) {
   for (const char* name : {"long-dispatch", "overpacked", "idle-resident", "prefill-only"}) {
     TempLedgerPath ledger;
-    // The watchdog sees progress at buffer completions only: with the caps off a burst is
-    // one buffer, and a prefill burst that took over the 2 s default on a loaded machine
-    // was, rightly, a hang (on the H200 machine's CPU, once). A long deadline keeps this
-    // test about the variants, not about the load.
     const nlohmann::json json = run_scenario_json(
-        std::string("--scenario ") + name + " --duration 0.4 --watchdog-deadline 60",
-        ledger.path());
+        std::string("--scenario ") + name + " --duration 0.4" + kLongDeadline, ledger.path());
     ASSERT_EQ(json.value("scenario", ""), name);
     const Scenario expected = make_scenario(name, ScenarioInputs{});
     ASSERT_EQ(json["variants"].size(), expected.variants.size()) << name;
@@ -87,8 +89,8 @@ TEST(ScenarioCli, EveryInProcessPresetRunsItsVariantsIntoTheLedger) {
 
 TEST(ScenarioCli, TheVariantsMeasureWhatTheirNamesSay) {
   TempLedgerPath ledger;
-  const nlohmann::json idle =
-      run_scenario_json("--scenario idle-resident --duration 0.5", ledger.path());
+  const nlohmann::json idle = run_scenario_json(
+      std::string("--scenario idle-resident --duration 0.5") + kLongDeadline, ledger.path());
   ASSERT_NE(variant(idle, "idle"), nullptr);
   // The resident engine never ran a burst, so nothing overlapped; the busy one did.
   const auto& resident = (*variant(idle, "idle"))["engines"];
@@ -97,14 +99,16 @@ TEST(ScenarioCli, TheVariantsMeasureWhatTheirNamesSay) {
   EXPECT_GT((*variant(idle, "busy"))["overlap_s"].get<double>(), 0.0);
 
   TempLedgerPath ledger2;
-  const nlohmann::json dispatch =
-      run_scenario_json("--scenario long-dispatch --duration 0.5", ledger2.path());
+  const nlohmann::json dispatch = run_scenario_json(
+      std::string("--scenario long-dispatch --duration 0.5") + kLongDeadline, ledger2.path());
   // Serialized, the two engines' streams never overlap; concurrent, they do.
   EXPECT_EQ((*variant(dispatch, "both-serialize"))["overlap_s"], 0.0);
   EXPECT_GT((*variant(dispatch, "both-concurrent"))["overlap_s"].get<double>(), 0.0);
   // The attend engine's bursts are its long dispatches: far longer than a decode step.
   const auto& alone = (*variant(dispatch, "attend"))["engines"][0];
   const auto& decode = (*variant(dispatch, "decode"))["engines"][0];
+  ASSERT_GT(alone["steps"].get<int>(), 0) << alone.dump();
+  ASSERT_GT(decode["steps"].get<int>(), 0) << decode.dump();
   EXPECT_GT(alone["step_ms"]["p50"].get<double>(), 3 * decode["step_ms"]["p50"].get<double>());
 }
 
@@ -113,7 +117,8 @@ TEST(ScenarioCli, CrossProcessRunsTwoProcessesThatShareTheHostWideTurn) {
   const nlohmann::json json =
       // 2 s: the two children start on their own, and under a loaded machine (ctest -j2)
       // one's start-up took longer than a 0.8 s run, so their runs never met.
-      run_scenario_json("--scenario cross-process --duration 2", ledger.path());
+      run_scenario_json(std::string("--scenario cross-process --duration 2") + kLongDeadline,
+                        ledger.path());
   ASSERT_EQ(json["variants"].size(), 4u) << json.dump();
   expect_variants_in_ledger(json, ledger.path());
   for (const char* key : {"two-concurrent", "two-serialize"}) {
