@@ -80,6 +80,10 @@ void dot_block(const float* x, int in, const std::byte* w, int o, int out, float
 // even ones become f32 by a shift, the odd ones by a mask (no shuffles), against x split
 // the same way once per call. Rows of another shape take the widening path.
 constexpr int kMaxPairedIn = 16384;
+// Every line is prefetched into L2 4 KB ahead: the loads' dependent shifts and FMAs fill
+// the scheduler before enough misses are in flight, so without it the product streamed
+// at 65 % of a plain read; with it at 90-99 % (1024 B ahead, every other line: 70-75 %).
+constexpr int kPrefetchAhead = 4096;
 
 void dot_rows_single(const float* x, int in, const std::byte* w, int first, int count, float* y) {
   if (in % (2 * kWidth) != 0 || in > kMaxPairedIn) {
@@ -94,24 +98,31 @@ void dot_rows_single(const float* x, int in, const std::byte* w, int first, int 
     }
   }
   const __m512i odd_mask = _mm512_set1_epi32(static_cast<int>(0xffff0000u));
+  auto pair_fma = [&](const std::byte* row, int at, __m512& even_acc, __m512& odd_acc) {
+    const __m512i pairs = _mm512_loadu_si512(row + static_cast<std::size_t>(at) * 2);
+    const __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
+    const __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, odd_mask));
+    even_acc = _mm512_fmadd_ps(even, _mm512_load_ps(split + at), even_acc);
+    odd_acc = _mm512_fmadd_ps(odd, _mm512_load_ps(split + at + kWidth), odd_acc);
+  };
   for (int o = first; o < first + count; ++o) {
     const std::byte* row = w + static_cast<std::size_t>(o) * in * 2;
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(),
-                     _mm512_setzero_ps()};
-    for (int k = 0; k < in; k += 4 * kWidth) {
-      _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<std::size_t>(k) * 2 + 1024),
-                   _MM_HINT_T0);
-      for (int u = 0; u < 2 && k + u * 2 * kWidth < in; ++u) {
-        const int at = k + u * 2 * kWidth;
-        const __m512i pairs = _mm512_loadu_si512(row + static_cast<std::size_t>(at) * 2);
-        const __m512 even = _mm512_castsi512_ps(_mm512_slli_epi32(pairs, 16));
-        const __m512 odd = _mm512_castsi512_ps(_mm512_and_si512(pairs, odd_mask));
-        acc[2 * u] = _mm512_fmadd_ps(even, _mm512_load_ps(split + at), acc[2 * u]);
-        acc[2 * u + 1] = _mm512_fmadd_ps(odd, _mm512_load_ps(split + at + kWidth), acc[2 * u + 1]);
+    __m512 acc[8];
+#pragma GCC unroll 8
+    for (int i = 0; i < 8; ++i) acc[i] = _mm512_setzero_ps();
+    int k = 0;
+    for (; k + 8 * kWidth <= in; k += 8 * kWidth) {  // 4 lines of 64 bytes
+      const std::byte* line = row + static_cast<std::size_t>(k) * 2;
+#pragma GCC unroll 4
+      for (int u = 0; u < 4; ++u) {
+        _mm_prefetch(reinterpret_cast<const char*>(line + kPrefetchAhead + 64 * u), _MM_HINT_T1);
+        pair_fma(row, k + u * 2 * kWidth, acc[2 * u], acc[2 * u + 1]);
       }
     }
-    y[o] = _mm512_reduce_add_ps(
-        _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
+    for (; k < in; k += 2 * kWidth) pair_fma(row, k, acc[0], acc[1]);
+#pragma GCC unroll 8
+    for (int i = 1; i < 8; ++i) acc[0] = _mm512_add_ps(acc[0], acc[i]);
+    y[o] = _mm512_reduce_add_ps(acc[0]);
   }
 }
 
