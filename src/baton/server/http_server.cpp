@@ -91,10 +91,14 @@ class HttpServer::State : public std::enable_shared_from_this<HttpServer::State>
 
   void stop_accepting() {
     draining_.store(true);
-    // On the acceptor's strand, where its accept handler runs: never both at once.
-    net::post(acceptor_.get_executor(), [self = shared_from_this()] {
-      beast::error_code ignored;
-      self->acceptor_.close(ignored);
+    // On the acceptor's strand, where its accept handler runs: never both at once. Weakly:
+    // once the loop has run out of work (a drain closed the acceptor and every session)
+    // nothing runs this, and a strong pointer in the loop's queue kept the State alive.
+    net::post(acceptor_.get_executor(), [weak = weak_from_this()] {
+      if (const auto self = weak.lock()) {
+        beast::error_code ignored;
+        self->acceptor_.close(ignored);
+      }
     });
   }
 
