@@ -27,6 +27,7 @@
 
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/model/blas_kernels.h"
 #include "baton/model/cpu/simd_kernels.h"
 #include "baton/model/forward_pass.h"
 #include "baton/model/sampler.h"
@@ -197,6 +198,7 @@ void pair(const Options& o, double alone) {
 }  // namespace
 
 int main(int argc, char** argv) try {
+  baton::reexec_with_fitting_blas_kernels(argv);
   const Options o = parse(argc, argv);
   const LlamaModel model = LlamaModel::load(o.model, {.weights = o.weights});
   const int threads = model.pool().threads();

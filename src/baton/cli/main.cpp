@@ -18,6 +18,7 @@
 #include "baton/common/exit_codes.h"
 #include "baton/common/interrupted.h"
 #include "baton/errors/error_kind.h"
+#include "baton/model/blas_kernels.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ bool is_verb(CLI::App& app, std::string_view name) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  baton::reexec_with_fitting_blas_kernels(argv);
   CLI::App app{"baton: several model engines, one GPU, a fair and healthy GPU turn"};
   app.require_subcommand(1);
   baton::ReproCommand repro;
