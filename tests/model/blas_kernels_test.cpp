@@ -43,9 +43,10 @@ TEST(BlasKernels, BatonRunsWithKernelsThatFitTheCpu) {
   }
   ASSERT_FALSE(cores.empty()) << r.output;
   ASSERT_LE(cores.size(), 2u) << r.output;
-  EXPECT_EQ(blas_core_to_force(cores.back(), detect_cpu_vector_support()), "") << r.output;
+  const CpuVectorSupport cpu = detect_cpu_vector_support();
+  EXPECT_EQ(blas_core_to_force(cores.back(), cpu), "") << r.output;
   if (cores.size() == 2) {
-    EXPECT_NE(blas_core_to_force(cores.front(), detect_cpu_vector_support()), "") << r.output;
+    EXPECT_NE(blas_core_to_force(cores.front(), cpu), "") << r.output;
   }
 }
 

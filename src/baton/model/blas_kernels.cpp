@@ -3,33 +3,26 @@
 #include <cblas.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 
+#include "baton/model/cpu/simd_kernels.h"
+
 namespace baton {
 
 CpuVectorSupport detect_cpu_vector_support() {
-  CpuVectorSupport s;
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  s.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-             __builtin_cpu_supports("avx512cd");
-  s.avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-#endif
-  return s;
+  return {.avx512 = cpu_runs_avx512(), .avx2_fma = cpu_runs_avx2()};
 }
 
 std::string blas_core_to_force(std::string_view picked, CpuVectorSupport cpu) {
   // OpenBLAS's names for x86 cores without AVX: what its detection falls back to.
   constexpr std::array<std::string_view, 8> fallbacks{"Prescott", "Core2", "Penryn", "Dunnington",
                                                       "Nehalem",  "Atom",  "Katmai", "Northwood"};
-  bool fallback = false;
-  for (std::string_view name : fallbacks) fallback = fallback || picked == name;
-  if (!fallback) return "";
+  if (std::ranges::find(fallbacks, picked) == fallbacks.end()) return "";
   if (cpu.avx512) return "SkylakeX";
   if (cpu.avx2_fma) return "Haswell";
   return "";

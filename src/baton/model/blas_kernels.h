@@ -13,7 +13,7 @@
 namespace baton {
 
 struct CpuVectorSupport {
-  bool avx512 = false;  // F, BW, VL, DQ, CD: what OpenBLAS's SkylakeX kernels use
+  bool avx512 = false;  // F, BW, VL, DQ: what OpenBLAS's SkylakeX kernels use
   bool avx2_fma = false;
 };
 

@@ -5,7 +5,6 @@
 #include <string>
 
 namespace baton {
-namespace {
 
 bool cpu_runs_avx512() {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -24,6 +23,8 @@ bool cpu_runs_avx2() {
   return false;
 #endif
 }
+
+namespace {
 
 const SimdKernels& choose() {
   const std::vector<const SimdKernels*> sets = supported_simd_kernels();

@@ -51,6 +51,10 @@ const SimdKernels& simd_kernels();
 // Every set this CPU runs, portable first (what the tests compare).
 std::vector<const SimdKernels*> supported_simd_kernels();
 
+// What the CPU runs: AVX-512 F, BW, VL and DQ with FMA; AVX2 with FMA.
+bool cpu_runs_avx512();
+bool cpu_runs_avx2();
+
 // The sets, each defined in its own file: nullptr where it was not compiled in.
 const SimdKernels& scalar_simd_kernels();
 const SimdKernels* avx2_simd_kernels();
