@@ -86,6 +86,20 @@ TEST(ServerMetrics, ReportsEachModelsLifecycleAndTheBudget) {
   EXPECT_EQ(s.at("baton_memory_budget_bytes"), 8u << 20);
 }
 
+TEST(ServerMetrics, CountsANameNoModelHasAsNoModel) {
+  ServerMetrics metrics({"a"});
+  for (int i = 0; i < 100; ++i) {
+    metrics.http_request("made-up-" + std::to_string(i), "/v1/chat/completions", 404);
+  }
+  metrics.http_request("a", "/v1/chat/completions", 503);
+  const auto s = samples(metrics.render({}));
+  int series = 0;
+  for (const auto& [key, value] : s) series += key.rfind("baton_http_requests_total", 0) == 0;
+  EXPECT_EQ(series, 2);
+  EXPECT_EQ(s.at(R"(baton_http_requests_total{model_name="",route="/v1/chat/completions",status="404"})"), 100);
+  EXPECT_EQ(s.at(R"(baton_http_requests_total{model_name="a",route="/v1/chat/completions",status="503"})"), 1);
+}
+
 TEST(ServerMetrics, EscapesLabelValues) {
   EXPECT_EQ(label_value("a\"b\\c\nd"), "a\\\"b\\\\c\\nd");
 }

@@ -399,6 +399,8 @@ TEST_F(ServeConfigTest, OutOfRangeNumbersNameTheKey) {
       {"prefill_share = 0", "prefill_share = 0: must be in [0.01, 1]"},
       {"watchdog_deadline = 0", "watchdog_deadline = 0"},
       {"watchdog_deadline = inf", "watchdog_deadline = inf"},
+      {"host = \"999.1.1.1\"", "host = \"999.1.1.1\": must be an IPv4 or IPv6 address"},
+      {"host = \"\"", "host = \"\": must be an IPv4 or IPv6 address"},
   };
   for (const auto& [line, expected] : top) {
     EXPECT_NE(validate_error(line).find(expected), std::string::npos) << line;
@@ -410,14 +412,17 @@ TEST_F(ServeConfigTest, OutOfRangeNumbersNameTheKey) {
       {"kv_budget_mb = 0", "models.chat.kv_budget_mb = 0: must be in 1..1048576"},
       {"context_length = -1", "models.chat.context_length = -1: must be >= 0"},
       {"max_tokens = 0", "models.chat.max_tokens = 0: must be >= 1"},
-      {"[models.chat.sampling]\ntemperature = -0.5", "sampling.temperature = -0.5: must be >= 0"},
+      {"[models.chat.sampling]\ntemperature = -0.5",
+       "sampling.temperature = -0.5: must be in [0, 2] (as in a request)"},
+      // A request's temperature is at most 2; the file's default is no different.
+      {"[models.chat.sampling]\ntemperature = 5", "sampling.temperature = 5: must be in [0, 2]"},
       {"[models.chat.sampling]\ntop_p = 0", "models.chat.sampling.top_p = 0: must be in (0, 1]"},
       {"[models.chat.sampling]\ntop_p = 1.5", "sampling.top_p = 1.5"},
       {"[models.chat.sampling]\nmin_p = 2", "sampling.min_p = 2: must be in [0, 1]"},
       {"[models.chat.sampling]\ntop_k = -1", "sampling.top_k = -1: must be >= 0"},
       {"[models.chat.sampling]\nrepetition_penalty = 0",
-       "repetition_penalty = 0: must be in (0, 2]"},
-      {"[models.chat.sampling]\nrepetition_penalty = 2.5", "repetition_penalty = 2.5"},
+       "repetition_penalty = 0: must be in [0.01, 100]"},
+      {"[models.chat.sampling]\nrepetition_penalty = 150", "repetition_penalty = 150"},
   };
   for (const auto& [line, expected] : model) {
     EXPECT_NE(validate_error("", line).find(expected), std::string::npos) << line;

@@ -20,7 +20,8 @@ CLI::App* ServeCommand::attach(CLI::App& app) {
 int ServeCommand::run() {
   const ServeConfig config = resolve(flags, *cmd);
   // Taken before loading, so that a signal during a long load stops the server cleanly.
-  const int signals[] = {SIGINT, SIGTERM};
+  // SIGHUP (the terminal closed) stops it as SIGTERM does; under nohup it stays ignored.
+  const int signals[] = {SIGINT, SIGTERM, SIGHUP};
   SignalPipe pipe(signals, SignalPipe::Ignored::leave);
   std::map<std::string, std::unique_ptr<ProgressBar>> bars;
   const LoadProgress progress = [&bars](const std::string& model, std::uint64_t done,

@@ -5,13 +5,22 @@
 #include <stdexcept>
 
 #include "baton/cli/finite_range.h"
+#include "baton/common/ip_address.h"
 #include "baton/ledger/ledger_path.h"
 
 namespace baton {
 namespace {
 
 void add_server_flags(CLI::App& cmd, ServeConfig& v) {
-  cmd.add_option("--host", v.host, "Address to listen on")->capture_default_str();
+  cmd.add_option("--host", v.host, "Address to listen on (IPv4 or IPv6)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](const std::string& host) {
+            return is_ip_address(host) ? std::string()
+                                       : host + " is not an IPv4 or IPv6 address (e.g. "
+                                                "127.0.0.1, 0.0.0.0, ::1)";
+          },
+          "ADDRESS"));
   cmd.add_option("--port", v.port, "Port to listen on (0: any free port, printed at start)")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));

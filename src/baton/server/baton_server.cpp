@@ -7,6 +7,7 @@
 #include "baton/common/clock.h"
 #include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
+#include "baton/common/ip_address.h"
 #include "baton/host/make_device.h"
 
 namespace baton {
@@ -33,12 +34,18 @@ std::string describe_model(const ServedModel& m) {
   const ModelConfig& c = m.model->config();
   const std::string_view format = to_string(m.model->embedding().format());
   const double params = static_cast<double>(m.model->weight_count());
+  const int context = m.llm != nullptr ? m.llm->context_length()
+                                        : static_cast<int>(c.max_position_embeddings);
+  // A context_length past what the model was trained for is capped: say so, not silently.
+  const std::string capped =
+      m.llm != nullptr && m.spec.context_length > context
+          ? fmt::format(" (context_length {} capped to the model's max_position_embeddings)",
+                        m.spec.context_length)
+          : "";
   return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
-                     "context {}, {} {} MB",
-                     m.spec.name, m.kind_name(), to_string(c.arch), format,
-                     params / 1e6, human_bytes(m.model->weight_bytes()), c.num_layers,
-                     m.llm != nullptr ? m.llm->context_length()
-                                      : static_cast<int>(c.max_position_embeddings),
+                     "context {}{}, {} {} MB",
+                     m.spec.name, m.kind_name(), to_string(c.arch), format, params / 1e6,
+                     human_bytes(m.model->weight_bytes()), c.num_layers, context, capped,
                      m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb);
 }
 
@@ -48,6 +55,18 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
     : config_(std::move(config)),
       health_(watchdog_options(config_).deadline, std::chrono::seconds(5)),
       metrics_(std::make_unique<ServerMetrics>(names_of(config_))) {
+  // Bound before any model loads: a bad address or a port in use is told at once.
+  HttpServerOptions http;
+  http.host = config_.host;
+  http.port = config_.port;
+  http.threads = config_.http_threads;
+  http.max_body_bytes = config_.max_body_bytes;
+  http_ = std::make_unique<HttpServer>(http, [this](const HttpRequest& r) { return router_->handle(r); });
+  if (config_.api_key.empty() && !is_loopback_address(config_.host)) {
+    log << "baton serve: warning: --host " << config_.host
+        << " with no API key: anyone who reaches this address can use the models; set "
+           "--api-key or BATON_API_KEY\n";
+  }
   auto injector =
       config_.faults.any() ? std::make_unique<FaultInjector>(config_.faults) : nullptr;
   FaultInjector* faults = injector.get();
@@ -68,12 +87,6 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
                         describe(config_.turn), [this] { return http_->stats(); }};
   context.activity = &activity_;
   router_ = std::make_unique<Router>(std::move(context));
-  HttpServerOptions http;
-  http.host = config_.host;
-  http.port = config_.port;
-  http.threads = config_.http_threads;
-  http.max_body_bytes = config_.max_body_bytes;
-  http_ = std::make_unique<HttpServer>(http, [this](const HttpRequest& r) { return router_->handle(r); });
   Stream& probe_stream = host_->add_watched_stream("device-probe");
   if (streams_) streams_->name_stream(probe_stream.id(), probe_stream.name());
   probe_ = std::make_unique<DeviceProbe>(

@@ -3,7 +3,7 @@
 // ModelRegistry (which loads and unloads the rest while serving), records the run in the
 // ledger (bursts, streams, fault events, loads and unloads), and serves the HTTP API
 // (router.h) until asked to stop or the device turns fatal:
-// - SIGTERM / SIGINT: stop accepting, let in-flight requests finish for up to the
+// - SIGTERM / SIGINT / SIGHUP: stop accepting, let in-flight requests finish for up to the
 //   shutdown timeout, fail the rest (their clients get a 503 or an SSE error event),
 //   flush the ledger, exit 0. A second signal skips the wait.
 // - a fatal device error: close the ledger run with 70 and exit 70, so that

@@ -58,6 +58,13 @@ std::string head_text(const HttpHead& head, bool keep_alive, bool chunked,
   return out.str();
 }
 
+// `address:port`, or `[address]:port` for IPv6.
+std::string endpoint_text(const tcp::endpoint& endpoint) {
+  const std::string address = endpoint.address().to_string();
+  const std::string port = std::to_string(endpoint.port());
+  return endpoint.address().is_v6() ? "[" + address + "]:" + port : address + ":" + port;
+}
+
 std::string chunk_frame(const std::string& data) {
   if (data.empty()) return {};
   std::ostringstream out;
@@ -73,12 +80,22 @@ class HttpServer::State : public std::enable_shared_from_this<HttpServer::State>
 
   State(HttpServerOptions options, RequestHandler handler)
       : options_(std::move(options)), handler_(std::move(handler)), acceptor_(net::make_strand(io_)) {
-    const tcp::endpoint endpoint(net::ip::make_address(options_.host),
-                                 static_cast<unsigned short>(options_.port));
-    acceptor_.open(endpoint.protocol());
-    acceptor_.set_option(net::socket_base::reuse_address(true));
-    acceptor_.bind(endpoint);
-    acceptor_.listen(net::socket_base::max_listen_connections);
+    boost::system::error_code ec;
+    const net::ip::address address = net::ip::make_address(options_.host, ec);
+    if (ec) {
+      throw std::invalid_argument("--host " + options_.host +
+                                  ": not an IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
+    }
+    const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
+    try {
+      acceptor_.open(endpoint.protocol());
+      acceptor_.set_option(net::socket_base::reuse_address(true));
+      acceptor_.bind(endpoint);
+      acceptor_.listen(net::socket_base::max_listen_connections);
+    } catch (const boost::system::system_error& e) {
+      throw std::runtime_error("cannot listen on " + endpoint_text(endpoint) + " (--host, --port): " +
+                               e.code().message());
+    }
     port_ = acceptor_.local_endpoint().port();
   }
 

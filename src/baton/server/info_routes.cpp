@@ -203,25 +203,26 @@ HttpResponse Router::engines() const {
       for (const FaultEvent& event : s->last_faults) last.push_back(fault_json(event));
       entry["last_faults"] = std::move(last);
     }
+    // Cumulative over every load of the model (the dashboard's tokens/s are their deltas).
+    const EngineTotals& totals = status.totals;
+    entry["requests_done"] = totals.requests_done;
+    entry["requests_failed"] = totals.requests_failed;
+    if (status.spec.kind == ModelSpec::Kind::chat) {
+      entry["generated_tokens"] = totals.generated_tokens;
+      entry["prompt_tokens"] = totals.prompt_tokens;
+      entry["cached_prompt_tokens"] = totals.cached_prompt_tokens;
+    } else {
+      entry["inputs"] = totals.inputs;
+    }
     if (model != nullptr && model->llm != nullptr) {
       const LlmEngineStats stats = model->llm->stats();
       entry["queue"] = stats.queued;
       entry["running"] = stats.running;
-      entry["requests_done"] = stats.requests_done;
-      entry["requests_failed"] = stats.requests_failed;
       entry["kv_blocks"] = {{"total", stats.kv_blocks_total},
                             {"available", stats.kv_blocks_available},
                             {"cached", stats.kv_blocks_cached}};
       entry["context_length"] = model->llm->context_length();
-      // Cumulative since the engine was loaded: the dashboard's tokens/s are their deltas.
-      entry["generated_tokens"] = stats.counters.decode_tokens;
-      entry["prompt_tokens"] = stats.counters.prefill_tokens;
-      entry["cached_prompt_tokens"] = stats.counters.cached_prompt_tokens;
     } else if (model != nullptr && model->embedding != nullptr) {
-      const EmbeddingEngineStats stats = model->embedding->stats();
-      entry["requests_done"] = stats.requests_done;
-      entry["requests_failed"] = stats.requests_failed;
-      entry["inputs"] = stats.inputs;
       entry["dimensions"] = model->embedding->dimensions();
     }
     engines.push_back(std::move(entry));

@@ -10,10 +10,17 @@ namespace baton::json_fields {
 using nlohmann::json;
 
 json parse_object(std::string_view body) {
-  json value = json::parse(body, nullptr, false);
-  if (value.is_discarded()) {
-    throw ApiError(400, "the request body is not valid JSON", "invalid_request_error",
-                   "invalid_json");
+  json value;
+  try {
+    value = json::parse(body);
+  } catch (const json::parse_error& e) {
+    // nlohmann's message holds the offending bytes, which may not be UTF-8 themselves.
+    const bool utf8 = std::string_view(e.what()).find("UTF-8") != std::string_view::npos;
+    throw ApiError(400,
+                   std::string("the request body is not valid JSON: ") +
+                       (utf8 ? "it is not valid UTF-8" : "a syntax error") + " at byte " +
+                       std::to_string(e.byte),
+                   "invalid_request_error", "invalid_json");
   }
   if (!value.is_object()) {
     throw ApiError(400, "the request body must be a JSON object", "invalid_request_error",
@@ -82,6 +89,13 @@ std::string model_name(const json& object) {
   std::string name = string(*model, "model");
   if (name.empty()) throw bad_parameter("model", "'model' must not be empty");
   return name;
+}
+
+std::string requested_model(std::string_view body) {
+  const json value = json::parse(body, nullptr, false);
+  if (!value.is_object()) return {};
+  const auto model = value.find("model");
+  return model != value.end() && model->is_string() ? model->get<std::string>() : std::string();
 }
 
 std::vector<TokenId> token_list(const json& value, const std::string& name) {

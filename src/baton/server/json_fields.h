@@ -36,6 +36,10 @@ std::string string(const nlohmann::json& value, const std::string& name);
 // The required, non-empty "model".
 std::string model_name(const nlohmann::json& object);
 
+// The "model" string of a body, or empty when the body has none (for counting a request
+// that failed before its parser read it); never throws.
+std::string requested_model(std::string_view body);
+
 // `object`'s "stream_options", when present: allowed only with `stream`, an object, and
 // each of its keys, in order, handed to `read`, which reads the value and returns false
 // for a key it does not know (refused then: 400 unknown_parameter naming it).

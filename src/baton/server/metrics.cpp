@@ -175,7 +175,9 @@ ServerMetrics::ServerMetrics(const std::vector<std::string>& models) {
 
 void ServerMetrics::http_request(const std::string& model, std::string_view route, int status) {
   std::lock_guard lock(mu_);
-  ++http_[{model, std::string(route), status}];
+  // A name no model has would add a series per name a client makes up.
+  const std::string& label = models_.contains(model) ? model : std::string();
+  ++http_[{label, std::string(route), status}];
 }
 
 void ServerMetrics::prompt_tokens(const std::string& model, int tokens) {

@@ -67,7 +67,8 @@ class ServerMetrics {
  public:
   explicit ServerMetrics(const std::vector<std::string>& models);
 
-  // Every HTTP request, by route and status; `model` empty where none applies.
+  // Every HTTP request, by route and status; `model` empty where none applies, and
+  // counted as empty when it is not one of the models (the series stay bounded).
   void http_request(const std::string& model, std::string_view route, int status);
   void prompt_tokens(const std::string& model, int tokens);
   void first_token(const std::string& model, double seconds);

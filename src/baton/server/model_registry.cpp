@@ -78,6 +78,7 @@ struct ModelRegistry::Entry {
   std::string unload_detail;
   bool reload_after = false;     // an on-demand request waits for it to load again
   bool unload_after_load = false;  // unload was asked while it was loading
+  EngineTotals earlier;            // the counters of its engines that were unloaded
 
   Lease lease() const { return Lease(token, model.get()); }
 };
@@ -178,6 +179,8 @@ ModelStatus ModelRegistry::status_locked(const Entry& e) const {
   if (e.state == ModelState::ready && e.spec.idle_ttl_s > 0 && !e.spec.pin && e.last_used) {
     s.expires_at = *s.last_used + e.spec.idle_ttl_s;
   }
+  s.totals = e.earlier;
+  if (e.model) s.totals += e.model->totals();
   if (e.state == ModelState::ready && e.model->llm != nullptr) {
     s.context_length = e.model->llm->context_length();
   } else if (e.state == ModelState::ready && e.model->model) {
@@ -564,7 +567,13 @@ void ModelRegistry::retire(Entry& e) {
   }
   if (stop_now && engine != nullptr) engine->stop();  // what is left fails with EngineStopped (a 503)
   if (!e.stopped || !e.released->load(std::memory_order_acquire)) return;
-  e.model.reset();  // the engine leaves the host; the weights go
+  std::unique_ptr<ServedModel> gone;
+  {
+    std::lock_guard lock(mu_);  // status_locked() reads the model's counters
+    e.earlier += e.model->totals();
+    gone = std::move(e.model);
+  }
+  gone.reset();  // the engine leaves the host; the weights go
   Calls calls;
   {
     std::lock_guard lock(mu_);

@@ -54,6 +54,7 @@ struct ModelStatus {
   std::optional<double> last_used;   // Unix seconds
   std::optional<double> expires_at;  // Unix seconds, with idle_ttl
   int context_length = 0;            // of the loaded engine; 0 when not loaded
+  EngineTotals totals;  // its engines' counters, every load's added up (cumulative per seat)
 };
 
 // A load, unload, eviction or failed load, for the ledger's events.

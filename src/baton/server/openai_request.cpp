@@ -2,10 +2,12 @@
 
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
 #include "baton/server/api_error.h"
 #include "baton/server/json_fields.h"
+#include "baton/server/sampling_limits.h"
 
 namespace baton {
 namespace {
@@ -109,27 +111,30 @@ void read_prompt(const json& object, CompletionCall& call) {
   }
 }
 
+// The field `limit` names, when present, within its range (sampling_limits.h).
+std::optional<double> limited(const json& object, const SamplingLimit& limit) {
+  const std::string name(limit.name);
+  const json* v = field(object, name.c_str());
+  if (v == nullptr) return std::nullopt;
+  const double x = number(*v, name, limit.low, limit.high);
+  if (limit.above_low && x <= limit.low) {
+    throw bad_parameter(name, "'" + name + "' must be greater than " + json(limit.low).dump());
+  }
+  return x;
+}
+
 void read_sampling(const json& object, CompletionCall& call) {
   SamplingRequest& s = call.sampling;
-  if (const json* v = field(object, "temperature")) s.temperature = number(*v, "temperature", 0, 2);
-  if (const json* v = field(object, "top_p")) {
-    s.top_p = number(*v, "top_p", 0, 1);
-    if (*s.top_p <= 0) throw bad_parameter("top_p", "'top_p' must be greater than 0");
-  }
+  s.temperature = limited(object, kTemperatureLimit);
+  s.top_p = limited(object, kTopPLimit);
   if (const json* v = field(object, "top_k")) {
     const std::int64_t k = integer(*v, "top_k", -1, std::numeric_limits<int>::max());
     s.top_k = k < 0 ? 0 : static_cast<int>(k);  // vLLM: -1 means no limit
   }
-  if (const json* v = field(object, "min_p")) s.min_p = number(*v, "min_p", 0, 1);
-  if (const json* v = field(object, "repetition_penalty")) {
-    s.repetition_penalty = number(*v, "repetition_penalty", 0.01, 100);
-  }
-  if (const json* v = field(object, "presence_penalty")) {
-    s.presence_penalty = number(*v, "presence_penalty", -2, 2);
-  }
-  if (const json* v = field(object, "frequency_penalty")) {
-    s.frequency_penalty = number(*v, "frequency_penalty", -2, 2);
-  }
+  s.min_p = limited(object, kMinPLimit);
+  s.repetition_penalty = limited(object, kRepetitionPenaltyLimit);
+  s.presence_penalty = limited(object, kPresencePenaltyLimit);
+  s.frequency_penalty = limited(object, kFrequencyPenaltyLimit);
   if (const json* v = field(object, "seed")) {
     s.seed = static_cast<std::uint64_t>(integer(*v, "seed", std::numeric_limits<std::int64_t>::min(),
                                                 std::numeric_limits<std::int64_t>::max()));

@@ -7,7 +7,7 @@
 namespace baton {
 namespace {
 
-using nlohmann::json;
+using json = ResponseJson;
 
 bool is_chat(const ResponseIdentity& identity) {
   return identity.kind == CompletionCall::Kind::chat;
@@ -166,8 +166,12 @@ json embeddings_json(const std::string& model, const std::vector<std::vector<flo
           {"usage", {{"prompt_tokens", prompt_tokens}, {"total_tokens", prompt_tokens}}}};
 }
 
-std::string dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+std::string dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+std::string dump(const ResponseJson& value) {
+  return value.dump(-1, ' ', false, ResponseJson::error_handler_t::replace);
 }
 
 }  // namespace baton

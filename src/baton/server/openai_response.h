@@ -17,6 +17,10 @@
 
 namespace baton {
 
+// Response bodies keep their keys in the order written, as OpenAI's do: a completion's
+// top_logprobs object lists its tokens from the most probable down.
+using ResponseJson = nlohmann::ordered_json;
+
 // What every object of one response repeats.
 struct ResponseIdentity {
   CompletionCall::Kind kind = CompletionCall::Kind::chat;
@@ -36,28 +40,29 @@ struct TokenLogprobs {
   std::vector<TopLogprob> top;
 };
 
-nlohmann::json usage_json(int prompt_tokens, int completion_tokens, int cached_tokens);
+ResponseJson usage_json(int prompt_tokens, int completion_tokens, int cached_tokens);
 
 // The whole response of an unstreamed request.
-nlohmann::json completion_json(const ResponseIdentity& identity, const GenerationResult& result,
+ResponseJson completion_json(const ResponseIdentity& identity, const GenerationResult& result,
                                const std::vector<TokenLogprobs>* logprobs,
                                const BpeTokenizer& tokenizer);
 
 // A streamed chunk: `text` new since the last chunk, the role on the first chat chunk,
 // `finish` on the last, `logprobs` of the tokens this chunk covers (when asked).
-nlohmann::json chunk_json(const ResponseIdentity& identity, const std::string& text,
+ResponseJson chunk_json(const ResponseIdentity& identity, const std::string& text,
                           bool first, std::optional<FinishReason> finish,
                           const std::vector<TokenLogprobs>* logprobs,
                           const BpeTokenizer& tokenizer);
 // The last chunk of a stream with include_usage: no choices, the usage.
-nlohmann::json usage_chunk_json(const ResponseIdentity& identity, const nlohmann::json& usage);
+ResponseJson usage_chunk_json(const ResponseIdentity& identity, const ResponseJson& usage);
 
-nlohmann::json embeddings_json(const std::string& model,
+ResponseJson embeddings_json(const std::string& model,
                                const std::vector<std::vector<float>>& embeddings, bool base64,
                                int prompt_tokens);
 std::string base64_floats(const std::vector<float>& values);
 
 // JSON text that never fails on invalid UTF-8 (a token may end inside a character).
 std::string dump(const nlohmann::json& value);
+std::string dump(const ResponseJson& value);
 
 }  // namespace baton

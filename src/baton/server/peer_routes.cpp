@@ -46,7 +46,7 @@ RouteResult Router::messages(const HttpRequest& request) {
     return with_model(route, call.model, true, std::move(then), anthropic_error_response);
   } catch (const ApiError& error) {
     // Every error of this route in Anthropic's shape, the status and Retry-After kept.
-    count("", route, error.status());
+    count(model_of(request), route, error.status());
     return anthropic_error_response(error);
   }
 }

@@ -1,6 +1,7 @@
 #include "baton/server/router.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 
@@ -9,6 +10,8 @@
 #include "baton/server/completion_stream.h"
 #include "baton/server/dashboard_routes.h"
 #include "baton/server/embedding_response.h"
+#include "baton/server/json_fields.h"
+#include "baton/server/route_label.h"
 
 namespace baton {
 namespace {
@@ -49,6 +52,15 @@ std::string start_stamp() {
 
 }  // namespace
 
+std::optional<std::string_view> bearer_token(std::string_view header) {
+  constexpr std::string_view scheme = "bearer ";
+  if (header.size() < scheme.size()) return std::nullopt;
+  for (std::size_t i = 0; i < scheme.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(header[i])) != scheme[i]) return std::nullopt;
+  }
+  return header.substr(scheme.size());
+}
+
 bool constant_time_equal(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   unsigned char diff = 0;
@@ -68,13 +80,22 @@ bool Router::authorized(const HttpRequest& request) const {
     return constant_time_equal(*key, context_.api_key);
   }
   const std::string* header = request.header("authorization");
-  const std::string_view bearer = "Bearer ";
-  if (header == nullptr || header->compare(0, bearer.size(), bearer) != 0) return false;
-  return constant_time_equal(std::string_view(*header).substr(bearer.size()), context_.api_key);
+  if (header == nullptr) return false;
+  const std::optional<std::string_view> token = bearer_token(*header);
+  return token && constant_time_equal(*token, context_.api_key);
 }
 
 void Router::count(const std::string& model, const std::string& route, int status) const {
-  context_.metrics.http_request(model, route, status);
+  context_.metrics.http_request(model, route_label(route), status);
+}
+
+std::string Router::model_of(const HttpRequest& request) const {
+  constexpr std::string_view models = "/v1/models/";
+  if (request.target.starts_with(models)) {
+    const std::string_view rest = std::string_view(request.target).substr(models.size());
+    return std::string(rest.substr(0, rest.find('/')));
+  }
+  return json_fields::requested_model(request.body);
 }
 
 RouteResult Router::handle(const HttpRequest& request) {
@@ -83,7 +104,7 @@ RouteResult Router::handle(const HttpRequest& request) {
   const bool post = request.method == "POST";
   const bool tokenizer_route = path == "/tokenize" || path == "/detokenize";
   if ((path.rfind("/v1/", 0) == 0 || tokenizer_route) && !authorized(request)) {
-    count("", path, 401);
+    count("", path, 401);  // no model: a client without the key learns nothing of them
     if (path == "/v1/messages") {
       return anthropic_error_response(ApiError(
           401, "Incorrect or missing API key: send 'x-api-key: KEY'", "invalid_request_error"));
@@ -117,20 +138,16 @@ RouteResult Router::handle(const HttpRequest& request) {
     } else if (std::optional<HttpResponse> asset = get ? dashboard_asset(path) : std::nullopt) {
       response = std::move(*asset);
     } else {
-      static const std::vector<std::string> kRoutes = {
-          "/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/models",
-          "/health", "/metrics", "/v1/engines", "/v1/messages", "/v1/responses", "/tokenize",
-          "/detokenize", "/v1/timeline", "/", "/dashboard.js", "/dashboard.css"};
-      const bool known = std::find(kRoutes.begin(), kRoutes.end(), path) != kRoutes.end();
+      const bool known = is_fixed_route(path);
       throw ApiError(known ? 405 : 404,
                      (known ? "Method " + request.method + " is not allowed on "
                             : "Unknown route " + request.method + " ") + path,
                      "invalid_request_error", known ? "method_not_allowed" : "not_found");
     }
-    count("", path, response.head.status);
+    count(model_of(request), path, response.head.status);
     return response;
   } catch (const ApiError& error) {
-    count("", path, error.status());
+    count(model_of(request), path, error.status());
     return error.response();
   }
 }

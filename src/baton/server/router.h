@@ -75,7 +75,12 @@ class Router {
   bool authorized(const HttpRequest& request) const;
   GenerationRequest generation_request(const CompletionCall& call, const ServedModel& model);
   std::string next_unique();
+  // Counts a request in /metrics under its route's template (route_label.h) and `model`
+  // (kept only when configured: ServerMetrics drops other names).
   void count(const std::string& model, const std::string& route, int status) const;
+  // The model a request names (its path's id or its body's "model"), for counting a
+  // request that ended before its route knew the model; empty when it names none.
+  std::string model_of(const HttpRequest& request) const;
 
   RouterContext context_;
   const std::string id_prefix_;
@@ -84,5 +89,9 @@ class Router {
 
 // Equal, in time that depends only on the lengths (an API key check leaks nothing else).
 bool constant_time_equal(std::string_view a, std::string_view b);
+
+// The credentials of an `Authorization: Bearer TOKEN` header; the scheme's name is
+// case-insensitive (RFC 9110, 11.1). nullopt for another scheme.
+std::optional<std::string_view> bearer_token(std::string_view header);
 
 }  // namespace baton

@@ -9,7 +9,9 @@
 #include <numeric>
 #include <set>
 
+#include "baton/common/ip_address.h"
 #include "baton/model/chat_template.h"
+#include "baton/server/sampling_limits.h"
 #include "baton/turn/host_segment.h"
 
 namespace baton {
@@ -36,26 +38,27 @@ bool valid_name(std::string_view name) {
   return !name.empty() && std::all_of(name.begin(), name.end(), allowed);
 }
 
+// A default the API itself would refuse in a request is refused in the file.
+void require_limit(const std::string& at, const std::optional<double>& value,
+                   const SamplingLimit& limit) {
+  if (!value) return;
+  const double x = *value;
+  const bool ok = std::isfinite(x) && (limit.above_low ? x > limit.low : x >= limit.low) &&
+                  x <= limit.high;
+  require(ok, at + std::string(limit.name), x,
+          fmt::format("in {}{}, {}] (as in a request)", limit.above_low ? "(" : "[", limit.low,
+                      limit.high));
+}
+
 void validate_sampling(const std::string& model, const SamplingRequest& s) {
   const std::string at = "models." + model + ".sampling.";
-  if (s.temperature) require_real(at + "temperature", *s.temperature, 0.0, 1e9, ">= 0");
-  if (s.top_p) {
-    require(std::isfinite(*s.top_p) && *s.top_p > 0.0 && *s.top_p <= 1.0, at + "top_p", *s.top_p,
-            "in (0, 1]");
-  }
-  if (s.min_p) require_real(at + "min_p", *s.min_p, 0.0, 1.0, "in [0, 1]");
+  require_limit(at, s.temperature, kTemperatureLimit);
+  require_limit(at, s.top_p, kTopPLimit);
+  require_limit(at, s.min_p, kMinPLimit);
+  require_limit(at, s.repetition_penalty, kRepetitionPenaltyLimit);
+  require_limit(at, s.presence_penalty, kPresencePenaltyLimit);
+  require_limit(at, s.frequency_penalty, kFrequencyPenaltyLimit);
   if (s.top_k) require(*s.top_k >= 0, at + "top_k", *s.top_k, ">= 0 (0: no limit)");
-  if (s.repetition_penalty) {
-    // The sampler divides by it: a penalty <= 0 would flip or blow up the logits.
-    const double p = *s.repetition_penalty;
-    require(std::isfinite(p) && p > 0.0 && p <= 2.0, at + "repetition_penalty", p, "in (0, 2]");
-  }
-  if (s.presence_penalty) {
-    require_real(at + "presence_penalty", *s.presence_penalty, -2.0, 2.0, "in [-2, 2]");
-  }
-  if (s.frequency_penalty) {
-    require_real(at + "frequency_penalty", *s.frequency_penalty, -2.0, 2.0, "in [-2, 2]");
-  }
 }
 
 void validate_model_dir(const ModelSpec& model) {
@@ -118,7 +121,8 @@ void validate_models(const ServeConfig& config) {
 }
 
 void validate_server(const ServeConfig& c) {
-  if (c.host.empty()) fail("host: must not be empty");
+  require(is_ip_address(c.host), "host", fmt::format("\"{}\"", c.host),
+          "an IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
   require(c.port >= 0 && c.port <= 65535, "port", c.port, "in 0..65535 (0: any free port)");
   require(c.backend == "cpu" || c.backend == "cuda", "backend", fmt::format("\"{}\"", c.backend),
           "cpu or cuda");

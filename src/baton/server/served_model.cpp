@@ -37,6 +37,34 @@ std::unique_ptr<ServedModel> load_served_model(
   return served;
 }
 
+EngineTotals& EngineTotals::operator+=(const EngineTotals& other) {
+  requests_done += other.requests_done;
+  requests_failed += other.requests_failed;
+  prompt_tokens += other.prompt_tokens;
+  cached_prompt_tokens += other.cached_prompt_tokens;
+  generated_tokens += other.generated_tokens;
+  inputs += other.inputs;
+  return *this;
+}
+
+EngineTotals ServedModel::totals() const {
+  EngineTotals t;
+  if (llm != nullptr) {
+    const LlmEngineStats stats = llm->stats();
+    t.requests_done = stats.requests_done;
+    t.requests_failed = stats.requests_failed;
+    t.prompt_tokens = stats.counters.prefill_tokens;
+    t.cached_prompt_tokens = stats.counters.cached_prompt_tokens;
+    t.generated_tokens = stats.counters.decode_tokens;
+  } else if (embedding != nullptr) {
+    const EmbeddingEngineStats stats = embedding->stats();
+    t.requests_done = stats.requests_done;
+    t.requests_failed = stats.requests_failed;
+    t.inputs = stats.inputs;
+  }
+  return t;
+}
+
 std::uint64_t estimated_memory_bytes(const ModelSpec& spec) {
   std::uint64_t bytes = std::uint64_t{spec.kv_budget_mb} << 20;
   // Without exceptions: a directory that went away estimates as its KV budget, and the

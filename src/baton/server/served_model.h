@@ -20,6 +20,20 @@
 
 namespace baton {
 
+// The cumulative counters of a model's engine, which /v1/engines reports per seat: the
+// registry adds those of every engine the model had before (one per load) to the current
+// one's, so that an unload and a load do not start them again at 0.
+struct EngineTotals {
+  std::uint64_t requests_done = 0;
+  std::uint64_t requests_failed = 0;
+  std::uint64_t prompt_tokens = 0;         // chat: prompt tokens computed
+  std::uint64_t cached_prompt_tokens = 0;  // chat: reused from the prefix cache
+  std::uint64_t generated_tokens = 0;      // chat
+  std::uint64_t inputs = 0;                // embedding: texts embedded
+
+  EngineTotals& operator+=(const EngineTotals& other);
+};
+
 struct ServedModel {
   ModelSpec spec;
   std::unique_ptr<LlamaModel> model;
@@ -41,6 +55,8 @@ struct ServedModel {
   HostedEngine* engine() const {
     return llm != nullptr ? static_cast<HostedEngine*>(llm) : embedding;
   }
+  // Its engine's counters now (thread-safe: the engines' stats are).
+  EngineTotals totals() const;
   // Weights and the KV budget: what the model holds while loaded.
   std::uint64_t memory_bytes() const {
     return (model ? model->weight_bytes() : 0) + (std::uint64_t{spec.kv_budget_mb} << 20);
