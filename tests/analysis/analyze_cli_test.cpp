@@ -182,6 +182,31 @@ TEST_F(AnalyzeCli, APolicyTheLedgerDoesNotHoldExitsWith2AndNamesThoseItHolds) {
   EXPECT_EQ(run_baton("analyze --ledger " + ledger.string() + " --policy concurrent").exit_code, 0);
 }
 
+TEST_F(AnalyzeCli, ARunThatWasNeverClosedIsAWarning) {
+  const fs::path path = dir_ / "open.db";
+  {
+    Ledger ledger(path);
+    const auto closed = ledger.begin_run({1000.0, "test", "cpu", "concurrent"});
+    ledger.record(IntervalRow{closed, "decode", "decode", 1001.0, 1002.0, 64, 1});
+    ledger.end_run(closed, 1003.0, 0);
+    const auto open = ledger.begin_run({2000.0, "test", "cpu", "concurrent"});
+    ledger.record(IntervalRow{open, "decode", "decode", 2001.0, 2002.0, 64, 1});
+    ledger.flush();  // as a server killed at this moment leaves it
+  }
+  const auto r = run_baton("analyze --ledger " + path.string());
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: run 2 of " + path.string() +
+                          " (started 1970-01-01 00:33:20 UTC) was never closed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("run 1 of"), std::string::npos) << r.output;
+
+  const fs::path closed_only = dir_ / "closed.db";
+  write_two_policies(closed_only);
+  const auto quiet = run_baton("analyze --ledger " + closed_only.string());
+  EXPECT_EQ(quiet.output.find("never closed"), std::string::npos) << quiet.output;
+}
+
 TEST_F(AnalyzeCli, AFileThatIsNotALedgerExitsWith2AndNamesThePath) {
   const std::string text = write("notes.txt", "this is not a database, it is a note\n");
   const std::string empty = write("empty.db", "");

@@ -113,6 +113,21 @@ void poison_tensor(const std::filesystem::path& file, const std::string& name) {
   f.write(nan.data(), static_cast<std::streamsize>(nan.size()));
 }
 
+TEST_F(GenerateCli, AnExplicitMaxTokensThatDoesNotFitIsReportedAsGiven) {
+  // Letters in no pattern that the tokenizer's merges could shorten much: well past the
+  // model's 2048 positions.
+  std::string prompt;
+  std::uint32_t state = 7;
+  for (int i = 0; i < 12000; ++i) {
+    state = state * 1664525u + 1013904223u;
+    prompt += static_cast<char>('a' + (state >> 24) % 26);
+  }
+  const auto r = run_baton("generate --raw --model " + model_.string() + " --prompt " + prompt +
+                           " --max-tokens 5");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("in the prompt, 5 in the completion"), std::string::npos) << r.output;
+}
+
 TEST_F(GenerateCli, NonFiniteWeightsAreAnErrorNamingTheModel) {
   poison_tensor(model_ / "model.safetensors", "model.norm.weight");
   const auto r = run_baton("generate --model " + model_.string() + " --prompt hi --max-tokens 4");

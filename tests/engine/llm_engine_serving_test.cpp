@@ -312,8 +312,8 @@ TEST_F(LlmEngineServingTest, TheContextLimitsThePromptAndAnExplicitMaxTokens) {
   } catch (const ContextLengthExceeded& e) {
     EXPECT_STREQ(e.what(),
                  "This model's maximum context length is 64 tokens. However, you requested 70 "
-                 "tokens (60 in the messages, 10 in the completion). Please reduce the length "
-                 "of the messages or completion.");
+                 "tokens (60 in the prompt, 10 in the completion). Please reduce the length "
+                 "of the prompt or completion.");
   }
   GenerationRequest fits = greedy_request(3, prompt_of(60, 2), 4);
   fits.params.max_tokens_explicit = true;

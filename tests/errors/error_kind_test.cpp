@@ -7,6 +7,7 @@
 #include "baton/gpu/backend_unavailable.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/model/model_file_error.h"
+#include "baton/server/api_error.h"
 
 namespace baton {
 namespace {
@@ -58,8 +59,20 @@ TEST(ErrorKind, QueueFullSaysWhenToRetryAndContextLengthExceededSpeaksLikeOpenAi
   const ContextLengthExceeded e(4096, 4000, 200);
   EXPECT_STREQ(e.what(),
                "This model's maximum context length is 4096 tokens. However, you requested 4200 "
-               "tokens (4000 in the messages, 200 in the completion). Please reduce the length of "
-               "the messages or completion.");
+               "tokens (4000 in the prompt, 200 in the completion). Please reduce the length of "
+               "the prompt or completion.");
+  EXPECT_EQ(e.message_for("messages"),
+            "This model's maximum context length is 4096 tokens. However, you requested 4200 "
+            "tokens (4000 in the messages, 200 in the completion). Please reduce the length of "
+            "the messages or completion.");
+  // The server names the input as its API does: a completion's prompt is no conversation.
+  const ApiError text = to_api_error(e, "prompt");
+  EXPECT_EQ(text.param(), "prompt");
+  EXPECT_NE(std::string(text.what()).find("(4000 in the prompt, 200 in the completion)"),
+            std::string::npos)
+      << text.what();
+  EXPECT_NE(std::string(to_api_error(e, "messages").what()).find("4000 in the messages"),
+            std::string::npos);
   EXPECT_EQ(e.context(), 4096);
   EXPECT_EQ(e.prompt_tokens(), 4000);
   EXPECT_EQ(e.max_tokens(), 200);

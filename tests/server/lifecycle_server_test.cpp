@@ -40,6 +40,7 @@ class LifecycleServer {
     return exit_;
   }
 
+  int port() const { return server_.port(); }
   json get(const std::string& target) { return json::parse(send("GET", target).body); }
   test::TestResponse send(const std::string& method, const std::string& target,
                           const std::string& body = "") {
@@ -53,6 +54,19 @@ class LifecycleServer {
     const test::TestResponse response = send("POST", "/v1/chat/completions", request.dump());
     if (status != nullptr) *status = response.status;
     return response.body;
+  }
+  // A series of /metrics, or -1 when it is absent.
+  double metric(const std::string& series) {
+    std::istringstream lines(send("GET", "/metrics").body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+    }
+    return -1;
+  }
+  // What the server logged: read once it stopped (the serving thread writes it).
+  std::string log_after_stop() {
+    stop();
+    return log_.str();
   }
   std::string state(const std::string& model) {
     return get("/v1/models/" + model)["state"].get<std::string>();
@@ -194,6 +208,91 @@ TEST_F(LifecycleServerTest, AnUnloadedStartupModelAnswers503UntilLoaded) {
   EXPECT_NE(body.find("/v1/models/a/load"), std::string::npos) << body;
   EXPECT_EQ(server.get("/v1/engines")["engines"][0]["model_state"], "unloaded");
   EXPECT_EQ(server.send("GET", "/health").status, 200);  // not loaded is not unhealthy
+}
+
+TEST_F(LifecycleServerTest, FailedRequestsCountUnderTheirModelAndEngineCountersSpanLoads) {
+  LifecycleServer server(config({model("a", 1)}));
+  int status = 0;
+  server.chat("a", &status);
+  ASSERT_EQ(status, 200);
+  const json before = server.get("/v1/engines")["engines"][0];
+  EXPECT_EQ(before["requests_done"], 1);
+  const std::uint64_t generated = before["generated_tokens"];
+  EXPECT_GT(generated, 0u);
+
+  EXPECT_EQ(server.send("POST", "/v1/models/a/unload").status, 202);
+  ASSERT_TRUE(server.wait_for_state("a", "unloaded"));
+  // Unloaded, the seat keeps what its engine counted.
+  EXPECT_EQ(server.get("/v1/engines")["engines"][0]["requests_done"], 1);
+  server.chat("a", &status);
+  EXPECT_EQ(status, 503);
+  const json no_max_tokens = {{"model", "a"}, {"messages", {{{"role", "user"}, {"content", "x"}}}}};
+  EXPECT_EQ(server.send("POST", "/v1/messages", no_max_tokens.dump()).status, 400);
+  EXPECT_EQ(server.send("POST", "/v1/models/a/load").status, 202);
+  ASSERT_TRUE(server.wait_for_state("a", "ready"));
+  server.chat("a", &status);
+  ASSERT_EQ(status, 200);
+  const json after = server.get("/v1/engines")["engines"][0];
+  EXPECT_EQ(after["requests_done"], 2);
+  EXPECT_GT(after["generated_tokens"].get<std::uint64_t>(), generated);
+
+  const std::string requests = "baton_http_requests_total";
+  EXPECT_EQ(server.metric(requests + R"({model_name="a",route="/v1/chat/completions",status="503"})"), 1);
+  EXPECT_EQ(server.metric(requests + R"({model_name="a",route="/v1/messages",status="400"})"), 1);
+  EXPECT_EQ(server.metric(requests + R"({model_name="a",route="/v1/models/{id}/load",status="202"})"), 1);
+  EXPECT_EQ(server.metric(requests + R"({model_name="",route="/v1/chat/completions",status="503"})"), -1);
+}
+
+TEST_F(LifecycleServerTest, StartUpSaysAContextWasCappedAndWarnsOfAnOpenAddressWithoutAKey) {
+  ModelSpec a = model("a", 1);
+  a.context_length = 4096;  // the tiny model holds 2048 positions
+  ServeConfig open = config({a});
+  open.host = "0.0.0.0";
+  {
+    LifecycleServer server(std::move(open));  // one at a time: each takes the signals
+    EXPECT_EQ(server.get("/v1/models/a")["max_model_len"], 2048);
+    const std::string log = server.log_after_stop();
+    EXPECT_NE(log.find("context 2048 (context_length 4096 capped to the model's "
+                       "max_position_embeddings)"),
+              std::string::npos)
+        << log;
+    EXPECT_NE(log.find("warning: --host 0.0.0.0 with no API key"), std::string::npos) << log;
+  }
+  ServeConfig keyed = config({model("b", 2)});
+  keyed.host = "0.0.0.0";
+  keyed.api_key = "k";
+  LifecycleServer quiet(std::move(keyed));
+  EXPECT_EQ(quiet.log_after_stop().find("warning"), std::string::npos);
+}
+
+// What constructing a server with `cfg` throws; empty when it throws nothing.
+std::string construction_error(ServeConfig cfg) {
+  std::ostringstream log;
+  try {
+    BatonServer server(std::move(cfg), log);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST_F(LifecycleServerTest, APortInUseOrABadAddressIsToldBeforeAnyModelLoads) {
+  LifecycleServer holder(config({model("a", 1)}));
+  // A model whose files are bad: had it been loaded first, its error would be the one told.
+  ModelSpec bad = model("bad", 2);
+  std::ofstream(bad.dir / "model.safetensors", std::ios::trunc) << "{broken";
+  ServeConfig taken = config({bad});
+  taken.port = holder.port();
+  const std::string in_use = construction_error(taken);
+  EXPECT_NE(in_use.find("cannot listen on 127.0.0.1:" + std::to_string(holder.port()) +
+                        " (--host, --port)"),
+            std::string::npos)
+      << in_use;
+  ServeConfig nowhere = config({bad});
+  nowhere.host = "999.1.1.1";
+  const std::string address = construction_error(nowhere);
+  EXPECT_NE(address.find("--host 999.1.1.1: not an IPv4 or IPv6 address"), std::string::npos)
+      << address;
 }
 
 }  // namespace

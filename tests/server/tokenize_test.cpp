@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/server/completion_format.h"
+#include "baton/server/json_fields.h"
 #include "baton/server/peer_requests.h"
 #include "baton/server/sse.h"
 
@@ -59,12 +60,33 @@ TEST(DetokenizeRequest, TokenIdsAndTheirRefusals) {
   EXPECT_EQ(call.tokens, (std::vector<TokenId>{1, 2, 3}));
   EXPECT_TRUE(parse_detokenize_call(R"({"model": "m", "tokens": []})").tokens.empty());
   const auto detokenize = [](const std::string& b) { return parse_detokenize_call(b); };
-  for (const char* body : {R"({"model": "m"})", R"({"model": "m", "tokens": [-1]})",
-                           R"({"model": "m", "tokens": [1.5]})", R"({"model": "m", "tokens": "a"})",
+  for (const char* body : {R"({"model": "m"})", R"({"model": "m", "tokens": [1.5]})",
+                           R"({"model": "m", "tokens": "a"})",
                            R"({"model": "m", "tokens": [4294967296]})"}) {
     const ApiError error = refusal(detokenize, body);
     EXPECT_EQ(error.status(), 400) << body;
     EXPECT_EQ(error.param(), "tokens") << body;
+  }
+  // A negative id parses: the route refuses it against the model's vocabulary.
+  EXPECT_EQ(parse_detokenize_call(R"({"model": "m", "tokens": [-1]})").tokens,
+            std::vector<TokenId>{-1});
+}
+
+TEST(CheckVocabulary, NamesTheIdItsIndexAndTheModelsRange) {
+  json_fields::check_vocabulary({0, 4095}, 4096, "tokens", "m");
+  for (const TokenId bad : {-1, 4096}) {
+    try {
+      json_fields::check_vocabulary({3, bad}, 4096, "prompt", "m");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ApiError& error) {
+      EXPECT_EQ(error.status(), 400);
+      EXPECT_EQ(error.param(), "prompt");
+      const std::string message = error.what();
+      EXPECT_NE(message.find("token id " + std::to_string(bad) + " (prompt[1])"),
+                std::string::npos)
+          << message;
+      EXPECT_NE(message.find("ids are 0 to 4095"), std::string::npos) << message;
+    }
   }
 }
 

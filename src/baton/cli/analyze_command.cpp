@@ -1,5 +1,6 @@
 #include "baton/cli/analyze_command.h"
 
+#include <ctime>
 #include <iostream>
 #include <optional>
 #include <set>
@@ -22,8 +23,30 @@ struct Source {
   ExposureInput input;
 };
 
+std::string utc_time(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S UTC", &tm);
+  return text;
+}
+
+// A run with no end was cut short (killed, a crash, a power loss) or is still running:
+// what it had not yet written is missing from the figures, which must say so.
+void warn_of_open_runs(const std::string& path, const std::vector<LedgerRun>& runs) {
+  for (const LedgerRun& run : runs) {
+    if (run.stop) continue;
+    std::cerr << "baton analyze: warning: run " << run.id << " of " << path << " (started "
+              << utc_time(run.start)
+              << ") was never closed: its server is still running, or was killed before it "
+                 "could close the run, and what it had not yet written is missing\n";
+  }
+}
+
 Source from_ledger(const std::string& path, const std::optional<std::string>& policy) {
   LedgerContents contents = read_ledger(path, policy);
+  warn_of_open_runs(path, contents.runs);
   return {policy ? path + " [" + *policy + "]" : path, std::move(contents.input)};
 }
 

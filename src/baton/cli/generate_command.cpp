@@ -95,7 +95,9 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
   cmd->add_flag("--raw", raw, "Send the prompt as it is, without the chat template");
   cmd->add_option("--chat-template", chat_template,
                   "Use this template family instead of the model's: chatml, llama3, mistral");
-  cmd->add_option("--max-tokens", max_tokens, "Generated tokens at most")
+  cmd->add_option("--max-tokens", max_tokens,
+                  "Generated tokens at most (default 128, fewer when the context is shorter; "
+                  "given, the prompt and all of them must fit)")
       ->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--temperature", temperature, "0: greedy")->check(finite_range(0.0, 100.0));
   cmd->add_option("--top-p", top_p)->check(finite_range(0.0, 1.0));
@@ -155,7 +157,10 @@ int GenerateCommand::run() {
   }
   request.params.sampling =
       input.sampling({temperature, top_p, min_p, repetition_penalty, top_k, seed});
-  request.params.max_tokens = max_tokens;
+  // As in the API: an explicit max_tokens must fit the context whole (else the error says
+  // how many were asked), the default is cut to what is left.
+  request.params.max_tokens = max_tokens.value_or(kDefaultMaxTokens);
+  request.params.max_tokens_explicit = max_tokens.has_value();
   request.params.stop = stop;
   request.params.ignore_eos = ignore_eos;
 
@@ -170,7 +175,8 @@ int GenerateCommand::run() {
   LlmEngine& engine = host.add_llm_engine("llm", model, &tokenizer, options);
   const auto prompt_tokens = static_cast<std::uint64_t>(request.prompt.size());
   const GenerationResult result =
-      wait_with_progress(engine.submit(std::move(request)), engine, prompt_tokens, max_tokens);
+      wait_with_progress(engine.submit(std::move(request)), engine, prompt_tokens,
+                         max_tokens.value_or(kDefaultMaxTokens));
   if (json) {
     print_json(result, template_name, load_ms);
   } else {

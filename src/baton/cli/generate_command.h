@@ -14,13 +14,15 @@
 namespace baton {
 
 struct GenerateCommand {
+  static constexpr int kDefaultMaxTokens = 128;
+
   std::string model_dir;
   std::string backend = "cpu";
   std::string prompt;
   std::string system;
   std::string chat_template;  // a family name that overrides the model's template
   bool raw = false;
-  int max_tokens = 128;
+  std::optional<int> max_tokens;  // none: kDefaultMaxTokens, cut to fit the context
   std::optional<double> temperature, top_p, min_p, repetition_penalty;
   std::optional<int> top_k;
   std::optional<std::uint64_t> seed;

@@ -47,24 +47,32 @@ class QueueFull : public std::runtime_error {
 };
 
 // The prompt, or the prompt and the completion the client asked for, is longer than the
-// engine's context; the message is OpenAI's, word for word.
+// engine's context; the message is OpenAI's, word for word, with the input's name.
 class ContextLengthExceeded : public std::invalid_argument {
  public:
   ContextLengthExceeded(int context, int prompt_tokens, int max_tokens)
-      : std::invalid_argument(
-            "This model's maximum context length is " + std::to_string(context) +
-            " tokens. However, you requested " + std::to_string(prompt_tokens + max_tokens) +
-            " tokens (" + std::to_string(prompt_tokens) + " in the messages, " +
-            std::to_string(max_tokens) +
-            " in the completion). Please reduce the length of the messages or completion."),
+      : std::invalid_argument(message(context, prompt_tokens, max_tokens, "prompt")),
         context_(context),
         prompt_tokens_(prompt_tokens),
         max_tokens_(max_tokens) {}
   int context() const { return context_; }
   int prompt_tokens() const { return prompt_tokens_; }
   int max_tokens() const { return max_tokens_; }
+  // The message with the API's name of the input: "messages" (chat), "prompt", "input".
+  std::string message_for(const std::string& input) const {
+    return message(context_, prompt_tokens_, max_tokens_, input);
+  }
 
  private:
+  static std::string message(int context, int prompt_tokens, int max_tokens,
+                             const std::string& input) {
+    return "This model's maximum context length is " + std::to_string(context) +
+           " tokens. However, you requested " + std::to_string(prompt_tokens + max_tokens) +
+           " tokens (" + std::to_string(prompt_tokens) + " in the " + input + ", " +
+           std::to_string(max_tokens) + " in the completion). Please reduce the length of the " +
+           input + " or completion.";
+  }
+
   int context_;
   int prompt_tokens_;
   int max_tokens_;

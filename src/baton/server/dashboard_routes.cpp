@@ -48,12 +48,13 @@ double window_seconds(std::string_view query) {
   double value = 0.0;
   const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), value);
   if (error != std::errc() || end != text->data() + text->size() || !std::isfinite(value) ||
-      value <= 0.0) {
+      value <= 0.0 || value > kTimelineMaxSeconds) {
+    // Refused, not capped: the answer would cover less than was asked without saying so.
     throw bad_parameter("seconds", "seconds must be a positive number of seconds (at most " +
                                        std::to_string(static_cast<int>(kTimelineMaxSeconds)) +
                                        "), not '" + std::string(*text) + "'");
   }
-  return std::min(value, kTimelineMaxSeconds);
+  return value;
 }
 
 json spans_json(const std::vector<Span>& spans) {

@@ -12,8 +12,9 @@ ApiError to_api_error(const std::exception& error, const std::string& prompt_par
     return ApiError(429, full->what(), "rate_limit_error", "queue_full")
         .with_retry_after(full->retry_after_s());
   }
-  if (dynamic_cast<const ContextLengthExceeded*>(&error) != nullptr) {
-    return bad_parameter(prompt_param, error.what(), "context_length_exceeded");
+  if (const auto* long_input = dynamic_cast<const ContextLengthExceeded*>(&error)) {
+    return bad_parameter(prompt_param, long_input->message_for(prompt_param),
+                         "context_length_exceeded");
   }
   const ErrorKind kind = classify(error);
   switch (kind) {

@@ -2,6 +2,7 @@
 // model's load and unload), /health, /metrics and /v1/engines (Router's members, apart
 // from the request paths).
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -50,11 +51,20 @@ json optional_json(const std::optional<double>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
+// When the model's files were written (its config.json's modification time), as the
+// API's `created`; 0 when the file cannot be read.
+std::int64_t created_at(const ModelSpec& spec) {
+  std::error_code ec;
+  const auto written = std::filesystem::last_write_time(spec.dir / "config.json", ec);
+  if (ec) return 0;
+  return unix_seconds(std::chrono::file_clock::to_sys(written));
+}
+
 json model_json(const ModelStatus& s) {
   const ModelSpec& spec = s.spec;
   json j = {{"id", spec.name},
             {"object", "model"},
-            {"created", 0},
+            {"created", created_at(spec)},
             {"owned_by", "baton"},
             {"kind", kind_name(spec.kind)},
             {"max_model_len", s.context_length},

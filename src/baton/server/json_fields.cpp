@@ -102,11 +102,23 @@ std::vector<TokenId> token_list(const json& value, const std::string& name) {
   if (!value.is_array()) throw bad_parameter(name, "'" + name + "' must be a list of token ids");
   std::vector<TokenId> tokens;
   for (const json& t : value) {
-    tokens.push_back(
-        static_cast<TokenId>(integer(t, name, 0, std::numeric_limits<TokenId>::max())));
+    // Any id a TokenId holds: the route checks it against the model's vocabulary.
+    tokens.push_back(static_cast<TokenId>(integer(t, name, std::numeric_limits<TokenId>::min(),
+                                                  std::numeric_limits<TokenId>::max())));
   }
   if (tokens.empty()) throw bad_parameter(name, "'" + name + "' must not be empty");
   return tokens;
+}
+
+void check_vocabulary(const std::vector<TokenId>& tokens, std::size_t vocab_size,
+                      const std::string& name, const std::string& model) {
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] >= 0 && static_cast<std::size_t>(tokens[i]) < vocab_size) continue;
+    throw bad_parameter(name, "token id " + std::to_string(tokens[i]) + " (" + name + "[" +
+                                  std::to_string(i) + "]) is outside the vocabulary of '" +
+                                  model + "': its ids are 0 to " +
+                                  std::to_string(vocab_size - 1));
+  }
 }
 
 void read_stream_options(

@@ -47,7 +47,13 @@ void read_stream_options(
     const nlohmann::json& object, bool stream,
     const std::function<bool(const std::string& key, const nlohmann::json& value)>& read);
 
-// A non-empty JSON array of token ids (each in [0, 2^31)); `name` for errors.
+// A non-empty JSON array of integers that fit a TokenId; `name` for errors. Whether they
+// are in a model's vocabulary is check_vocabulary()'s to say, once the model is known.
 std::vector<TokenId> token_list(const nlohmann::json& value, const std::string& name);
+
+// Every id of `tokens` is in [0, vocab_size); else 400 naming the field `name`, the
+// offending id and its index, and the model's range of ids.
+void check_vocabulary(const std::vector<TokenId>& tokens, std::size_t vocab_size,
+                      const std::string& name, const std::string& model);
 
 }  // namespace baton::json_fields

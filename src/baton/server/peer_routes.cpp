@@ -6,6 +6,7 @@
 
 #include "baton/server/anthropic_messages.h"
 #include "baton/server/completion_stream.h"
+#include "baton/server/json_fields.h"
 #include "baton/server/openai_response.h"
 #include "baton/server/peer_requests.h"
 #include "baton/server/responses_api.h"
@@ -106,16 +107,7 @@ RouteResult Router::detokenize(const HttpRequest& request) {
   const DetokenizeCall call = parse_detokenize_call(request.body);
   auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
     const BpeTokenizer& tokenizer = *model->tokenizer;
-    for (std::size_t i = 0; i < call.tokens.size(); ++i) {
-      if (static_cast<std::size_t>(call.tokens[i]) >= tokenizer.vocab_size()) {
-        throw bad_parameter("tokens", "token id " + std::to_string(call.tokens[i]) + " (tokens[" +
-                                          std::to_string(i) +
-                                          "]) is outside the "
-                                          "vocabulary of '" +
-                                          model->spec.name + "' (" +
-                                          std::to_string(tokenizer.vocab_size()) + " tokens)");
-      }
-    }
+    json_fields::check_vocabulary(call.tokens, tokenizer.vocab_size(), "tokens", model->spec.name);
     count(model->spec.name, route, 200);
     return RouteResult(json_response({{"prompt", tokenizer.decode(call.tokens)}}));
   };

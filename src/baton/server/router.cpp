@@ -177,6 +177,9 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
     if (call.kind == CompletionCall::Kind::chat) {
       request.prompt = input.chat_prompt(call.messages);
     } else if (call.prompt_tokens) {
+      json_fields::check_vocabulary(*call.prompt_tokens,
+                                    static_cast<std::size_t>(model.model->config().vocab_size),
+                                    "prompt", model.spec.name);
       request.prompt = *call.prompt_tokens;
     } else {
       request.prompt = input.text_prompt(*call.prompt);
@@ -225,6 +228,11 @@ RouteResult Router::embeddings(const HttpRequest& request) {
     EmbeddingRequest embedding;
     embedding.id = serial_.fetch_add(1);
     embedding.inputs = call.token_inputs;
+    for (const std::vector<TokenId>& input : embedding.inputs) {
+      json_fields::check_vocabulary(input,
+                                    static_cast<std::size_t>(model->model->config().vocab_size),
+                                    "input", model->spec.name);
+    }
     for (const std::string& text : call.texts) {
       embedding.inputs.push_back(model->tokenizer->encode(text));
     }
