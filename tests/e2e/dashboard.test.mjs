@@ -114,6 +114,11 @@ describe('the dashboard of a server with an API key', () => {
   test('asks for the key after a 401, then shows every engine and model', async () => {
     ({ page, errors } = await openPage(server.url));
     await waitFor(page, 'the API key field', () => !document.querySelector('#key-form').hidden);
+    // The key form is the answer to the 401s: no error banner beside it, after several polls.
+    await waitFor(page, 'a few polls', () => Number(document.querySelector('#updated')
+      .dataset.polls) >= 2);
+    assert.equal(await page.$eval('#error', (box) => box.hidden), true,
+                 await page.$eval('#error', (box) => box.textContent));
     await page.type('#key-input', API_KEY);
     await page.click('#key-form button[type=submit]');
     await waitFor(page, 'a row per engine', () =>

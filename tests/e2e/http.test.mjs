@@ -138,6 +138,39 @@ describe('errors', () => {
     assert.equal((await post(chatUrl, chat())).status, 200);
   });
 
+  test('the bearer scheme is case-insensitive', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const res = await post(chatUrl, chat(), { key: null,
+                                                headers: { Authorization: `${scheme} ${API_KEY}` } });
+      assert.equal(res.status, 200, `${scheme}: ${res.text}`);
+    }
+  });
+
+  test('400 a body that is not UTF-8 says so', async () => {
+    const body = Buffer.concat([Buffer.from('{"model": "chat-a", "prompt": "'),
+                                Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const res = await fetch(completionsUrl, { method: 'POST', body,
+                                              headers: { 'Content-Type': 'application/json',
+                                                         ...authHeaders() } });
+    const text = await res.text();
+    const error = assertError({ status: res.status, headers: res.headers, text,
+                                json: JSON.parse(text) }, 400, { code: 'invalid_json' });
+    assert.match(error.message, /is not valid JSON: it is not valid UTF-8 at byte \d+$/,
+                 error.message);
+  });
+
+  test('400 token ids outside the vocabulary name the field and the range', async () => {
+    const error = assertError(await post(completionsUrl, { model: 'chat-a', prompt: [1, 10_000_000] }),
+                              400, { param: 'prompt' });
+    assert.match(error.message, /token id 10000000 \(prompt\[1\]\).*ids are 0 to \d+$/,
+                 error.message);
+    const detok = assertError(await post(`${server.url}/detokenize`, { model: 'chat-a', tokens: [-1] }),
+                              400, { param: 'tokens' });
+    assert.doesNotMatch(detok.message, /2147483647/, detok.message);
+    assertError(await post(embeddingsUrl, { model: 'embed', input: [[5, -3]] }), 400,
+                { param: 'input' });
+  });
+
   test('404 an unknown model, with the loaded models in the message', async () => {
     const error = assertError(await post(chatUrl, chat({ model: 'gpt-4o' })), 404,
                               { code: 'model_not_found' });
@@ -184,7 +217,8 @@ describe('errors', () => {
     const res = await post(chatUrl, chat({ messages: [{ role: 'user', content: long }] }));
     assertError(res, 400, { type: 'invalid_request_error', code: 'context_length_exceeded' });
     const completion = await post(completionsUrl, { model: 'chat-a', prompt: long, max_tokens: 4 });
-    assertError(completion, 400, { code: 'context_length_exceeded' });
+    const error = assertError(completion, 400, { code: 'context_length_exceeded', param: 'prompt' });
+    assert.match(error.message, /in the prompt, 4 in the completion/, error.message);
     const embedding = await post(embeddingsUrl, { model: 'embed', input: long });
     assertError(embedding, 400, { code: 'context_length_exceeded' });
   });
@@ -278,6 +312,42 @@ describe('health, metrics, engines, models', () => {
     });
     assert.ok(moved.length >= 1,
               `a request counter (${counters.map(([n]) => n)}) went up by >= 3 after 3 requests`);
+  });
+
+  test('/metrics stays bounded whatever paths and model names clients send', async () => {
+    const requestSeries = async () => {
+      const text = (await get(`${server.url}/metrics`)).text;
+      return { text, series: text.split('\n').filter((l) => l.startsWith('baton_http_requests_total'))
+        .length };
+    };
+    const rssKb = () => Number(/VmRSS:\s+(\d+) kB/.exec(
+      fs.readFileSync(`/proc/${server.child.pid}/status`, 'utf8'))[1]);
+    // Unknown paths, unknown model ids and their actions, with and without the key.
+    const send = (i) => {
+      switch (i % 4) {
+        case 0: return get(`${server.url}/junk${i}`, { key: null });
+        case 1: return get(`${server.url}/v1/models/x${i}`);
+        case 2: return post(`${server.url}/v1/models/x${i}/unload`, '');
+        default: return post(chatUrl, chat({ model: `made-up-${i}` }));
+      }
+    };
+    const burst = async (from, count) => {
+      const workers = Array.from({ length: 8 }, async (_, w) => {
+        for (let i = from + w; i < from + count; i += 8) await send(i);
+      });
+      await Promise.all(workers);
+    };
+    await burst(0, 2000);  // every label combination these requests make, and a warm heap
+    await requestSeries();  // (a scrape is counted too, after its answer)
+    const before = await requestSeries();
+    const rssBefore = rssKb();
+    await burst(2000, 10_000);
+    const after = await requestSeries();
+    const rssAfter = rssKb();
+    assert.equal(after.series, before.series, after.text);
+    assert.doesNotMatch(after.text, /junk|x\d+|made-up/);
+    assert.ok(rssAfter - rssBefore < 4096,
+              `RSS grew by ${rssAfter - rssBefore} kB over 10,000 requests`);
   });
 
   test('GET /v1/engines is JSON', async () => {

@@ -1,5 +1,6 @@
 // The ledger of a served run: an injected hang in one engine (A) while another (B) answers
 // is recorded with both engines' intervals, and `baton analyze` on that ledger shows them.
+// A SIGHUP stops the server as SIGTERM does, and the run it closes holds its intervals.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -32,4 +33,22 @@ test('a served hang and both engines are in the ledger, and analyze reads them',
   assert.match(analyze.stdout, /^  A +\d/m);
   assert.match(analyze.stdout, /^  B +[\d.]+/m);
   assert.doesNotMatch(analyze.stdout, /busy +0 h/);
+});
+
+test('SIGHUP (the terminal closed) stops the server as SIGTERM does: the run is closed', async () => {
+  const models = makeModels();
+  const ledger = path.join(tempDir(), 'ledger.db');
+  const server = await startProcess(batonBinary(), [
+    'serve', '--port', '0', '--ledger', ledger, '--model', `A=${models.chatA}`]);
+  const answer = await post(`${server.url}/v1/chat/completions`, {
+    model: 'A', max_tokens: 8, messages: [{ role: 'user', content: 'hello' }] }, { key: null });
+  assert.equal(answer.status, 200, answer.text);
+  assert.deepEqual(await server.stop('SIGHUP'), { code: 0, signal: null }, server.describe());
+  assert.match(server.stderr(), /baton serve: stopped/);
+
+  const analyze = spawnSync(batonBinary(), ['analyze', '--ledger', ledger], { encoding: 'utf8' });
+  assert.equal(analyze.status, 0, analyze.stderr);
+  assert.doesNotMatch(analyze.stderr, /never closed/, analyze.stderr);
+  // The request's busy time was written before the run closed.
+  assert.match(analyze.stdout, /^  A +\d/m, analyze.stdout);
 });

@@ -378,18 +378,22 @@
       api('/v1/engines'), api(`/v1/timeline?seconds=${windowSeconds}`), api('/v1/models'),
       health()]);
     const errors = [];
+    // A 401 is answered by the key form (api() showed it), not by an error banner.
+    const failed = (result) => {
+      if (result.reason.status !== 401) errors.push(result.reason.message);
+    };
     if (engines.status === 'fulfilled') renderEngines(engines.value.body);
-    else errors.push(engines.reason.message);
+    else failed(engines);
     if (timeline.status === 'fulfilled') {
       lastTimeline = timeline.value.body;
       renderTimeline(lastTimeline);
       renderFaults(lastTimeline);
     } else {
-      errors.push(timeline.reason.message);
+      failed(timeline);
     }
     const nowS = lastTimeline ? lastTimeline.now : Date.now() / 1000;
     if (models.status === 'fulfilled') renderModels(models.value.body, nowS);
-    else errors.push(models.reason.message);
+    else failed(models);
     const h = $('#health');
     if (healthy.status === 'fulfilled') {
       h.className = `badge ${healthy.value.status}`;
