@@ -167,4 +167,35 @@ describe('bad configuration', () => {
       assert.doesNotMatch(result.stdout, /listening on/);
     }
   });
+
+  test('the message names what the user wrote: the flag, its value', async () => {
+    const named = [
+      [['--model', 'A=/no/such/dir'], /--model A=\/no\/such\/dir: \/no\/such\/dir is not a directory/],
+      [['--model', `A=${models.chatA}`, '--host', '999.1.1.1'],
+       /--host: 999\.1\.1\.1 is not an IPv4 or IPv6 address/],
+    ];
+    for (const [args, message] of named) {
+      const result = run([...args, '--port', '0', '--no-ledger']);
+      assert.equal(result.status, 2, `${args.join(' ')}: exit ${result.status}\n${result.stderr}`);
+      assert.match(result.stderr, message);
+      assert.doesNotMatch(result.stderr, /models\.A\.path/);
+      // Refused before any model loaded: no model's start-up line.
+      assert.doesNotMatch(result.stderr, /^model A/m);
+    }
+  });
+
+  test('a port in use is named, and told before any model loads', async () => {
+    const holder = await startServer(['--model', `A=${models.chatA}`]);
+    try {
+      const result = run(['--model', `B=${models.chatB}`, '--port', String(holder.port),
+                          '--no-ledger']);
+      assert.equal(result.status, 1, result.stderr);
+      assert.match(result.stderr,
+                   new RegExp(`cannot listen on 127\\.0\\.0\\.1:${holder.port} \\(--host, --port\\): ` +
+                              'Address already in use'));
+      assert.doesNotMatch(result.stderr, /^model B/m);
+    } finally {
+      await stopServer(holder);
+    }
+  });
 });

@@ -78,8 +78,8 @@ export async function freePort() {
 // Spawns `command args` and resolves once its stdout printed the listening line.
 // Returns { url, port, child, stderr(), stdoutLines, nextListening(), stop() }.
 // `stop()` sends SIGTERM and resolves with { code, signal }.
-export async function startProcess(command, args, { timeoutMs = 60_000, env = {} } = {}) {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'],
+export async function startProcess(command, args, { timeoutMs = 60_000, env = {}, cwd } = {}) {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], cwd,
                                        env: { ...process.env, ...env } });
   let stderr = '';
   child.stderr.setEncoding('utf8');

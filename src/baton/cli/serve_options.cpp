@@ -211,6 +211,7 @@ ModelSpec parse_model_flag(const char* flag, const std::string& spec, ModelSpec 
   }
   model.name = spec.substr(0, eq);
   model.dir = std::filesystem::absolute(spec.substr(eq + 1)).lexically_normal();
+  model.flag = std::string(flag) + " " + spec;
   return model;
 }
 

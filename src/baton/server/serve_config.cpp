@@ -62,15 +62,16 @@ void validate_sampling(const std::string& model, const SamplingRequest& s) {
 }
 
 void validate_model_dir(const ModelSpec& model) {
+  // What the user wrote: the flag, or the file's key.
+  const std::string where =
+      model.flag.empty() ? fmt::format("models.{}.path", model.name) : model.flag;
   std::error_code ec;
   if (!std::filesystem::is_directory(model.dir, ec)) {
-    fail(fmt::format("models.{}.path: {} is not a directory", model.name, model.dir.string()));
+    fail(fmt::format("{}: {} is not a directory", where, model.dir.string()));
   }
   if (!std::filesystem::is_regular_file(model.dir / "config.json", ec)) {
-    fail(
-        fmt::format("models.{}.path: {} holds no config.json (not a Hugging Face model "
-                    "directory)",
-                    model.name, model.dir.string()));
+    fail(fmt::format("{}: {} holds no config.json (not a Hugging Face model directory)", where,
+                     model.dir.string()));
   }
 }
 

@@ -91,6 +91,9 @@ struct ModelSpec {
   bool pin = false;                // never evicted, never unloaded for idleness
   // How the model's matrices are held: bf16 in place, f32 or q8 (weight_format.h).
   WeightFormat weights = WeightFormat::bf16;
+  // The flag that configured it (`--model chat=DIR`), named by its errors; empty for a
+  // model of the file, whose errors name its keys (`models.chat.path`).
+  std::string flag;
 };
 
 // "chat" or "embedding", as the API and the file name the kinds.
