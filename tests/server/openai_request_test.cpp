@@ -75,6 +75,16 @@ TEST(OpenAiRequest, RefusesMalformedJsonAndNonObjects) {
   EXPECT_EQ(refusal("{\"model\": ").code(), "invalid_json");
   EXPECT_EQ(refusal("[1, 2]").code(), "invalid_json");
   EXPECT_EQ(refusal("").status(), 400);
+  // A number no double holds is out_of_range, not parse_error, to nlohmann: still a 400
+  // (the fuzzer found it: fuzz/corpus/openai/number_overflow.json).
+  EXPECT_EQ(refusal(R"({"model": 1e999})").code(), "invalid_json");
+  EXPECT_NE(std::string(refusal(R"({"model": "m", "temperature": -1e400})").what())
+                .find("a number out of range"),
+            std::string::npos);
+  const ApiError utf8 = refusal("{\"model\": \"\xff\"}");
+  EXPECT_EQ(utf8.code(), "invalid_json");
+  EXPECT_NE(std::string(utf8.what()).find("not valid UTF-8 at byte"), std::string::npos)
+      << utf8.what();
 }
 
 struct Refused {

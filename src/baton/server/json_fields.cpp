@@ -21,6 +21,10 @@ json parse_object(std::string_view body) {
                        (utf8 ? "it is not valid UTF-8" : "a syntax error") + " at byte " +
                        std::to_string(e.byte),
                    "invalid_request_error", "invalid_json");
+  } catch (const json::exception&) {
+    // out_of_range 406: a number no double holds (1e999), found while parsing.
+    throw ApiError(400, "the request body is not valid JSON: a number out of range",
+                   "invalid_request_error", "invalid_json");
   }
   if (!value.is_object()) {
     throw ApiError(400, "the request body must be a JSON object", "invalid_request_error",
