@@ -184,8 +184,26 @@ TEST_F(LlmEngineTest, StopFailsQueuedRequestsWithEngineStopped) {
     pending = engine_->submit(greedy_request(1, prompt_of(10, 1), 50));
     ASSERT_TRUE(testing::eventually([&] { return engine_->stats().running == 1; }));
     std::thread stopper([&] { engine_->stop(); });
+    // The turn goes back to the engine only once stop() has begun (a new request is refused
+    // with EngineStopped): released sooner, on a loaded machine the engine could finish all
+    // 50 tokens before the stopper thread ran (a clean-clone CI run at 73f5861 saw it).
+    std::vector<std::future<GenerationResult>> probes;
+    const bool stopping = testing::eventually([&] {
+      probes.push_back(engine_->submit(greedy_request(3, prompt_of(10, 1), 1)));
+      if (probes.back().wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+        return false;  // queued: stop() has not begun; it fails the probe later
+      }
+      try {
+        probes.back().get();
+      } catch (const EngineStopped&) {
+        return true;
+      } catch (const std::exception&) {  // QueueFull, while the stopper waits to run
+      }
+      return false;
+    });
     held.release();
     stopper.join();
+    ASSERT_TRUE(stopping);
   }
   EXPECT_THROW(pending.get(), EngineStopped);
   EXPECT_THROW(engine_->submit(greedy_request(2, prompt_of(10, 1), 5)).get(), EngineStopped);
