@@ -3,15 +3,12 @@
 #include "baton/engine/stop_checker.h"
 
 #include <gtest/gtest.h>
+#include "model/llama3_tokenizer.h"
 
 namespace baton {
 namespace {
 
-const BpeTokenizer& tokenizer() {
-  static const BpeTokenizer t = BpeTokenizer::from_directory(
-      std::filesystem::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style");
-  return t;
-}
+const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
 
 // Feeds the tokens of `text` until the checker stops; returns why (none if it never did).
 std::optional<FinishReason> feed(StopChecker& checker, const std::string& text) {

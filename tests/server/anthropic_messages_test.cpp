@@ -8,6 +8,7 @@
 
 #include "baton/server/peer_requests.h"
 #include "server/sse_test_util.h"
+#include "model/llama3_tokenizer.h"
 
 namespace baton {
 namespace {
@@ -16,11 +17,7 @@ using nlohmann::json;
 using testing::named_events;
 using testing::names;
 
-const BpeTokenizer& tokenizer() {
-  static const BpeTokenizer t = BpeTokenizer::from_directory(
-      std::filesystem::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style");
-  return t;
-}
+const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
 
 ApiError refusal(const std::string& body) {
   try {

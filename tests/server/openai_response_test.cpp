@@ -2,16 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
+#include "model/llama3_tokenizer.h"
 
 namespace baton {
 namespace {
 
-const BpeTokenizer& tokenizer() {
-  static const BpeTokenizer t = BpeTokenizer::from_directory(
-      std::filesystem::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style");
-  return t;
-}
+const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
 
 // The token ids of three one-letter texts whose alphabetical order is not their
 // probabilities' order.

@@ -8,6 +8,7 @@
 #include "baton/server/json_fields.h"
 #include "baton/server/peer_requests.h"
 #include "baton/server/sse.h"
+#include "model/llama3_tokenizer.h"
 
 namespace baton {
 namespace {
@@ -90,11 +91,7 @@ TEST(CheckVocabulary, NamesTheIdItsIndexAndTheModelsRange) {
   }
 }
 
-const BpeTokenizer& tokenizer() {
-  static const BpeTokenizer t = BpeTokenizer::from_directory(
-      std::filesystem::path(BATON_TEST_DATA) / "tokenizers" / "llama3_style");
-  return t;
-}
+const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
 
 TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
   OpenAiFormat format({CompletionCall::Kind::chat, "chatcmpl-1", 1, "m"}, true, false, tokenizer());
