@@ -1,9 +1,57 @@
 #include "baton/watchdog/slowdown_detector.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 #include "baton/common/context_bucket.h"
-#include "baton/common/percentiles.h"
 
 namespace baton {
+namespace {
+
+// 1 % wide bins: the baseline is exact for equal bursts and within 1 % otherwise, far
+// finer than the 5x threshold.
+int bin_of(double seconds) {
+  if (seconds <= 0.0) return std::numeric_limits<int>::min();
+  static const double log_ratio = std::log(1.01);
+  return static_cast<int>(std::floor(std::log(seconds) / log_ratio));
+}
+
+}  // namespace
+
+void SlowdownDetector::Window::add(TimePoint done, double seconds) {
+  const int bin = bin_of(seconds);
+  samples.push_back(Sample{done, seconds, bin});
+  Bin& b = bins[bin];
+  b.seconds += seconds;
+  ++b.count;
+}
+
+void SlowdownDetector::Window::expire(TimePoint now) {
+  while (samples.size() > kMaxSamples ||
+         (samples.size() > kMinSamples && samples.front().done < now - kHorizon)) {
+    const Sample& s = samples.front();
+    auto it = bins.find(s.bin);
+    // Erasing an emptied bin, rather than subtracting, leaves no rounding residue behind.
+    if (--it->second.count == 0) {
+      bins.erase(it);
+    } else {
+      it->second.seconds -= s.seconds;
+    }
+    samples.pop_front();
+  }
+}
+
+double SlowdownDetector::Window::median() const {
+  double total = 0.0;
+  for (const auto& entry : bins) total += entry.second.seconds;
+  double below = 0.0;
+  for (const auto& [bin, b] : bins) {
+    below += b.seconds;
+    if (below >= total / 2) return b.seconds / static_cast<double>(b.count);
+  }
+  return 0.0;
+}
 
 SlowdownDetector::SlowdownDetector(double factor, std::chrono::milliseconds min_excess,
                                    FaultLog& log, ActivityProbe probe)
@@ -16,16 +64,27 @@ void SlowdownDetector::burst_done(const BurstRecord& burst) {
   if (!burst.ok) return;  // a failed burst is a fault of its own, not a slow one
   const double seconds = seconds_between(burst.granted, burst.done);
   double median = 0.0;
+  bool new_event = false;
   {
     std::lock_guard lock(mu_);
-    auto& window = windows_[Key{burst.engine, burst.kind, context_bucket(burst.context_tokens)}];
-    if (window.size() >= kMinSamples) {
-      median = percentile(std::vector<double>(window.begin(), window.end()), 0.5);
+    Window& window = windows_[Key{burst.engine, burst.kind, context_bucket(burst.context_tokens)}];
+    window.expire(burst.done);
+    if (window.samples.size() >= kMinSamples) median = window.median();
+    // A flagged burst joins the baseline too: that is how a lasting change is absorbed.
+    window.add(burst.done, seconds);
+    // Keys that went quiet (a context bucket left behind) keep only kMinSamples.
+    if (++bursts_ % kSweepEvery == 0) {
+      for (auto& entry : windows_) entry.second.expire(burst.done);
     }
-    window.push_back(seconds);
-    if (window.size() > kWindow) window.pop_front();
+    const bool flagged =
+        median > 0.0 && seconds > factor_ * median && seconds - median >= min_excess_s_;
+    if (flagged) {
+      auto [last, first] = last_flagged_.try_emplace(burst.engine, burst.done);
+      new_event = first || burst.granted - last->second > kMergeGap;
+      last->second = std::max(last->second, burst.done);
+    }
   }
-  if (median <= 0.0 || seconds <= factor_ * median || seconds - median < min_excess_s_) return;
+  if (!new_event) return;
   FaultEvent event;
   event.wall_time = std::chrono::system_clock::now();
   event.time = burst.done;
@@ -35,7 +94,7 @@ void SlowdownDetector::burst_done(const BurstRecord& burst) {
   if (probe_) event.engines = probe_();
   event.detail = std::string(to_string(burst.kind)) + " burst took " +
                  std::to_string(seconds * 1e3) + " ms, " + std::to_string(seconds / median) +
-                 "x its rolling median of " + std::to_string(median * 1e3) + " ms";
+                 "x its time-weighted median of " + std::to_string(median * 1e3) + " ms";
   log_.record(std::move(event));
 }
 
