@@ -24,9 +24,12 @@ struct TurnFixture {
       ids.push_back(turn.register_client("c" + std::to_string(i), *streams.back()));
     }
   }
+  // First come, first served, a whole burst per hold: each test turns on what it tests.
   static TurnOptions serialize_options() {
     TurnOptions options;
     options.policy = TurnPolicy::serialize;
+    options.quantum = Quantum::burst;
+    options.decode_first = false;
     return options;
   }
   // Blocks until `count` clients wait in line.
@@ -267,6 +270,54 @@ TEST(SerialTurn, MutualExclusionUnderContention) {
   std::uint64_t acquisitions = 0;
   for (const auto& c : f.turn.stats().clients) acquisitions += c.acquisitions;
   EXPECT_EQ(acquisitions, static_cast<std::uint64_t>(kThreads * kRounds));
+}
+
+}  // namespace
+}  // namespace baton
+
+namespace baton {
+namespace {
+
+TEST(SerialTurnPieces, APrefillIsCutIntoPiecesOnlyWhileAnotherClientWantsTheTurn) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.quantum = Quantum::op;
+  options.max_hold_ms = 2.5;
+  TurnFixture f(2, options);
+  f.turn.acquire(f.ids[0], BurstKind::prefill);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), std::nullopt);  // alone: whole layers
+  std::thread other([&f] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    f.turn.release(f.ids[1]);
+  });
+  f.await_waiters(1);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), 2.5);
+  f.turn.release(f.ids[0]);
+  other.join();
+  // The other engine is between its steps, not waiting: still pieces, it will be back.
+  f.turn.acquire(f.ids[0], BurstKind::prefill);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), 2.5);
+  f.turn.release(f.ids[0]);
+  // Left alone for longer than ContentionClock::kRecentNs: whole layers again.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(ContentionClock::kRecentNs) +
+                              std::chrono::milliseconds(20));
+  f.turn.acquire(f.ids[0], BurstKind::prefill);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), std::nullopt);
+  f.turn.release(f.ids[0]);
+}
+
+TEST(SerialTurnPieces, OnlyTheOpQuantumCutsLayers) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.quantum = Quantum::layer;
+  TurnFixture f(2, options);
+  f.turn.acquire(f.ids[0], BurstKind::prefill);
+  std::thread other([&f] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    f.turn.release(f.ids[1]);
+  });
+  f.await_waiters(1);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), std::nullopt);
+  f.turn.release(f.ids[0]);
+  other.join();
 }
 
 }  // namespace

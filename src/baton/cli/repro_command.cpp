@@ -39,7 +39,14 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"burst", "layer", "op"}));
   cmd->add_flag("--decode-first", options.turn.decode_first,
-                "serialize: waiting decode bursts go before waiting prefill chunks");
+                "serialize: waiting decode bursts go before waiting prefill chunks (the "
+                "default; --decode-first=false for first come, first served)")
+      ->capture_default_str();
+  cmd->add_option("--max-hold-ms", options.turn.max_hold_ms,
+                  "serialize/op: the longest a prefill piece may hold the turn while other "
+                  "engines want it, in ms")
+      ->capture_default_str()
+      ->check(finite_range(kMinMaxHoldMs, kMaxMaxHoldMs));
   cmd->add_option("--turn-scope", turn_scope,
                   "Who takes turns: this process's engines, or (host; serialize) those of every "
                   "baton process of the machine with the same --turn-name")

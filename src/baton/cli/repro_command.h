@@ -15,7 +15,7 @@ namespace baton {
 struct ReproCommand {
   ReproOptions options;
   std::string policy = "concurrent";
-  std::string quantum = "burst";
+  std::string quantum = "op";
   std::string turn_scope = "process";
   std::string weights = "bf16";  // --weights
   std::vector<std::string> engine_specs;

@@ -71,7 +71,14 @@ void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
       ->capture_default_str()
       ->check(CLI::IsMember({"burst", "layer", "op"}));
   cmd.add_flag("--decode-first", flags.values.turn.decode_first,
-               "serialize: waiting decode bursts go before waiting prefill chunks");
+               "serialize: waiting decode bursts go before waiting prefill chunks (the "
+               "default; --decode-first=false for first come, first served)")
+      ->capture_default_str();
+  cmd.add_option("--max-hold-ms", flags.values.turn.max_hold_ms,
+                 "serialize/op: the longest a prefill piece may hold the turn while other "
+                 "engines want it, in ms")
+      ->capture_default_str()
+      ->check(finite_range(kMinMaxHoldMs, kMaxMaxHoldMs));
   cmd.add_option("--turn-scope", flags.turn_scope,
                  "Who takes turns: this process's engines, or (host; serialize) those of every "
                  "baton process of the machine with the same --turn-name")
@@ -177,6 +184,7 @@ void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfi
   if (given(cmd, "--policy")) c.turn.policy = *parse_turn_policy(flags.policy);
   if (given(cmd, "--quantum")) c.turn.quantum = *parse_quantum(flags.quantum);
   if (given(cmd, "--decode-first")) c.turn.decode_first = v.turn.decode_first;
+  if (given(cmd, "--max-hold-ms")) c.turn.max_hold_ms = v.turn.max_hold_ms;
   if (given(cmd, "--turn-scope")) c.turn.scope = *parse_turn_scope(flags.turn_scope);
   if (given(cmd, "--turn-name")) c.turn.host_name = v.turn.host_name;
   if (given(cmd, "--prefill-share")) c.turn.prefill_share = v.turn.prefill_share;

@@ -20,7 +20,7 @@ struct ServeFlags {
   std::vector<std::string> embeddings;  // --embedding NAME=DIR
   ServeConfig values;                   // host, port, ..., faults, fault_engine
   std::string policy = "concurrent";
-  std::string quantum = "burst";
+  std::string quantum = "op";
   std::string turn_scope = "process";
   std::string ledger;
   ModelSpec model;               // --max-batch, --kv-budget-mb, ...: every --model's settings

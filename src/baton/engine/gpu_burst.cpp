@@ -27,6 +27,10 @@ GpuBurst::~GpuBurst() {
 
 double GpuBurst::device_share() const { return context_.turn.device_share(context_.client); }
 
+std::optional<double> GpuBurst::piece_budget_ms() const {
+  return context_.turn.piece_budget_ms(context_.client);
+}
+
 void GpuBurst::yield_point(Boundary boundary) { hold_.yield_point(boundary); }
 
 double GpuBurst::done() {

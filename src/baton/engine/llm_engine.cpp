@@ -107,11 +107,11 @@ void LlmEngine::run_step(StepPlan plan) {
   std::exception_ptr error;
   try {
     burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
+    const std::size_t context = attended_positions(plan);
     // The ops share the step: after a reset the stream may still finish them.
     const std::shared_ptr<ModelStep> step = runner_->begin(std::move(plan), burst->device_share());
     for (int i = 0; i < step->layers(); ++i) {
-      stream_->encode(Op{[step, i] { step->run_layer(i); }, 0});
-      stream_->commit();
+      encode_layer(*burst, step, i, kind == BurstKind::prefill ? context : 0);
       if (i + 1 < step->layers()) {
         burst->yield_point(Boundary::layer);
         step->set_device_share(burst->device_share());
@@ -133,6 +133,44 @@ void LlmEngine::run_step(StepPlan plan) {
     return;
   }
   deliver(batch_.after_step(result, Clock::now()));
+}
+
+std::size_t LlmEngine::attended_positions(const StepPlan& plan) {
+  std::size_t longest = 0;
+  for (const SequenceStep& s : plan.sequences) {
+    longest = std::max(longest, static_cast<std::size_t>(s.sequence->length) + s.tokens.size());
+  }
+  return longest;
+}
+
+// A prefill layer (`context` > 0) comes in pieces of bounded time while the turn asks for
+// them; each piece is waited for, timed (the sizer learns its shape) and followed by a
+// yield point. Otherwise the layer is one op, not waited for.
+void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
+                             std::size_t context) {
+  const std::optional<double> budget =
+      context > 0 ? burst.piece_budget_ms() : std::optional<double>();
+  if (!budget) {
+    stream_->encode(Op{[step, layer] { step->run_layer(layer); }, 0});
+    stream_->commit();
+    return;
+  }
+  const int rows = step->rows();
+  for (int first = 0; first < rows;) {
+    const int count = pieces_.next_piece(rows - first, context, *budget);
+    const TimePoint began = Clock::now();
+    stream_->encode(Op{[step, layer, first, count] { step->run_rows(layer, first, count); }, 0});
+    stream_->synchronize();
+    const double ms = millis_between(began, Clock::now());
+    pieces_.record(count, context, ms);
+    {
+      std::lock_guard lock(mu_);
+      ++stats_.prefill_pieces;
+      stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, ms);
+    }
+    first += count;
+    if (first < rows) burst.yield_point(Boundary::op);
+  }
 }
 
 EngineActivity LlmEngine::activity() const {

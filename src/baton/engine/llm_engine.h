@@ -2,7 +2,9 @@
 // stream. Each step of the batch is one burst under the GPU turn: the forward pass goes on
 // the stream one layer per op, with a yield point between layers, so the turn's per-layer
 // quantum, the watchdog (which watches the stream) and the ledger (a burst observer) all
-// see real inference. A step that fails (a hang the watchdog reset, a device error) fails
+// see real inference. While the turn asks for pieces (serialize/op with other engines
+// active), a prefill layer goes on as row pieces of bounded time (piece_sizer.h), each
+// followed by a yield point. A step that fails (a hang the watchdog reset, a device error) fails
 // the requests it carried with that error; the others go on.
 //
 // Queue and cancellation: at most `queue_limit` requests wait (submitted, not admitted);
@@ -28,6 +30,7 @@
 #include "baton/engine/hosted_engine.h"
 #include "baton/engine/llm_batch.h"
 #include "baton/engine/model_runner_factory.h"
+#include "baton/engine/piece_sizer.h"
 #include "baton/gpu/stream.h"
 #include "baton/turn/gpu_turn.h"
 
@@ -46,6 +49,8 @@ struct LlmEngineStats {
   int kv_blocks_available = 0;
   int kv_blocks_cached = 0;
   LlmBatchCounters counters;
+  std::uint64_t prefill_pieces = 0;  // pieces of prefill layers run (serialize/op, shared)
+  double longest_piece_ms = 0.0;     // the longest of them, launch to completion
 };
 
 class LlmEngine final : public HostedEngine {
@@ -80,6 +85,10 @@ class LlmEngine final : public HostedEngine {
  private:
   void loop(std::stop_token stop);
   void run_step(StepPlan plan);
+  void encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
+                    std::size_t context);
+  // The most positions any sequence of the plan attends to once it ran.
+  static std::size_t attended_positions(const StepPlan& plan);
   void deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished);
   void fail(std::vector<std::unique_ptr<LlmBatch::Entry>> entries, std::exception_ptr error);
   void cancel(std::vector<std::unique_ptr<LlmBatch::Entry>> entries);
@@ -107,6 +116,7 @@ class LlmEngine final : public HostedEngine {
   const std::size_t queue_limit_;                        // 0: none
 
   LlmBatch batch_;  // engine thread only, but for validate() and context_length()
+  PieceSizer pieces_;  // engine thread only
   std::unique_ptr<ModelRunner> runner_;  // executes batch_'s plans over its KV blocks
   std::jthread thread_;                  // last: starts after the rest
 };

@@ -12,8 +12,12 @@
 namespace baton {
 
 ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<SequenceStep> steps,
-                         LogitsFor logits_for)
-    : model_(model), memory_(memory), steps_(std::move(steps)), logits_for_(logits_for) {
+                         LogitsFor logits_for, ForwardScratch* scratch)
+    : model_(model),
+      memory_(memory),
+      steps_(std::move(steps)),
+      logits_for_(logits_for),
+      scratch_(scratch != nullptr ? *scratch : own_scratch_) {
   const ModelConfig& c = model_.config();
   const int hidden = static_cast<int>(c.hidden_size);
   for (std::size_t s = 0; s < steps_.size(); ++s) {
@@ -30,7 +34,9 @@ ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<
     }
   }
   rows_ = static_cast<int>(row_step_.size());
-  x_.resize(static_cast<std::size_t>(rows_) * hidden);
+  const auto rows = static_cast<std::size_t>(rows_);
+  std::vector<float>& x = scratch_.x;
+  x.resize(rows * hidden);
   int row = 0;
   for (const SequenceStep& step : steps_) {
     for (const TokenId token : step.tokens) {
@@ -38,81 +44,101 @@ ForwardPass::ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<
         throw std::out_of_range("token id " + std::to_string(token) + " outside the vocabulary");
       }
       model_.embedding().rows_to_float(token, 1,
-                                       x_.data() + static_cast<std::size_t>(row++) * hidden);
+                                       x.data() + static_cast<std::size_t>(row++) * hidden);
     }
   }
-  const auto rows = static_cast<std::size_t>(rows_);
   const auto q_size = rows * static_cast<std::size_t>(c.num_heads * c.head_dim);
   const auto kv_size = rows * static_cast<std::size_t>(c.num_kv_heads * c.head_dim);
   const auto inner_size = rows * static_cast<std::size_t>(c.intermediate_size);
-  scratch_ = {std::vector<float>(x_.size()),  std::vector<float>(q_size),
-              std::vector<float>(kv_size),    std::vector<float>(kv_size),
-              std::vector<float>(q_size),     std::vector<float>(x_.size()),
-              std::vector<float>(inner_size), std::vector<float>(inner_size)};
+  // Every element is written before it is read, so reused buffers need no clearing.
+  scratch_.h.resize(x.size());
+  scratch_.q.resize(q_size);
+  scratch_.k.resize(kv_size);
+  scratch_.v.resize(kv_size);
+  scratch_.attended.resize(q_size);
+  scratch_.projected.resize(x.size());
+  scratch_.gate.resize(inner_size);
+  scratch_.up.resize(inner_size);
 }
 
-void ForwardPass::run_layer(int index) {
+void ForwardPass::run_layer(int index) { run_rows(index, 0, rows_); }
+
+void ForwardPass::run_rows(int index, int first, int count) {
+  if (first < 0 || count < 0 || first + count > rows_) {
+    throw std::out_of_range("rows " + std::to_string(first) + "+" + std::to_string(count) +
+                            " of a step of " + std::to_string(rows_));
+  }
   const ModelConfig& c = model_.config();
   const LlamaModel::Layer& l = model_.layers()[static_cast<std::size_t>(index)];
   ThreadPool& threads = model_.pool();
-  const int hidden = static_cast<int>(c.hidden_size);
+  const auto hidden = static_cast<std::size_t>(c.hidden_size);
+  const auto q_dim = static_cast<std::size_t>(c.num_heads * c.head_dim);
+  const auto kv_dim = static_cast<std::size_t>(c.num_kv_heads * c.head_dim);
+  const auto inner = static_cast<std::size_t>(c.intermediate_size);
+  const auto at = static_cast<std::size_t>(first);
   const auto data = [](const std::vector<float>& v) { return v.empty() ? nullptr : v.data(); };
 
   const auto timer = [this](StepOp op) { return OpTimer(profile_, op); };
-  auto& [h, q, k, v, attended, projected, gate, up] = scratch_;
+  auto& [residual, h, q, k, v, attended, projected, gate, up] = scratch_;
+  float* x = residual.data() + at * hidden;
   {
     const OpTimer t = timer(StepOp::norm_rope);
-    rms_norm(x_.data(), h.data(), rows_, hidden, l.attn_norm.data(), c.rms_norm_eps);
+    rms_norm(x, h.data() + at * hidden, count, static_cast<int>(hidden), l.attn_norm.data(),
+             c.rms_norm_eps);
   }
   {
     const OpTimer t = timer(StepOp::qkv);
-    const LinearOutput qkv[] = {{&l.q, data(l.q_bias), q.data()},
-                                {&l.k, data(l.k_bias), k.data()},
-                                {&l.v, data(l.v_bias), v.data()}};
-    linear(threads, h.data(), rows_, qkv);
+    const LinearOutput qkv[] = {{&l.q, data(l.q_bias), q.data() + at * q_dim},
+                                {&l.k, data(l.k_bias), k.data() + at * kv_dim},
+                                {&l.v, data(l.v_bias), v.data() + at * kv_dim}};
+    linear(threads, h.data() + at * hidden, count, qkv);
   }
   {
     const OpTimer t = timer(StepOp::norm_rope);
-    write_keys_values(index, k.data(), v.data(), q.data());
+    write_keys_values(index, first, count, k.data(), v.data(), q.data());
   }
   {
     const OpTimer t = timer(StepOp::attention);
-    attend(index, q.data(), attended.data());
+    attend(index, first, count, q.data(), attended.data());
   }
   {
     const OpTimer t = timer(StepOp::out_proj);
-    linear(threads, attended.data(), rows_, l.o, nullptr, projected.data());
+    linear(threads, attended.data() + at * q_dim, count, l.o, nullptr,
+           projected.data() + at * hidden);
   }
-  add_residual(projected);
+  add_residual(projected.data() + at * hidden, x, static_cast<std::size_t>(count) * hidden);
 
   {
     const OpTimer t = timer(StepOp::norm_rope);
-    rms_norm(x_.data(), h.data(), rows_, hidden, l.mlp_norm.data(), c.rms_norm_eps);
+    rms_norm(x, h.data() + at * hidden, count, static_cast<int>(hidden), l.mlp_norm.data(),
+             c.rms_norm_eps);
   }
+  float* gated = gate.data() + at * inner;
   {
     const OpTimer t = timer(StepOp::gate_up);
-    const LinearOutput gate_up[] = {{&l.gate, nullptr, gate.data()}, {&l.up, nullptr, up.data()}};
-    linear(threads, h.data(), rows_, gate_up);
+    const LinearOutput gate_up[] = {{&l.gate, nullptr, gated}, {&l.up, nullptr, up.data() + at * inner}};
+    linear(threads, h.data() + at * hidden, count, gate_up);
   }
   {
     const OpTimer t = timer(StepOp::activation);
-    silu_mul(gate.data(), up.data(), gate.size());
+    silu_mul(gated, up.data() + at * inner, static_cast<std::size_t>(count) * inner);
   }
   {
     const OpTimer t = timer(StepOp::down);
-    linear(threads, gate.data(), rows_, l.down, nullptr, projected.data());
+    linear(threads, gated, count, l.down, nullptr, projected.data() + at * hidden);
   }
-  add_residual(projected);
+  add_residual(projected.data() + at * hidden, x, static_cast<std::size_t>(count) * hidden);
 }
 
-void ForwardPass::add_residual(const std::vector<float>& delta) {
+void ForwardPass::add_residual(const float* delta, float* x, std::size_t count) {
   const OpTimer t(profile_, StepOp::residual);
-  for (std::size_t i = 0; i < x_.size(); ++i) x_[i] += delta[i];
+  for (std::size_t i = 0; i < count; ++i) x[i] += delta[i];
 }
 
 // Normalizes (qwen3) and rotates q and k of every row, then stores k and v at the row's
 // position in its sequence's blocks.
-void ForwardPass::write_keys_values(int layer, const float* k_in, const float* v, float* q) {
+void ForwardPass::write_keys_values(int layer, int first, int count, const float* k_in,
+                                    const float* v, float* q) {
   const ModelConfig& c = model_.config();
   const LlamaModel::Layer& l = model_.layers()[static_cast<std::size_t>(layer)];
   const int heads = static_cast<int>(c.num_heads);
@@ -121,7 +147,7 @@ void ForwardPass::write_keys_values(int layer, const float* k_in, const float* v
   const std::size_t kv_row = static_cast<std::size_t>(kv_heads) * hd;
   const int block_tokens = memory_.block_tokens();
   const std::vector<float>& inv = model_.inverse_frequencies();
-  for (int r = 0; r < rows_; ++r) {
+  for (int r = first; r < first + count; ++r) {
     const int pos = row_position_[r];
     const KvSequence& kv = *steps_[row_step_[r]].sequence;
     const BlockId block = kv.blocks[static_cast<std::size_t>(pos / block_tokens)];
@@ -145,22 +171,22 @@ void ForwardPass::write_keys_values(int layer, const float* k_in, const float* v
 // block by block, so each block of keys and values comes from memory once for them all
 // (not once per head: 7 times for Qwen2.5-0.5B); a group is split in parts only when
 // there are fewer groups than threads.
-void ForwardPass::attend(int layer, const float* q, float* out) {
+void ForwardPass::attend(int layer, int first, int count, const float* q, float* out) {
   const ModelConfig& c = model_.config();
   const int heads = static_cast<int>(c.num_heads);
   const int kv_heads = static_cast<int>(c.num_kv_heads);
   const int group = heads / kv_heads;
-  const int groups = rows_ * kv_heads;
+  const int groups = count * kv_heads;
   const int parts = std::clamp((model_.pool().threads() + groups - 1) / groups, 1, group);
   const int part_heads = (group + parts - 1) / parts;
   const auto hd = static_cast<std::size_t>(c.head_dim);
   model_.pool().parallel_for(static_cast<std::size_t>(groups) * parts, [&](std::size_t item) {
-    const int r = static_cast<int>(item / parts) / kv_heads;
+    const int r = first + static_cast<int>(item / parts) / kv_heads;
     const int kv_head = static_cast<int>(item / parts) % kv_heads;
     const int first_head = kv_head * group + static_cast<int>(item % parts) * part_heads;
-    const int count = std::min(first_head + part_heads, (kv_head + 1) * group) - first_head;
+    const int n = std::min(first_head + part_heads, (kv_head + 1) * group) - first_head;
     const std::size_t at = (static_cast<std::size_t>(r) * heads + first_head) * hd;
-    if (count > 0) attend_heads(layer, r, first_head, count, q + at, out + at);
+    if (n > 0) attend_heads(layer, r, first_head, n, q + at, out + at);
   });
 }
 
@@ -229,7 +255,8 @@ std::vector<float> ForwardPass::finish() {
   }
   std::vector<float> normed(wanted.size() * hidden);
   for (std::size_t i = 0; i < wanted.size(); ++i) {
-    rms_norm(x_.data() + static_cast<std::size_t>(wanted[i]) * hidden, normed.data() + i * hidden,
+    rms_norm(scratch_.x.data() + static_cast<std::size_t>(wanted[i]) * hidden,
+             normed.data() + i * hidden,
              1, hidden, model_.final_norm().data(), c.rms_norm_eps);
   }
   std::vector<float> logits(wanted.size() * static_cast<std::size_t>(c.vocab_size));
@@ -243,7 +270,8 @@ std::vector<float> ForwardPass::finish_hidden() {
   const ModelConfig& c = model_.config();
   const int hidden = static_cast<int>(c.hidden_size);
   std::vector<float> normed(static_cast<std::size_t>(rows_) * hidden);
-  rms_norm(x_.data(), normed.data(), rows_, hidden, model_.final_norm().data(), c.rms_norm_eps);
+  rms_norm(scratch_.x.data(), normed.data(), rows_, hidden, model_.final_norm().data(),
+           c.rms_norm_eps);
   for (SequenceStep& step : steps_) step.sequence->length += static_cast<int>(step.tokens.size());
   return normed;
 }

@@ -28,16 +28,32 @@ struct SequenceStep {
 
 enum class LogitsFor { last_token, every_token };
 
+// The buffers of a pass: the residual stream [rows x hidden] and run_layer's scratch,
+// tens of MB for a prefill chunk. A runner keeps one across its passes, since fresh
+// buffers cost a page fault per 4 KiB every step (on a VM, 50-80 ms for a 1024-token
+// chunk of a small model: longer than its layers).
+struct ForwardScratch {
+  std::vector<float> x, h, q, k, v, attended, projected, gate, up;
+};
+
 class ForwardPass {
  public:
   // Embeds the tokens. Throws std::out_of_range for a token outside the vocabulary and
   // std::length_error when a sequence's blocks cannot hold its new positions.
+  // `scratch` (may be null: the pass's own) must outlive the pass and serve one pass at a
+  // time.
   ForwardPass(const LlamaModel& model, KvMemory& memory, std::vector<SequenceStep> steps,
-              LogitsFor logits_for);
+              LogitsFor logits_for, ForwardScratch* scratch = nullptr);
 
   int layers() const { return static_cast<int>(model_.layers().size()); }
+  int rows() const { return rows_; }
   // Attention (writing the new keys and values) and MLP of layer `index`.
   void run_layer(int index);
+  // run_layer() for rows [first, first + count) only: a piece of the layer. A layer's
+  // pieces run in row order (a row attends to the keys its earlier rows wrote), all of
+  // them before the next layer; together they compute what run_layer() does, bit for bit.
+  // std::out_of_range for rows outside the step.
+  void run_rows(int index, int first, int count);
   // The final norm and the output projection; advances every sequence's length. Returns
   // logits, row-major [rows x vocab]: one row per sequence (last_token) or per token.
   std::vector<float> finish();
@@ -48,9 +64,11 @@ class ForwardPass {
   void profile_into(StepProfile* profile) { profile_ = profile; }
 
  private:
-  void add_residual(const std::vector<float>& delta);
-  void write_keys_values(int layer, const float* q_or_k, const float* v, float* q);
-  void attend(int layer, const float* q, float* out);
+  void add_residual(const float* delta, float* x, std::size_t count);
+  // Of rows [first, first + count): (see the .cpp).
+  void write_keys_values(int layer, int first, int count, const float* k, const float* v,
+                         float* q);
+  void attend(int layer, int first, int count, const float* q, float* out);
   // attend() for the `count` query heads from `first_head` of row r, which share one KV
   // head; q and out point at that row's first head.
   void attend_heads(int layer, int r, int first_head, int count, const float* q, float* out);
@@ -62,13 +80,10 @@ class ForwardPass {
   int rows_ = 0;
   std::vector<int> row_step_;      // the step of each row
   std::vector<int> row_position_;  // the position of each row in its sequence
-  std::vector<float> x_;           // [rows x hidden], the residual stream
-  // run_layer's scratch, sized once for the pass and reused by every layer (a prefill
-  // chunk's is tens of MB, which each layer allocated, faulted in and zeroed again).
-  struct Scratch {
-    std::vector<float> h, q, k, v, attended, projected, gate, up;
-  };
-  Scratch scratch_;
+  ForwardScratch own_scratch_;
+  // Sized once for the pass and reused by every layer (each layer allocated, faulted in
+  // and zeroed its own before).
+  ForwardScratch& scratch_;
   StepProfile* profile_ = nullptr;
 };
 

@@ -1,12 +1,12 @@
 // ModelRunner: what executes one step the LLM engine's scheduler planned, so that the
 // scheduler (LlmBatch: admission, chunking, KV blocks, sampling and stop checks) does not
-// know where the model runs: model/cpu/ now, model/cuda/ next. A StepPlan says which
+// know where the model runs: model/cpu/ or model/cuda/. A StepPlan says which
 // sequences take part and which new positions each brings; the runner returns a
-// ModelStep that runs it one layer at a time (so the engine can put each layer on its
-// stream as one op and yield the GPU turn between layers), sized for the share of the
-// device the turn gives it. On a device the ops only launch work: the output is read with
+// ModelStep that runs it one layer, or one piece of a layer's rows, at a time (so the
+// engine can put each on its stream as one op and yield the GPU turn between them),
+// sized for the share of the device the turn gives it. On a device the ops only launch work: the output is read with
 // take_output() once the stream has completed the step.
-// Thread-safety: begin() from the engine thread; a ModelStep's run_layer() and finish()
+// Thread-safety: begin() from the engine thread; a ModelStep's run_rows() and finish()
 // run one at a time, in order, on any thread (the stream's executor); set_device_share()
 // is thread-safe; take_output() after the stream completed finish(). A runner runs one
 // step at a time: the next begin() comes after the last step's output was taken (or the
@@ -42,7 +42,13 @@ class ModelStep {
  public:
   virtual ~ModelStep() = default;
   virtual int layers() const = 0;
-  virtual void run_layer(int index) = 0;
+  // The step's rows: the new positions of all its sequences, in plan order.
+  virtual int rows() const = 0;
+  // Layer `index` for rows [first, first + count) only: a piece of the layer, so that a
+  // long prefill layer can be cut into bounded pieces with yield points between them. A
+  // layer's pieces run in row order and all before the next layer.
+  virtual void run_rows(int index, int first, int count) = 0;
+  void run_layer(int index) { run_rows(index, 0, rows()); }
   // The final norm and the output projection (StepOutput); advances every sequence's
   // length.
   virtual void finish() = 0;

@@ -47,7 +47,8 @@ std::vector<std::string> child_args(const ReproOptions& o, const ReproEngine& en
       "--weights",
       std::string(to_string(o.weights)),
       "--json"};
-  if (o.turn.decode_first) args.push_back("--decode-first");
+  args.push_back(o.turn.decode_first ? "--decode-first" : "--decode-first=false");
+  args.insert(args.end(), {"--max-hold-ms", fmt::format("{}", o.turn.max_hold_ms)});
   if (!o.ledger_path.empty()) {
     args.insert(args.end(), {"--ledger", o.ledger_path, "--ledger-policy", o.ledger_policy});
   }

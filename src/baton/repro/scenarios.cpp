@@ -12,6 +12,7 @@ TurnOptions turn(TurnPolicy policy, Quantum quantum = Quantum::burst,
   options.policy = policy;
   options.quantum = quantum;
   options.scope = scope;
+  options.decode_first = false;  // the scenarios keep the plain first-come order they measured
   return options;
 }
 

@@ -128,6 +128,8 @@ void validate_server(const ServeConfig& c) {
   require(c.backend == "cpu" || c.backend == "cuda", "backend", fmt::format("\"{}\"", c.backend),
           "cpu or cuda");
   require_real("prefill_share", c.turn.prefill_share, 0.01, 1.0, "in [0.01, 1]");
+  require_real("max_hold_ms", c.turn.max_hold_ms, kMinMaxHoldMs, kMaxMaxHoldMs,
+               "in [0.05, 10000]");
   if (c.turn.scope == TurnScope::host && c.turn.policy == TurnPolicy::partition) {
     fail(
         "turn_scope = \"host\" with policy = \"partition\": partition splits one process's "

@@ -209,6 +209,7 @@ ServeConfig TomlReader::read(const toml::table& root) const {
       {"policy", [&](N v, K k) { c.turn.policy = choice(v, k, parse_turn_policy, kPolicies); }},
       {"quantum", [&](N v, K k) { c.turn.quantum = choice(v, k, parse_quantum, kQuanta); }},
       {"decode_first", [&](N v, K k) { c.turn.decode_first = boolean(v, k); }},
+      {"max_hold_ms", [&](N v, K k) { c.turn.max_hold_ms = real(v, k); }},
       {"turn_scope", [&](N v, K k) { c.turn.scope = choice(v, k, parse_turn_scope, kScopes); }},
       {"turn_name", [&](N v, K k) { c.turn.host_name = string(v, k); }},
       {"prefill_share", [&](N v, K k) { c.turn.prefill_share = real(v, k); }},

@@ -5,6 +5,8 @@
 //   held ──release at depth 1──> drain holder's stream + default stream
 //        ──> hand over to the first waiter (held by it) or free ──> raise the drain error
 //   held ──yield_point with a waiter──> drain ──> hand over ──> wait in line ──> held
+// Under serialize/op a prefill's yield points come between pieces of a layer whose size
+// the engine picks from piece_budget_ms(), so a waiter waits for at most about that long.
 // Under `concurrent` every call returns at once and nothing is drained.
 //
 // Clients are registered before the engines start; each names the stream its bursts
@@ -13,6 +15,7 @@
 // release() and yield_point() only by the thread that holds the turn.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +46,12 @@ class GpuTurn {
   // The fraction of the device `client`'s next work should size itself for (1: all of it).
   // Any thread; only `partition` ever answers less than 1.
   virtual double device_share(TurnClientId /*client*/) const { return 1.0; }
+  // Holder thread, running a prefill: the device time, in ms, each piece of its next layer
+  // may take, when the layer should be cut into pieces (serialize/op while other engines
+  // use the turn); none: whole layers.
+  virtual std::optional<double> piece_budget_ms(TurnClientId /*client*/) const {
+    return std::nullopt;
+  }
   virtual TurnStats stats() const = 0;
 };
 

@@ -88,7 +88,10 @@ void HostTurn::acquire(TurnClientId id, BurstKind kind) {
   }
   const std::int64_t asked_at = now_ns();
   const bool at_once = take_or_enqueue(client, kind);
-  if (!at_once) wait_for_grant(client);
+  if (!at_once) {
+    contention_.saw_contention();
+    wait_for_grant(client);
+  }
   holder_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   holder_kind_ = kind;
   depth_ = 1;
@@ -174,11 +177,16 @@ void HostTurn::pass_turn(const Client& client) noexcept {
   wake_client(segment_->shared(), next);
 }
 
+std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/) const {
+  return piece_budget(options_, waiting() > 0, contention_);
+}
+
 void HostTurn::yield_point(TurnClientId id, Boundary boundary) {
   if (!is_quantum_boundary(options_, holder_kind_, boundary)) return;
   // Keep at most one quantum in flight, so a waiter never waits for more than one.
   clients_[id].stream->synchronize();
   if (waiting() == 0) return;
+  contention_.saw_contention();
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;

@@ -30,6 +30,7 @@
 
 #include "baton/turn/gpu_turn.h"
 #include "baton/turn/host_segment.h"
+#include "baton/turn/serial_steps.h"
 #include "baton/turn/turn_options.h"
 
 namespace baton {
@@ -51,6 +52,7 @@ class HostTurn final : public GpuTurn {
   void release(TurnClientId client) override;
   void release_quietly(TurnClientId client) noexcept override;
   void yield_point(TurnClientId client, Boundary boundary) override;
+  std::optional<double> piece_budget_ms(TurnClientId client) const override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients of every process waiting in line right now (a momentary reading).
   std::size_t waiting() const;
@@ -74,6 +76,7 @@ class HostTurn final : public GpuTurn {
   std::shared_ptr<HostSegment> segment_;
   TurnMetrics metrics_;
   std::vector<Client> clients_;  // fixed once the turn is in use
+  ContentionClock contention_;   // as this process's clients saw it
 
   // The thread of this process that holds the turn, or none. Only that thread ever
   // stores its own id here, so a thread that reads its own id holds the turn.

@@ -14,6 +14,13 @@ std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
   return default_stream.take_error();
 }
 
+std::optional<double> piece_budget(const TurnOptions& options, bool someone_waits,
+                                   const ContentionClock& contention) {
+  if (options.quantum != Quantum::op) return std::nullopt;
+  if (someone_waits || contention.recent()) return options.max_hold_ms;
+  return std::nullopt;
+}
+
 bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boundary boundary) {
   if (holder_kind != BurstKind::prefill) return false;
   return options.quantum == Quantum::op ||

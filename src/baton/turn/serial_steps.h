@@ -5,8 +5,11 @@
 // holds the turn, so it owns its stream and the default stream).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <optional>
 
+#include "baton/common/clock.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/stream.h"
 #include "baton/turn/burst_kind.h"
@@ -31,5 +34,28 @@ std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
 // Whether a holder running a `holder_kind` burst hands over at `boundary` (when someone
 // waits). Only prefill chunks are split: a decode step is short and latency-bound as it is.
 bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boundary boundary);
+
+// When the turn last saw two clients want it at once (one waited, or was handed the turn
+// by another): the sign that a holder's prefill should come in pieces. Any thread.
+class ContentionClock {
+ public:
+  // Other engines count as active this long after the turn last saw contention: longer
+  // than the gap between two decode steps, short enough that an engine left alone soon
+  // runs whole layers again.
+  static constexpr std::int64_t kRecentNs = 100'000'000;
+  void saw_contention() { last_ns_.store(now_ns(), std::memory_order_relaxed); }
+  bool recent() const {
+    const std::int64_t last = last_ns_.load(std::memory_order_relaxed);
+    return last != 0 && now_ns() - last < kRecentNs;
+  }
+
+ private:
+  std::atomic<std::int64_t> last_ns_{0};
+};
+
+// The piece budget of GpuTurn::piece_budget_ms() under serialize: the options' max_hold_ms
+// at the op quantum while someone waits or contention was recent; else none.
+std::optional<double> piece_budget(const TurnOptions& options, bool someone_waits,
+                                   const ContentionClock& contention);
 
 }  // namespace baton

@@ -64,6 +64,7 @@ void SerialTurn::enqueue_locked(TurnClientId id, BurstKind kind) {
   }
   waiters_.insert(position, id);
   waiting_.fetch_add(1, std::memory_order_release);
+  contention_.saw_contention();
 }
 
 void SerialTurn::wait_for_grant(Client& client) const {
@@ -121,6 +122,10 @@ void SerialTurn::pass_turn() {
   next->granted_at_ns.store(now_ns(), std::memory_order_relaxed);
   next->granted.store(1, std::memory_order_release);
   next->granted.notify_one();
+}
+
+std::optional<double> SerialTurn::piece_budget_ms(TurnClientId /*client*/) const {
+  return piece_budget(options_, waiting_.load(std::memory_order_acquire) > 0, contention_);
 }
 
 void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {

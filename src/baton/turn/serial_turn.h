@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "baton/turn/gpu_turn.h"
+#include "baton/turn/serial_steps.h"
 #include "baton/turn/turn_options.h"
 
 namespace baton {
@@ -34,6 +35,7 @@ class SerialTurn final : public GpuTurn {
   void release(TurnClientId client) override;
   void release_quietly(TurnClientId client) noexcept override;
   void yield_point(TurnClientId client, Boundary boundary) override;
+  std::optional<double> piece_budget_ms(TurnClientId client) const override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients waiting in line right now (a momentary reading).
   std::size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
@@ -65,6 +67,7 @@ class SerialTurn final : public GpuTurn {
   std::optional<TurnClientId> holder_;     // guarded by mu_
   std::thread::id holder_thread_;          // guarded by mu_
   std::atomic<std::uint32_t> waiting_{0};  // waiters_.size(), read without mu_ at yield points
+  ContentionClock contention_;
 
   // Written while granting (under mu_) and then only by the holder thread.
   BurstKind holder_kind_ = BurstKind::decode;

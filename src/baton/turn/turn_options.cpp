@@ -70,6 +70,11 @@ std::string describe(const TurnOptions& options) {
     return std::string("partition/") + share + scope;
   }
   std::string name = "serialize/" + std::string(to_string(options.quantum));
+  if (options.quantum == Quantum::op && options.max_hold_ms != kDefaultMaxHoldMs) {
+    char budget[32];
+    std::snprintf(budget, sizeof budget, "%gms", options.max_hold_ms);
+    name += budget;
+  }
   if (options.decode_first) name += "+decode-first";
   return name + scope;
 }

@@ -18,17 +18,26 @@ enum class TurnPolicy {
 enum class Quantum {
   burst,  // the turn is held for a whole burst
   layer,  // a prefill chunk hands the turn over at each layer boundary when someone waits
-  op,     // ... and also between the ops inside a layer (the finest quantum)
+  op,     // ... and also between pieces of a layer of at most max_hold_ms (the finest)
 };
 
 // Who takes turns: the engines of this process, or those of every baton process of the
 // machine that uses the same turn name (serialize only; see host_turn.h).
 enum class TurnScope { process, host };
 
+// The default of TurnOptions::max_hold_ms (see docs/benchmarks.md for how it was chosen),
+// and the range the flags and the config accept.
+inline constexpr double kDefaultMaxHoldMs = 1.0;
+inline constexpr double kMinMaxHoldMs = 0.05;
+inline constexpr double kMaxMaxHoldMs = 10000.0;
+
 struct TurnOptions {
   TurnPolicy policy = TurnPolicy::concurrent;
-  Quantum quantum = Quantum::burst;
-  bool decode_first = false;   // waiting decode bursts go before waiting prefill chunks
+  Quantum quantum = Quantum::op;
+  bool decode_first = true;  // waiting decode bursts go before waiting prefill chunks
+  // serialize/op: while other engines use the turn, a prefill layer is cut into pieces of
+  // at most this much device time, so a waiter is held behind at most about this long.
+  double max_hold_ms = kDefaultMaxHoldMs;
   double prefill_share = 0.5;  // partition: prefill's share of the chip while others run
   // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
   std::chrono::microseconds spin{50};
@@ -48,7 +57,8 @@ std::string_view to_string(TurnScope scope);
 std::string_view to_string(TurnPolicy policy);
 std::string_view to_string(Quantum quantum);
 // The policy with what matters of its options: "concurrent", "serialize/layer",
-// "serialize/op+decode-first", "serialize/layer@host". Names scenarios in reports and runs
+// "serialize/op+decode-first", "serialize/op0.5ms" (a budget other than the default),
+// "serialize/layer@host". Names scenarios in reports and runs
 // in the ledger.
 std::string describe(const TurnOptions& options);
 

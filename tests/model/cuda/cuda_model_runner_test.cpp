@@ -93,7 +93,15 @@ class BothRunners {
     cpu->finish();
     out.cpu = cpu->take_output();
     const std::shared_ptr<ModelStep> gpu = cuda_.begin(std::move(gpu_plan), 1.0);
-    for (int i = 0; i < gpu->layers(); ++i) stream_->encode(Op{[gpu, i] { gpu->run_layer(i); }, 0});
+    for (int i = 0; i < gpu->layers(); ++i) {
+      // Each layer in pieces of piece_rows_ rows (0: whole), as the engine runs a prefill
+      // under serialize/op while another engine waits.
+      const int piece = piece_rows_ > 0 ? piece_rows_ : gpu->rows();
+      for (int first = 0; first < gpu->rows(); first += piece) {
+        const int count = std::min(piece, gpu->rows() - first);
+        stream_->encode(Op{[gpu, i, first, count] { gpu->run_rows(i, first, count); }, 0});
+      }
+    }
     stream_->encode(Op{[gpu] { gpu->finish(); }, 0});
     stream_->synchronize();
     out.cuda = gpu->take_output();
@@ -148,8 +156,10 @@ class BothRunners {
   }
 
   const LlamaModel& model() const { return model_; }
+  void cut_layers_into(int rows) { piece_rows_ = rows; }
 
  private:
+  int piece_rows_ = 0;
   const LlamaModel& model_;
   KvBlockPool pool_;
   CpuModelRunner cpu_;
@@ -244,6 +254,17 @@ TEST_P(CudaRunnerShapes, LongContextsMatchTheCpuPass) {
   SKIP_WITHOUT_GPU();
   const LlamaModel model = load();
   BothRunners both(model);
+  long_context(both);
+}
+
+// Every layer of the device's steps in pieces of 37 rows (cutting chunks, the paged rows
+// and the sequences apart anywhere): the same logits within the same tolerance.
+TEST_P(CudaRunnerShapes, LayersInPiecesMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  BothRunners both(model);
+  both.cut_layers_into(37);
+  prefill_then_decode(both);
   long_context(both);
 }
 

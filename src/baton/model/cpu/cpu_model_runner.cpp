@@ -5,16 +5,21 @@ namespace {
 
 class CpuModelStep final : public ModelStep {
  public:
-  CpuModelStep(CpuModelRunner& runner, const LlamaModel& model, KvMemory& memory, StepPlan plan)
+  CpuModelStep(CpuModelRunner& runner, const LlamaModel& model, KvMemory& memory, StepPlan plan,
+               ForwardScratch& scratch)
       : runner_(runner),
         prefills_(plan.prefills),
         output_kind_(plan.output),
         pass_(model, memory, std::move(plan.sequences),
               plan.output == StepOutput::every_hidden ? LogitsFor::every_token
-                                                      : LogitsFor::last_token),
+                                                      : LogitsFor::last_token,
+              &scratch),
         vocab_(static_cast<std::size_t>(model.config().vocab_size)) {}
   int layers() const override { return pass_.layers(); }
-  void run_layer(int index) override { pass_.run_layer(index); }
+  int rows() const override { return pass_.rows(); }
+  void run_rows(int index, int first, int count) override {
+    pass_.run_rows(index, first, count);
+  }
   void finish() override {
     if (output_kind_ == StepOutput::every_hidden) {
       output_.values = pass_.finish_hidden();
@@ -45,7 +50,7 @@ constexpr std::size_t kSharesKept = 4096;
 
 std::shared_ptr<ModelStep> CpuModelRunner::begin(StepPlan plan, double device_share) {
   record(plan.prefills, device_share);
-  return std::make_shared<CpuModelStep>(*this, model_, memory_, std::move(plan));
+  return std::make_shared<CpuModelStep>(*this, model_, memory_, std::move(plan), scratch_);
 }
 
 void CpuModelRunner::record(bool prefills, double share) {

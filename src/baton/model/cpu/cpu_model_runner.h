@@ -29,7 +29,8 @@ class CpuModelRunner final : public ModelRunner {
 
  private:
   const LlamaModel& model_;
-  KvMemory memory_;  // the engine thread's steps only, one at a time
+  KvMemory memory_;         // the engine thread's steps only, one at a time
+  ForwardScratch scratch_;  // the buffers of every step's pass, one step at a time
   mutable std::mutex mu_;
   std::deque<ShareSeen> shares_;  // guarded by mu_
 };

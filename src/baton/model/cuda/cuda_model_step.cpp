@@ -77,6 +77,7 @@ void CudaModelStep::plan_rows() {
   }
   rows_ = static_cast<int>(tokens.size());
   paged_rows_ = static_cast<int>(paged.size());
+  paged_ = paged;
   graphed_ = state_.use_graphs && chunks_.empty();
   if (graphed_) {
     // Shapes in powers of two, so that a growing context meets few graphs: the table is
@@ -173,10 +174,14 @@ cudaStream_t CudaModelStep::prepare() {
   return stream;
 }
 
-void CudaModelStep::run_layer(int index) {
+void CudaModelStep::run_rows(int index, int first, int count) {
+  if (first < 0 || count < 0 || first + count > rows_) {
+    throw std::out_of_range("rows " + std::to_string(first) + "+" + std::to_string(count) +
+                            " of a step of " + std::to_string(rows_));
+  }
   CudaWorkspace& w = state_.workspace;
   const cudaStream_t stream = prepare();
-  if (index == 0) {
+  if (index == 0 && first == 0) {
     auto* meta = w.device_at<int>(Slot::meta);
     BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
                                      cudaMemcpyHostToDevice, stream));
@@ -184,8 +189,8 @@ void CudaModelStep::run_layer(int index) {
                                     static_cast<int>(state_.model.config().hidden_size),
                                     w.device_at<float>(Slot::residual), stream));
   }
-  if (!graphed_) {
-    enqueue_layer(index, stream);
+  if (!graphed_ || count != rows_) {
+    enqueue_layer(index, first, count, stream);
     return;
   }
   LayerGraphs::Key key;
@@ -196,10 +201,12 @@ void CudaModelStep::run_layer(int index) {
   key.splits = splits_;
   key.stream = reinterpret_cast<std::uintptr_t>(stream);
   key.generation = w.generation();
-  state_.graphs.launch(key, stream, [&] { enqueue_layer(index, stream); });
+  state_.graphs.launch(key, stream, [&] { enqueue_layer(index, 0, rows_, stream); });
 }
 
-void CudaModelStep::enqueue_layer(int index, cudaStream_t stream) {
+// The layer's launches for rows [first, first + count): every product and norm works on
+// those rows only; the grouped queries keep the whole step's layout.
+void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t stream) {
   const ModelConfig& c = state_.model.config();
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
@@ -209,13 +216,14 @@ void CudaModelStep::enqueue_layer(int index, cudaStream_t stream) {
   const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
   const int inner = static_cast<int>(c.intermediate_size);
   const auto eps = static_cast<float>(c.rms_norm_eps);
-  auto* residual = w.device_at<float>(Slot::residual);
-  auto* normed = w.device_at<kernels::bf16>(Slot::normed);
+  const auto at = static_cast<std::size_t>(first);
+  auto* residual = w.device_at<float>(Slot::residual) + at * hidden;
+  auto* normed = w.device_at<kernels::bf16>(Slot::normed) + at * hidden;
   auto* qkv = w.device_at<float>(Slot::qkv);
-  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
+  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
-  linear(cublas, normed, rows_, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden, qkv,
-         CUDA_R_32F);
+  linear(cublas, normed, count, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
+         qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F);
   kernels::QkvEpilogue epilogue;
   epilogue.qkv = qkv;
   epilogue.bias = l.qkv_bias ? CudaModel::f32_of(*l.qkv_bias) : nullptr;
@@ -226,30 +234,35 @@ void CudaModelStep::enqueue_layer(int index, cudaStream_t stream) {
   epilogue.q_out = w.device_at<kernels::bf16>(Slot::queries);
   epilogue.keys = state_.kv.keys(index);
   epilogue.values = state_.kv.values(index);
-  BATON_CUDA_CHECK(kernels::qkv_epilogue(epilogue, map_, attention_shape(c), rows_, stream));
-  attend(index, stream);
-  linear(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_, CudaModel::bf16_of(*l.o),
-         hidden, q_dim, residual, CUDA_R_32F, 1.0f);
-  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
+  BATON_CUDA_CHECK(
+      kernels::qkv_epilogue(epilogue, map_, attention_shape(c), first, count, rows_, stream));
+  attend(index, first, count, stream);
+  linear(cublas, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, count,
+         CudaModel::bf16_of(*l.o), hidden, q_dim, residual, CUDA_R_32F, 1.0f);
+  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
-  auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up);
-  auto* activated = w.device_at<kernels::bf16>(Slot::activated);
-  linear(cublas, normed, rows_, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden, gate_up,
+  auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up) + at * 2 * inner;
+  auto* activated = w.device_at<kernels::bf16>(Slot::activated) + at * inner;
+  linear(cublas, normed, count, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden, gate_up,
          CUDA_R_16BF);
-  BATON_CUDA_CHECK(kernels::silu_mul(gate_up, rows_, inner, activated, stream));
-  linear(cublas, activated, rows_, CudaModel::bf16_of(*l.down), hidden, inner, residual, CUDA_R_32F,
-         1.0f);
+  BATON_CUDA_CHECK(kernels::silu_mul(gate_up, count, inner, activated, stream));
+  linear(cublas, activated, count, CudaModel::bf16_of(*l.down), hidden, inner, residual,
+         CUDA_R_32F, 1.0f);
 }
 
-void CudaModelStep::attend(int layer, cudaStream_t stream) {
+// Attention of rows [first, first + count): the paged rows among them (a contiguous run of
+// the ascending paged list) and each chunk's rows among them, as a chunk of their own.
+void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream) {
   CudaWorkspace& w = state_.workspace;
-  if (paged_rows_ > 0) {
+  const auto lower = std::lower_bound(paged_.begin(), paged_.end(), first);
+  const auto upper = std::lower_bound(lower, paged_.end(), first + count);
+  if (lower != upper) {
     kernels::PagedAttention a;
     a.q = w.device_at<kernels::bf16>(Slot::queries);
     a.keys = state_.kv.keys(layer);
     a.values = state_.kv.values(layer);
-    a.row_list = paged_list_;
-    a.count = paged_rows_;
+    a.row_list = paged_list_ + (lower - paged_.begin());
+    a.count = static_cast<int>(upper - lower);
     a.rows = rows_;
     a.splits = splits_;
     a.partial = w.device_at<float>(Slot::partial);
@@ -257,7 +270,13 @@ void CudaModelStep::attend(int layer, cudaStream_t stream) {
     BATON_CUDA_CHECK(
         kernels::paged_attention(a, map_, attention_shape(state_.model.config()), stream));
   }
-  for (const Chunk& chunk : chunks_) attend_chunk(layer, chunk, stream);
+  for (const Chunk& chunk : chunks_) {
+    const int from = std::max(first, chunk.first_row);
+    const int to = std::min(first + count, chunk.first_row + chunk.rows);
+    if (from >= to) continue;
+    attend_chunk(layer, Chunk{chunk.sequence, from, to - from, chunk.start + from - chunk.first_row},
+                 stream);
+  }
 }
 
 void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream) {

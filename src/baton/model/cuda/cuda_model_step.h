@@ -19,7 +19,8 @@ class CudaModelStep final : public ModelStep {
   CudaModelStep(RunnerState& state, StepPlan plan, double device_share);
 
   int layers() const override { return static_cast<int>(state_.model.layers().size()); }
-  void run_layer(int index) override;
+  int rows() const override { return rows_; }
+  void run_rows(int index, int first, int count) override;
   void finish() override;
   StepResult take_output() override;
   void set_device_share(double share) override;
@@ -35,9 +36,9 @@ class CudaModelStep final : public ModelStep {
   void plan_rows();
   void size_workspace();
   cudaStream_t prepare();
-  void enqueue_layer(int index, cudaStream_t stream);  // the layer's launches
-  bool uses_flash() const;                             // prefill chunks through flash_attention
-  void attend(int layer, cudaStream_t stream);
+  void enqueue_layer(int index, int first, int count, cudaStream_t stream);
+  bool uses_flash() const;  // prefill chunks through flash_attention
+  void attend(int layer, int first, int count, cudaStream_t stream);
   void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream);
 
   RunnerState& state_;
@@ -47,6 +48,7 @@ class CudaModelStep final : public ModelStep {
   int max_blocks_ = 0;
   std::vector<int> meta_;  // tokens, positions, sequences, block table, paged rows, logit rows
   int paged_rows_ = 0;
+  std::vector<int> paged_;  // the rows of the paged kernel, ascending (host copy)
   int splits_ = 1;
   bool graphed_ = false;  // each layer replayed as a CUDA graph
   std::vector<Chunk> chunks_;

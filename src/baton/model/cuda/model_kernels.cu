@@ -120,9 +120,10 @@ int norm_threads(int hidden) {
 
 // One block per (row, head of q, k or v); thread t holds elements t and t + head_dim / 2,
 // the pair RoPE's "rotate half" layout rotates together.
-__global__ void qkv_epilogue_kernel(QkvEpilogue e, RowMap map, AttentionShape s, int rows) {
+__global__ void qkv_epilogue_kernel(QkvEpilogue e, RowMap map, AttentionShape s, int first,
+                                    int rows) {
   __shared__ float scratch[kWarp];
-  const int r = blockIdx.x;
+  const int r = first + static_cast<int>(blockIdx.x);
   const int h = blockIdx.y;
   const int t = threadIdx.x;
   const int d = s.head_dim;
@@ -558,12 +559,12 @@ cudaError_t rms_norm_f32(const float* x, int rows, int hidden, const float* weig
 }
 
 cudaError_t qkv_epilogue(const QkvEpilogue& e, const RowMap& map, const AttentionShape& shape,
-                         int rows, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
+                         int first, int count, int rows, cudaStream_t stream) {
+  if (count == 0) return cudaSuccess;
   const int half = shape.head_dim / 2;
   const int threads = (half + kWarp - 1) / kWarp * kWarp;
-  const dim3 grid(rows, shape.heads + 2 * shape.kv_heads);
-  qkv_epilogue_kernel<<<grid, threads, 0, stream>>>(e, map, shape, rows);
+  const dim3 grid(count, shape.heads + 2 * shape.kv_heads);
+  qkv_epilogue_kernel<<<grid, threads, 0, stream>>>(e, map, shape, first, rows);
   return cudaGetLastError();
 }
 

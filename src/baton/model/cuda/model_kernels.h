@@ -62,8 +62,9 @@ struct QkvEpilogue {
   bf16* keys = nullptr;    // the layer's key blocks
   bf16* values = nullptr;  // the layer's value blocks
 };
+// Of rows [first, first + count) of a step of `rows` rows (the grouped q's layout).
 cudaError_t qkv_epilogue(const QkvEpilogue& e, const RowMap& map, const AttentionShape& shape,
-                         int rows, cudaStream_t stream);
+                         int first, int count, int rows, cudaStream_t stream);
 
 // Attention of the listed rows (row_list, `count` of them) over their sequences' blocks,
 // causal and windowed, into out [rows x heads x head_dim] bf16. `splits` > 1 (at most
