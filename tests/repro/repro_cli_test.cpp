@@ -37,6 +37,9 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
       {"repro --engine decode --duration inf", "--duration"},
       {"repro --engine decode --inject-hang-rate nan", "--inject-hang-rate"},
       {"repro --engine decode --watchdog-deadline nan", "--watchdog-deadline"},
+      {"repro --engine decode --max-hold-ms 0", "--max-hold-ms"},
+      {"repro --engine llm:/x:128+priority=high", "+priority=N takes N as an integer"},
+      {"repro --engine llm:/x+priority=101", "+priority=N takes N as an integer"},
       {"no-such-verb", "no-such-verb"},
   };
   for (const auto& c : cases) {
@@ -66,6 +69,11 @@ TEST(ReproCli, JsonReportHasTheDocumentedKeys) {
   EXPECT_EQ(j.at("quantum"), "layer");
   EXPECT_EQ(j.at("decode_first"), true);
   EXPECT_GE(j.at("duration_s").get<double>(), 0.6);
+  const CommandResult fifo = run_baton(
+      "repro --backend cpu --policy serialize --decode-first=false --engine decode "
+      "--duration 0.3 --json");
+  ASSERT_EQ(fifo.exit_code, 0) << fifo.output;
+  EXPECT_EQ(nlohmann::json::parse(fifo.output).at("decode_first"), false);
   EXPECT_EQ(j.at("overlap_s").get<double>(), 0.0);
   ASSERT_EQ(j.at("engines").size(), 2u);
   const auto& decode = j.at("engines").at(0);

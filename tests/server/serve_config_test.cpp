@@ -82,7 +82,8 @@ port = 9000
 backend = "cuda"
 policy = "serialize"
 quantum = "layer"
-decode_first = true
+decode_first = false
+max_hold_ms = 0.5
 prefill_share = 0.25
 ledger = "/var/lib/baton/ledger.db"
 api_key = "sekrit"
@@ -99,6 +100,7 @@ context_length = 4096
 kv_budget_mb = 512
 max_batch = 8
 prefill_chunk = 128
+priority = 2
 queue_limit = 64
 chat_template = "chatml"
 max_tokens = 512
@@ -125,7 +127,8 @@ queue_limit = 10
   EXPECT_EQ(c.backend, "cuda");
   EXPECT_EQ(c.turn.policy, TurnPolicy::serialize);
   EXPECT_EQ(c.turn.quantum, Quantum::layer);
-  EXPECT_TRUE(c.turn.decode_first);
+  EXPECT_FALSE(c.turn.decode_first);
+  EXPECT_EQ(c.turn.max_hold_ms, 0.5);
   EXPECT_EQ(c.turn.prefill_share, 0.25);
   EXPECT_EQ(c.ledger, "/var/lib/baton/ledger.db");
   EXPECT_FALSE(c.no_ledger);
@@ -145,6 +148,7 @@ queue_limit = 10
   EXPECT_EQ(m.kv_budget_mb, 512u);
   EXPECT_EQ(m.max_batch, 8);
   EXPECT_EQ(m.prefill_chunk, 128);
+  EXPECT_EQ(m.priority, 2);
   EXPECT_EQ(m.queue_limit, 64);
   EXPECT_EQ(m.chat_template, "chatml");
   EXPECT_EQ(m.max_tokens, 512);
@@ -180,8 +184,9 @@ path = "e"
   EXPECT_EQ(c.port, 8080);
   EXPECT_EQ(c.backend, "cpu");
   EXPECT_EQ(c.turn.policy, d.turn.policy);
-  EXPECT_EQ(c.turn.quantum, d.turn.quantum);
-  EXPECT_FALSE(c.turn.decode_first);
+  EXPECT_EQ(c.turn.quantum, Quantum::op);  // serialize's pieces of at most max_hold_ms
+  EXPECT_TRUE(c.turn.decode_first);
+  EXPECT_EQ(c.turn.max_hold_ms, kDefaultMaxHoldMs);
   EXPECT_EQ(c.turn.prefill_share, 0.5);
   EXPECT_TRUE(c.ledger.empty());  // resolve() fills in default_ledger_path()
   EXPECT_FALSE(c.no_ledger);
@@ -397,6 +402,7 @@ TEST_F(ServeConfigTest, OutOfRangeNumbersNameTheKey) {
       {"max_body_bytes = 0", "max_body_bytes = 0: must be >= 1"},
       {"cpu_threads = -2", "cpu_threads = -2"},
       {"prefill_share = 0", "prefill_share = 0: must be in [0.01, 1]"},
+      {"max_hold_ms = 0", "max_hold_ms = 0: must be in [0.05, 10000]"},
       {"watchdog_deadline = 0", "watchdog_deadline = 0"},
       {"watchdog_deadline = inf", "watchdog_deadline = inf"},
       {"host = \"999.1.1.1\"", "host = \"999.1.1.1\": must be an IPv4 or IPv6 address"},
@@ -408,6 +414,7 @@ TEST_F(ServeConfigTest, OutOfRangeNumbersNameTheKey) {
   const std::pair<std::string, std::string> model[] = {
       {"max_batch = 0", "models.chat.max_batch = 0: must be >= 1"},
       {"prefill_chunk = 0", "models.chat.prefill_chunk = 0: must be >= 1"},
+      {"priority = 101", "models.chat.priority = 101: must be in -100..100"},
       {"queue_limit = -1", "models.chat.queue_limit = -1: must be >= 0"},
       {"kv_budget_mb = 0", "models.chat.kv_budget_mb = 0: must be in 1..1048576"},
       {"context_length = -1", "models.chat.context_length = -1: must be >= 0"},

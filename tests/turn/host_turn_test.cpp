@@ -39,9 +39,12 @@ struct SegmentName {
   const std::string value;
 };
 
+// First come, first served, a whole burst per hold: each test turns on what it tests.
 TurnOptions host_options(const std::string& name) {
   TurnOptions options;
   options.policy = TurnPolicy::serialize;
+  options.quantum = Quantum::burst;
+  options.decode_first = false;
   options.scope = TurnScope::host;
   options.host_name = name;
   return options;

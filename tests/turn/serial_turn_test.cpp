@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -284,24 +285,24 @@ TEST(SerialTurnPieces, APrefillIsCutIntoPiecesOnlyWhileAnotherClientWantsTheTurn
   options.max_hold_ms = 2.5;
   TurnFixture f(2, options);
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), std::nullopt);  // alone: whole layers
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), std::nullopt);  // alone: whole layers
   std::thread other([&f] {
     f.turn.acquire(f.ids[1], BurstKind::decode);
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), 2.5);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), 2.5);
   f.turn.release(f.ids[0]);
   other.join();
   // The other engine is between its steps, not waiting: still pieces, it will be back.
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), 2.5);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), 2.5);
   f.turn.release(f.ids[0]);
   // Left alone for longer than ContentionClock::kRecentNs: whole layers again.
   std::this_thread::sleep_for(std::chrono::nanoseconds(ContentionClock::kRecentNs) +
                               std::chrono::milliseconds(20));
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), std::nullopt);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), std::nullopt);
   f.turn.release(f.ids[0]);
 }
 
@@ -315,9 +316,73 @@ TEST(SerialTurnPieces, OnlyTheOpQuantumCutsLayers) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0]), std::nullopt);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), std::nullopt);
   f.turn.release(f.ids[0]);
   other.join();
+}
+
+}  // namespace
+}  // namespace baton
+
+namespace baton {
+namespace {
+
+TEST(SerialTurnPriority, AWaiterOfHigherPriorityGoesFirst) {
+  TurnFixture f(4);  // first come, first served within a priority
+  f.turn.set_priority(f.ids[2], 1);
+  f.turn.acquire(f.ids[3], BurstKind::decode);
+  std::vector<std::size_t> order;  // only touched while holding the turn
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < 3; ++i) {
+    threads.emplace_back([&f, &order, i] {
+      f.turn.acquire(f.ids[i], BurstKind::decode);
+      order.push_back(i);
+      f.turn.release(f.ids[i]);
+    });
+    f.await_waiters(i + 1);
+  }
+  f.turn.release(f.ids[3]);
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(order, (std::vector<std::size_t>{2, 0, 1}));
+}
+
+// Under the op quantum a decode step of a lower priority hands over at a layer boundary to
+// a waiter of higher priority, never to one of its own; and it is asked for per-layer
+// pieces only while a higher priority is active.
+TEST(SerialTurnPriority, ALowerPriorityDecodeYieldsAtALayerToAHigherOne) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.quantum = Quantum::op;
+  TurnFixture f(3, options);
+  f.turn.set_priority(f.ids[1], 1);
+  f.turn.acquire(f.ids[0], BurstKind::decode);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::decode), std::nullopt);
+  std::vector<std::string> events;  // only touched while holding the turn
+  std::thread same([&] {  // priority 0, as the holder
+    f.turn.acquire(f.ids[2], BurstKind::decode);
+    events.push_back("same");
+    f.turn.release(f.ids[2]);
+  });
+  f.await_waiters(1);
+  f.turn.yield_point(f.ids[0], Boundary::layer);  // no hand-over to an equal
+  events.push_back("holder layer 1");
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::decode), std::nullopt);
+  std::thread higher([&] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    events.push_back("higher");
+    f.turn.release(f.ids[1]);
+  });
+  f.await_waiters(2);
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::decode), options.max_hold_ms);
+  f.turn.yield_point(f.ids[0], Boundary::op);  // not a boundary for a decode step
+  events.push_back("holder op");
+  f.turn.yield_point(f.ids[0], Boundary::layer);  // the higher one runs here
+  events.push_back("holder layer 2");
+  f.turn.release(f.ids[0]);
+  higher.join();
+  same.join();
+  // Having yielded, the holder waits behind the equal that came before it.
+  EXPECT_EQ(events, (std::vector<std::string>{"holder layer 1", "holder op", "higher", "same",
+                                              "holder layer 2"}));
 }
 
 }  // namespace

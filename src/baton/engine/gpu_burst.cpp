@@ -28,7 +28,7 @@ GpuBurst::~GpuBurst() {
 double GpuBurst::device_share() const { return context_.turn.device_share(context_.client); }
 
 std::optional<double> GpuBurst::piece_budget_ms() const {
-  return context_.turn.piece_budget_ms(context_.client);
+  return context_.turn.piece_budget_ms(context_.client, record_.kind);
 }
 
 void GpuBurst::yield_point(Boundary boundary) { hold_.yield_point(boundary); }

@@ -39,8 +39,8 @@ class GpuBurst {
 
   // The share of the device the work should size itself for now (1: all of it).
   double device_share() const;
-  // Running a prefill: the time each piece of the next layer may take, when the turn
-  // wants the layer in pieces (GpuTurn::piece_budget_ms).
+  // The time each piece of the next layer may take, when the turn wants the layer in
+  // pieces (GpuTurn::piece_budget_ms).
   std::optional<double> piece_budget_ms() const;
   // Between ops or layers: the turn may hand over here.
   void yield_point(Boundary boundary);

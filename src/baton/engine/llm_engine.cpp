@@ -7,6 +7,18 @@
 #include "baton/engine/request.h"
 
 namespace baton {
+namespace {
+
+// The engine's turn client (a host's seat, or one of its own) with the engine's priority,
+// set before the engine's thread first asks for the turn.
+TurnClientId turn_client(GpuTurn& turn, std::optional<TurnClientId> seat, const std::string& name,
+                         Stream& stream, int priority) {
+  const TurnClientId client = seat ? *seat : turn.register_client(name, stream);
+  turn.set_priority(client, priority);
+  return client;
+}
+
+}  // namespace
 
 LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
                      LlmBatchOptions options, std::shared_ptr<Stream> stream, GpuTurn& turn,
@@ -15,7 +27,7 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       model_(model),
       stream_(std::move(stream)),
       turn_(turn),
-      client_(client ? *client : turn.register_client(name_, *stream_)),
+      client_(turn_client(turn, client, name_, *stream_, options.turn_priority)),
       queue_limit_(static_cast<std::size_t>(std::max(options.queue_limit, 0))),
       batch_(model, tokenizer, options),
       runner_((make_runner ? make_runner : cpu_runner_factory())(model, batch_.pool(), *stream_)),
@@ -143,16 +155,20 @@ std::size_t LlmEngine::attended_positions(const StepPlan& plan) {
   return longest;
 }
 
-// A prefill layer (`context` > 0) comes in pieces of bounded time while the turn asks for
-// them; each piece is waited for, timed (the sizer learns its shape) and followed by a
-// yield point. Otherwise the layer is one op, not waited for.
+// While the turn asks for pieces, a prefill layer (`context` > 0) comes in pieces of
+// bounded time, each waited for, timed (the sizer learns its shape) and followed by a
+// yield point; another step's layer (short) is one piece, waited for, so that the yield
+// point after it can hand over at once. Otherwise the layer is one op, launched ahead.
 void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
                              std::size_t context) {
-  const std::optional<double> budget =
-      context > 0 ? burst.piece_budget_ms() : std::optional<double>();
-  if (!budget) {
+  const std::optional<double> budget = burst.piece_budget_ms();
+  if (!budget || context == 0) {
     stream_->encode(Op{[step, layer] { step->run_layer(layer); }, 0});
-    stream_->commit();
+    if (budget) {
+      stream_->synchronize();
+    } else {
+      stream_->commit();
+    }
     return;
   }
   const int rows = step->rows();

@@ -101,6 +101,19 @@ ReproEngine parse_attend(std::string_view spec, std::string_view backend) {
 }
 
 ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
+  if (const auto plus = spec.rfind("+priority="); plus != std::string_view::npos) {
+    const std::string_view text = spec.substr(plus + 10);
+    int priority = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), priority);
+    if (ec != std::errc() || end != text.data() + text.size() || priority < -100 ||
+        priority > 100) {
+      throw std::invalid_argument("--engine " + std::string(spec) +
+                                  ": +priority=N takes N as an integer in -100..100");
+    }
+    ReproEngine engine = parse_engine(spec.substr(0, plus), backend);
+    engine.priority = priority;
+    return engine;
+  }
   if (spec.ends_with("+idle")) {
     ReproEngine engine = parse_engine(spec.substr(0, spec.size() - 5), backend);
     engine.idle = true;

@@ -35,6 +35,8 @@ struct ReproEngine {
   std::optional<AttentionShape> attention;
   // Loaded and resident (weights, KV) but sent no requests (the `idle-resident` scenario).
   bool idle = false;
+  // +priority=N: an LLM engine's GPU turn priority (GpuTurn::set_priority).
+  int priority = 0;
   bool llm() const { return model == Model::llm; }
   bool embedding() const { return model == Model::embedding; }
 };

@@ -133,7 +133,9 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"hangs", e.hangs},
                             {"step_ms", latency_json(e.step_ms)},
                             {"decode_steps", e.decode_step_ms.count},
-                            {"decode_step_ms", latency_json(e.decode_step_ms)}};
+                            {"decode_step_ms", latency_json(e.decode_step_ms)},
+                            {"prefill_pieces", e.prefill_pieces},
+                            {"longest_piece_ms", e.longest_piece_ms}};
     if (const ClientTurnStats* c = client_stats(run, e.name)) {
       entry["turn"] = {{"acquisitions", c->acquisitions},
                        {"handovers_in", c->handovers_in},
@@ -197,6 +199,8 @@ ReproResult result_from_json(const nlohmann::json& json) {
     r.step_ms.count = r.steps;
     r.decode_step_ms = latency_from(e.at("decode_step_ms"));
     r.decode_step_ms.count = e.at("decode_steps");
+    r.prefill_pieces = e.value("prefill_pieces", std::uint64_t{0});
+    r.longest_piece_ms = e.value("longest_piece_ms", 0.0);
     if (e.contains("turn")) {
       const nlohmann::json& t = e.at("turn");
       run.turn_stats.clients.push_back({r.name, t.at("acquisitions"), t.at("handovers_in"),

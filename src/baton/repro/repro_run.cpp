@@ -98,6 +98,11 @@ EngineResult summarize_engine(const HostedSpec& hosted, const BurstTimes& times,
   r.step_ms = summarize(ms);
   r.decode_step_ms = summarize(times.decode_of(r.name));
   r.steps_per_s = duration_s > 0 ? static_cast<double>(r.steps) / duration_s : 0.0;
+  if (hosted.llm != nullptr) {
+    const LlmEngineStats stats = hosted.llm->stats();
+    r.prefill_pieces = stats.prefill_pieces;
+    r.longest_piece_ms = stats.longest_piece_ms;
+  }
   r.failed_requests = hosted.llm != nullptr         ? hosted.llm->stats().requests_failed
                       : hosted.embedding != nullptr ? hosted.embedding->stats().requests_failed
                                                     : hosted.synthetic->stats().requests_failed;
@@ -190,8 +195,9 @@ ReproResult run_repro(const ReproOptions& options) {
     HostedEngine* engine = nullptr;
     if (spec.llm()) {
       const LlamaModel& model = *models.at(spec.name);
-      hosted.llm = &host.add_llm_engine(spec.name, model, nullptr,
-                                        llm_options(model.config(), spec.prompt_tokens, backend));
+      LlmBatchOptions batch = llm_options(model.config(), spec.prompt_tokens, backend);
+      batch.turn_priority = spec.priority;
+      hosted.llm = &host.add_llm_engine(spec.name, model, nullptr, batch);
       hosted.vocab = model.config().vocab_size;
       engine = hosted.llm;
     } else if (spec.embedding()) {

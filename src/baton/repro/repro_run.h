@@ -31,6 +31,8 @@ struct EngineResult {
   std::uint64_t gpu_failures = 0;     // requests its client saw fail with a GpuError
   std::uint64_t retries = 0;          // of those, sent again with the same prompt
   std::uint64_t hangs = 0;            // hangs blamed on this engine
+  std::uint64_t prefill_pieces = 0;   // an LLM engine's prefill layers cut in pieces
+  double longest_piece_ms = 0.0;      // ... and the longest piece
 };
 
 struct FaultReport {

@@ -33,6 +33,7 @@
 //   queue_limit = 64
 //   max_batch = 16             # this key and those below: chat models only
 //   prefill_chunk = 256
+//   priority = 0               # serialize: higher-priority models' bursts go first
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
 //   load = "startup"           # startup|on-demand (loaded by the first request for it)
@@ -83,6 +84,7 @@ struct ModelSpec {
                                    // (default kEmbeddingKvBudgetMb for embedding)
   int max_batch = 16;              // chat: requests running at once
   int prefill_chunk = 256;         // chat: prompt tokens per step
+  int priority = 0;                // chat: its GPU turn priority (serialize): higher first
   int queue_limit = 256;           // requests waiting before 429
   std::string chat_template;       // empty: the model's; else chatml|llama3|mistral
   SamplingRequest sampling;        // defaults for requests that leave a field unset

@@ -77,7 +77,7 @@ constexpr std::string_view kQuanta[] = {"burst", "layer", "op"};
 constexpr std::string_view kScopes[] = {"process", "host"};
 constexpr std::string_view kKinds[] = {"chat", "embedding"};
 // The keys only a chat model takes; an embedding model naming one is a mistake.
-constexpr std::string_view kChatOnly[] = {"max_batch", "prefill_chunk", "chat_template",
+constexpr std::string_view kChatOnly[] = {"max_batch", "prefill_chunk", "priority", "chat_template",
                                           "max_tokens", "sampling"};
 
 // Reads typed values; every error names the file, the line, the column and the key.
@@ -277,6 +277,7 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {"queue_limit", [&](N v, K k) { m.queue_limit = integer<int>(v, k); }},
       {"max_batch", [&](N v, K k) { m.max_batch = integer<int>(v, k); }},
       {"prefill_chunk", [&](N v, K k) { m.prefill_chunk = integer<int>(v, k); }},
+      {"priority", [&](N v, K k) { m.priority = integer<int>(v, k); }},
       {"chat_template", [&](N v, K k) { m.chat_template = string(v, k); }},
       {"max_tokens", [&](N v, K k) { m.max_tokens = integer<int>(v, k); }},
       {"sampling", [&](N v, K k) { read_sampling(table(v, k), k + ".", m.sampling); }},

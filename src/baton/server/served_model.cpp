@@ -26,6 +26,7 @@ std::unique_ptr<ServedModel> load_served_model(
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
     batch.max_batch = spec.max_batch;
     batch.prefill_chunk = spec.prefill_chunk;
+    batch.turn_priority = spec.priority;
     batch.queue_limit = spec.queue_limit;
     batch.context_length = spec.context_length;
     served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);

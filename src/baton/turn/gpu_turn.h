@@ -6,7 +6,8 @@
 //        ──> hand over to the first waiter (held by it) or free ──> raise the drain error
 //   held ──yield_point with a waiter──> drain ──> hand over ──> wait in line ──> held
 // Under serialize/op a prefill's yield points come between pieces of a layer whose size
-// the engine picks from piece_budget_ms(), so a waiter waits for at most about that long.
+// the engine picks from piece_budget_ms(), so a waiter waits for at most about that long;
+// a burst of lower priority than a waiter yields at its next layer boundary.
 // Under `concurrent` every call returns at once and nothing is drained.
 //
 // Clients are registered before the engines start; each names the stream its bursts
@@ -46,12 +47,18 @@ class GpuTurn {
   // The fraction of the device `client`'s next work should size itself for (1: all of it).
   // Any thread; only `partition` ever answers less than 1.
   virtual double device_share(TurnClientId /*client*/) const { return 1.0; }
-  // Holder thread, running a prefill: the device time, in ms, each piece of its next layer
-  // may take, when the layer should be cut into pieces (serialize/op while other engines
-  // use the turn); none: whole layers.
-  virtual std::optional<double> piece_budget_ms(TurnClientId /*client*/) const {
+  // Holder thread, running a `kind` burst: the device time, in ms, each piece of its next
+  // layer may take, when the layer should come in pieces with a yield point after each
+  // (serialize/op: a prefill while other engines use the turn, any burst while an engine
+  // of higher priority does); none: whole layers, launched ahead.
+  virtual std::optional<double> piece_budget_ms(TurnClientId /*client*/,
+                                                BurstKind /*kind*/) const {
     return std::nullopt;
   }
+  // Any thread: waiters of higher priority go first, and under serialize/op a holder hands
+  // the turn to one at its next layer boundary, whatever its burst (default 0; serialize
+  // in one process only: the host-wide turn ignores it).
+  virtual void set_priority(TurnClientId /*client*/, int /*priority*/) {}
   virtual TurnStats stats() const = 0;
 };
 

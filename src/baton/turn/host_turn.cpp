@@ -177,8 +177,8 @@ void HostTurn::pass_turn(const Client& client) noexcept {
   wake_client(segment_->shared(), next);
 }
 
-std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/) const {
-  return piece_budget(options_, waiting() > 0, contention_);
+std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/, BurstKind kind) const {
+  return piece_budget(options_, kind, waiting() > 0, contention_);
 }
 
 void HostTurn::yield_point(TurnClientId id, Boundary boundary) {

@@ -52,7 +52,7 @@ class HostTurn final : public GpuTurn {
   void release(TurnClientId client) override;
   void release_quietly(TurnClientId client) noexcept override;
   void yield_point(TurnClientId client, Boundary boundary) override;
-  std::optional<double> piece_budget_ms(TurnClientId client) const override;
+  std::optional<double> piece_budget_ms(TurnClientId client, BurstKind kind) const override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients of every process waiting in line right now (a momentary reading).
   std::size_t waiting() const;

@@ -21,6 +21,7 @@ TurnClientId SerialTurn::register_client(std::string name, Stream& stream) {
 void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
   Client& client = *clients_.at(id);
   const std::int64_t asked_at = now_ns();
+  client.asked_at_ns.store(asked_at, std::memory_order_relaxed);
   {
     std::lock_guard lock(mu_);
     if (holder_ && holder_thread_ == std::this_thread::get_id()) {
@@ -55,17 +56,21 @@ void SerialTurn::enqueue_locked(TurnClientId id, BurstKind kind) {
          "a client waits from one thread at a time");
   client.waiting_kind = kind;
   client.waiting_thread = std::this_thread::get_id();
-  auto position = waiters_.end();
-  if (options_.decode_first && kind == BurstKind::decode) {
-    // Behind every waiting decode burst, ahead of every other waiter.
-    position = std::find_if(waiters_.begin(), waiters_.end(), [this](TurnClientId w) {
-      return clients_[w]->waiting_kind != BurstKind::decode;
-    });
-  }
+  // Behind every waiter of its rank or higher, ahead of every lower one.
+  const int mine = rank(client, kind);
+  const auto position = std::find_if(waiters_.begin(), waiters_.end(), [&](TurnClientId w) {
+    return rank(*clients_[w], clients_[w]->waiting_kind) < mine;
+  });
   waiters_.insert(position, id);
   waiting_.fetch_add(1, std::memory_order_release);
-  contention_.saw_contention();
 }
+
+int SerialTurn::rank(const Client& client, BurstKind kind) const {
+  const bool ahead = options_.decode_first && kind == BurstKind::decode;
+  return client.priority.load(std::memory_order_relaxed) * 2 + (ahead ? 1 : 0);
+}
+
+void SerialTurn::set_priority(TurnClientId id, int priority) { clients_.at(id)->priority.store(priority, std::memory_order_relaxed); }
 
 void SerialTurn::wait_for_grant(Client& client) const {
   const std::int64_t spin_until =
@@ -124,16 +129,41 @@ void SerialTurn::pass_turn() {
   next->granted.notify_one();
 }
 
-std::optional<double> SerialTurn::piece_budget_ms(TurnClientId /*client*/) const {
-  return piece_budget(options_, waiting_.load(std::memory_order_acquire) > 0, contention_);
+// Pieces while an engine the holder would yield to has asked for the turn lately: for a
+// prefill, one of its priority or higher; for other bursts, a higher one only.
+std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind kind) const {
+  if (options_.quantum != Quantum::op) return std::nullopt;
+  const Client& me = *clients_.at(id);
+  const std::int64_t now = now_ns();
+  for (const auto& other : clients_) {
+    if (other.get() == &me) continue;
+    const std::int64_t asked = other->asked_at_ns.load(std::memory_order_relaxed);
+    if (asked == 0 || now - asked >= ContentionClock::kRecentNs) continue;
+    const int theirs = other->priority.load(std::memory_order_relaxed);
+    const int mine = me.priority.load(std::memory_order_relaxed);
+    if (kind == BurstKind::prefill ? theirs >= mine : theirs > mine) {
+      return options_.max_hold_ms;
+    }
+  }
+  return std::nullopt;
 }
 
 void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
-  if (!is_quantum_boundary(options_, holder_kind_, boundary)) return;
+  const bool piece_end = is_quantum_boundary(options_, holder_kind_, boundary);
+  // Under the op quantum any burst yields at a layer boundary to a higher priority.
+  const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
+  if (!piece_end && !preemptible) return;
   Client& client = *clients_[id];
   // Keep at most one quantum in flight, so a waiter never waits for more than one.
-  client.stream->synchronize();
+  if (piece_end) client.stream->synchronize();
   if (waiting_.load(std::memory_order_acquire) == 0) return;
+  {
+    std::lock_guard lock(mu_);
+    if (waiters_.empty()) return;
+    const int first = clients_[waiters_.front()]->priority.load(std::memory_order_relaxed);
+    const int mine = client.priority.load(std::memory_order_relaxed);
+    if (piece_end ? first < mine : first <= mine) return;
+  }
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;

@@ -1,5 +1,5 @@
 // SerialTurn: the `serialize` policy. One holder at a time, first come first served
-// (optionally decode bursts first), re-entrant on the holding thread. Before the turn
+// within a priority (optionally decode bursts first), re-entrant on the holding thread. Before the turn
 // passes on, the holder drains its own stream and the default stream, so no two streams
 // ever have work in flight at once.
 //
@@ -35,7 +35,8 @@ class SerialTurn final : public GpuTurn {
   void release(TurnClientId client) override;
   void release_quietly(TurnClientId client) noexcept override;
   void yield_point(TurnClientId client, Boundary boundary) override;
-  std::optional<double> piece_budget_ms(TurnClientId client) const override;
+  std::optional<double> piece_budget_ms(TurnClientId client, BurstKind kind) const override;
+  void set_priority(TurnClientId client, int priority) override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients waiting in line right now (a momentary reading).
   std::size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
@@ -48,7 +49,11 @@ class SerialTurn final : public GpuTurn {
     std::atomic<std::int64_t> granted_at_ns{0};  // written before `granted`
     BurstKind waiting_kind = BurstKind::decode;  // guarded by mu_
     std::thread::id waiting_thread;              // guarded by mu_
+    std::atomic<int> priority{0};
+    std::atomic<std::int64_t> asked_at_ns{0};    // its last acquire: is it active?
   };
+  // A waiter's place in line: higher goes first, equals in arrival order.
+  int rank(const Client& client, BurstKind kind) const;
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
@@ -67,7 +72,6 @@ class SerialTurn final : public GpuTurn {
   std::optional<TurnClientId> holder_;     // guarded by mu_
   std::thread::id holder_thread_;          // guarded by mu_
   std::atomic<std::uint32_t> waiting_{0};  // waiters_.size(), read without mu_ at yield points
-  ContentionClock contention_;
 
   // Written while granting (under mu_) and then only by the holder thread.
   BurstKind holder_kind_ = BurstKind::decode;
