@@ -1,5 +1,6 @@
 // PieceSizer: one small piece for a shape never measured, then pieces sized to the budget
-// from the measured time per row, balanced, aligned, and following a shape whose cost drifts.
+// from the measured time per row (power-of-two multiples of the alignment), per context
+// bucket, and following a shape whose cost drifts.
 #include "baton/engine/piece_sizer.h"
 
 #include <gtest/gtest.h>
@@ -20,16 +21,11 @@ TEST(PieceSizer, PiecesFitTheBudgetFromTheMeasuredTimePerRow) {
   PieceSizer sizer(32);
   sizer.record(32, 2048, 0.32);  // 0.01 ms per row
   EXPECT_DOUBLE_EQ(sizer.ms_per_row(2048), 0.01);
-  // 1 ms holds 100 rows, 96 aligned; 2048 rows in 22 balanced pieces of 94 -> 96 aligned.
-  const int piece = sizer.next_piece(2048, 2048, 1.0);
-  EXPECT_EQ(piece % 32, 0);
-  EXPECT_LE(piece * 0.01, 1.0);
-  EXPECT_EQ(piece, 96);
-  // No sliver is left at the end: 200 rows need three pieces, balanced at 67, aligned to 96
-  // (then 104 rows are left: two pieces of 52, aligned to 64).
-  EXPECT_EQ(sizer.next_piece(200, 2048, 1.0), 96);
-  EXPECT_EQ(sizer.next_piece(104, 2048, 1.0), 64);
-  EXPECT_EQ(sizer.next_piece(90, 2048, 1.0), 90);  // fits whole
+  EXPECT_EQ(sizer.next_piece(2048, 2048, 1.0), 64);   // 100 rows fit: 32 x 2
+  EXPECT_EQ(sizer.next_piece(2048, 2048, 2.6), 256);  // 260 fit: 32 x 8
+  EXPECT_EQ(sizer.next_piece(90, 2048, 1.0), 90);     // the rest fits whole
+  EXPECT_EQ(sizer.next_piece(130, 2048, 2.6), 130);
+  EXPECT_EQ(sizer.next_piece(300, 2048, 2.6), 256);
   // A budget below one aligned piece still gives one aligned piece.
   EXPECT_EQ(sizer.next_piece(2048, 2048, 0.05), 32);
 }
@@ -41,16 +37,17 @@ TEST(PieceSizer, EachContextBucketIsMeasuredApart) {
   EXPECT_DOUBLE_EQ(sizer.ms_per_row(600), 0.01);
   EXPECT_DOUBLE_EQ(sizer.ms_per_row(8000), 0.04);
   EXPECT_EQ(sizer.ms_per_row(3000), 0.0);
-  EXPECT_EQ(sizer.next_piece(1024, 1000, 1.0), 96);  // 100 fit; 11 pieces of 94 -> 96
-  EXPECT_EQ(sizer.next_piece(1024, 8000, 1.0), 16);  // 25 fit -> 16
+  EXPECT_EQ(sizer.next_piece(1024, 1000, 1.0), 64);  // 100 fit: 16 x 4
+  EXPECT_EQ(sizer.next_piece(1024, 8000, 1.0), 16);  // 25 fit: 16
 }
 
 TEST(PieceSizer, AShapeWhoseCostDriftsIsFollowed) {
   PieceSizer sizer(32);
   sizer.record(100, 2048, 1.0);  // 0.01 ms per row
+  EXPECT_EQ(sizer.next_piece(2048, 2048, 1.3), 128);
   for (int i = 0; i < 20; ++i) sizer.record(100, 2048, 2.0);  // the device got slower
   EXPECT_NEAR(sizer.ms_per_row(2048), 0.02, 1e-4);
-  EXPECT_EQ(sizer.next_piece(2048, 2048, 1.0), 32);  // 50 fit -> 32
+  EXPECT_EQ(sizer.next_piece(2048, 2048, 1.3), 64);  // 65 fit
 }
 
 TEST(PieceSizer, NonsenseMeasurementsAreIgnored) {

@@ -16,11 +16,11 @@ int PieceSizer::next_piece(int remaining, std::size_t context, double budget_ms)
   if (remaining <= align_) return remaining;
   const double per_row = ms_per_row(context);
   if (per_row <= 0.0) return align_;  // never measured: one small piece first
-  const int fit = std::max(align_, static_cast<int>(budget_ms / per_row) / align_ * align_);
+  const int fit = static_cast<int>(budget_ms / per_row);
   if (fit >= remaining) return remaining;
-  const int pieces = (remaining + fit - 1) / fit;
-  const int balanced = (remaining + pieces - 1) / pieces;
-  return std::min(remaining, (balanced + align_ - 1) / align_ * align_);
+  int piece = align_;
+  while (piece * 2 <= fit && piece * 2 < remaining) piece *= 2;
+  return piece;
 }
 
 void PieceSizer::record(int rows, std::size_t context, double ms) {
