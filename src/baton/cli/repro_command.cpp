@@ -141,7 +141,8 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
       ->check(finite_range(0.01, 3600.0))
       ->group("Watchdog");
   cmd.add_option("--slowdown-threshold", options.watchdog.slowdown_factor,
-                 "A burst this many times its rolling median is a slowdown")
+                 "A burst this many times its recent baseline (slowdown_detector.h) is a "
+                 "slowdown")
       ->capture_default_str()
       ->check(finite_range(1.5, 1000.0))
       ->group("Watchdog");

@@ -31,7 +31,7 @@ struct WatchdogOptions {
   // No progress for this long is a hang. CPU default: no legitimate command buffer of the
   // synthetic or model workloads comes near 2 s on the CPU backend.
   std::chrono::milliseconds deadline{2000};
-  double slowdown_factor = 5.0;  // a burst this many times its rolling median is a slowdown
+  double slowdown_factor = 5.0;  // a burst this many times its recent baseline is a slowdown
   // ... and at least this much longer than it. A thread that misses a scheduler time
   // slice loses tens of ms, which is noise; the slowdowns before real hangs were hundreds
   // of ms per step (0.75 s against a 53 ms median in MISSION.md). CUDA: 5 ms.
