@@ -41,7 +41,8 @@ double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
   const auto start = Clock::now();
   for (int first = 0; first < kPrompt; first += kChunk) {
     baton::StepPlan plan{{{{prompt.begin() + first, prompt.begin() + first + kChunk}, &kv}},
-                         true, baton::StepOutput::greedy};
+                         true,
+                         baton::StepOutput::greedy};
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     for (int layer = 0; layer < s->layers(); ++layer) {
       if (piece == 0) {
@@ -83,9 +84,10 @@ int main(int argc, char** argv) {
   std::vector<double> runs;
   for (int i = 0; i < 3; ++i) runs.push_back(prompt_ms(runner, *stream, pool, model, 0));
   const double whole = median(runs);
-  std::printf("%d-token prompt in chunks of %d, %d layers: whole layers %.1f ms (%.2f ms a "
-              "layer)\n\n",
-              kPrompt, kChunk, layers, whole, whole / (kPrompt / kChunk * layers));
+  std::printf(
+      "%d-token prompt in chunks of %d, %d layers: whole layers %.1f ms (%.2f ms a "
+      "layer)\n\n",
+      kPrompt, kChunk, layers, whole, whole / (kPrompt / kChunk * layers));
   std::printf("%8s %12s %10s %14s %18s %16s\n", "piece", "prompt ms", "x whole", "ms a piece",
               "fixed ms a piece", "x whole, no wait");
   for (const int piece : {64, 128, 256, 512, 1024, 2048}) {

@@ -83,7 +83,7 @@ backend = "cuda"
 policy = "serialize"
 quantum = "layer"
 decode_first = false
-max_hold_ms = 0.5
+max_hold_ms = 0.75
 prefill_share = 0.25
 ledger = "/var/lib/baton/ledger.db"
 api_key = "sekrit"
@@ -128,7 +128,7 @@ queue_limit = 10
   EXPECT_EQ(c.turn.policy, TurnPolicy::serialize);
   EXPECT_EQ(c.turn.quantum, Quantum::layer);
   EXPECT_FALSE(c.turn.decode_first);
-  EXPECT_EQ(c.turn.max_hold_ms, 0.5);
+  EXPECT_EQ(c.turn.max_hold_ms, 0.75);
   EXPECT_EQ(c.turn.prefill_share, 0.25);
   EXPECT_EQ(c.ledger, "/var/lib/baton/ledger.db");
   EXPECT_FALSE(c.no_ledger);

@@ -387,3 +387,19 @@ TEST(SerialTurnPriority, ALowerPriorityDecodeYieldsAtALayerToAHigherOne) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+TEST(TurnOptionsNames, ABudgetOtherThanTheDefaultIsInThePolicysName) {
+  TurnOptions options;
+  options.policy = TurnPolicy::serialize;
+  EXPECT_EQ(describe(options), "serialize/op+decode-first");  // the defaults
+  options.max_hold_ms = 1.0;
+  EXPECT_EQ(describe(options), "serialize/op1ms+decode-first");
+  options.quantum = Quantum::layer;  // the budget is the op quantum's only
+  EXPECT_EQ(describe(options), "serialize/layer+decode-first");
+}
+
+}  // namespace
+}  // namespace baton

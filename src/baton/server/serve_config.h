@@ -10,7 +10,7 @@
 //   policy = "serialize"       # concurrent|serialize|partition
 //   quantum = "op"             # burst|layer|op (op: prefill pieces of at most max_hold_ms)
 //   decode_first = true
-//   max_hold_ms = 1.0          # serialize/op: the longest a prefill piece holds the turn
+//   max_hold_ms = 0.5          # serialize/op: the longest a prefill piece holds the turn
 //   turn_scope = "process"    # process|host (host: with every baton of the machine; serialize)
 //   turn_name = "baton"        # host scope: the turn's name (/dev/shm/baton-turn-NAME)
 //   prefill_share = 0.5

@@ -70,7 +70,9 @@ int SerialTurn::rank(const Client& client, BurstKind kind) const {
   return client.priority.load(std::memory_order_relaxed) * 2 + (ahead ? 1 : 0);
 }
 
-void SerialTurn::set_priority(TurnClientId id, int priority) { clients_.at(id)->priority.store(priority, std::memory_order_relaxed); }
+void SerialTurn::set_priority(TurnClientId id, int priority) {
+  clients_.at(id)->priority.store(priority, std::memory_order_relaxed);
+}
 
 void SerialTurn::wait_for_grant(Client& client) const {
   const std::int64_t spin_until =
