@@ -306,6 +306,24 @@ TEST(SerialTurnPieces, APrefillIsCutIntoPiecesOnlyWhileAnotherClientWantsTheTurn
   f.turn.release(f.ids[0]);
 }
 
+TEST(SerialTurnPieces, AClientLongInLineStillCountsAsWaiting) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.quantum = Quantum::op;
+  TurnFixture f(2, options);
+  f.turn.acquire(f.ids[0], BurstKind::prefill);
+  std::thread other([&f] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    f.turn.release(f.ids[1]);
+  });
+  f.await_waiters(1);
+  // It asked longer ago than ContentionClock::kRecentNs, but it is still in line.
+  std::this_thread::sleep_for(std::chrono::nanoseconds(ContentionClock::kRecentNs) +
+                              std::chrono::milliseconds(20));
+  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), options.max_hold_ms);
+  f.turn.release(f.ids[0]);
+  other.join();
+}
+
 TEST(SerialTurnPieces, OnlyTheOpQuantumCutsLayers) {
   TurnOptions options = TurnFixture::serialize_options();
   options.quantum = Quantum::layer;

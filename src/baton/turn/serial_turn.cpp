@@ -62,6 +62,7 @@ void SerialTurn::enqueue_locked(TurnClientId id, BurstKind kind) {
     return rank(*clients_[w], clients_[w]->waiting_kind) < mine;
   });
   waiters_.insert(position, id);
+  client.in_line.store(true, std::memory_order_relaxed);
   waiting_.fetch_add(1, std::memory_order_release);
 }
 
@@ -119,6 +120,7 @@ void SerialTurn::pass_turn() {
     }
     const TurnClientId next_id = waiters_.front();
     waiters_.pop_front();
+    clients_[next_id]->in_line.store(false, std::memory_order_relaxed);
     waiting_.fetch_sub(1, std::memory_order_relaxed);
     next = clients_[next_id].get();
     holder_ = next_id;
@@ -140,7 +142,9 @@ std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind kin
   for (const auto& other : clients_) {
     if (other.get() == &me) continue;
     const std::int64_t asked = other->asked_at_ns.load(std::memory_order_relaxed);
-    if (asked == 0 || now - asked >= ContentionClock::kRecentNs) continue;
+    const bool active = other->in_line.load(std::memory_order_relaxed) ||
+                        (asked != 0 && now - asked < ContentionClock::kRecentNs);
+    if (!active) continue;
     const int theirs = other->priority.load(std::memory_order_relaxed);
     const int mine = me.priority.load(std::memory_order_relaxed);
     if (kind == BurstKind::prefill ? theirs >= mine : theirs > mine) {

@@ -51,6 +51,7 @@ class SerialTurn final : public GpuTurn {
     std::thread::id waiting_thread;              // guarded by mu_
     std::atomic<int> priority{0};
     std::atomic<std::int64_t> asked_at_ns{0};    // its last acquire: is it active?
+    std::atomic<bool> in_line{false};            // waiting now, however long since it asked
   };
   // A waiter's place in line: higher goes first, equals in arrival order.
   int rank(const Client& client, BurstKind kind) const;
