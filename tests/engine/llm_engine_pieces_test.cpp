@@ -26,6 +26,14 @@ using testing::prompt_of;
 constexpr int kChunk = 1024;
 // Scheduling noise a waiter may see on a loaded 2-core machine, beyond the piece it waits for.
 constexpr double kSlackMs = 15.0;
+// Under ThreadSanitizer the test runs for its races only: the end of a step (the logits of
+// one row) took 1.2-3.3 s there against well under a millisecond without it, so its times
+// say nothing about the turn.
+#ifdef __SANITIZE_THREAD__
+constexpr bool kTimed = false;
+#else
+constexpr bool kTimed = true;
+#endif
 
 // A model whose prefill layer of kChunk rows takes tens of ms on the CPU.
 LlamaModel heavy_model(const std::filesystem::path& dir) {
@@ -96,6 +104,7 @@ TEST(LlmEnginePieces, AWaitingDecoderIsHeldBehindOnePieceNotAWholeLayer) {
   const LlmEngineStats stats = engine.stats();
   const int layers = static_cast<int>(model.layers().size());
   EXPECT_GT(stats.prefill_pieces, static_cast<std::uint64_t>(2 * layers));  // 2 chunks
+  if (!kTimed) return;
   const double longest_wait = *std::max_element(waits.begin(), waits.end());
   EXPECT_LE(longest_wait, options.max_hold_ms + stats.longest_piece_ms + kSlackMs)
       << "budget " << options.max_hold_ms << " ms, longest piece " << stats.longest_piece_ms;
