@@ -33,6 +33,16 @@ struct TurnFixture {
     options.decode_first = false;
     return options;
   }
+  // A thread in which client `who` waits for a decode burst's turn, then lets it go;
+  // returns once it waits in line (the only waiter).
+  std::thread wait_in_line(std::size_t who) {
+    std::thread waiter([this, who] {
+      turn.acquire(ids[who], BurstKind::decode);
+      turn.release(ids[who]);
+    });
+    await_waiters(1);
+    return waiter;
+  }
   // Blocks until `count` clients wait in line.
   void await_waiters(std::size_t count) {
     ASSERT_TRUE(eventually([&] { return turn.waiting() == count; }));
@@ -286,11 +296,7 @@ TEST(SerialTurnPieces, APrefillIsCutIntoPiecesOnlyWhileAnotherClientWantsTheTurn
   TurnFixture f(2, options);
   f.turn.acquire(f.ids[0], BurstKind::prefill);
   EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), std::nullopt);  // alone: whole layers
-  std::thread other([&f] {
-    f.turn.acquire(f.ids[1], BurstKind::decode);
-    f.turn.release(f.ids[1]);
-  });
-  f.await_waiters(1);
+  std::thread other = f.wait_in_line(1);
   EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), 2.5);
   f.turn.release(f.ids[0]);
   other.join();
@@ -311,11 +317,7 @@ TEST(SerialTurnPieces, AClientLongInLineStillCountsAsWaiting) {
   options.quantum = Quantum::op;
   TurnFixture f(2, options);
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  std::thread other([&f] {
-    f.turn.acquire(f.ids[1], BurstKind::decode);
-    f.turn.release(f.ids[1]);
-  });
-  f.await_waiters(1);
+  std::thread other = f.wait_in_line(1);
   // It asked longer ago than ContentionClock::kRecentNs, but it is still in line.
   std::this_thread::sleep_for(std::chrono::nanoseconds(ContentionClock::kRecentNs) +
                               std::chrono::milliseconds(20));
@@ -329,11 +331,7 @@ TEST(SerialTurnPieces, OnlyTheOpQuantumCutsLayers) {
   options.quantum = Quantum::layer;
   TurnFixture f(2, options);
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  std::thread other([&f] {
-    f.turn.acquire(f.ids[1], BurstKind::decode);
-    f.turn.release(f.ids[1]);
-  });
-  f.await_waiters(1);
+  std::thread other = f.wait_in_line(1);
   EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::prefill), std::nullopt);
   f.turn.release(f.ids[0]);
   other.join();
