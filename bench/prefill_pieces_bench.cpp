@@ -8,9 +8,17 @@
 // one piece, the fixed cost per piece the ratio implies, and the ratio when the pieces
 // are launched back to back, not waited for (what is the kernels' and what the waits').
 // Median of 3 prompts.
+// With --profile P (0: whole layers) it runs one prompt after a warm-up and brackets only
+// the first layer of the last chunk with cudaProfilerStart/Stop, for
+// `ncu --profile-from-start off` (scripts/kernel_profile.py sums the kernels).
+#include <cuda_profiler_api.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/host/make_device.h"
@@ -31,7 +39,7 @@ double median(std::vector<double> v) {
 // (0: whole layers), each piece waited for when `wait`.
 double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
                  baton::KvBlockPool& pool, const baton::LlamaModel& model, int piece,
-                 bool wait = true) {
+                 bool wait = true, bool profile = false) {
   baton::KvSequence kv;
   for (int b = 0; b < kPrompt / 16; ++b) kv.blocks.push_back(*pool.allocate());
   std::vector<baton::TokenId> prompt;
@@ -45,16 +53,26 @@ double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
                          baton::StepOutput::greedy};
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     for (int layer = 0; layer < s->layers(); ++layer) {
+      const bool profiled = profile && layer == 0 && first + kChunk == kPrompt;
+      if (profiled) {
+        stream.synchronize();
+        cudaProfilerStart();
+      }
       if (piece == 0) {
         stream.encode(baton::Op{[s, layer] { s->run_layer(layer); }, 0});
         stream.commit();
-        continue;
+      } else {
+        for (int row = 0; row < s->rows(); row += piece) {
+          const int count = std::min(piece, s->rows() - row);
+          stream.encode(
+              baton::Op{[s, layer, row, count] { s->run_rows(layer, row, count); }, 0});
+          stream.commit();
+          if (wait) stream.synchronize();
+        }
       }
-      for (int row = 0; row < s->rows(); row += piece) {
-        const int count = std::min(piece, s->rows() - row);
-        stream.encode(baton::Op{[s, layer, row, count] { s->run_rows(layer, row, count); }, 0});
-        stream.commit();
-        if (wait) stream.synchronize();
+      if (profiled) {
+        stream.synchronize();
+        cudaProfilerStop();
       }
     }
     stream.encode(baton::Op{[s] { s->finish(); }, 0});
@@ -69,8 +87,9 @@ double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: prefill_pieces_bench MODEL_DIR\n");
+  const bool profile = argc == 4 && std::string_view(argv[2]) == "--profile";
+  if (argc != 2 && !profile) {
+    std::fprintf(stderr, "usage: prefill_pieces_bench MODEL_DIR [--profile ROWS]\n");
     return 2;
   }
   const baton::LlamaModel model = baton::LlamaModel::load(argv[1]);
@@ -81,6 +100,14 @@ int main(int argc, char** argv) {
                                       dynamic_cast<baton::cuda::CudaStream&>(*stream));
   const int layers = static_cast<int>(model.layers().size());
   (void)prompt_ms(runner, *stream, pool, model, 0);  // warm-up
+  if (profile) {
+    const int piece = std::atoi(argv[3]);
+    (void)prompt_ms(runner, *stream, pool, model, piece);
+    std::printf("profiled: layer 0 of the last chunk, %s\n",
+                piece == 0 ? "whole" : (std::to_string(piece) + "-row pieces").c_str());
+    (void)prompt_ms(runner, *stream, pool, model, piece, true, true);
+    return 0;
+  }
   std::vector<double> runs;
   for (int i = 0; i < 3; ++i) runs.push_back(prompt_ms(runner, *stream, pool, model, 0));
   const double whole = median(runs);

@@ -34,6 +34,13 @@ def row(label, run, solo):
             f'{run["overlap_s"] / run["duration_s"]:.2f} |')
 
 
+def label_of(name, run):
+    # partition/auto: the share it settled on (the run's last).
+    share = run.get("turn", {}).get("prefill_share", 0)
+    suffix = f" (settled at {share:.3g})" if run["scenario"].startswith("partition/auto") else ""
+    return f'{name}: {run["scenario"]}{suffix}'
+
+
 def main(paths):
     print("| scenario | decode p50 / p99 ms (x solo) | prefill chunk p50 ms (rate share) "
           "| aggregate | overlap share |")
@@ -48,9 +55,9 @@ def main(paths):
             for r in data["solo"]:
                 print(row(f'{name}: {r["engines"][0]["name"]} solo', r, solo))
             for r in data["runs"]:
-                print(row(f'{name}: {r["scenario"]}', r, solo))
+                print(row(label_of(name, r), r, solo))
         else:
-            print(row(f'{name}: {data["scenario"]}', data, solo))
+            print(row(label_of(name, data), data, solo))
 
 
 if __name__ == "__main__":

@@ -38,6 +38,8 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
       {"repro --engine decode --inject-hang-rate nan", "--inject-hang-rate"},
       {"repro --engine decode --watchdog-deadline nan", "--watchdog-deadline"},
       {"repro --engine decode --max-hold-ms 0", "--max-hold-ms"},
+      {"repro --engine decode --prefill-share half", "neither auto nor a number"},
+      {"repro --engine decode --prefill-share 0", "neither auto nor a number"},
       {"repro --engine llm:/x:128+priority=high", "+priority=N takes N as an integer"},
       {"repro --engine llm:/x+priority=101", "+priority=N takes N as an integer"},
       {"no-such-verb", "no-such-verb"},

@@ -307,6 +307,15 @@ TEST_F(ServeConfigTest, UnknownKeyFarFromAnyListsTheKnownOnes) {
       << error;
 }
 
+TEST_F(ServeConfigTest, PrefillShareIsANumberOrAuto) {
+  EXPECT_TRUE(read_serve_config(one_model("prefill_share = \"auto\"")).turn.prefill_share_auto);
+  EXPECT_FALSE(read_serve_config(one_model("prefill_share = 0.3")).turn.prefill_share_auto);
+  EXPECT_NE(read_error("prefill_share = \"half\"").find("expected a number or \"auto\""),
+            std::string::npos);
+  EXPECT_NE(read_error("prefill_share = true").find("must be a number or \"auto\""),
+            std::string::npos);
+}
+
 TEST_F(ServeConfigTest, WrongTypeNamesTheKeyAndTheExpectedType) {
   EXPECT_NE(read_error("", "max_batch = 16.5")
                 .find(":4:13: models.chat.max_batch must be an integer, not a floating-point "

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <latch>
 #include <stdexcept>
 #include <thread>
@@ -76,6 +78,43 @@ TEST(PartitionTurn, ReentrantHoldsCountOnce) {
 TEST(PartitionTurn, RejectsAShareOutsideTheChip) {
   EXPECT_THROW(PartitionTurn(share(0.0)), std::invalid_argument);
   EXPECT_THROW(PartitionTurn(share(1.5)), std::invalid_argument);
+}
+
+
+// --prefill-share auto, with real threads: a decoder whose bursts take longer while a
+// prefill engine holds the turn (a CPU stand-in for the bandwidth it loses) pulls the share
+// down from 0.5; the prefill engine holds back briefly so the decoder is measured alone.
+TEST(PartitionTurn, AutoShareFollowsTheDecodersSlowdown) {
+  TwoClients c;
+  TurnOptions options = share(0.5);
+  options.prefill_share_auto = true;
+  PartitionTurn turn(options);
+  EXPECT_EQ(describe(options), "partition/auto");
+  const TurnClientId prefill = turn.register_client("prefill", *c.prefill_stream);
+  const TurnClientId decode = turn.register_client("decode", *c.decode_stream);
+  std::atomic<bool> stop{false};
+  std::atomic<int> prefill_bursts{0};
+  std::thread prefiller([&] {
+    while (!stop.load()) {
+      TurnHold p(turn, prefill, BurstKind::prefill);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      p.release();
+      prefill_bursts.fetch_add(1);
+    }
+  });
+  // Alone a decode burst takes 2 ms; next to a prefill 2 ms x (1 + 2 x share): above the
+  // 1.2x target until the share is down to the floor of 1/8 (1.25x).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (turn.stats().prefill_share > 0.125 && std::chrono::steady_clock::now() < deadline) {
+    TurnHold d(turn, decode, BurstKind::decode);
+    const double s = turn.device_share(decode) < 1.0 ? 1.0 - turn.device_share(decode) : 0.0;
+    std::this_thread::sleep_for(std::chrono::microseconds(static_cast<int>(2000 * (1 + 2 * s))));
+    d.release();
+  }
+  stop.store(true);
+  prefiller.join();
+  EXPECT_DOUBLE_EQ(turn.stats().prefill_share, 0.125);
+  EXPECT_GT(prefill_bursts.load(), 0);
 }
 
 }  // namespace

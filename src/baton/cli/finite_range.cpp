@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "baton/turn/turn_options.h"
+
 namespace baton {
 
 CLI::Validator finite_range(double min, double max) {
@@ -17,6 +19,14 @@ CLI::Validator finite_range(double min, double max) {
     return {};
   };
   return CLI::Validator(check, fmt::format("FLOAT in [{:g}, {:g}]", min, max));
+}
+
+CLI::Validator prefill_share_check() {
+  const auto check = [](std::string& input) -> std::string {
+    if (parse_prefill_share(input)) return {};
+    return "'" + input + "' is neither auto nor a number between 0.01 and 1";
+  };
+  return CLI::Validator(check, "auto|FLOAT in [0.01, 1]");
 }
 
 }  // namespace baton

@@ -28,11 +28,11 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
                   "it runs as concurrent)")
       ->capture_default_str()
       ->check(CLI::IsMember({"concurrent", "serialize", "partition"}));
-  cmd->add_option("--prefill-share", options.turn.prefill_share,
+  cmd->add_option("--prefill-share", prefill_share,
                   "partition: the share of the chip a prefill engine sizes its work for while "
-                  "other engines run")
+                  "other engines run; auto: from the decoders' measured steps")
       ->capture_default_str()
-      ->check(finite_range(0.01, 1.0));
+      ->check(prefill_share_check());
   cmd->add_option("--quantum", quantum,
                   "serialize: hand the turn over per burst, between the layers of a prefill "
                   "chunk, or between its ops")
@@ -72,7 +72,8 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   attach_fault_options(*cmd);
   cmd->add_flag("--compare", options.compare,
                 "Run each engine solo, then all together under concurrent, serialize/burst, "
-                "serialize/layer and serialize/op, side by side");
+                "serialize/layer and serialize/op (CUDA: and partition at --prefill-share and "
+                "auto), side by side");
   cmd->add_option("--scenario", scenario,
                   "Run a named scenario's variants side by side, into one ledger (default "
                   "scenario-NAME.db here, replaced): long-dispatch, overpacked, idle-resident, "
@@ -172,6 +173,7 @@ int ReproCommand::run() {
   options.turn.policy = *parse_turn_policy(policy);
   options.turn.quantum = *parse_quantum(quantum);
   options.turn.scope = *parse_turn_scope(turn_scope);
+  apply(options.turn, *parse_prefill_share(prefill_share));
   options.weights = *parse_weight_format(weights);
   options.faults.seed = fault_seed.value_or(options.seed);
   options.watchdog.deadline = std::chrono::milliseconds(

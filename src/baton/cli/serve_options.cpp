@@ -87,10 +87,11 @@ void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
   cmd.add_option("--turn-name", flags.values.turn.host_name,
                  "--turn-scope host: the turn's name (/dev/shm/baton-turn-NAME)")
       ->capture_default_str();
-  cmd.add_option("--prefill-share", flags.values.turn.prefill_share,
-                 "partition: prefill's share of the chip while other engines run")
+  cmd.add_option("--prefill-share", flags.prefill_share,
+                 "partition: prefill's share of the chip while other engines run; auto: from "
+                 "the decoders' measured steps")
       ->capture_default_str()
-      ->check(finite_range(0.01, 1.0));
+      ->check(prefill_share_check());
   CLI::Option* ledger =
       cmd.add_option("--ledger", flags.ledger,
                      "Record busy intervals and fault events into this SQLite file (default: "
@@ -187,7 +188,7 @@ void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfi
   if (given(cmd, "--max-hold-ms")) c.turn.max_hold_ms = v.turn.max_hold_ms;
   if (given(cmd, "--turn-scope")) c.turn.scope = *parse_turn_scope(flags.turn_scope);
   if (given(cmd, "--turn-name")) c.turn.host_name = v.turn.host_name;
-  if (given(cmd, "--prefill-share")) c.turn.prefill_share = v.turn.prefill_share;
+  if (given(cmd, "--prefill-share")) apply(c.turn, *parse_prefill_share(flags.prefill_share));
   // The file has no faults: the flags' plan is the whole plan.
   c.faults = v.faults;
   c.fault_engine = v.fault_engine;

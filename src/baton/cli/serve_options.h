@@ -22,6 +22,7 @@ struct ServeFlags {
   std::string policy = "concurrent";
   std::string quantum = "op";
   std::string turn_scope = "process";
+  std::string prefill_share = "0.5";  // auto|FLOAT
   std::string ledger;
   ModelSpec model;               // --max-batch, --kv-budget-mb, ...: every --model's settings
   std::string weights = "bf16";  // --weights: every --model's and --embedding's

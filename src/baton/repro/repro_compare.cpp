@@ -38,6 +38,10 @@ ReproComparison run_comparison(const ReproOptions& options) {
     ReproOptions partitioned = options;
     partitioned.turn.policy = TurnPolicy::partition;
     comparison.runs.push_back(run_repro(partitioned));
+    if (!partitioned.turn.prefill_share_auto) {  // and the share picked from measured steps
+      partitioned.turn.prefill_share_auto = true;
+      comparison.runs.push_back(run_repro(partitioned));
+    }
   }
   return comparison;
 }

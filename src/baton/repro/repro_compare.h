@@ -1,5 +1,6 @@
 // run_comparison: the same engines solo and then together under every turn policy
-// (concurrent, serialize per burst, per layer and per op), for a side-by-side table.
+// (concurrent, serialize per burst, per layer and per op; on CUDA partition at the given
+// share and at --prefill-share auto), for a side-by-side table.
 // Thread-safety: as run_repro.
 #pragma once
 

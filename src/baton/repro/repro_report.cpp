@@ -158,7 +158,8 @@ nlohmann::json to_json(const ReproResult& run) {
           {"turn",
            {{"handovers", run.turn_stats.handovers},
             {"handover_us_p50", run.turn_stats.handover_us.p50},
-            {"handover_us_p99", run.turn_stats.handover_us.p99}}},
+            {"handover_us_p99", run.turn_stats.handover_us.p99},
+            {"prefill_share", run.turn_stats.prefill_share}}},
           {"faults", faults_json(run.faults)},
           {"detect_latency_ms",
            {{"p50", run.faults.detect_latency_ms.p50}, {"max", run.faults.detect_latency_ms.max}}}};
@@ -211,6 +212,7 @@ ReproResult result_from_json(const nlohmann::json& json) {
   run.turn_stats.handovers = json.at("turn").at("handovers");
   run.turn_stats.handover_us.p50 = json.at("turn").at("handover_us_p50");
   run.turn_stats.handover_us.p99 = json.at("turn").at("handover_us_p99");
+  run.turn_stats.prefill_share = json.at("turn").value("prefill_share", 0.0);
   run.faults = faults_from(json.at("faults"));
   return run;
 }

@@ -13,7 +13,7 @@
 //   max_hold_ms = 0.5          # serialize/op: the longest a prefill piece holds the turn
 //   turn_scope = "process"    # process|host (host: with every baton of the machine; serialize)
 //   turn_name = "baton"        # host scope: the turn's name (/dev/shm/baton-turn-NAME)
-//   prefill_share = 0.5
+//   prefill_share = 0.5        # or "auto" (share_controller.h)
 //   ledger = "/var/lib/baton/ledger.db"   # or no_ledger = true; unset: default_ledger_path()
 //   api_key = "..."            # unset: $BATON_API_KEY (applied by resolve()); empty: none
 //   shutdown_timeout = 30      # seconds

@@ -110,6 +110,8 @@ class TomlReader {
            std::optional<E> (*parse)(std::string_view),
            std::span<const std::string_view> names) const;
   const toml::table& table(const toml::node& value, const std::string& key) const;
+  void read_prefill_share(const toml::node& value, const std::string& key,
+                          TurnOptions& turn) const;
 
   void read_fields(const toml::table& table, const std::string& prefix,
                    std::span<const Field> fields) const;
@@ -172,6 +174,21 @@ E TomlReader::choice(const toml::node& value, const std::string& key,
   fail(value.source(), message);
 }
 
+// A number (checked with the other values) or the string "auto".
+void TomlReader::read_prefill_share(const toml::node& value, const std::string& key,
+                                    TurnOptions& turn) const {
+  if (const auto* s = value.as_string()) {
+    if (s->get() != "auto") {
+      fail(value.source(), fmt::format("{} = \"{}\": expected a number or \"auto\"", key, s->get()));
+    }
+    turn.prefill_share_auto = true;
+    return;
+  }
+  if (!value.is_number()) wrong_type(value, key, "a number or \"auto\"");
+  turn.prefill_share = real(value, key);
+  turn.prefill_share_auto = false;
+}
+
 const toml::table& TomlReader::table(const toml::node& value, const std::string& key) const {
   if (const auto* t = value.as_table()) return *t;
   wrong_type(value, key, "a table");
@@ -212,7 +229,7 @@ ServeConfig TomlReader::read(const toml::table& root) const {
       {"max_hold_ms", [&](N v, K k) { c.turn.max_hold_ms = real(v, k); }},
       {"turn_scope", [&](N v, K k) { c.turn.scope = choice(v, k, parse_turn_scope, kScopes); }},
       {"turn_name", [&](N v, K k) { c.turn.host_name = string(v, k); }},
-      {"prefill_share", [&](N v, K k) { c.turn.prefill_share = real(v, k); }},
+      {"prefill_share", [&](N v, K k) { read_prefill_share(v, k, c.turn); }},
       {"ledger", [&](N v, K k) { c.ledger = path(v, k); }},
       {"no_ledger", [&](N v, K k) { c.no_ledger = boolean(v, k); }},
       {"api_key", [&](N v, K k) { c.api_key = string(v, k); }},

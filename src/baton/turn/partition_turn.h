@@ -2,22 +2,33 @@
 // another engine both have work on the device, the chip is split: prefill gets
 // `prefill_share` of it and decode the rest, so that decode steps find SMs of their own
 // instead of queueing behind prefill kernels. An engine alone gets the whole chip back.
+// With `prefill_share_auto` the share follows the decoders' measured bursts
+// (share_controller.h); to measure a decoder alone now and then, a prefill burst about to
+// start waits up to kSoloWait while the decoder runs a few bursts by itself.
 // How a workload honours its share is its own business (CUDA: green contexts and
 // cuBLAS's SM count target).
 // Thread-safety: all members are thread-safe; clients register before the engines start.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "baton/turn/gpu_turn.h"
+#include "baton/turn/share_controller.h"
 #include "baton/turn/turn_options.h"
 
 namespace baton {
 
 class PartitionTurn final : public GpuTurn {
  public:
+  static constexpr std::chrono::milliseconds kSoloWait{50};
+
   explicit PartitionTurn(const TurnOptions& options);
   std::string_view policy_name() const override { return "partition"; }
   TurnClientId register_client(std::string name, Stream& stream) override;
@@ -26,20 +37,31 @@ class PartitionTurn final : public GpuTurn {
   void release_quietly(TurnClientId client) noexcept override { leave(client); }
   void yield_point(TurnClientId, Boundary) override {}
   double device_share(TurnClientId client) const override;
-  TurnStats stats() const override { return metrics_.snapshot(); }
+  TurnStats stats() const override;
 
  private:
   struct Client {
     std::atomic<int> depth{0};  // re-entrant holds
     std::atomic<BurstKind> kind{BurstKind::decode};
+    // Of the burst in progress; its engine's thread only.
+    std::chrono::steady_clock::time_point started{};
+    bool prefill_at_start = false;
+    std::uint64_t prefill_epoch_at_start = 0;
   };
   void leave(TurnClientId client) noexcept;
+  void wait_for_solo_bursts();
+  void record_decode(TurnClientId id, const Client& c) noexcept;
 
-  const double prefill_share_;
+  std::atomic<double> prefill_share_;
   TurnMetrics metrics_;
   std::vector<std::unique_ptr<Client>> clients_;  // grows only before the engines start
   std::atomic<int> active_{0};                    // clients holding the turn
   std::atomic<int> active_prefill_{0};            // ... of them running prefill
+  std::atomic<std::uint64_t> prefill_epoch_{0};   // prefill bursts begun so far
+  // --prefill-share auto only:
+  mutable std::mutex mu_;
+  std::condition_variable solo_measured_;
+  std::optional<ShareController> controller_;  // guarded by mu_
 };
 
 }  // namespace baton

@@ -31,6 +31,7 @@ struct TurnStats {
   std::vector<ClientTurnStats> clients;
   std::uint64_t handovers = 0;
   LatencySummary handover_us;  // from the releaser's grant to the waiter running
+  double prefill_share = 0.0;  // partition: prefill's share at the snapshot; 0 otherwise
 };
 
 class TurnMetrics {

@@ -1,5 +1,7 @@
 #include "baton/turn/turn_options.h"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 #include "baton/common/env.h"
@@ -61,10 +63,27 @@ std::string_view to_string(Quantum quantum) {
   return "burst";
 }
 
+std::optional<PrefillShare> parse_prefill_share(std::string_view text) {
+  if (text == "auto") return PrefillShare{true, 0.5};
+  double share = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), share);
+  if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(share) ||
+      share < 0.01 || share > 1.0) {
+    return std::nullopt;
+  }
+  return PrefillShare{false, share};
+}
+
+void apply(TurnOptions& options, PrefillShare share) {
+  options.prefill_share_auto = share.automatic;
+  options.prefill_share = share.share;
+}
+
 std::string describe(const TurnOptions& options) {
   const std::string scope = options.scope == TurnScope::host ? "@host" : "";
   if (options.policy == TurnPolicy::concurrent) return "concurrent" + scope;
   if (options.policy == TurnPolicy::partition) {
+    if (options.prefill_share_auto) return "partition/auto" + scope;
     char share[16];
     std::snprintf(share, sizeof share, "%g", options.prefill_share);
     return std::string("partition/") + share + scope;

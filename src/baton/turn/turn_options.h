@@ -40,6 +40,8 @@ struct TurnOptions {
   // at most this much device time, so a waiter is held behind at most about this long.
   double max_hold_ms = kDefaultMaxHoldMs;
   double prefill_share = 0.5;  // partition: prefill's share of the chip while others run
+  // partition: the share follows the decoders' measured bursts (share_controller.h).
+  bool prefill_share_auto = false;
   // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
   std::chrono::microseconds spin{50};
   TurnScope scope = TurnScope::process;
@@ -57,7 +59,15 @@ std::optional<TurnScope> parse_turn_scope(std::string_view name);
 std::string_view to_string(TurnScope scope);
 std::string_view to_string(TurnPolicy policy);
 std::string_view to_string(Quantum quantum);
-// The policy with what matters of its options: "concurrent", "serialize/layer",
+// "auto", or a share in [0.01, 1] (written as a number); none for anything else.
+struct PrefillShare {
+  bool automatic = false;
+  double share = 0.5;
+};
+std::optional<PrefillShare> parse_prefill_share(std::string_view text);
+void apply(TurnOptions& options, PrefillShare share);
+// The policy with what matters of its options: "concurrent", "partition/auto",
+// "serialize/layer",
 // "serialize/op+decode-first", "serialize/op1ms" (a budget other than the default),
 // "serialize/layer@host". Names scenarios in reports and runs
 // in the ledger.

@@ -1,0 +1,75 @@
+#include "baton/turn/share_controller.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace baton {
+namespace {
+
+double median(std::vector<double> values) {
+  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  return *mid;
+}
+
+}  // namespace
+
+ShareController::ShareController(Options options) : options_(options), share_(options.start) {
+  if (!(options_.min_share > 0 && options_.min_share <= options_.start &&
+        options_.start <= options_.max_share && options_.max_share <= 1.0 && options_.step > 0 &&
+        options_.target_slowdown >= 1.0 && options_.window > 0 && options_.solo_needed > 0 &&
+        options_.solo_needed <= options_.solo_kept)) {
+    throw std::invalid_argument("ShareController: inconsistent options");
+  }
+}
+
+void ShareController::record(TurnClientId decoder, double seconds, bool next_to_prefill,
+                             double now_s) {
+  Decoder& d = decoders_[decoder];
+  d.seen_at_s = now_s;
+  if (!next_to_prefill) {
+    d.solo.push_back(seconds);
+    if (d.solo.size() > options_.solo_kept) d.solo.pop_front();
+    if (now_s - d.solo_at_s > options_.solo_stale_s) d.solo_since_stale = 0;
+    ++d.solo_since_stale;
+    d.solo_at_s = now_s;
+    return;
+  }
+  if (d.solo.size() < options_.solo_needed) return;  // nothing to compare with yet
+  d.shared.push_back(seconds);
+  if (d.shared.size() >= options_.window) decide(now_s);
+}
+
+// Each decoder still decoding counts with its window so far when it holds at least half a
+// window (decoders of different step times fill theirs at different paces), else with the
+// slowdown of its last full one.
+void ShareController::decide(double now_s) {
+  double slowest = 0.0;
+  for (auto& [id, d] : decoders_) {
+    if (d.shared.size() * 2 >= options_.window) {
+      d.slowdown = median(d.shared) / median({d.solo.begin(), d.solo.end()});
+    }
+    if (now_s - d.seen_at_s < 1.0) slowest = std::max(slowest, d.slowdown);
+  }
+  last_slowdown_ = slowest;
+  // A dead band below the target keeps the share from flapping between two steps.
+  if (slowest > options_.target_slowdown) {
+    share_ = std::max(options_.min_share, share_ - options_.step);
+  } else if (slowest < options_.target_slowdown - 0.1) {
+    share_ = std::min(options_.max_share, share_ + options_.step);
+  }
+  // Every window after a move is measured at the new share.
+  for (auto& [id, d] : decoders_) d.shared.clear();
+}
+
+bool ShareController::wants_solo_bursts(double now_s) const {
+  return std::any_of(decoders_.begin(), decoders_.end(), [&](const auto& entry) {
+    const Decoder& d = entry.second;
+    const bool recent = now_s - d.seen_at_s < 1.0;
+    const bool fresh = now_s - d.solo_at_s <= options_.solo_stale_s &&
+                       d.solo_since_stale >= options_.solo_needed;
+    return recent && !fresh;
+  });
+}
+
+}  // namespace baton
