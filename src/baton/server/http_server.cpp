@@ -376,6 +376,10 @@ void HttpServer::State::accept() {
                                                     beast::error_code ec, tcp::socket socket) {
     if (ec == net::error::operation_aborted || !self->acceptor_.is_open()) return;
     if (!ec) {
+      // Each SSE event is a small write: without this, Nagle's algorithm holds it until the
+      // client acknowledges the last one (up to 40 ms of delayed ACK on keep-alive).
+      beast::error_code ignored;
+      socket.set_option(tcp::no_delay(true), ignored);
       auto session = std::make_shared<Session>(std::move(socket), *self);
       self->opened(session);
       session->run();
