@@ -77,6 +77,16 @@ TEST(ShareController, AStaleReferenceIsMeasuredAgain) {
   EXPECT_FALSE(c.wants_solo_bursts(now + 2.0));  // a decoder gone quiet wants nothing
 }
 
+TEST(ShareController, AnEngineNeverWaitsForItsOwnBurstsAlone) {
+  ShareController c({});
+  double now = 0;
+  c.record(0, 0.006, true, now += 0.006);  // decoder 0 has no reference alone
+  EXPECT_TRUE(c.wants_solo_bursts(now));
+  EXPECT_TRUE(c.wants_solo_bursts(now, 1));
+  // Its own prefill burst would wait for decode bursts it cannot run while it waits.
+  EXPECT_FALSE(c.wants_solo_bursts(now, 0));
+}
+
 TEST(ShareController, RefusesInconsistentOptions) {
   ShareController::Options o;
   o.start = 0.95;  // above max_share

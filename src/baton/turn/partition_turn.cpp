@@ -27,7 +27,7 @@ TurnClientId PartitionTurn::register_client(std::string name, Stream& /*stream*/
 void PartitionTurn::acquire(TurnClientId client, BurstKind kind) {
   Client& c = *clients_.at(client);
   if (c.depth.load(std::memory_order_relaxed) == 0) {
-    if (controller_ && kind == BurstKind::prefill) wait_for_solo_bursts();
+    if (controller_ && kind == BurstKind::prefill) wait_for_solo_bursts(client);
     c.kind.store(kind, std::memory_order_relaxed);
     if (kind == BurstKind::prefill) {
       prefill_epoch_.fetch_add(1, std::memory_order_acq_rel);
@@ -71,11 +71,11 @@ void PartitionTurn::record_decode(TurnClientId id, const Client& c) noexcept {
   if (alone) solo_measured_.notify_all();
 }
 
-void PartitionTurn::wait_for_solo_bursts() {
+void PartitionTurn::wait_for_solo_bursts(TurnClientId asking) {
   std::unique_lock lock(mu_);
   const auto until = std::chrono::steady_clock::now() + kSoloWait;
   solo_measured_.wait_until(lock, until, [&] {
-    return !controller_->wants_solo_bursts(seconds_of(std::chrono::steady_clock::now()));
+    return !controller_->wants_solo_bursts(seconds_of(std::chrono::steady_clock::now()), asking);
   });
 }
 

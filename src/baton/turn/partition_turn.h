@@ -49,7 +49,7 @@ class PartitionTurn final : public GpuTurn {
     std::uint64_t prefill_epoch_at_start = 0;
   };
   void leave(TurnClientId client) noexcept;
-  void wait_for_solo_bursts();
+  void wait_for_solo_bursts(TurnClientId asking);
   void record_decode(TurnClientId id, const Client& c) noexcept;
 
   std::atomic<double> prefill_share_;

@@ -62,8 +62,9 @@ void ShareController::decide(double now_s) {
   for (auto& [id, d] : decoders_) d.shared.clear();
 }
 
-bool ShareController::wants_solo_bursts(double now_s) const {
+bool ShareController::wants_solo_bursts(double now_s, std::optional<TurnClientId> asking) const {
   return std::any_of(decoders_.begin(), decoders_.end(), [&](const auto& entry) {
+    if (entry.first == asking) return false;
     const Decoder& d = entry.second;
     const bool recent = now_s - d.seen_at_s < 1.0;
     const bool fresh = now_s - d.solo_at_s <= options_.solo_stale_s &&

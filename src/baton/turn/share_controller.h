@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <deque>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "baton/turn/turn_metrics.h"
@@ -34,9 +35,10 @@ class ShareController {
   // A decode burst of `seconds` that ran alone or next to a prefill, ending at `now_s`.
   void record(TurnClientId decoder, double seconds, bool next_to_prefill, double now_s);
   double share() const { return share_; }
-  // Whether a decoder seen in the last second lacks a fresh reference alone: prefill bursts
-  // should hold back briefly so that it gets a few bursts of the chip to itself.
-  bool wants_solo_bursts(double now_s) const;
+  // Whether a decoder other than `asking` (an engine that also prefills cannot decode while
+  // it waits) seen in the last second lacks a fresh reference alone: prefill bursts should
+  // hold back briefly so that it gets a few bursts of the chip to itself.
+  bool wants_solo_bursts(double now_s, std::optional<TurnClientId> asking = {}) const;
   // The last decision's slowest decoder: its burst next to a prefill over alone (0: none).
   double last_slowdown() const { return last_slowdown_; }
 
