@@ -77,6 +77,23 @@ TEST(ShareController, AStaleReferenceIsMeasuredAgain) {
   EXPECT_FALSE(c.wants_solo_bursts(now + 2.0));  // a decoder gone quiet wants nothing
 }
 
+TEST(ShareController, SlowFirstBurstsAloneDoNotHidePrefillsCost) {
+  // The first bursts of a run are slow (kernels load): 10x. Next to a prefill the decoder
+  // is 1.5x slower than alone; the share must go down, not up.
+  ShareController c({});
+  double now = 0;
+  feed_alone(c, 0, 0.050, now);
+  feed_alone(c, 0, 0.005, now, 6);
+  for (int i = 0; i < 16; ++i) c.record(0, 0.0075, true, now += 0.0075);
+  EXPECT_DOUBLE_EQ(c.share(), 0.5 - 1.0 / 16);
+  EXPECT_NEAR(c.last_slowdown(), 1.5, 1e-9);
+  // Twenty seconds on, the cold bursts have aged out of the reference altogether.
+  now += 20.0;
+  feed_alone(c, 0, 0.005, now);
+  for (int i = 0; i < 16; ++i) c.record(0, 0.0075, true, now += 0.0075);
+  EXPECT_NEAR(c.last_slowdown(), 1.5, 1e-9);
+}
+
 TEST(ShareController, AnEngineNeverWaitsForItsOwnBurstsAlone) {
   ShareController c({});
   double now = 0;

@@ -6,11 +6,13 @@
 namespace baton {
 namespace {
 
-double median(std::vector<double> values) {
-  const auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  return *mid;
+double quantile(std::vector<double> values, double q) {
+  const auto at = values.begin() + static_cast<std::ptrdiff_t>(q * (values.size() - 1) + 0.5);
+  std::nth_element(values.begin(), at, values.end());
+  return *at;
 }
+
+double median(std::vector<double> values) { return quantile(std::move(values), 0.5); }
 
 }  // namespace
 
@@ -29,7 +31,13 @@ void ShareController::record(TurnClientId decoder, double seconds, bool next_to_
   d.seen_at_s = now_s;
   if (!next_to_prefill) {
     d.solo.push_back(seconds);
-    if (d.solo.size() > options_.solo_kept) d.solo.pop_front();
+    d.solo_when.push_back(now_s);
+    // Kept: the last solo_kept of the last two stale periods (a cold start ages out).
+    while (d.solo.size() > options_.solo_kept ||
+           now_s - d.solo_when.front() > 2 * options_.solo_stale_s) {
+      d.solo.pop_front();
+      d.solo_when.pop_front();
+    }
     if (now_s - d.solo_at_s > options_.solo_stale_s) d.solo_since_stale = 0;
     ++d.solo_since_stale;
     d.solo_at_s = now_s;
@@ -42,12 +50,14 @@ void ShareController::record(TurnClientId decoder, double seconds, bool next_to_
 
 // Each decoder still decoding counts with its window so far when it holds at least half a
 // window (decoders of different step times fill theirs at different paces), else with the
-// slowdown of its last full one.
+// slowdown of its last full one. Its reference is the lower quartile of its bursts alone:
+// a burst alone can only be slowed (a kernel's first launch, a late host thread), never
+// sped up, so the low end is the truer measure.
 void ShareController::decide(double now_s) {
   double slowest = 0.0;
   for (auto& [id, d] : decoders_) {
     if (d.shared.size() * 2 >= options_.window) {
-      d.slowdown = median(d.shared) / median({d.solo.begin(), d.solo.end()});
+      d.slowdown = median(d.shared) / quantile({d.solo.begin(), d.solo.end()}, 0.25);
     }
     if (now_s - d.seen_at_s < 1.0) slowest = std::max(slowest, d.slowdown);
   }

@@ -2,7 +2,9 @@
 // (`--prefill-share auto`). A decoder's burst next to a prefill is compared with its burst
 // alone, and the share moves a step at a time so that the slowest decoder stays within
 // `target_slowdown` of alone: less for prefill while a decoder is slower than that, more
-// while every decoder has room. A decode step is bandwidth-bound and needs few SMs, so the
+// while every decoder has room. A decoder's bursts are compared whatever their batch and
+// context, so it suits a decoder of steady load (a serving batch that swings from 1 to 64
+// rows is not yet told apart). A decode step is bandwidth-bound and needs few SMs, so the
 // share settles where the decoder has just enough of the chip and prefill the rest.
 // Thread-safety: none; PartitionTurn calls it under its mutex.
 #pragma once
@@ -45,6 +47,7 @@ class ShareController {
  private:
   struct Decoder {
     std::deque<double> solo;  // seconds, newest last
+    std::deque<double> solo_when;  // when each ended
     double solo_at_s = -1e300;
     std::size_t solo_since_stale = 0;
     std::vector<double> shared;  // this window's bursts next to a prefill
