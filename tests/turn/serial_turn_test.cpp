@@ -2,12 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "baton/common/clock.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "test_util.h"
 
@@ -31,6 +34,7 @@ struct TurnFixture {
     options.policy = TurnPolicy::serialize;
     options.quantum = Quantum::burst;
     options.decode_first = false;
+    options.starved_after = std::chrono::hours(1);  // order by rank alone, however slow the run
     return options;
   }
   // A thread in which client `who` waits for a decode burst's turn, then lets it go;
@@ -399,6 +403,55 @@ TEST(SerialTurnPriority, ALowerPriorityDecodeYieldsAtALayerToAHigherOne) {
   // Having yielded, the holder waits behind the equal that came before it.
   EXPECT_EQ(events, (std::vector<std::string>{"holder layer 1", "holder op", "higher", "same",
                                               "holder layer 2"}));
+}
+
+// A waiter of priority 0 behind one of priority 1 goes first once it has waited
+// starved_after, and keeps the turn for a floor slice (whole layers, no yields) before the
+// higher one takes it back; without that, an engine of higher priority that always has a
+// burst waiting would keep it out for good.
+TEST(SerialTurnPriority, ALowerPriorityIsNeverStarvedForGood) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.quantum = Quantum::op;
+  options.starved_after = std::chrono::milliseconds(20);
+  options.floor_slice = std::chrono::milliseconds(300);
+  TurnFixture f(3, options);  // 0 and 1 at priority 1, 2 at 0
+  f.turn.set_priority(f.ids[0], 1);
+  f.turn.set_priority(f.ids[1], 1);
+  f.turn.acquire(f.ids[0], BurstKind::decode);
+  std::vector<std::string> events;  // only touched while holding the turn
+  std::atomic<std::int64_t> released_at_ns{0};
+  std::thread lower([&] {
+    f.turn.acquire(f.ids[2], BurstKind::prefill);
+    const bool whole_layers = !f.turn.piece_budget_ms(f.ids[2], BurstKind::prefill);
+    f.turn.yield_point(f.ids[2], Boundary::layer);  // the higher one waits: kept
+    events.push_back("lower in its slice");
+    // The slice began after the holder's release began: surely inside it until then + slice.
+    const auto since_release = std::chrono::nanoseconds(now_ns() - released_at_ns.load());
+    const std::chrono::nanoseconds slice = options.floor_slice;
+    if (since_release < slice) {
+      EXPECT_TRUE(whole_layers);
+    }
+    std::this_thread::sleep_for(slice - std::min(since_release, slice));
+    EXPECT_EQ(f.turn.piece_budget_ms(f.ids[2], BurstKind::prefill), options.max_hold_ms);
+    f.turn.yield_point(f.ids[2], Boundary::layer);  // the higher one runs here
+    events.push_back("lower after its slice");
+    f.turn.release(f.ids[2]);
+  });
+  f.await_waiters(1);
+  std::thread higher([&] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    events.push_back("higher");
+    f.turn.release(f.ids[1]);
+  });
+  f.await_waiters(2);
+  std::this_thread::sleep_for(options.starved_after + std::chrono::milliseconds(5));
+  released_at_ns.store(now_ns());
+  f.turn.release(f.ids[0]);
+  lower.join();
+  higher.join();
+  EXPECT_EQ(events, (std::vector<std::string>{"lower in its slice", "higher",
+                                              "lower after its slice"}));
+  EXPECT_EQ(f.turn.stats().clients[2].yields, 1u);
 }
 
 }  // namespace

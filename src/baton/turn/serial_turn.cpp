@@ -7,6 +7,11 @@
 #include "baton/turn/serial_steps.h"
 
 namespace baton {
+namespace {
+
+constexpr std::int64_t ns(std::chrono::nanoseconds d) { return d.count(); }
+
+}  // namespace
 
 SerialTurn::SerialTurn(Stream& default_stream, TurnOptions options)
     : default_stream_(default_stream), options_(options) {}
@@ -38,6 +43,7 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
       holder_kind_ = kind;
       depth_ = 1;
       hold_start_ns_ = asked_at;
+      floor_until_ns_.store(0, std::memory_order_relaxed);
       metrics_.record_acquire(id, 0);
       return;
     }
@@ -62,6 +68,7 @@ void SerialTurn::enqueue_locked(TurnClientId id, BurstKind kind) {
     return rank(*clients_[w], clients_[w]->waiting_kind) < mine;
   });
   waiters_.insert(position, id);
+  client.in_line_since_ns = now_ns();
   client.in_line.store(true, std::memory_order_relaxed);
   waiting_.fetch_add(1, std::memory_order_release);
 }
@@ -113,13 +120,18 @@ void SerialTurn::pass_turn() {
   {
     std::lock_guard lock(mu_);
     if (waiters_.empty()) {
+      floor_until_ns_.store(0, std::memory_order_relaxed);
       holder_.reset();
       holder_thread_ = std::thread::id();
       depth_ = 0;
       return;
     }
-    const TurnClientId next_id = waiters_.front();
-    waiters_.pop_front();
+    const std::int64_t now = now_ns();
+    const auto position = next_waiter_locked(now);
+    const TurnClientId next_id = *position;
+    const bool starved = position != waiters_.begin();
+    waiters_.erase(position);
+    floor_until_ns_.store(starved ? now + ns(options_.floor_slice) : 0, std::memory_order_relaxed);
     clients_[next_id]->in_line.store(false, std::memory_order_relaxed);
     waiting_.fetch_sub(1, std::memory_order_relaxed);
     next = clients_[next_id].get();
@@ -133,10 +145,27 @@ void SerialTurn::pass_turn() {
   next->granted.notify_one();
 }
 
+// The first in line, unless a waiter further back has waited starved_after: then the one
+// that has waited longest.
+std::deque<TurnClientId>::iterator SerialTurn::next_waiter_locked(std::int64_t now) {
+  auto chosen = waiters_.begin();
+  for (auto it = std::next(waiters_.begin()); it != waiters_.end(); ++it) {
+    const std::int64_t since = clients_[*it]->in_line_since_ns;
+    if (now - since >= ns(options_.starved_after) && since < clients_[*chosen]->in_line_since_ns) {
+      chosen = it;
+    }
+  }
+  return chosen;
+}
+
+bool SerialTurn::in_floor_slice() const {
+  return now_ns() < floor_until_ns_.load(std::memory_order_relaxed);
+}
+
 // Pieces while an engine the holder would yield to has asked for the turn lately: for a
 // prefill, one of its priority or higher; for other bursts, a higher one only.
 std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind kind) const {
-  if (options_.quantum != Quantum::op) return std::nullopt;
+  if (options_.quantum != Quantum::op || in_floor_slice()) return std::nullopt;
   const Client& me = *clients_.at(id);
   const std::int64_t now = now_ns();
   for (const auto& other : clients_) {
@@ -162,7 +191,7 @@ void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
   Client& client = *clients_[id];
   // Keep at most one quantum in flight, so a waiter never waits for more than one.
   if (piece_end) client.stream->synchronize();
-  if (waiting_.load(std::memory_order_acquire) == 0) return;
+  if (waiting_.load(std::memory_order_acquire) == 0 || in_floor_slice()) return;
   {
     std::lock_guard lock(mu_);
     if (waiters_.empty()) return;

@@ -8,10 +8,17 @@
 // parks on it (futex), so a hand-over to a spinning waiter costs well under a
 // microsecond and nobody burns a core through a long wait.
 //
+// Priorities never starve a waiter for good: one that has waited
+// TurnOptions::starved_after goes next
+// whatever its rank, and holds the turn for at least floor_slice (no pieces, no yields)
+// before a higher priority may take it back, so a lower-priority model still makes
+// progress (a few per cent of the device) under a higher one that is always busy.
+//
 // Thread-safety: see GpuTurn. One mutex (mu_) guards the holder and the line of waiters.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -52,14 +59,19 @@ class SerialTurn final : public GpuTurn {
     std::atomic<int> priority{0};
     std::atomic<std::int64_t> asked_at_ns{0};    // its last acquire: is it active?
     std::atomic<bool> in_line{false};            // waiting now, however long since it asked
+    std::int64_t in_line_since_ns = 0;           // guarded by mu_
   };
   // A waiter's place in line: higher goes first, equals in arrival order.
   int rank(const Client& client, BurstKind kind) const;
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
-  // Gives the turn to the first waiter, or frees it.
+  // Gives the turn to the first waiter (or to one starved past starved_after), or frees it.
   void pass_turn();
+  // Under mu_: where in waiters_ the next holder is.
+  std::deque<TurnClientId>::iterator next_waiter_locked(std::int64_t now);
+  // Holder thread: within a starved waiter's floor slice, which nothing preempts.
+  bool in_floor_slice() const;
   // Full release of a depth-1 hold: metrics, drain, pass on.
   std::optional<GpuError> hand_over(TurnClientId client, bool take_errors) noexcept;
 
@@ -78,6 +90,8 @@ class SerialTurn final : public GpuTurn {
   BurstKind holder_kind_ = BurstKind::decode;
   int depth_ = 0;
   std::int64_t hold_start_ns_ = 0;
+  // The end of the present holder's floor slice (0: none); read by piece_budget_ms.
+  std::atomic<std::int64_t> floor_until_ns_{0};
 };
 
 }  // namespace baton

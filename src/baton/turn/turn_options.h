@@ -42,6 +42,10 @@ struct TurnOptions {
   double prefill_share = 0.5;  // partition: prefill's share of the chip while others run
   // partition: the share follows the decoders' measured bursts (share_controller.h).
   bool prefill_share_auto = false;
+  // serialize: a waiter in line this long goes next whatever its priority and holds the
+  // turn for at least floor_slice, so that no priority starves another for good.
+  std::chrono::milliseconds starved_after{100};
+  std::chrono::milliseconds floor_slice{5};
   // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
   std::chrono::microseconds spin{50};
   TurnScope scope = TurnScope::process;
