@@ -1,10 +1,12 @@
 // PieceSizer: one small piece for a shape never measured, then pieces sized to the budget
-// from the measured time per row (power-of-two multiples of the alignment), per context
-// bucket, and following a shape whose cost drifts.
+// from the measured times (power-of-two multiples of the alignment), per context bucket,
+// following a shape whose cost drifts, and past a budget that a fixed cost makes
+// unattainable.
 #include "baton/engine/piece_sizer.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 
@@ -26,8 +28,8 @@ TEST(PieceSizer, PiecesFitTheBudgetFromTheMeasuredTimePerRow) {
   EXPECT_EQ(sizer.next_piece(90, 2048, 1.0), 90);     // the rest fits whole
   EXPECT_EQ(sizer.next_piece(130, 2048, 2.6), 130);
   EXPECT_EQ(sizer.next_piece(300, 2048, 2.6), 256);
-  // A budget below one aligned piece still gives one aligned piece.
-  EXPECT_EQ(sizer.next_piece(2048, 2048, 0.05), 32);
+  // A budget below the smallest piece: one size up, once, to see how much is fixed.
+  EXPECT_EQ(sizer.next_piece(2048, 2048, 0.05), 64);
 }
 
 TEST(PieceSizer, EachContextBucketIsMeasuredApart) {
@@ -38,7 +40,9 @@ TEST(PieceSizer, EachContextBucketIsMeasuredApart) {
   EXPECT_DOUBLE_EQ(sizer.ms_per_row(8000), 0.04);
   EXPECT_EQ(sizer.ms_per_row(3000), 0.0);
   EXPECT_EQ(sizer.next_piece(1024, 1000, 1.0), 64);  // 100 fit: 16 x 4
-  EXPECT_EQ(sizer.next_piece(1024, 8000, 1.0), 16);  // 25 fit: 16
+  // 25 would fit if time were in proportion, but 64 rows are over the budget: half of
+  // them first, to see whether the time shrinks.
+  EXPECT_EQ(sizer.next_piece(1024, 8000, 1.0), 32);
 }
 
 TEST(PieceSizer, AShapeWhoseCostDriftsIsFollowed) {
@@ -48,6 +52,50 @@ TEST(PieceSizer, AShapeWhoseCostDriftsIsFollowed) {
   for (int i = 0; i < 20; ++i) sizer.record(100, 2048, 2.0);  // the device got slower
   EXPECT_NEAR(sizer.ms_per_row(2048), 0.02, 1e-4);
   EXPECT_EQ(sizer.next_piece(2048, 2048, 1.3), 64);  // 65 fit
+}
+
+// What a piece of `rows` rows costs, and the pieces a sizer picks for a 2048-row layer
+// against it over `layers` layers: the longest piece's time, and the rows of the last.
+struct LayersRun {
+  double longest_ms = 0;
+  int last_rows = 0;
+};
+template <typename Cost>
+LayersRun run_layers(PieceSizer& sizer, Cost cost, double budget_ms, int layers) {
+  LayersRun run;
+  for (int layer = 0; layer < layers; ++layer) {
+    for (int first = 0; first < 2048;) {
+      const int rows = sizer.next_piece(2048 - first, 8000, budget_ms);
+      sizer.record(rows, 8000, cost(rows));
+      run.longest_ms = std::max(run.longest_ms, cost(rows));
+      run.last_rows = rows;
+      first += rows;
+    }
+  }
+  return run;
+}
+
+// The H200 at 8K context: a piece costs 1.8 ms however few its rows, so a 0.5 ms budget
+// cannot be met. The sizer learns the fixed cost and grows the pieces to 1.25x the
+// cheapest (256 rows, 2.21 ms), instead of 64 pieces a layer at eight times the rate.
+TEST(PieceSizer, AFixedCostAboveTheBudgetGrowsThePiecesToTheSlack) {
+  PieceSizer sizer(32);
+  const auto cost = [](int rows) { return 1.8 + 0.0016 * rows; };
+  const LayersRun run = run_layers(sizer, cost, 0.5, 4);
+  EXPECT_EQ(run.last_rows, 256);
+  EXPECT_LE(run.longest_ms, PieceSizer::kUnattainableSlack * cost(32));
+  EXPECT_EQ(sizer.next_piece(2048, 8000, 0.5), 256);
+}
+
+// The CPU: time in proportion to rows, and the smallest piece already over the budget.
+// One larger piece shows it, and then the pieces stay at the smallest.
+TEST(PieceSizer, TimeInProportionToRowsKeepsTheSmallestPiece) {
+  PieceSizer sizer(32);
+  const auto cost = [](int rows) { return 0.02 * rows; };
+  const LayersRun run = run_layers(sizer, cost, 0.5, 4);
+  EXPECT_EQ(run.last_rows, 32);
+  EXPECT_DOUBLE_EQ(run.longest_ms, cost(64));  // the one look above
+  EXPECT_EQ(sizer.next_piece(2048, 8000, 0.5), 32);
 }
 
 TEST(PieceSizer, NonsenseMeasurementsAreIgnored) {
