@@ -51,6 +51,8 @@
 #include <utility>
 #include <vector>
 
+#include "http_url.h"
+
 namespace {
 
 namespace asio = boost::asio;
@@ -107,19 +109,6 @@ std::string http_failure(int status, const std::string& body) {
   return why + ": " + body;
 }
 
-struct Target {
-  std::string host, port;
-};
-
-Target parse_url(const std::string& url) {
-  const std::string prefix = "http://";
-  if (url.rfind(prefix, 0) != 0) throw std::invalid_argument("--url must start with http://");
-  std::string rest = url.substr(prefix.size());
-  if (const std::size_t slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
-  const std::size_t colon = rest.rfind(':');
-  if (colon == std::string::npos) return {rest, "80"};
-  return {rest.substr(0, colon), rest.substr(colon + 1)};
-}
 
 double ms_between(Clock::time_point from, Clock::time_point to) {
   return std::chrono::duration<double, std::milli>(to - from).count();
@@ -354,7 +343,7 @@ class Bench {
 
   asio::io_context& io_;
   const Options& options_;
-  Target target_;
+  HttpTarget target_;
   tcp::resolver::results_type endpoints_;
 };
 

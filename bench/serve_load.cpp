@@ -52,6 +52,8 @@
 #include <string>
 #include <vector>
 
+#include "http_url.h"
+
 namespace {
 
 namespace asio = boost::asio;
@@ -76,20 +78,6 @@ struct Options {
   std::string api_key;
 };
 
-struct Target {
-  std::string host;
-  std::string port;
-};
-
-Target parse_url(const std::string& url) {
-  const std::string prefix = "http://";
-  if (url.rfind(prefix, 0) != 0) throw std::invalid_argument("--url must start with http://");
-  std::string rest = url.substr(prefix.size());
-  if (const std::size_t slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
-  const std::size_t colon = rest.rfind(':');
-  if (colon == std::string::npos) return {rest, "80"};
-  return {rest.substr(0, colon), rest.substr(colon + 1)};
-}
 
 // One client's request and what it must give.
 struct Job {
@@ -115,7 +103,7 @@ json chat_body(const Job& job, bool stream, double temperature) {
   return body;
 }
 
-http::request<http::string_body> make_request(const Options& options, const Target& target,
+http::request<http::string_body> make_request(const Options& options, const HttpTarget& target,
                                               const std::string& body) {
   http::request<http::string_body> req{http::verb::post, "/v1/chat/completions", 11};
   req.set(http::field::host, target.host + ":" + target.port);
@@ -564,7 +552,7 @@ class Load {
 
   asio::io_context& io_;
   Options options_;
-  Target target_;
+  HttpTarget target_;
   tcp::resolver::results_type endpoints_;
 };
 
