@@ -30,12 +30,14 @@ void PartitionTurn::acquire(TurnClientId client, BurstKind kind) {
     if (controller_ && kind == BurstKind::prefill) wait_for_solo_bursts(client);
     c.kind.store(kind, std::memory_order_relaxed);
     if (kind == BurstKind::prefill) {
-      prefill_epoch_.fetch_add(1, std::memory_order_acq_rel);
+      if (controller_) prefill_epoch_.fetch_add(1, std::memory_order_acq_rel);
       active_prefill_.fetch_add(1, std::memory_order_acq_rel);
     }
-    c.started = std::chrono::steady_clock::now();
-    c.prefill_at_start = active_prefill_.load(std::memory_order_acquire) > 0;
-    c.prefill_epoch_at_start = prefill_epoch_.load(std::memory_order_acquire);
+    if (controller_) {  // what record_decode() needs, for auto only
+      c.started = std::chrono::steady_clock::now();
+      c.prefill_at_start = active_prefill_.load(std::memory_order_acquire) > 0;
+      c.prefill_epoch_at_start = prefill_epoch_.load(std::memory_order_acquire);
+    }
     active_.fetch_add(1, std::memory_order_acq_rel);
   }
   c.depth.fetch_add(1, std::memory_order_acq_rel);

@@ -43,7 +43,7 @@ class PartitionTurn final : public GpuTurn {
   struct Client {
     std::atomic<int> depth{0};  // re-entrant holds
     std::atomic<BurstKind> kind{BurstKind::decode};
-    // Of the burst in progress; its engine's thread only.
+    // Of the burst in progress (--prefill-share auto only); its engine's thread only.
     std::chrono::steady_clock::time_point started{};
     bool prefill_at_start = false;
     std::uint64_t prefill_epoch_at_start = 0;
@@ -57,7 +57,7 @@ class PartitionTurn final : public GpuTurn {
   std::vector<std::unique_ptr<Client>> clients_;  // grows only before the engines start
   std::atomic<int> active_{0};                    // clients holding the turn
   std::atomic<int> active_prefill_{0};            // ... of them running prefill
-  std::atomic<std::uint64_t> prefill_epoch_{0};   // prefill bursts begun so far
+  std::atomic<std::uint64_t> prefill_epoch_{0};   // prefill bursts begun so far (auto)
   // --prefill-share auto only:
   mutable std::mutex mu_;
   std::condition_variable solo_measured_;

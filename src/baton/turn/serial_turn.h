@@ -8,11 +8,11 @@
 // parks on it (futex), so a hand-over to a spinning waiter costs well under a
 // microsecond and nobody burns a core through a long wait.
 //
-// Priorities never starve a waiter for good: one that has waited
-// TurnOptions::starved_after goes next
-// whatever its rank, and holds the turn for at least floor_slice (no pieces, no yields)
-// before a higher priority may take it back, so a lower-priority model still makes
-// progress (a few per cent of the device) under a higher one that is always busy.
+// Priorities never starve a waiter for good: one that has waited starved_after
+// (TurnOptions) goes next whatever its rank, and holds the turn for at least floor_slice
+// (no pieces, no yields) before a higher priority may take it back, so a lower-priority
+// model still makes progress (a few per cent of the device) under a higher one that is
+// always busy.
 //
 // Thread-safety: see GpuTurn. One mutex (mu_) guards the holder and the line of waiters.
 #pragma once

@@ -30,17 +30,14 @@ void ShareController::record(TurnClientId decoder, double seconds, bool next_to_
   Decoder& d = decoders_[decoder];
   d.seen_at_s = now_s;
   if (!next_to_prefill) {
-    d.solo.push_back(seconds);
-    d.solo_when.push_back(now_s);
+    if (now_s - d.last_solo_at_s() > options_.solo_stale_s) d.solo_since_stale = 0;
+    ++d.solo_since_stale;
+    d.solo.push_back({now_s, seconds});
     // Kept: the last solo_kept of the last two stale periods (a cold start ages out).
     while (d.solo.size() > options_.solo_kept ||
-           now_s - d.solo_when.front() > 2 * options_.solo_stale_s) {
+           now_s - d.solo.front().at_s > 2 * options_.solo_stale_s) {
       d.solo.pop_front();
-      d.solo_when.pop_front();
     }
-    if (now_s - d.solo_at_s > options_.solo_stale_s) d.solo_since_stale = 0;
-    ++d.solo_since_stale;
-    d.solo_at_s = now_s;
     return;
   }
   if (d.solo.size() < options_.solo_needed) return;  // nothing to compare with yet
@@ -57,7 +54,9 @@ void ShareController::decide(double now_s) {
   double slowest = 0.0;
   for (auto& [id, d] : decoders_) {
     if (d.shared.size() * 2 >= options_.window) {
-      d.slowdown = median(d.shared) / quantile({d.solo.begin(), d.solo.end()}, 0.25);
+      std::vector<double> alone;
+      for (const Decoder::Alone& a : d.solo) alone.push_back(a.seconds);
+      d.slowdown = median(d.shared) / quantile(std::move(alone), 0.25);
     }
     if (now_s - d.seen_at_s < 1.0) slowest = std::max(slowest, d.slowdown);
   }
@@ -77,7 +76,7 @@ bool ShareController::wants_solo_bursts(double now_s, std::optional<TurnClientId
     if (entry.first == asking) return false;
     const Decoder& d = entry.second;
     const bool recent = now_s - d.seen_at_s < 1.0;
-    const bool fresh = now_s - d.solo_at_s <= options_.solo_stale_s &&
+    const bool fresh = now_s - d.last_solo_at_s() <= options_.solo_stale_s &&
                        d.solo_since_stale >= options_.solo_needed;
     return recent && !fresh;
   });

@@ -46,10 +46,13 @@ class ShareController {
 
  private:
   struct Decoder {
-    std::deque<double> solo;  // seconds, newest last
-    std::deque<double> solo_when;  // when each ended
-    double solo_at_s = -1e300;
+    struct Alone {
+      double at_s;     // when it ended
+      double seconds;  // how long it took
+    };
+    std::deque<Alone> solo;  // newest last
     std::size_t solo_since_stale = 0;
+    double last_solo_at_s() const { return solo.empty() ? -1e300 : solo.back().at_s; }
     std::vector<double> shared;  // this window's bursts next to a prefill
     double slowdown = 0.0;       // of its last full window
     double seen_at_s = -1e300;
