@@ -21,6 +21,9 @@ constexpr int kPagedTokens = 16;
 // kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
 constexpr int kBlocksPerSm = 4;
 constexpr int kMinSplitKeys = 16;
+// Flash attention splits the keys of a short chunk to reach this many blocks per
+// multiprocessor (three fit on one at head_dim 128).
+constexpr int kFlashBlocksPerSm = 4;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -134,8 +137,14 @@ void CudaModelStep::size_workspace() {
   w.device_as<kernels::bf16>(Slot::gate_up, rows * 2 * inner);
   w.device_as<kernels::bf16>(Slot::activated, rows * inner);
   const auto group = static_cast<std::size_t>(c.num_heads / c.num_kv_heads);
-  w.device_as<float>(Slot::partial, static_cast<std::size_t>(paged_rows_) * c.num_kv_heads *
-                                        splits_ * group * (c.head_dim + 2));
+  std::size_t partial = static_cast<std::size_t>(paged_rows_) * c.num_kv_heads * splits_ * group *
+                        (c.head_dim + 2);
+  if (!chunks_.empty() && uses_flash()) {
+    partial = std::max(partial, kernels::flash_partial_floats(
+                                    kFlashBlocksPerSm * state_.multiprocessors,
+                                    static_cast<int>(c.head_dim)));
+  }
+  w.device_as<float>(Slot::partial, partial);
   const auto chunk = static_cast<std::size_t>(longest_chunk_);
   const auto length = static_cast<std::size_t>(longest_length_);
   w.device_as<kernels::bf16>(Slot::keys, length * kv_dim);
@@ -288,8 +297,12 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
   const int length = chunk.start + chunk.rows;
   auto* keys = w.device_at<kernels::bf16>(Slot::keys);
   auto* values = w.device_at<kernels::bf16>(Slot::values);
+  const bool extends = gathered_.layer == layer && gathered_.sequence == chunk.sequence &&
+                       gathered_.length <= length;
   BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
-                                      chunk.sequence, length, kv_heads * d, keys, values, stream));
+                                      chunk.sequence, extends ? gathered_.length : 0, length,
+                                      kv_heads * d, keys, values, stream));
+  gathered_ = {layer, chunk.sequence, length};
   const auto* all_queries = w.device_at<kernels::bf16>(Slot::queries);
   auto* attended = w.device_at<kernels::bf16>(Slot::attended);
   if (uses_flash()) {
@@ -302,6 +315,9 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
     f.count = chunk.rows;
     f.start = chunk.start;
     f.out = attended;
+    f.splits = kernels::flash_splits(chunk.rows, length, attention_shape(c),
+                                     kFlashBlocksPerSm * state_.multiprocessors);
+    f.partial = w.device_at<float>(Slot::partial);
     BATON_CUDA_CHECK(kernels::flash_attention(f, attention_shape(c), stream));
     return;
   }

@@ -54,6 +54,13 @@ class CudaModelStep final : public ModelStep {
   std::vector<Chunk> chunks_;
   int longest_chunk_ = 0;
   int longest_length_ = 0;
+  // What the keys and values slots hold: positions [0, length) of `sequence` at `layer`,
+  // so that a layer's later pieces gather only the positions its earlier ones added.
+  struct Gathered {
+    int layer = -1;
+    int sequence = -1;
+    int length = 0;
+  } gathered_;
   std::size_t output_floats_ = 0;
   kernels::RowMap map_;              // device pointers, valid once the workspace is sized
   const int* paged_list_ = nullptr;  // in the row map: the rows of the paged kernel

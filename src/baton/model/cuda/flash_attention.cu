@@ -1,5 +1,6 @@
 #include <mma.h>
 
+#include <algorithm>
 #include <cfloat>
 #include <cstdint>
 
@@ -93,7 +94,12 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
   for (int x = 0; x < D / 2; ++x) o[x] = 0.0f;
   float m = -FLT_MAX;
   float l = 0.0f;
-  for (int j0 = block_first / kTile * kTile; j0 <= block_last; j0 += kTile) {
+  // This block's share of the key tiles (all of them unless the keys are split).
+  const int tile_first = block_first / kTile;
+  const int tiles = block_last / kTile - tile_first + 1;
+  const int tile_begin = tile_first + tiles * static_cast<int>(blockIdx.z) / gridDim.z;
+  const int tile_end = tile_first + tiles * static_cast<int>(blockIdx.z + 1) / gridDim.z;
+  for (int j0 = tile_begin * kTile; j0 < tile_end * kTile; j0 += kTile) {
     __syncthreads();  // every warp is done with the previous tile (and the queries)
     const bf16* keys = c.keys + static_cast<std::size_t>(j0) * kv_stride + g * D;
     const bf16* values = c.values + static_cast<std::size_t>(j0) * kv_stride + g * D;
@@ -161,6 +167,20 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
 
   const float total = l + __shfl_xor_sync(0xffffffffu, l, 1);
   if (i >= n) return;
+  if (gridDim.z > 1) {  // unnormalised, with the running max and sum, for the merge
+    float* part = c.partial + ((static_cast<std::size_t>(blockIdx.z) * s.kv_heads + g) * n + i) *
+                                  (D + 2);
+#pragma unroll
+    for (int nt = 0; nt < D / kFragment; ++nt) {
+#pragma unroll
+      for (int x = 0; x < 8; ++x) part[nt * kFragment + half * 8 + x] = o[nt * 8 + x];
+    }
+    if (half == 0) {
+      part[D] = m;
+      part[D + 1] = total;
+    }
+    return;
+  }
   const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
   const int t = i / group;
   bf16* out = c.out +
@@ -176,6 +196,39 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
   }
 }
 
+// One thread per output element: combines the splits' partial results of each query
+// vector (rescaled to the largest running max) and writes it as flash_kernel would.
+__global__ void flash_merge_kernel(FlashChunk c, AttentionShape s) {
+  const int d = s.head_dim;
+  const int group = s.heads / s.kv_heads;
+  const int n = c.count * group;
+  const int g = blockIdx.y;
+  const int i = blockIdx.x * (blockDim.x / d) + threadIdx.x / d;
+  const int column = threadIdx.x % d;
+  if (i >= n) return;
+  const std::size_t split_stride = static_cast<std::size_t>(s.kv_heads) * n * (d + 2);
+  const float* first = c.partial + (static_cast<std::size_t>(g) * n + i) * (d + 2);
+  float m = -FLT_MAX;
+  for (int k = 0; k < c.splits; ++k) {
+    const float* part = first + k * split_stride;
+    if (part[d + 1] > 0.0f) m = fmaxf(m, part[d]);
+  }
+  float total = 0.0f;
+  float sum = 0.0f;
+  for (int k = 0; k < c.splits; ++k) {
+    const float* part = first + k * split_stride;
+    if (part[d + 1] <= 0.0f) continue;  // a range past (or before) every key it may see
+    const float weight = expf(part[d] - m);
+    total += part[d + 1] * weight;
+    sum += part[column] * weight;
+  }
+  const int t = i / group;
+  c.out[(static_cast<std::size_t>(c.first_row + t) * s.heads + g * group + i % group) * d +
+        column] = __float2bfloat16(total > 0.0f ? sum / total : 0.0f);
+}
+
+constexpr int kMergeThreads = 256;
+
 template <int D>
 cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t stream) {
   constexpr std::size_t bytes = Layout<D>::bytes;
@@ -183,8 +236,12 @@ cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t st
       flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (status != cudaSuccess) return status;
   const int vectors = c.count * (s.heads / s.kv_heads);
-  const dim3 grid((vectors + kTile - 1) / kTile, s.kv_heads);
+  const dim3 grid((vectors + kTile - 1) / kTile, s.kv_heads, c.splits);
   flash_kernel<D><<<grid, kWarps * kWarp, bytes, stream>>>(c, s);
+  if (c.splits == 1) return cudaGetLastError();
+  constexpr int per_block = kMergeThreads / D;
+  const dim3 merge_grid((vectors + per_block - 1) / per_block, s.kv_heads);
+  flash_merge_kernel<<<merge_grid, per_block * D, 0, stream>>>(c, s);
   return cudaGetLastError();
 }
 
@@ -194,8 +251,23 @@ bool flash_fits(int head_dim) {
   return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
 }
 
+int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks) {
+  const int blocks = (count * (shape.heads / shape.kv_heads) + kTile - 1) / kTile * shape.kv_heads;
+  const int tiles = (length + kTile - 1) / kTile;
+  const int wanted = std::min(target_blocks / std::max(blocks, 1), tiles / kFlashMinSplitTiles);
+  return std::clamp(wanted, 1, kFlashMaxSplits);
+}
+
+std::size_t flash_partial_floats(int target_blocks, int head_dim) {
+  // splits x blocks <= target_blocks whenever splits > 1, and a block holds kTile vectors.
+  return static_cast<std::size_t>(target_blocks) * kTile * (head_dim + 2);
+}
+
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream) {
   if (c.count == 0) return cudaSuccess;
+  if (c.splits < 1 || c.splits > kFlashMaxSplits || (c.splits > 1 && c.partial == nullptr)) {
+    return cudaErrorInvalidValue;
+  }
   switch (shape.head_dim) {
     case 16:
       return launch<16>(c, shape, stream);

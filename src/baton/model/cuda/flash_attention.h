@@ -2,11 +2,15 @@
 // contiguous keys and values, in tiles on the tensor cores (WMMA, bf16 in, f32 out), with
 // an online softmax: no score matrix in memory, and key tiles past a row's position are
 // never read. It replaces the cuBLAS scores / softmax / values path for the head sizes it
-// is built for (flash_fits); the other sizes keep that path.
+// is built for (flash_fits); the other sizes keep that path. A chunk too short to fill the
+// chip (a prefill piece of a few dozen rows at a long context) splits its keys into
+// ranges, one block each, whose partial results a second kernel merges (flash_splits).
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <cstddef>
 
 #include "baton/model/cuda/model_kernels.h"
 
@@ -24,7 +28,17 @@ struct FlashChunk {
   int count = 0;                 // the chunk's rows
   int start = 0;                 // the position of its first row
   bf16* out = nullptr;           // [rows x heads x head_dim]; rows of the chunk are written
+  int splits = 1;                // key ranges; > 1 needs `partial`
+  float* partial = nullptr;      // flash_partial_floats(...) floats of scratch
 };
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream);
+
+// The key ranges for a chunk of `count` rows ending at position `length` - 1: enough that
+// its blocks reach about `target_blocks`, each range at least kFlashMinSplitTiles tiles.
+int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks);
+// The scratch any chunk split by flash_splits(..., target_blocks) needs.
+std::size_t flash_partial_floats(int target_blocks, int head_dim);
+constexpr int kFlashMinSplitTiles = 2;  // of 64 keys
+constexpr int kFlashMaxSplits = 32;
 
 }  // namespace baton::cuda::kernels

@@ -390,8 +390,8 @@ __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
 }
 
 __global__ void gather_kv_kernel(const bf16* keys, const bf16* values, RowMap map, int sequence,
-                                 int kv_dim, bf16* keys_out, bf16* values_out) {
-  const int j = blockIdx.x;
+                                 int first, int kv_dim, bf16* keys_out, bf16* values_out) {
+  const int j = first + static_cast<int>(blockIdx.x);
   const int block = map.block_table[sequence * map.max_blocks + j / map.block_tokens];
   const std::size_t from =
       (static_cast<std::size_t>(block) * map.block_tokens + j % map.block_tokens) * kv_dim;
@@ -590,11 +590,11 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
 }
 
 cudaError_t gather_kv(const bf16* keys, const bf16* values, const RowMap& map, int sequence,
-                      int length, int kv_dim, bf16* keys_out, bf16* values_out,
+                      int first, int length, int kv_dim, bf16* keys_out, bf16* values_out,
                       cudaStream_t stream) {
-  if (length == 0) return cudaSuccess;
-  gather_kv_kernel<<<length, 128, 0, stream>>>(keys, values, map, sequence, kv_dim, keys_out,
-                                               values_out);
+  if (first >= length) return cudaSuccess;
+  gather_kv_kernel<<<length - first, 128, 0, stream>>>(keys, values, map, sequence, first, kv_dim,
+                                                       keys_out, values_out);
   return cudaGetLastError();
 }
 

@@ -88,10 +88,10 @@ constexpr int kMaxGroup = 8;
 constexpr int kMaxHeadDim = 256;
 constexpr int kMaxSplits = 64;
 
-// Copies positions [0, length) of sequence `sequence`'s keys and values from the blocks
-// into contiguous [length x kv_heads x head_dim] buffers.
+// Copies positions [first, length) of sequence `sequence`'s keys and values from the
+// blocks into contiguous [length x kv_heads x head_dim] buffers (at the same positions).
 cudaError_t gather_kv(const bf16* keys, const bf16* values, const RowMap& map, int sequence,
-                      int length, int kv_dim, bf16* keys_out, bf16* values_out,
+                      int first, int length, int kv_dim, bf16* keys_out, bf16* values_out,
                       cudaStream_t stream);
 
 // scores [kv_heads x (count * group) x length] f32 (already scaled) -> probabilities bf16
