@@ -19,8 +19,11 @@ def row(label, run, solo):
         s = solo.get(e["name"])
         key = "decode_step_ms" if e["kind"] == "llm" and "decode_step_ms" in e else "step_ms"
         base = s[key]["p50"] if s else float("nan")
+        # The rate share (steps/s against solo) says which engine the aggregate lost.
+        share = e["steps_per_s"] / s["steps_per_s"] if s else float("nan")
         cells.append(f'{e["name"]}: {e[key]["p50"]:.2f} / {e[key]["p99"]:.2f} '
-                     f'({e[key]["p50"] / base:.2f}x / {e[key]["p99"] / base:.2f}x)')
+                     f'({e[key]["p50"] / base:.2f}x / {e[key]["p99"] / base:.2f}x, '
+                     f'rate {share:.2f})')
     chunk = "-"
     for e in prefill:
         s = solo.get(e["name"])
@@ -42,7 +45,7 @@ def label_of(name, run):
 
 
 def main(paths):
-    print("| scenario | decode p50 / p99 ms (x solo) | prefill chunk p50 ms (rate share) "
+    print("| scenario | decode p50 / p99 ms (x solo, rate share) | prefill chunk p50 ms (rate share) "
           "| aggregate | overlap share |")
     print("|---|---|---|---|---|")
     solo = {}
