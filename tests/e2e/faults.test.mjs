@@ -173,6 +173,11 @@ describe('bad configuration', () => {
       [['--model', 'A=/no/such/dir'], /--model A=\/no\/such\/dir: \/no\/such\/dir is not a directory/],
       [['--model', `A=${models.chatA}`, '--host', '999.1.1.1'],
        /--host: 999\.1\.1\.1 is not an IPv4 or IPv6 address/],
+      [['--model', `A=${models.chatA}`, '--kv-budget-mb', 'lots'],
+       /--kv-budget-mb: lots is not 1\.\.1048576 \(MB\) or auto/],
+      // auto sizes from a GPU's free memory: the cpu backend needs a number.
+      [['--model', `A=${models.chatA}`, '--kv-budget-mb', 'auto'],
+       /--kv-budget-mb auto: sizes the KV cache from a GPU's free memory; backend = "cpu" needs a number of MB/],
     ];
     for (const [args, message] of named) {
       const result = run([...args, '--port', '0', '--no-ledger']);

@@ -76,9 +76,12 @@ TEST(ServerMetrics, CountsRequestsTokensAndLatencies) {
 TEST(ServerMetrics, ReportsEachModelsLifecycleAndTheBudget) {
   ServerMetrics metrics({"a", "b"});
   HostGauges host;
-  host.models = {{"a", "ready", 3u << 20}, {"b", "loading", 1u << 20}};
+  host.models = {{"a", "ready", 3u << 20, 2u << 20, "auto"}, {"b", "loading", 1u << 20}};
   host.memory_budget_bytes = 8u << 20;
   const auto s = samples(metrics.render(host));
+  // The KV budget of a loaded chat model only, with where it came from.
+  EXPECT_EQ(s.at(R"(baton_model_kv_budget_bytes{model_name="a",source="auto"})"), 2u << 20);
+  EXPECT_FALSE(s.contains(R"(baton_model_kv_budget_bytes{model_name="b",source=""})"));
   EXPECT_EQ(s.at(R"(baton_model_state{model_name="a",state="ready"})"), 1);
   EXPECT_EQ(s.at(R"(baton_model_state{model_name="a",state="unloaded"})"), 0);
   EXPECT_EQ(s.at(R"(baton_model_state{model_name="b",state="loading"})"), 1);

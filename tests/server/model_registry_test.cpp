@@ -66,7 +66,7 @@ class ModelRegistryTest : public ::testing::Test {
         std::move(specs), options,
         [this](const ModelSpec& spec, const ModelRegistry::Progress& progress) {
           loads_.fetch_add(1);
-          return load_served_model(*host_, spec, 1, progress);
+          return load_served_model(*host_, spec, 1, nullptr, progress);
         },
         estimated_memory_bytes,
         [this](const LifecycleEvent& e) {
@@ -274,7 +274,7 @@ TEST_F(ModelRegistryTest, AtStartUpOneBadModelIsLoggedAndEveryBadModelThrows) {
   alone.name = "alone";
   host_->reserve_seat("alone", true);
   ModelRegistry only({alone}, {}, [this](const ModelSpec& spec, const ModelRegistry::Progress& p) {
-    return load_served_model(*host_, spec, 1, p);
+    return load_served_model(*host_, spec, 1, nullptr, p);
   }, estimated_memory_bytes, {});
   std::ostringstream log;
   EXPECT_THROW(only.load_startup(log), std::exception);
@@ -375,6 +375,27 @@ TEST_F(ModelRegistryTest, OnCudaAModelLoadedAgainAnswersTheSame) {
     EXPECT_EQ(generate(*lease("a"), 12).get().tokens, first) << "round " << round;
   }
   EXPECT_EQ(generate(*lease("b"), 12).get().tokens, other);
+}
+
+// The default KV budget on a GPU: sized from the device's memory at load. A tiny model on a
+// big card gets the ceiling, max_batch sequences of its context, whatever the card holds.
+TEST_F(ModelRegistryTest, OnCudaAnUnsetKvBudgetIsSizedFromTheDevicesMemory) {
+  if (!use_backend("cuda")) GTEST_SKIP() << "no CUDA device";
+  const std::optional<DeviceMemory> memory = host_->device().memory();
+  ASSERT_TRUE(memory.has_value());
+  EXPECT_GT(memory->free_bytes, 0u);
+  EXPECT_LT(memory->free_bytes, memory->total_bytes);  // our own context holds some
+  ModelSpec a = model("a", 5);
+  a.kv_mode = KvBudgetMode::preset;
+  a.context_length = 256;
+  host_->reserve_seat("a", true);
+  KvSizer sizer({{"a", estimated_weight_bytes(a)}}, 0.9);
+  std::unique_ptr<ServedModel> served = load_served_model(*host_, a, 1, &sizer);
+  EXPECT_TRUE(served->kv_how.starts_with("auto: 0.9 of ")) << served->kv_how;
+  EXPECT_NE(served->kv_how.find("capped at max_batch x context (4 x 256 tokens)"),
+            std::string::npos)
+      << served->kv_how;
+  EXPECT_EQ(served->llm->stats().kv_blocks_total, 4 * 256 / 16);
 }
 
 TEST_F(ModelRegistryTest, TheWrongKindAndUnknownNamesAre404) {

@@ -316,6 +316,35 @@ TEST_F(ServeConfigTest, PrefillShareIsANumberOrAuto) {
             std::string::npos);
 }
 
+TEST_F(ServeConfigTest, KvBudgetIsANumberOrAutoAndAutoNeedsAGpu) {
+  const ModelSpec preset = read_serve_config(one_model("")).models[0];
+  EXPECT_EQ(preset.kv_mode, KvBudgetMode::preset);
+  const ModelSpec given = read_serve_config(one_model("", "kv_budget_mb = 512")).models[0];
+  EXPECT_EQ(given.kv_mode, KvBudgetMode::given);
+  EXPECT_EQ(given.kv_budget_mb, 512u);
+  const ServeConfig sized =
+      read_serve_config(one_model("backend = \"cuda\"\ngpu_memory_fraction = 0.5",
+                                  "kv_budget_mb = \"auto\""));
+  EXPECT_EQ(sized.models[0].kv_mode, KvBudgetMode::sized);
+  EXPECT_DOUBLE_EQ(sized.gpu_memory_fraction, 0.5);
+  EXPECT_NO_THROW(validate(sized));
+  EXPECT_NE(read_error("", "kv_budget_mb = \"half\"")
+                .find("models.chat.kv_budget_mb = \"half\": expected a number of MB or \"auto\""),
+            std::string::npos);
+  EXPECT_NE(read_error("", "kv_budget_mb = 1.5").find("must be an integer (MB) or \"auto\""),
+            std::string::npos);
+  EXPECT_NE(validate_error("", "kv_budget_mb = \"auto\"")
+                .find("models.chat.kv_budget_mb = \"auto\": sizes the KV cache from a GPU's "
+                      "free memory; backend = \"cpu\" needs a number of MB"),
+            std::string::npos);
+  EXPECT_NE(validate_error("backend = \"cuda\"", "kind = \"embedding\"\nkv_budget_mb = \"auto\"")
+                .find("only a chat model's KV cache is sized from free memory"),
+            std::string::npos);
+  EXPECT_NE(validate_error("gpu_memory_fraction = 0").find("gpu_memory_fraction = 0: must be in "
+                                                           "[0.05, 1]"),
+            std::string::npos);
+}
+
 TEST_F(ServeConfigTest, WrongTypeNamesTheKeyAndTheExpectedType) {
   EXPECT_NE(read_error("", "max_batch = 16.5")
                 .find(":4:13: models.chat.max_batch must be an integer, not a floating-point "

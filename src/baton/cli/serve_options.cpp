@@ -1,6 +1,8 @@
 #include "baton/cli/serve_options.h"
 
+#include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -10,6 +12,15 @@
 
 namespace baton {
 namespace {
+
+// --kv-budget-mb's number: 1..1048576 (MB), nothing else.
+std::optional<std::size_t> parse_kv_budget_mb(const std::string& value) {
+  std::size_t mb = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), mb);
+  if (error != std::errc() || end != value.data() + value.size()) return std::nullopt;
+  if (mb < 1 || mb > (std::size_t{1} << 20)) return std::nullopt;
+  return mb;
+}
 
 void add_server_flags(CLI::App& cmd, ServeConfig& v) {
   cmd.add_option("--host", v.host, "Address to listen on (IPv4 or IPv6)")
@@ -52,6 +63,11 @@ void add_server_flags(CLI::App& cmd, ServeConfig& v) {
                  "the least recently used unpinned model (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 24));
+  cmd.add_option("--gpu-memory-fraction", v.gpu_memory_fraction,
+                 "cuda: of the device's memory, what the KV caches sized from free memory may "
+                 "fill (with every other use counted)")
+      ->capture_default_str()
+      ->check(finite_range(0.05, 1.0));
   cmd.add_option("--load-timeout", v.load_timeout_s,
                  "Seconds a request waits for its model's on-demand load")
       ->capture_default_str()
@@ -109,9 +125,15 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
   cmd.add_option("--max-batch", m.max_batch, "Requests running at once" + every)
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
-  cmd.add_option("--kv-budget-mb", m.kv_budget_mb, "Memory for the KV cache" + every)
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--kv-budget-mb", flags.kv_budget,
+                 "Memory for the KV cache in MB, or auto: from the GPU's free memory (default: "
+                 "auto on cuda, 256 on the cpu)" + every)
+      ->check(CLI::Validator(
+          [](const std::string& value) {
+            return value == "auto" || parse_kv_budget_mb(value) ? std::string()
+                                                                : value + " is not 1..1048576 (MB) or auto";
+          },
+          "MB|auto"));
   cmd.add_option("--context-length", m.context_length,
                  "Tokens of context, 0: the model's max_position_embeddings" + every)
       ->capture_default_str()
@@ -180,6 +202,7 @@ void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfi
   if (given(cmd, "--threads")) c.cpu_threads = v.cpu_threads;
   if (given(cmd, "--watchdog-deadline")) c.watchdog_deadline_s = v.watchdog_deadline_s;
   if (given(cmd, "--memory-budget-mb")) c.memory_budget_mb = v.memory_budget_mb;
+  if (given(cmd, "--gpu-memory-fraction")) c.gpu_memory_fraction = v.gpu_memory_fraction;
   if (given(cmd, "--load-timeout")) c.load_timeout_s = v.load_timeout_s;
   if (given(cmd, "--drain-timeout")) c.drain_timeout_s = v.drain_timeout_s;
   if (given(cmd, "--policy")) c.turn.policy = *parse_turn_policy(flags.policy);
@@ -239,6 +262,12 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
   const WeightFormat weights = parse_weight_format(flags.weights).value_or(WeightFormat::bf16);
   ModelSpec chat = flags.model;
   chat.weights = weights;
+  if (flags.kv_budget == "auto") {
+    chat.kv_mode = KvBudgetMode::sized;
+  } else if (const auto mb = parse_kv_budget_mb(flags.kv_budget)) {
+    chat.kv_budget_mb = *mb;
+    chat.kv_mode = KvBudgetMode::given;
+  }
   ModelSpec embedding;
   embedding.kind = ModelSpec::Kind::embedding;
   embedding.kv_budget_mb = kEmbeddingKvBudgetMb;

@@ -23,6 +23,7 @@ struct ServeFlags {
   std::string quantum = "op";
   std::string turn_scope = "process";
   std::string prefill_share = "0.5";  // auto|FLOAT
+  std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
   std::string ledger;
   ModelSpec model;               // --max-batch, --kv-budget-mb, ...: every --model's settings
   std::string weights = "bf16";  // --weights: every --model's and --embedding's

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -18,6 +20,12 @@
 
 namespace baton {
 
+// The device's memory as its driver reports it, every process's use counted.
+struct DeviceMemory {
+  std::uint64_t total_bytes = 0;
+  std::uint64_t free_bytes = 0;
+};
+
 class Device {
  public:
   // `faults` (may be null) is handed to every stream, the default stream included.
@@ -27,6 +35,8 @@ class Device {
   Device& operator=(const Device&) = delete;
 
   virtual std::string_view backend() const = 0;
+  // A GPU's memory now; none for the CPU, whose memory the models share with the host.
+  virtual std::optional<DeviceMemory> memory() const { return std::nullopt; }
   // A new stream, owned by the caller, that reports to overlap(). Must not outlive the device.
   std::unique_ptr<Stream> create_stream(std::string name) {
     return make_stream(next_stream_id_.fetch_add(1), std::move(name));

@@ -42,11 +42,13 @@ std::string describe_model(const ServedModel& m) {
           ? fmt::format(" (context_length {} capped to the model's max_position_embeddings)",
                         m.spec.context_length)
           : "";
+  // Where the KV budget came from, unless the user gave it.
+  const std::string how = m.kv_how.empty() || m.kv_how == "given" ? "" : " (" + m.kv_how + ")";
   return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
-                     "context {}{}, {} {} MB",
+                     "context {}{}, {} {} MB{}",
                      m.spec.name, m.kind_name(), to_string(c.arch), format, params / 1e6,
                      human_bytes(m.model->weight_bytes()), c.num_layers, context, capped,
-                     m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb);
+                     m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb, how);
 }
 
 }  // namespace
@@ -121,10 +123,16 @@ void BatonServer::start_registry(std::ostream& log, const LoadProgress& progress
   options.load_wait = std::chrono::milliseconds(std::llround(config_.load_timeout_s * 1000.0));
   options.drain_timeout =
       std::chrono::milliseconds(std::llround(config_.drain_timeout_s * 1000.0));
+  std::map<std::string, std::uint64_t> sized;  // and their weights, to leave room for
+  const bool reports_memory = host_->device().memory().has_value();
+  for (const ModelSpec& spec : config_.models) {
+    if (kv_sized_at_load(spec, reports_memory)) sized[spec.name] = estimated_weight_bytes(spec);
+  }
+  kv_sizer_ = std::make_unique<KvSizer>(sized, config_.gpu_memory_fraction);
   models_ = std::make_unique<ModelRegistry>(
       config_.models, options,
       [this](const ModelSpec& spec, const ModelRegistry::Progress& p) {
-        return load_served_model(*host_, spec, config_.cpu_threads, p);
+        return load_served_model(*host_, spec, config_.cpu_threads, kv_sizer_.get(), p);
       },
       estimated_memory_bytes,
       [this](const LifecycleEvent& event) { record(event); });

@@ -27,6 +27,7 @@
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/engine_health.h"
 #include "baton/server/http_server.h"
+#include "baton/server/kv_sizing.h"
 #include "baton/server/metrics.h"
 #include "baton/server/model_registry.h"
 #include "baton/server/recent_activity.h"
@@ -75,6 +76,7 @@ class BatonServer {
   DualEngineClock busy_;
   RecentActivity activity_;  // the dashboard's timeline: sees every burst and stream
   std::unique_ptr<EngineHost> host_;
+  std::unique_ptr<KvSizer> kv_sizer_;      // outlives the models, whose unloads release it
   std::unique_ptr<ModelRegistry> models_;  // its engines leave the host before the host goes
   std::unique_ptr<DeviceProbe> probe_;     // stopped before the host
   std::unique_ptr<Router> router_;

@@ -176,8 +176,8 @@ HttpResponse Router::metrics() const {
     host.engines.push_back(std::move(gauge));
   }
   for (const ModelStatus& status : context_.models.statuses()) {
-    host.models.push_back(
-        {status.spec.name, std::string(to_string(status.state)), status.memory_bytes});
+    host.models.push_back({status.spec.name, std::string(to_string(status.state)),
+                           status.memory_bytes, status.kv_budget_bytes, status.kv_source});
   }
   host.memory_budget_bytes = context_.models.budget_bytes();
   host.turn = context_.host.turn().stats();

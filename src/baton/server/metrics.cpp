@@ -82,6 +82,15 @@ void render_lifecycle(std::string& out, const HostGauges& host) {
     sample(out, "baton_model_memory_bytes", model_label(m.model),
            static_cast<double>(m.memory_bytes));
   }
+  header(out, "baton_model_kv_budget_bytes", "gauge",
+         "A loaded chat model's KV cache, and where its size came from (given, default, auto: "
+         "sized from the device's free memory).");
+  for (const ModelGauge& m : host.models) {
+    if (m.kv_budget_bytes == 0) continue;
+    sample(out, "baton_model_kv_budget_bytes",
+           model_label(m.model) + ",source=\"" + label_value(m.kv_source) + "\"",
+           static_cast<double>(m.kv_budget_bytes));
+  }
   if (host.memory_budget_bytes > 0) {
     header(out, "baton_memory_budget_bytes", "gauge", "The host-wide memory budget of models.");
     sample(out, "baton_memory_budget_bytes", "", static_cast<double>(host.memory_budget_bytes));

@@ -49,6 +49,8 @@ struct ModelGauge {
   std::string model;
   std::string state;  // unloaded, loading, ready, unloading, failed
   std::uint64_t memory_bytes = 0;
+  std::uint64_t kv_budget_bytes = 0;  // a loaded chat model's KV cache, else 0
+  std::string kv_source;              // given, default or auto (kv_sizing.h)
 };
 
 struct HostGauges {

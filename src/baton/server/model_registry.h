@@ -54,6 +54,8 @@ struct ModelStatus {
   std::optional<double> last_used;   // Unix seconds
   std::optional<double> expires_at;  // Unix seconds, with idle_ttl
   int context_length = 0;            // of the loaded engine; 0 when not loaded
+  std::uint64_t kv_budget_bytes = 0;  // of a loaded chat model; 0 otherwise
+  std::string kv_source;              // given, default or auto (kv_sizing.h)
   EngineTotals totals;  // its engines' counters, every load's added up (cumulative per seat)
 };
 

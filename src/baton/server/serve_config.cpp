@@ -82,6 +82,11 @@ void validate_model(const ModelSpec& m) {
   // Beyond 1 TiB the byte count would be a typo, not a budget.
   require(m.kv_budget_mb >= 1 && m.kv_budget_mb <= (std::size_t{1} << 20), at + "kv_budget_mb",
           m.kv_budget_mb, "in 1..1048576");
+  if (m.kv_mode == KvBudgetMode::sized && m.kind != ModelSpec::Kind::chat) {
+    fail(fmt::format("{}kv_budget_mb = \"auto\": only a chat model's KV cache is sized from "
+                     "free memory; give an embedding model a number",
+                     at));
+  }
   require(m.max_batch >= 1, at + "max_batch", m.max_batch, ">= 1");
   require(m.prefill_chunk >= 1, at + "prefill_chunk", m.prefill_chunk, ">= 1");
   require(m.priority >= -100 && m.priority <= 100, at + "priority", m.priority, "in -100..100");
@@ -115,7 +120,17 @@ void validate_models(const ServeConfig& config) {
       fail(fmt::format("two models are named \"{}\"; a name must be unique", model.name));
     }
   }
-  for (const ModelSpec& model : config.models) validate_model(model);
+  for (const ModelSpec& model : config.models) {
+    validate_model(model);
+    if (model.kv_mode == KvBudgetMode::sized && config.backend != "cuda") {
+      const std::string what = model.flag.empty()
+                                   ? "models." + model.name + ".kv_budget_mb = \"auto\""
+                                   : "--kv-budget-mb auto";
+      fail(fmt::format("{}: sizes the KV cache from a GPU's free memory; backend = \"{}\" "
+                       "needs a number of MB (default 256)",
+                       what, config.backend));
+    }
+  }
   if (!config.fault_engine.empty() && !names.contains(config.fault_engine)) {
     fail(fmt::format("fault engine \"{}\" (--inject-fault-engine) names no model",
                      config.fault_engine));
@@ -150,6 +165,7 @@ void validate_server(const ServeConfig& c) {
   require_real("watchdog_deadline", c.watchdog_deadline_s, 0.01, 3600.0, "in [0.01, 3600] seconds");
   require(c.memory_budget_mb <= (std::size_t{1} << 24), "memory_budget_mb", c.memory_budget_mb,
           "in 0..16777216 (0: none)");
+  require_real("gpu_memory_fraction", c.gpu_memory_fraction, 0.05, 1.0, "in [0.05, 1]");
   require_real("load_timeout", c.load_timeout_s, 0.0, 1e6, ">= 0 seconds");
   require_real("drain_timeout", c.drain_timeout_s, 0.0, 1e6, ">= 0 seconds");
 }

@@ -22,6 +22,7 @@
 //   cpu_threads = 0            # 0: the CPU kernels' default
 //   watchdog_deadline = 60     # seconds
 //   memory_budget_mb = 0       # 0: none; else loading past it evicts the least recently used
+//   gpu_memory_fraction = 0.9  # cuda: of the device's memory, what "auto" KV caches may fill
 //   load_timeout = 120         # seconds a request waits for its model's on-demand load
 //   drain_timeout = 30         # seconds an unloading model's requests have to finish
 //
@@ -29,7 +30,8 @@
 //   kind = "chat"              # chat|embedding (default chat)
 //   path = "/models/qwen"      # required; relative to the TOML file's folder
 //   context_length = 4096      # 0 or unset: the model's max_position_embeddings
-//   kv_budget_mb = 512         # default 256 (chat), kEmbeddingKvBudgetMb (embedding)
+//   kv_budget_mb = 512         # or "auto" (cuda: from free memory, kv_sizing.h); default
+//                              # auto on cuda, 256 on the cpu (chat), kEmbeddingKvBudgetMb
 //   queue_limit = 64
 //   max_batch = 16             # this key and those below: chat models only
 //   prefill_chunk = 256
@@ -73,6 +75,13 @@ namespace baton {
 // An embedding model's default kv_budget_mb: the keys and values of one call's tokens.
 inline constexpr std::size_t kEmbeddingKvBudgetMb = 64;
 
+// How a model's kv_budget_mb came about.
+enum class KvBudgetMode {
+  preset,  // not given: kv_budget_mb's default on the CPU, sized from free memory on a GPU
+  given,   // a number in the file or --kv-budget-mb
+  sized,   // "auto": sized from the device's free memory when loaded (kv_sizing.h)
+};
+
 // One model the server hosts.
 struct ModelSpec {
   enum class Kind { chat, embedding };
@@ -82,6 +91,7 @@ struct ModelSpec {
   int context_length = 0;          // 0: the model's max_position_embeddings
   std::size_t kv_budget_mb = 256;  // chat: KV cache; embedding: the tokens of one call
                                    // (default kEmbeddingKvBudgetMb for embedding)
+  KvBudgetMode kv_mode = KvBudgetMode::preset;  // chat models: whether it is sized at load
   int max_batch = 16;              // chat: requests running at once
   int prefill_chunk = 256;         // chat: prompt tokens per step
   int priority = 0;                // chat: its GPU turn priority (serialize): higher first
@@ -116,6 +126,7 @@ struct ServeConfig {
   int cpu_threads = 0;   // 0: default for the model's CPU kernels (generate's --threads)
   double watchdog_deadline_s = 60.0;
   std::size_t memory_budget_mb = 0;  // weights and KV budgets of the loaded models; 0: none
+  double gpu_memory_fraction = 0.9;  // cuda: of the device's memory, what sized KV caches fill
   double load_timeout_s = 120.0;     // a request's wait for an on-demand load
   double drain_timeout_s = 30.0;     // an unloading model's requests' time to finish
   FaultPlan faults;          // --inject-* as repro has them

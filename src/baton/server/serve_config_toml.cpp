@@ -110,6 +110,7 @@ class TomlReader {
            std::optional<E> (*parse)(std::string_view),
            std::span<const std::string_view> names) const;
   const toml::table& table(const toml::node& value, const std::string& key) const;
+  void read_kv_budget(const toml::node& value, const std::string& key, ModelSpec& m) const;
   void read_prefill_share(const toml::node& value, const std::string& key,
                           TurnOptions& turn) const;
 
@@ -172,6 +173,22 @@ E TomlReader::choice(const toml::node& value, const std::string& key,
     message += fmt::format(" (did you mean \"{}\"?)", *guess);
   }
   fail(value.source(), message);
+}
+
+// A number of MB (checked with the other values) or the string "auto".
+void TomlReader::read_kv_budget(const toml::node& value, const std::string& key,
+                                ModelSpec& m) const {
+  if (const auto* s = value.as_string()) {
+    if (s->get() != "auto") {
+      fail(value.source(), fmt::format("{} = \"{}\": expected a number of MB or \"auto\"", key,
+                                       s->get()));
+    }
+    m.kv_mode = KvBudgetMode::sized;
+    return;
+  }
+  if (!value.is_integer()) wrong_type(value, key, "an integer (MB) or \"auto\"");
+  m.kv_budget_mb = integer<std::size_t>(value, key);
+  m.kv_mode = KvBudgetMode::given;
 }
 
 // A number (checked with the other values) or the string "auto".
@@ -239,6 +256,7 @@ ServeConfig TomlReader::read(const toml::table& root) const {
       {"cpu_threads", [&](N v, K k) { c.cpu_threads = integer<int>(v, k); }},
       {"watchdog_deadline", [&](N v, K k) { c.watchdog_deadline_s = real(v, k); }},
       {"memory_budget_mb", [&](N v, K k) { c.memory_budget_mb = integer<std::size_t>(v, k); }},
+      {"gpu_memory_fraction", [&](N v, K k) { c.gpu_memory_fraction = real(v, k); }},
       {"load_timeout", [&](N v, K k) { c.load_timeout_s = real(v, k); }},
       {"drain_timeout", [&](N v, K k) { c.drain_timeout_s = real(v, k); }},
       {"models", [&](N v, K k) { c.models = read_models(table(v, k)); }},
@@ -290,7 +308,7 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {"kind", [](N, K) {}},  // read first: it decides the defaults and the keys allowed
       {"path", [&](N v, K k) { m.dir = path(v, k); }},
       {"context_length", [&](N v, K k) { m.context_length = integer<int>(v, k); }},
-      {"kv_budget_mb", [&](N v, K k) { m.kv_budget_mb = integer<std::size_t>(v, k); }},
+      {"kv_budget_mb", [&](N v, K k) { read_kv_budget(v, k, m); }},
       {"queue_limit", [&](N v, K k) { m.queue_limit = integer<int>(v, k); }},
       {"max_batch", [&](N v, K k) { m.max_batch = integer<int>(v, k); }},
       {"prefill_chunk", [&](N v, K k) { m.prefill_chunk = integer<int>(v, k); }},

@@ -1,13 +1,42 @@
 #include "baton/server/served_model.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "baton/host/make_runner.h"
+#include "baton/model/kv_block_pool.h"
 #include "baton/model/pooling.h"
 
 namespace baton {
+namespace {
+
+// What the model's cache must hold, in the device's KV numbers (bf16 weights on a GPU).
+KvDemand kv_demand(const ModelSpec& spec, const LlamaModel& model, const Device& device,
+                   int block_tokens) {
+  const ModelConfig& c = model.config();
+  const auto trained = static_cast<std::uint64_t>(c.max_position_embeddings);
+  const std::uint64_t context =
+      spec.context_length > 0 ? std::min<std::uint64_t>(spec.context_length, trained) : trained;
+  KvDemand demand;
+  demand.model = spec.name;
+  demand.weight_bytes = static_cast<std::uint64_t>(model.weight_count()) * 2;
+  demand.bytes_per_token =
+      KvBlockPool::block_bytes(c, block_tokens, kv_value_bytes(device)) / block_tokens;
+  demand.context_tokens = context;
+  demand.max_batch = spec.max_batch;
+  return demand;
+}
+
+}  // namespace
+
+bool kv_sized_at_load(const ModelSpec& spec, bool device_reports_memory) {
+  if (spec.kind != ModelSpec::Kind::chat) return false;
+  return spec.kv_mode == KvBudgetMode::sized ||
+         (spec.kv_mode == KvBudgetMode::preset && device_reports_memory);
+}
 
 std::unique_ptr<ServedModel> load_served_model(
-    EngineHost& host, const ModelSpec& spec, int cpu_threads,
+    EngineHost& host, const ModelSpec& spec, int cpu_threads, KvSizer* sizer,
     const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
   auto served = std::make_unique<ServedModel>();
   served->spec = spec;
@@ -24,6 +53,23 @@ std::unique_ptr<ServedModel> load_served_model(
                           family);
     LlmBatchOptions batch;
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
+    served->kv_how = spec.kv_mode == KvBudgetMode::given ? "given" : "default";
+    std::unique_lock<std::mutex> sizing;  // held until the engine has allocated its cache
+    const Device& device = host.device();
+    if (kv_sized_at_load(spec, device.memory().has_value())) {
+      if (sizer == nullptr) throw std::logic_error("[load_served_model] a sized cache, no sizer");
+      KvSizer::Sized sized = sizer->size(
+          [&device] {
+            const auto memory = device.memory();
+            if (!memory) throw ConfigError("kv_budget_mb \"auto\": the device reports no memory");
+            return *memory;
+          },
+          kv_demand(spec, *served->model, device, batch.block_tokens));
+      batch.kv_budget_bytes = sized.size.budget_bytes;
+      served->spec.kv_budget_mb = std::max<std::uint64_t>(sized.size.budget_bytes >> 20, 1);
+      served->kv_how = std::move(sized.size.how);
+      sizing = std::move(sized.hold);
+    }
     batch.max_batch = spec.max_batch;
     batch.prefill_chunk = spec.prefill_chunk;
     batch.turn_priority = spec.priority;
@@ -34,7 +80,11 @@ std::unique_ptr<ServedModel> load_served_model(
     served->embedding = &host.add_embedding_engine(spec.name, *served->model,
                                                    read_pooling(spec.dir), spec.kv_budget_mb << 20);
   }
-  served->release = [&host, engine = served->engine()] { host.remove_engine(*engine); };
+  served->release = [&host, engine = served->engine(), sizer, name = spec.name,
+                      sized = sizer != nullptr && served->kv_how.starts_with("auto")] {
+    host.remove_engine(*engine);
+    if (sized) sizer->release(name);
+  };
   return served;
 }
 
@@ -67,8 +117,12 @@ EngineTotals ServedModel::totals() const {
 }
 
 std::uint64_t estimated_memory_bytes(const ModelSpec& spec) {
-  std::uint64_t bytes = std::uint64_t{spec.kv_budget_mb} << 20;
-  // Without exceptions: a directory that went away estimates as its KV budget, and the
+  return estimated_weight_bytes(spec) + (std::uint64_t{spec.kv_budget_mb} << 20);
+}
+
+std::uint64_t estimated_weight_bytes(const ModelSpec& spec) {
+  std::uint64_t bytes = 0;
+  // Without exceptions: a directory that went away estimates as 0, and the
   // load then fails with the reason.
   std::error_code ec;
   for (std::filesystem::directory_iterator it(spec.dir, ec), end; !ec && it != end;

@@ -16,6 +16,7 @@
 #include "baton/host/engine_host.h"
 #include "baton/model/bpe_tokenizer.h"
 #include "baton/model/llama_model.h"
+#include "baton/server/kv_sizing.h"
 #include "baton/server/serve_config.h"
 
 namespace baton {
@@ -42,6 +43,7 @@ struct ServedModel {
   LlmEngine* llm = nullptr;              // chat models
   EmbeddingEngine* embedding = nullptr;  // embedding models
   std::function<void()> release;         // takes the engine out of its host
+  std::string kv_how;                    // how its KV budget was chosen ("given", "auto: ...")
 
   ServedModel() = default;
   ServedModel(const ServedModel&) = delete;
@@ -65,13 +67,21 @@ struct ServedModel {
 
 // Loads `spec`'s files (ModelFileError and the like for bad ones) and hosts its engine on
 // the host's seat of `spec.name` (reserved before). `cpu_threads`: the CPU kernels'.
+// A chat model whose KV cache is sized from the device's memory (kv_sizing.h) is sized by
+// `sizer` (required then; ConfigError when the device reports no memory).
 std::unique_ptr<ServedModel> load_served_model(
-    EngineHost& host, const ModelSpec& spec, int cpu_threads,
+    EngineHost& host, const ModelSpec& spec, int cpu_threads, KvSizer* sizer = nullptr,
     const std::function<void(std::uint64_t done, std::uint64_t total)>& progress = {});
+
+// Whether `spec`'s KV cache is sized from the device's memory at load: "auto", or not
+// given on a device that reports its memory (a GPU).
+bool kv_sized_at_load(const ModelSpec& spec, bool device_reports_memory);
 
 // What `spec` will hold once loaded, known before loading: its weights as stored (bf16
 // stays bf16, f32 stays f32; an over-estimate for q8, about half of bf16) and its KV
 // budget.
 std::uint64_t estimated_memory_bytes(const ModelSpec& spec);
+// The bytes of its .safetensors files: its weights as stored.
+std::uint64_t estimated_weight_bytes(const ModelSpec& spec);
 
 }  // namespace baton

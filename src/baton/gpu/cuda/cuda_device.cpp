@@ -20,4 +20,12 @@ std::unique_ptr<Stream> CudaDevice::make_stream(StreamId id, std::string name) {
                                       &partitions_);
 }
 
+std::optional<DeviceMemory> CudaDevice::memory() const {
+  BATON_CUDA_CHECK(cudaSetDevice(0));  // the calling thread's device: ours
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  BATON_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return DeviceMemory{total_bytes, free_bytes};
+}
+
 }  // namespace baton::cuda

@@ -14,6 +14,8 @@ class CudaDevice final : public Device {
   // Throws BackendUnavailable when the runtime sees no CUDA device.
   explicit CudaDevice(CommitLimits limits = CommitLimits::from_env(), FaultHooks* faults = nullptr);
   std::string_view backend() const override { return "cuda"; }
+  // cudaMemGetInfo; a CUDA error is thrown as GpuError.
+  std::optional<DeviceMemory> memory() const override;
 
  protected:
   std::unique_ptr<Stream> make_stream(StreamId id, std::string name) override;
