@@ -5,6 +5,7 @@
 
 #include "baton/common/clock.h"
 #include "baton/engine/request.h"
+#include "baton/model/model_file_error.h"
 
 namespace baton {
 namespace {
@@ -18,13 +19,24 @@ TurnClientId turn_client(GpuTurn& turn, std::optional<TurnClientId> seat, const 
   return client;
 }
 
+// `model`, if it can give logits; else a ModelFileError that says what it is for.
+const LlamaModel& generating(const LlamaModel& model) {
+  if (!model.generates_text()) {
+    throw ModelFileError(model.source(),
+                         "no lm_head.weight and tie_word_embeddings is false: a base model's "
+                         "export, which gives embeddings, not text; serve it as an embedding "
+                         "model (kind = \"embedding\", --embedding)");
+  }
+  return model;
+}
+
 }  // namespace
 
 LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokenizer* tokenizer,
                      LlmBatchOptions options, std::shared_ptr<Stream> stream, GpuTurn& turn,
                      const ModelRunnerFactory& make_runner, std::optional<TurnClientId> client)
     : name_(std::move(name)),
-      model_(model),
+      model_(generating(model)),
       stream_(std::move(stream)),
       turn_(turn),
       client_(turn_client(turn, client, name_, *stream_, options.turn_priority)),

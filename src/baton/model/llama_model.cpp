@@ -1,19 +1,34 @@
 #include "baton/model/llama_model.h"
 
 #include "baton/model/cpu_kernels.h"
+#include "baton/model/model_file_error.h"
 #include "baton/model/rope.h"
 
 namespace baton {
+namespace {
+
+// "model." for a *ForCausalLM checkpoint, "" for a base model's export (*Model).
+std::string tensor_prefix(const ModelWeights& weights, const std::string& source) {
+  if (weights.find("model.embed_tokens.weight") != nullptr) return "model.";
+  if (weights.find("embed_tokens.weight") != nullptr) return "";
+  throw ModelFileError(source,
+                       "no tensor 'model.embed_tokens.weight' (a *ForCausalLM checkpoint) nor "
+                       "'embed_tokens.weight' (a base model's export)");
+}
+
+}  // namespace
 
 LlamaModel LlamaModel::load(const std::filesystem::path& directory, ModelLoadOptions options) {
   ModelConfig config = read_model_config(directory);  // first: it names what is missing
-  LlamaModel model(std::move(config), ModelWeights::open(directory), options);
-  model.source_ = directory.string();
+  LlamaModel model(std::move(config), ModelWeights::open(directory), options,
+                   directory.string());
   return model;
 }
 
-LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options)
+LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options,
+                       std::string source)
     : config_(std::move(config)),
+      source_(std::move(source)),
       weights_(std::move(weights)),
       inverse_frequencies_(rope_inverse_frequencies(config_)),
       pool_(std::make_unique<ThreadPool>(options.threads > 0 ? options.threads
@@ -38,14 +53,16 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
                        total);
     }
   };
-  embed_ = matrix("model.embed_tokens.weight", c.vocab_size, c.hidden_size);
-  if (!c.tie_word_embeddings || weights_.find("lm_head.weight") != nullptr) {
+  const std::string prefix = tensor_prefix(weights_, source_);
+  embed_ = matrix(prefix + "embed_tokens.weight", c.vocab_size, c.hidden_size);
+  // Untied without lm_head: a base model's export, for embeddings (generates_text() false).
+  if (weights_.find("lm_head.weight") != nullptr) {
     lm_head_ = matrix("lm_head.weight", c.vocab_size, c.hidden_size);
   }
-  final_norm_ = load_vector(weights_, "model.norm.weight", c.hidden_size);
+  final_norm_ = load_vector(weights_, prefix + "norm.weight", c.hidden_size);
   report(0);
   for (std::int64_t i = 0; i < c.num_layers; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
+    const std::string p = prefix + "layers." + std::to_string(i) + ".";
     Layer l;
     l.attn_norm = load_vector(weights_, p + "input_layernorm.weight", c.hidden_size);
     l.q = matrix(p + "self_attn.q_proj.weight", q_dim, c.hidden_size);

@@ -38,8 +38,13 @@ class LlamaModel {
   };
 
   // Reads config.json and the safetensors weights of a model directory (ModelFileError).
+  // Tensors are named as in a *ForCausalLM checkpoint (model.layers.N..., lm_head.weight)
+  // or as in a base model's export (layers.N..., no lm_head), as sentence-transformers
+  // writes published embedding models such as Qwen3-Embedding.
   static LlamaModel load(const std::filesystem::path& directory, ModelLoadOptions options = {});
-  LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options = {});
+  // `source`: where the weights came from, for messages.
+  LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options = {},
+             std::string source = "model");
 
   const ModelConfig& config() const { return config_; }
   // The directory it was loaded from ("model" when built from parts), for messages.
@@ -47,6 +52,9 @@ class LlamaModel {
   const std::vector<Layer>& layers() const { return layers_; }
   const WeightMatrix& embedding() const { return embed_; }
   const WeightMatrix& output() const { return lm_head_.rows() > 0 ? lm_head_ : embed_; }
+  // Whether output() gives logits: lm_head.weight, or embeddings tied to the output. A base
+  // model's export for embeddings (no lm_head, not tied) has none.
+  bool generates_text() const { return lm_head_.rows() > 0 || config_.tie_word_embeddings; }
   const std::vector<float>& final_norm() const { return final_norm_; }
   const std::vector<float>& inverse_frequencies() const { return inverse_frequencies_; }
   ThreadPool& pool() const { return *pool_; }

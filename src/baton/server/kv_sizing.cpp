@@ -9,13 +9,16 @@
 namespace baton {
 namespace {
 
-std::string gb(std::uint64_t bytes) { return fmt::format("{:.1f} GB", static_cast<double>(bytes) / 1e9); }
+std::string gb(std::uint64_t bytes) {
+  return fmt::format("{:.1f} GB", static_cast<double>(bytes) / 1e9);
+}
 
 }  // namespace
 
 KvSize size_kv_budget(const DeviceMemory& memory, double fraction, const KvDemand& demand,
                       int models_to_size, std::uint64_t weights_to_come) {
-  const std::uint64_t allowed = static_cast<std::uint64_t>(static_cast<double>(memory.total_bytes) * fraction);
+  const std::uint64_t allowed =
+      static_cast<std::uint64_t>(static_cast<double>(memory.total_bytes) * fraction);
   const std::uint64_t in_use = memory.total_bytes - std::min(memory.free_bytes, memory.total_bytes);
   const std::uint64_t taken = in_use + demand.weight_bytes + weights_to_come;
   const std::uint64_t left = allowed > taken ? allowed - taken : 0;
@@ -56,8 +59,8 @@ KvSizer::Sized KvSizer::size(const std::function<DeviceMemory()>& read_memory,
     if (model == demand.model) continue;
     if (auto it = weights_.find(model); it != weights_.end()) weights_to_come += it->second;
   }
-  KvSize sized = size_kv_budget(read_memory(), fraction_, demand,
-                                static_cast<int>(waiting_.size()), weights_to_come);
+  KvSize sized = size_kv_budget(read_memory(), fraction_, demand, static_cast<int>(waiting_.size()),
+                                weights_to_come);
   waiting_.erase(demand.model);
   return Sized{std::move(sized), std::move(lock)};
 }

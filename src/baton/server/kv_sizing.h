@@ -3,7 +3,8 @@
 // of `gpu_memory_fraction` of the device's total memory, what is not in use already (by
 // other models, other processes) less the model's own weights and those of the sized
 // models still to load, split evenly between the sized models that hold no cache yet, and
-// never more than max_batch sequences of the model's context need. Smaller than one such sequence is a ConfigError naming the numbers.
+// never more than max_batch sequences of the model's context need. Less than one such
+// sequence is a ConfigError naming the numbers.
 // Thread-safety: size_kv_budget() is pure; KvSizer's members are thread-safe (one mutex,
 // held by a sized load from reading the free memory until its cache is allocated).
 #pragma once
