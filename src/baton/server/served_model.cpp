@@ -27,6 +27,28 @@ KvDemand kv_demand(const ModelSpec& spec, const LlamaModel& model, const Device&
   return demand;
 }
 
+// Sets `batch`'s KV budget from the device's memory when `served`'s spec asks for that,
+// and what its start-up line says of it. Returns the sizer's hold (empty when not sized),
+// to be kept until the engine has allocated its cache.
+std::unique_lock<std::mutex> size_kv(ServedModel& served, const Device& device, KvSizer* sizer,
+                                     LlmBatchOptions& batch) {
+  const ModelSpec& spec = served.spec;
+  served.kv_how = spec.kv_mode == KvBudgetMode::given ? "given" : "default";
+  if (!kv_sized_at_load(spec, device.memory().has_value())) return {};
+  if (sizer == nullptr) throw std::logic_error("[load_served_model] a sized cache, no sizer");
+  KvSizer::Sized sized = sizer->size(
+      [&device] {
+        const auto memory = device.memory();
+        if (!memory) throw ConfigError("kv_budget_mb \"auto\": the device reports no memory");
+        return *memory;
+      },
+      kv_demand(spec, *served.model, device, batch.block_tokens));
+  batch.kv_budget_bytes = sized.size.budget_bytes;
+  served.spec.kv_budget_mb = std::max<std::uint64_t>(sized.size.budget_bytes >> 20, 1);
+  served.kv_how = std::move(sized.size.how);
+  return std::move(sized.hold);
+}
+
 }  // namespace
 
 bool kv_sized_at_load(const ModelSpec& spec, bool device_reports_memory) {
@@ -53,23 +75,7 @@ std::unique_ptr<ServedModel> load_served_model(
                           family);
     LlmBatchOptions batch;
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
-    served->kv_how = spec.kv_mode == KvBudgetMode::given ? "given" : "default";
-    std::unique_lock<std::mutex> sizing;  // held until the engine has allocated its cache
-    const Device& device = host.device();
-    if (kv_sized_at_load(spec, device.memory().has_value())) {
-      if (sizer == nullptr) throw std::logic_error("[load_served_model] a sized cache, no sizer");
-      KvSizer::Sized sized = sizer->size(
-          [&device] {
-            const auto memory = device.memory();
-            if (!memory) throw ConfigError("kv_budget_mb \"auto\": the device reports no memory");
-            return *memory;
-          },
-          kv_demand(spec, *served->model, device, batch.block_tokens));
-      batch.kv_budget_bytes = sized.size.budget_bytes;
-      served->spec.kv_budget_mb = std::max<std::uint64_t>(sized.size.budget_bytes >> 20, 1);
-      served->kv_how = std::move(sized.size.how);
-      sizing = std::move(sized.hold);
-    }
+    const std::unique_lock<std::mutex> sizing = size_kv(*served, host.device(), sizer, batch);
     batch.max_batch = spec.max_batch;
     batch.prefill_chunk = spec.prefill_chunk;
     batch.turn_priority = spec.priority;
