@@ -148,3 +148,72 @@ TEST(BpeTokenizer, HugeTokenIdsAreRefusedWithoutAHugeTable) {
 
 }  // namespace
 }  // namespace baton
+
+namespace baton {
+namespace {
+
+// llama3_style's tokenizer.json with `post_processor` set to `processor` (JSON text).
+BpeTokenizer with_post_processor(const std::string& processor) {
+  std::ifstream in(kData / "llama3_style" / "tokenizer.json");
+  nlohmann::json root = nlohmann::json::parse(in);
+  root["post_processor"] = nlohmann::json::parse(processor);
+  return BpeTokenizer(root.dump(), "dir/tokenizer.json");
+}
+
+// The shapes published tokenizer.json files carry: Llama 3 (ByteLevel, then a BOS
+// template), Qwen3-Embedding (the text, then <|endoftext|>), RoBERTa (cls, sep).
+TEST(BpePostProcessor, PutsTheTemplatesSpecialTokensAroundTheText) {
+  const std::string text = "Hello, world";
+  const BpeTokenizer plain = BpeTokenizer::from_directory(kData / "llama3_style");
+  const std::vector<TokenId> ids = plain.encode(text);
+  EXPECT_EQ(plain.encode_with_special(text), ids);  // no post_processor: nothing added
+  const BpeTokenizer llama = with_post_processor(R"({"type": "Sequence", "processors": [
+      {"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": false, "use_regex": true},
+      {"type": "TemplateProcessing",
+       "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
+                  {"Sequence": {"id": "A", "type_id": 0}}],
+       "pair": [], "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>",
+                                                            "ids": [0], "tokens": ["<|begin_of_text|>"]}}}]})");
+  std::vector<TokenId> expected = {0};
+  expected.insert(expected.end(), ids.begin(), ids.end());
+  EXPECT_EQ(llama.encode_with_special(text), expected);
+  EXPECT_EQ(llama.encode(text), ids);  // encode() itself adds nothing
+  const BpeTokenizer qwen3_embedding = with_post_processor(R"({"type": "TemplateProcessing",
+      "single": [{"Sequence": {"id": "A", "type_id": 0}},
+                 {"SpecialToken": {"id": "<|end_of_text|>", "type_id": 0}}],
+      "special_tokens": {"<|end_of_text|>": {"id": "<|end_of_text|>", "ids": [1], "tokens": ["<|end_of_text|>"]}}})");
+  expected = ids;
+  expected.push_back(1);
+  EXPECT_EQ(qwen3_embedding.encode_with_special(text), expected);
+  const BpeTokenizer roberta = with_post_processor(
+      R"({"type": "RobertaProcessing", "sep": ["</s>", 3], "cls": ["<s>", 2]})");
+  expected = {2};
+  expected.insert(expected.end(), ids.begin(), ids.end());
+  expected.push_back(3);
+  EXPECT_EQ(roberta.encode_with_special(text), expected);
+}
+
+TEST(BpePostProcessor, WhatItCannotReadIsNamed) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"type": "Wordpiece"})", "post_processor: type 'Wordpiece' is not supported"},
+      {R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>"}},
+          {"Sequence": {"id": "A"}}], "special_tokens": {}})",
+       "special token '<x>' is not in special_tokens"},
+      {R"({"type": "TemplateProcessing", "single": [], "special_tokens": {}})", "has no"},
+      {R"({"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<x>"}},
+          {"Sequence": {"id": "A"}}], "special_tokens": {"<x>": {"ids": [99999]}}})",
+       "post_processor: id 99999 is outside the vocabulary"},
+  };
+  for (const auto& [processor, message] : cases) {
+    try {
+      with_post_processor(processor);
+      ADD_FAILURE() << processor << ": accepted";
+    } catch (const ModelFileError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("dir/tokenizer.json"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace baton

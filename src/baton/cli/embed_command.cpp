@@ -42,7 +42,7 @@ int EmbedCommand::run() {
   if (!pooling.empty()) how.mode = parse_pooling_mode(pooling);
   EmbeddingRequest request{1, {}};
   for (const std::string& text : texts) {
-    request.inputs.push_back(tokenizer.encode(text));
+    request.inputs.push_back(tokenizer.encode_with_special(text));
     if (request.inputs.back().empty()) {
       throw std::invalid_argument("--text '" + text + "' has no tokens");
     }

@@ -120,6 +120,14 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
     added_by_id_[t.id] = true;
   }
 
+  post_processor_ = read_post_processor(member(root, "post_processor"), file);
+  for (const std::vector<TokenId>* side : {&post_processor_.before, &post_processor_.after}) {
+    for (const TokenId id : *side) {
+      if (static_cast<std::size_t>(id) >= id_to_token_.size()) {
+        fail(file, "post_processor: id " + std::to_string(id) + " is outside the vocabulary");
+      }
+    }
+  }
   const json& normalizer = member(root, "normalizer");
   // NFC leaves text that is already composed (nearly all text) unchanged; it is taken as
   // a no-op here. Anything else would change what the model sees.

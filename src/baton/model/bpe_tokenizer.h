@@ -4,8 +4,9 @@
 // merge adjacent symbols by merge rank. Decoding maps back to the exact bytes, so any
 // UTF-8 text, and any byte string at all, round-trips.
 // Read from tokenizer.json: model.vocab, model.merges ("a b" strings or ["a", "b"] pairs),
-// model.ignore_merges, added_tokens, and a pre_tokenizer of Split (Regex, Isolated) and
-// ByteLevel steps (use_regex adds the GPT-2 pattern). Other normalizers, pre-tokenizers
+// model.ignore_merges, added_tokens, a pre_tokenizer of Split (Regex, Isolated) and
+// ByteLevel steps (use_regex adds the GPT-2 pattern), and the post_processor
+// (post_processor.h). Other normalizers, pre-tokenizers
 // and models (SentencePiece-style Metaspace, WordPiece) are refused with a clear error.
 // Thread-safety: immutable after construction; encode/decode from any thread.
 #pragma once
@@ -19,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/model/post_processor.h"
 #include "baton/model/split_regex.h"
 #include "baton/model/token_id.h"
 
@@ -31,6 +33,11 @@ class BpeTokenizer {
   static BpeTokenizer from_directory(const std::filesystem::path& directory);
 
   std::vector<TokenId> encode(std::string_view text) const;
+  // encode() with the special tokens of tokenizer.json's post_processor around it (as
+  // transformers' add_special_tokens=True): how an embedding model's input is encoded.
+  std::vector<TokenId> encode_with_special(std::string_view text) const {
+    return post_processor_.apply(encode(text));
+  }
   // The bytes of `ids`; added tokens as their text unless `skip_special` drops special ones.
   // Ids outside the tokenizer's vocabulary decode to nothing (a model's padding ids).
   std::string decode(const std::vector<TokenId>& ids, bool skip_special = false) const;
@@ -65,6 +72,7 @@ class BpeTokenizer {
   std::vector<bool> added_by_id_;  // by id: the text is the content, not byte-level
   bool add_prefix_space_ = false;
   std::vector<SplitRegex> splits_;  // applied in order
+  PostProcessor post_processor_;
 };
 
 }  // namespace baton

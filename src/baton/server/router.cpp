@@ -234,7 +234,7 @@ RouteResult Router::embeddings(const HttpRequest& request) {
                                     "input", model->spec.name);
     }
     for (const std::string& text : call.texts) {
-      embedding.inputs.push_back(model->tokenizer->encode(text));
+      embedding.inputs.push_back(model->tokenizer->encode_with_special(text));
     }
     const auto context = static_cast<std::size_t>(model->model->config().max_position_embeddings);
     for (std::size_t i = 0; i < embedding.inputs.size(); ++i) {
