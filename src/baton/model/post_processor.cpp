@@ -1,5 +1,6 @@
 #include "baton/model/post_processor.h"
 
+#include <limits>
 #include <string>
 
 #include "baton/model/model_file_error.h"
@@ -13,7 +14,11 @@ using nlohmann::json;
   throw ModelFileError(file, "post_processor: " + problem);
 }
 
-bool is_id(const json& id) { return id.is_number_integer() && id.get<std::int64_t>() >= 0; }
+// Within TokenId's range; the tokenizer checks it against its vocabulary.
+bool is_id(const json& id) {
+  return id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
+         id.get<std::int64_t>() <= std::numeric_limits<TokenId>::max();
+}
 
 // TemplateProcessing's "single": SpecialToken items (their ids from special_tokens) around
 // the one Sequence item ("A").
@@ -59,7 +64,8 @@ void read_cls_sep(const json& node, std::string_view file, PostProcessor& out) {
 
 void read_into(const json& node, std::string_view file, PostProcessor& out) {
   if (node.is_null()) return;
-  const std::string type = node.is_object() ? node.value("type", "") : "";
+  const json& type_node = node.is_object() && node.contains("type") ? node["type"] : json();
+  const std::string type = type_node.is_string() ? type_node.get<std::string>() : "";
   if (type == "TemplateProcessing") {
     read_template(node, file, out);
   } else if (type == "RobertaProcessing" || type == "BertProcessing") {
