@@ -35,7 +35,7 @@ void require(bool condition, const char* what) {
 void encode_and_decode(const baton::BpeTokenizer& tokenizer, std::string_view text) {
   std::vector<baton::TokenId> ids;
   try {
-    ids = tokenizer.encode(text);
+    ids = tokenizer.encode_with_special(text);  // encode() and the post-processor's ids
   } catch (const std::exception&) {
     return;
   }
