@@ -177,7 +177,8 @@ describe('bad configuration', () => {
        /--kv-budget-mb: lots is not 1\.\.1048576 \(MB\) or auto/],
       // auto sizes from a GPU's free memory: the cpu backend needs a number.
       [['--model', `A=${models.chatA}`, '--kv-budget-mb', 'auto'],
-       /--kv-budget-mb auto: sizes the KV cache from a GPU's free memory; backend = "cpu" needs a number of MB/],
+       new RegExp('--kv-budget-mb auto: sizes the KV cache from a GPU\'s free memory; ' +
+                  'backend = "cpu" needs a number of MB')],
     ];
     for (const [args, message] of named) {
       const result = run([...args, '--port', '0', '--no-ledger']);

@@ -44,7 +44,9 @@ void export_model(const fs::path& from, const fs::path& to, const std::string& a
     if (entry.path().extension() != ".safetensors") continue;
     const std::string bytes = read_bytes(entry.path());
     std::uint64_t length = 0;
-    for (int i = 0; i < 8; ++i) length |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+    for (int i = 0; i < 8; ++i) {
+      length |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+    }
     const auto tensors = nlohmann::json::parse(bytes.substr(8, length));
     for (const auto& [name, tensor] : tensors.items()) {
       if (name == "__metadata__" || rename(name).empty()) continue;
@@ -82,7 +84,9 @@ TEST_P(BaseModelExport, GivesTransformersEmbeddings) {
   std::ifstream in(kModels / GetParam() / "embeddings.json");
   const nlohmann::json ref = nlohmann::json::parse(in);
   EmbeddingRequest request{1, {}};
-  for (const auto& input : ref["inputs"]) request.inputs.push_back(input.get<std::vector<TokenId>>());
+  for (const auto& input : ref["inputs"]) {
+    request.inputs.push_back(input.get<std::vector<TokenId>>());
+  }
   cpu::CpuDevice device{CommitLimits{}};
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   Worker executor("embedding-executor");
@@ -94,7 +98,8 @@ TEST_P(BaseModelExport, GivesTransformersEmbeddings) {
     const auto expected = ref["mean"][i].get<std::vector<double>>();
     ASSERT_EQ(result.embeddings[i].size(), expected.size());
     for (std::size_t d = 0; d < expected.size(); ++d) {
-      ASSERT_NEAR(result.embeddings[i][d], expected[d], kTolerance) << "input " << i << " dim " << d;
+      ASSERT_NEAR(result.embeddings[i][d], expected[d], kTolerance)
+          << "input " << i << " dim " << d;
     }
   }
 }

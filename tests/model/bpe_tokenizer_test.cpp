@@ -172,8 +172,9 @@ TEST(BpePostProcessor, PutsTheTemplatesSpecialTokensAroundTheText) {
       {"type": "TemplateProcessing",
        "single": [{"SpecialToken": {"id": "<|begin_of_text|>", "type_id": 0}},
                   {"Sequence": {"id": "A", "type_id": 0}}],
-       "pair": [], "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>",
-                                                            "ids": [0], "tokens": ["<|begin_of_text|>"]}}}]})");
+       "pair": [],
+       "special_tokens": {"<|begin_of_text|>": {"id": "<|begin_of_text|>", "ids": [0],
+                                                "tokens": ["<|begin_of_text|>"]}}}]})");
   std::vector<TokenId> expected = {0};
   expected.insert(expected.end(), ids.begin(), ids.end());
   EXPECT_EQ(llama.encode_with_special(text), expected);
@@ -181,7 +182,8 @@ TEST(BpePostProcessor, PutsTheTemplatesSpecialTokensAroundTheText) {
   const BpeTokenizer qwen3_embedding = with_post_processor(R"({"type": "TemplateProcessing",
       "single": [{"Sequence": {"id": "A", "type_id": 0}},
                  {"SpecialToken": {"id": "<|end_of_text|>", "type_id": 0}}],
-      "special_tokens": {"<|end_of_text|>": {"id": "<|end_of_text|>", "ids": [1], "tokens": ["<|end_of_text|>"]}}})");
+      "special_tokens": {"<|end_of_text|>": {"id": "<|end_of_text|>", "ids": [1],
+                                             "tokens": ["<|end_of_text|>"]}}})");
   expected = ids;
   expected.push_back(1);
   EXPECT_EQ(qwen3_embedding.encode_with_special(text), expected);

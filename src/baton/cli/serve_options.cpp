@@ -130,8 +130,8 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
                  "auto on cuda, 256 on the cpu)" + every)
       ->check(CLI::Validator(
           [](const std::string& value) {
-            return value == "auto" || parse_kv_budget_mb(value) ? std::string()
-                                                                : value + " is not 1..1048576 (MB) or auto";
+            if (value == "auto" || parse_kv_budget_mb(value)) return std::string();
+            return value + " is not 1..1048576 (MB) or auto";
           },
           "MB|auto"));
   cmd.add_option("--context-length", m.context_length,

@@ -35,7 +35,8 @@ void read_template(const json& node, std::string_view file, PostProcessor& out) 
     }
     if (!item.is_object() || !item.contains("SpecialToken") ||
         !item["SpecialToken"].contains("id") || !item["SpecialToken"]["id"].is_string()) {
-      fail(file, "a \"single\" item must be {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
+      fail(file,
+           "a \"single\" item must be {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
     }
     const std::string name = item["SpecialToken"]["id"].get<std::string>();
     if (!specials.is_object() || !specials.contains(name) || !specials[name].contains("ids") ||
