@@ -10,6 +10,8 @@
 #include <span>
 #include <stdexcept>
 
+#include "baton/model/half.h"
+#include "baton/model/mlx_affine.h"
 #include "baton/model/model_file_error.h"
 
 namespace baton {
@@ -72,6 +74,10 @@ std::shared_ptr<const std::byte> aligned_copy(std::span<const std::byte> bytes) 
 
 WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& name,
                                 std::int64_t rows, std::int64_t cols, WeightFormat format) {
+  if (is_mlx_affine(weights, name)) {
+    return from_values(dequantize_mlx_affine(weights, name, rows, cols), name,
+                       weights.at(name).file, rows, cols, format);
+  }
   const TensorView& t = weights.at(name);
   check_shape(t, name, {rows, cols});
   WeightMatrix m;
@@ -87,6 +93,28 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
     }
   } else {
     m.f32_ = to_float(t);
+  }
+  return m;
+}
+
+WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::string& name,
+                                       const std::string& file, std::int64_t rows,
+                                       std::int64_t cols, WeightFormat format) {
+  TensorView view{name, DType::f32, {rows, cols},
+                  std::as_bytes(std::span<const float>(values)), file};
+  WeightMatrix m;
+  m.rows_ = static_cast<int>(rows);
+  m.cols_ = static_cast<int>(cols);
+  if (format == WeightFormat::q8) {
+    m.q8_ = quantize(view, name, m.rows_, m.cols_);
+  } else if (format == WeightFormat::bf16) {
+    std::vector<std::uint16_t> bf16(values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) bf16[i] = float_to_bf16(values[i]);
+    const auto bytes = std::as_bytes(std::span<const std::uint16_t>(bf16));
+    m.aligned_ = aligned_copy(bytes);
+    m.bf16_ = TensorView{name, DType::bf16, {rows, cols}, {m.aligned_.get(), bytes.size()}, file};
+  } else {
+    m.f32_ = std::move(values);
   }
   return m;
 }

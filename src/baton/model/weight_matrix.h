@@ -3,7 +3,9 @@
 // (read in place from the file's memory map where the tensor starts on a 64-byte
 // boundary; else copied once at load to one, since a 64-byte load that straddles two
 // cache lines made the one-row product a third slower, and safetensors files align
-// their tensors to 8 bytes), f32, or q8 (q8_matrix.h). Rows are converted to f32 tile by
+// their tensors to 8 bytes), f32, or q8 (q8_matrix.h). An MLX affine-quantized weight
+// (mlx_affine.h) is dequantized at load into the chosen format (bf16: 2 bytes a weight
+// where the file held 0.25-1). Rows are converted to f32 tile by
 // tile as the kernels need them (rows_to_float).
 // Thread-safety: immutable after load; any number of threads may read it. A bf16 matrix
 // read in place is valid as long as the ModelWeights it came from; the others own their
@@ -51,6 +53,11 @@ class WeightMatrix {
   const Q8Matrix& q8() const;
 
  private:
+  // `values` [rows x cols] held in `format` (a dequantized MLX weight: mlx_affine.h).
+  static WeightMatrix from_values(std::vector<float> values, const std::string& name,
+                                  const std::string& file, std::int64_t rows, std::int64_t cols,
+                                  WeightFormat format);
+
   int rows_ = 0;
   int cols_ = 0;
   std::vector<float> f32_;
