@@ -43,7 +43,8 @@ std::string describe_model(const ServedModel& m) {
                         m.spec.context_length)
           : "";
   // Where the KV budget came from, unless the user gave it.
-  const std::string how = m.kv_how.empty() || m.kv_how == "given" ? "" : " (" + m.kv_how + ")";
+  const bool say = !m.kv_source.empty() && m.kv_source != "given";
+  const std::string how = say ? " (" + m.kv_how + ")" : "";
   return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
                      "context {}{}, {} {} MB{}",
                      m.spec.name, m.kind_name(), to_string(c.arch), format, params / 1e6,

@@ -184,7 +184,7 @@ ModelStatus ModelRegistry::status_locked(const Entry& e) const {
   if (e.state == ModelState::ready && e.model->llm != nullptr) {
     s.context_length = e.model->llm->context_length();
     s.kv_budget_bytes = std::uint64_t{e.model->spec.kv_budget_mb} << 20;
-    s.kv_source = e.model->kv_how.substr(0, e.model->kv_how.find(':'));
+    s.kv_source = e.model->kv_source;
   } else if (e.state == ModelState::ready && e.model->model) {
     s.context_length = static_cast<int>(e.model->model->config().max_position_embeddings);
   }

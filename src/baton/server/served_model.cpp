@@ -33,7 +33,7 @@ KvDemand kv_demand(const ModelSpec& spec, const LlamaModel& model, const Device&
 std::unique_lock<std::mutex> size_kv(ServedModel& served, const Device& device, KvSizer* sizer,
                                      LlmBatchOptions& batch) {
   const ModelSpec& spec = served.spec;
-  served.kv_how = spec.kv_mode == KvBudgetMode::given ? "given" : "default";
+  served.kv_source = served.kv_how = spec.kv_mode == KvBudgetMode::given ? "given" : "default";
   if (!kv_sized_at_load(spec, device.memory().has_value())) return {};
   if (sizer == nullptr) throw std::logic_error("[load_served_model] a sized cache, no sizer");
   KvSizer::Sized sized = sizer->size(
@@ -45,6 +45,7 @@ std::unique_lock<std::mutex> size_kv(ServedModel& served, const Device& device, 
       kv_demand(spec, *served.model, device, batch.block_tokens));
   batch.kv_budget_bytes = sized.size.budget_bytes;
   served.spec.kv_budget_mb = std::max<std::uint64_t>(sized.size.budget_bytes >> 20, 1);
+  served.kv_source = "auto";
   served.kv_how = std::move(sized.size.how);
   return std::move(sized.hold);
 }
@@ -87,7 +88,7 @@ std::unique_ptr<ServedModel> load_served_model(
                                                    read_pooling(spec.dir), spec.kv_budget_mb << 20);
   }
   served->release = [&host, engine = served->engine(), sizer, name = spec.name,
-                      sized = sizer != nullptr && served->kv_how.starts_with("auto")] {
+                      sized = served->kv_source == "auto"] {
     host.remove_engine(*engine);
     if (sized) sizer->release(name);
   };

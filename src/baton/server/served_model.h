@@ -43,7 +43,8 @@ struct ServedModel {
   LlmEngine* llm = nullptr;              // chat models
   EmbeddingEngine* embedding = nullptr;  // embedding models
   std::function<void()> release;         // takes the engine out of its host
-  std::string kv_how;                    // how its KV budget was chosen ("given", "auto: ...")
+  std::string kv_source;                 // chat models: given, default or auto (kv_sizing.h)
+  std::string kv_how;                    // that, and for auto the figures ("auto: 0.9 of ...")
 
   ServedModel() = default;
   ServedModel(const ServedModel&) = delete;
