@@ -9,7 +9,7 @@
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <map>
 
 #include "baton/engine/embedding_engine.h"
 #include "baton/engine/llm_engine.h"
@@ -26,40 +26,20 @@ namespace fs = std::filesystem;
 const fs::path kModels = fs::path(BATON_TEST_DATA) / "models";
 constexpr double kTolerance = 2e-5;  // as embedding_engine_test: f32 against torch's f32
 
-std::string read_bytes(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // Every tensor of `from`'s shards in one model.safetensors under `to`, renamed by `rename`
 // (an empty name drops the tensor), with config.json's architectures set to `architecture`.
 void export_model(const fs::path& from, const fs::path& to, const std::string& architecture,
                   const std::function<std::string(const std::string&)>& rename) {
   fs::create_directories(to);
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  std::string data;
+  std::map<std::string, testing::Tensor> exported;
   for (const auto& entry : fs::directory_iterator(from)) {
     if (entry.path().extension() != ".safetensors") continue;
-    const std::string bytes = read_bytes(entry.path());
-    std::uint64_t length = 0;
-    for (int i = 0; i < 8; ++i) {
-      length |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-    }
-    const auto tensors = nlohmann::json::parse(bytes.substr(8, length));
-    for (const auto& [name, tensor] : tensors.items()) {
-      if (name == "__metadata__" || rename(name).empty()) continue;
-      const auto begin = tensor["data_offsets"][0].get<std::size_t>();
-      const auto end = tensor["data_offsets"][1].get<std::size_t>();
-      header[rename(name)] = {{"dtype", tensor["dtype"]},
-                              {"shape", tensor["shape"]},
-                              {"data_offsets", {data.size(), data.size() + end - begin}}};
-      data += bytes.substr(8 + length + begin, end - begin);
+    for (auto& [name, tensor] : testing::read_tensors(entry.path())) {
+      if (!rename(name).empty()) exported[rename(name)] = std::move(tensor);
     }
   }
-  testing::write_file(to / "model.safetensors", testing::safetensors_bytes(header.dump(), data));
-  nlohmann::json config = nlohmann::json::parse(read_bytes(from / "config.json"));
+  testing::write_tensors(to / "model.safetensors", exported);
+  nlohmann::json config = nlohmann::json::parse(std::ifstream(from / "config.json"));
   config["architectures"] = {architecture};
   std::ofstream(to / "config.json") << config.dump(2);
 }

@@ -78,22 +78,8 @@ Quantized quantize(const std::vector<float>& w, int rows, int cols, int bits, in
   return q;
 }
 
-// A safetensors file of `tensors`: name -> (dtype, shape, bytes).
-struct Tensor {
-  std::string dtype;
-  std::vector<std::int64_t> shape;
-  std::string bytes;
-};
-void write_tensors(const fs::path& file, const std::map<std::string, Tensor>& tensors) {
-  nlohmann::ordered_json header = nlohmann::ordered_json::object();
-  std::string data;
-  for (const auto& [name, t] : tensors) {
-    header[name] = {{"dtype", t.dtype}, {"shape", t.shape},
-                    {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
-    data += t.bytes;
-  }
-  testing::write_file(file, testing::safetensors_bytes(header.dump(), data));
-}
+using testing::Tensor;
+using testing::write_tensors;
 
 void add_quantized(std::map<std::string, Tensor>& tensors, const std::string& stem,
                    const Quantized& q, int rows, int cols, int bits, int group) {
@@ -158,22 +144,10 @@ TEST(MlxAffine, ShapesThatDoNotFitAreNamed) {
 // logits up to the order of sums.
 TEST(MlxAffine, AQuantizedModelGivesTheLogitsOfItsDequantizedWeights) {
   const fs::path source = fs::path(BATON_TEST_DATA) / "models" / "qwen2";
-  std::ifstream in(source / "model.safetensors", std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  const std::string bytes = text.str();
-  std::uint64_t length = 0;
-  for (int i = 0; i < 8; ++i) {
-    length |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-  }
-  const auto header = nlohmann::json::parse(bytes.substr(8, length));
   std::map<std::string, Tensor> mlx, reference;
-  for (const auto& [name, t] : header.items()) {
-    if (name == "__metadata__") continue;
-    const auto shape = t["shape"].get<std::vector<std::int64_t>>();
-    const auto begin = t["data_offsets"][0].get<std::size_t>();
-    const auto end = t["data_offsets"][1].get<std::size_t>();
-    Tensor original{"F32", shape, bytes.substr(8 + length + begin, end - begin)};
+  for (const auto& [name, original] : testing::read_tensors(source / "model.safetensors")) {
+    ASSERT_EQ(original.dtype, "F32") << name;
+    const std::vector<std::int64_t>& shape = original.shape;
     if (shape.size() != 2 || shape[1] % 32 != 0) {  // norms and biases stay as they are
       mlx[name] = reference[name] = original;
       continue;

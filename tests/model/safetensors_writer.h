@@ -9,7 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <span>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -46,6 +49,49 @@ inline void write_file(const std::filesystem::path& path, std::string_view bytes
   std::ofstream out(path, std::ios::binary);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// One tensor of a safetensors file, as read_tensors() reads and write_tensors() writes it.
+struct Tensor {
+  std::string dtype;  // "F32", "BF16", "U32", ...
+  std::vector<std::int64_t> shape;
+  std::string bytes;
+};
+
+// Every tensor of a well-formed `file` by name (its __metadata__ left out).
+inline std::map<std::string, Tensor> read_tensors(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string bytes = text.str();
+  std::uint64_t length = 0;
+  for (int i = 0; i < 8; ++i) {
+    length |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+  }
+  std::map<std::string, Tensor> tensors;
+  const nlohmann::json header = nlohmann::json::parse(bytes.substr(8, length));
+  for (const auto& [name, t] : header.items()) {
+    if (name == "__metadata__") continue;
+    const auto begin = t["data_offsets"][0].get<std::size_t>();
+    const auto end = t["data_offsets"][1].get<std::size_t>();
+    tensors[name] = {t["dtype"].get<std::string>(), t["shape"].get<std::vector<std::int64_t>>(),
+                     bytes.substr(8 + length + begin, end - begin)};
+  }
+  return tensors;
+}
+
+// `tensors` as one safetensors file, their data back to back.
+inline void write_tensors(const std::filesystem::path& file,
+                          const std::map<std::string, Tensor>& tensors) {
+  nlohmann::ordered_json header = nlohmann::ordered_json::object();
+  std::string data;
+  for (const auto& [name, t] : tensors) {
+    header[name] = {{"dtype", t.dtype},
+                    {"shape", t.shape},
+                    {"data_offsets", {data.size(), data.size() + t.bytes.size()}}};
+    data += t.bytes;
+  }
+  write_file(file, safetensors_bytes(header.dump(), data));
 }
 
 // A fresh directory under the temp directory, removed with its contents at the end.
