@@ -44,6 +44,7 @@ void encode_and_decode(const baton::BpeTokenizer& tokenizer, std::string_view te
   }
   (void)tokenizer.decode(ids);
   (void)tokenizer.decode(ids, /*skip_special=*/true);
+  (void)tokenizer.decode(ids, false, baton::BpeTokenizer::Decoding::continuation);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ std::vector<TokenId> InputProcessor::chat_prompt(std::span<const ChatMessage> me
 }
 
 std::vector<TokenId> InputProcessor::text_prompt(const std::string& text) const {
-  return tokenizer_.encode(text);
+  return tokenizer_.encode_with_special(text);
 }
 
 SamplingParams InputProcessor::sampling(const SamplingRequest& r) const {

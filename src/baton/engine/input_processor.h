@@ -37,7 +37,8 @@ class InputProcessor {
   // The conversation in the chat template, tokenized. Throws std::invalid_argument for a
   // conversation the template cannot render, ModelFileError when the model has no template.
   std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages) const;
-  // The text as it is, tokenized (a raw completion).
+  // A raw completion's text, tokenized with the special tokens the tokenizer's post-processor
+  // puts around a text (Llama's BOS), as transformers and vLLM encode a prompt.
   std::vector<TokenId> text_prompt(const std::string& text) const;
   SamplingParams sampling(const SamplingRequest& request) const;
   // The template's family name, or "raw" when the model has none.

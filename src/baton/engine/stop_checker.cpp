@@ -30,7 +30,8 @@ std::optional<FinishReason> StopChecker::add(TokenId token) {
     // Decoding the whole completion again: a token may end a multi-byte character that
     // an earlier token began, so piecewise decoding could split it.
     const std::size_t before = text_.size();
-    text_ = tokenizer_->decode(text_tokens_, /*skip_special=*/true);
+    text_ = tokenizer_->decode(text_tokens_, /*skip_special=*/true,
+                               BpeTokenizer::Decoding::continuation);
     std::size_t first_stop = std::string::npos;  // the earliest of the stop strings
     for (const std::string& stop : params_.stop) {
       // A stop string can only have appeared in the tail that changed.

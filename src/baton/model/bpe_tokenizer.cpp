@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
@@ -31,15 +32,27 @@ constexpr const char* kGpt2Pattern =
   throw ModelFileError(file, problem);
 }
 
-// The symbols of a byte-level text: one UTF-8 character each.
+// The length of the UTF-8 character at `text[at]`; 1 for a byte that does not begin a
+// whole one (invalid input is taken a byte at a time).
+std::size_t character_length(std::string_view text, std::size_t at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  const std::size_t length = lead < 0x80                  ? 1
+                             : lead >= 0xc2 && lead < 0xe0 ? 2
+                             : lead >= 0xe0 && lead < 0xf0 ? 3
+                             : lead >= 0xf0 && lead < 0xf5 ? 4
+                                                           : 1;
+  if (at + length > text.size()) return 1;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((static_cast<unsigned char>(text[at + i]) & 0xc0) != 0x80) return 1;
+  }
+  return length;
+}
+
+// The symbols of a text: one UTF-8 character each.
 std::vector<std::string> symbols_of(std::string_view text) {
   std::vector<std::string> symbols;
   for (std::size_t i = 0; i < text.size();) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    const std::size_t length = lead < 0x80             ? 1
-                               : (lead & 0xe0) == 0xc0 ? 2
-                               : (lead & 0xf0) == 0xe0 ? 3
-                                                       : 4;
+    const std::size_t length = character_length(text, i);
     symbols.emplace_back(text.substr(i, length));
     i += length;
   }
@@ -75,7 +88,7 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
   if (root.is_discarded() || !root.is_object()) fail(file, "is not a JSON object");
   const json& model = member(root, "model");
   if (!model.is_object() || model.value("type", "") != "BPE") {
-    fail(file, "model.type must be BPE (byte-level BPE tokenizers are supported)");
+    fail(file, "model.type must be BPE (WordPiece and Unigram tokenizers are not supported)");
   }
   const json& vocab = member(model, "vocab");
   if (!vocab.is_object()) fail(file, "model.vocab must be an object");
@@ -128,13 +141,23 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
       }
     }
   }
-  const json& normalizer = member(root, "normalizer");
-  // NFC leaves text that is already composed (nearly all text) unchanged; it is taken as
-  // a no-op here. Anything else would change what the model sees.
-  if (!normalizer.is_null() && normalizer.value("type", "") != "NFC") {
-    fail(file, "normalizer '" + normalizer.value("type", "?") + "' is not supported");
+  normalizer_ = TextNormalizer::read(member(root, "normalizer"), file);
+  read_pre_tokenizer(member(root, "pre_tokenizer"));
+  // SentencePiece-style files say so by byte fallback, by Metaspace, or by a decoder
+  // without ByteLevel; the rest are byte-level, whose decoding is built in.
+  const json& decoder = member(root, "decoder");
+  const bool decoder_is_byte_level =
+      decoder.is_null() || decoder.dump().find(R"("ByteLevel")") != std::string::npos;
+  byte_fallback_ = model.value("byte_fallback", false);
+  fuse_unk_ = model.value("fuse_unk", false);
+  if (byte_fallback_ || metaspace_ || !decoder_is_byte_level) {
+    if (byte_level_pre_tokenizer_) fail(file, "mixes ByteLevel with SentencePiece-style steps");
+    byte_level_ = false;
+    decoder_ = TokenDecoder::read(decoder, file);
   }
-  const json& pre = member(root, "pre_tokenizer");
+}
+
+void BpeTokenizer::read_pre_tokenizer(const json& pre) {
   std::vector<const json*> steps;
   if (pre.is_object() && pre.value("type", "") == "Sequence") {
     for (const json& step : member(pre, "pretokenizers")) steps.push_back(&step);
@@ -148,18 +171,22 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
       const json& pattern = member(step, "pattern");
       if (step.value("behavior", "") != "Isolated" || step.value("invert", false) ||
           !pattern.contains("Regex") || !pattern["Regex"].is_string()) {
-        fail(file, "only Split with a Regex pattern, behavior Isolated and no invert is supported");
+        fail(file_,
+             "only Split with a Regex pattern, behavior Isolated and no invert is supported");
       }
       try {
         splits_.emplace_back(pattern["Regex"].get<std::string>());
       } catch (const std::invalid_argument& e) {
-        fail(file, e.what());
+        fail(file_, e.what());
       }
     } else if (type == "ByteLevel") {
+      byte_level_pre_tokenizer_ = true;
       add_prefix_space_ = step.value("add_prefix_space", false);
       if (step.value("use_regex", true)) splits_.emplace_back(kGpt2Pattern);
+    } else if (type == "Metaspace") {
+      metaspace_ = Metaspace::read(step, file_);
     } else {
-      fail(file, "pre-tokenizer '" + type + "' is not supported");
+      fail(file_, "pre-tokenizer '" + type + "' is not supported");
     }
   }
 }
@@ -202,7 +229,8 @@ std::vector<TokenId> BpeTokenizer::encode(std::string_view text) const {
         which = &t;
       }
     }
-    encode_ordinary(text.substr(at, found == std::string_view::npos ? text.npos : found - at), out);
+    encode_ordinary(text.substr(at, found == std::string_view::npos ? text.npos : found - at),
+                    at == 0, out);
     if (which == nullptr) break;
     out.push_back(which->id);
     at = found + which->content.size();
@@ -210,22 +238,31 @@ std::vector<TokenId> BpeTokenizer::encode(std::string_view text) const {
   return out;
 }
 
-void BpeTokenizer::encode_ordinary(std::string_view text, std::vector<TokenId>& out) const {
-  if (text.empty()) return;
-  std::string prefixed;
-  if (add_prefix_space_ && text.front() != ' ') {
-    prefixed = " " + std::string(text);
-    text = prefixed;
+void BpeTokenizer::encode_ordinary(std::string_view raw, bool opens_text,
+                                   std::vector<TokenId>& out) const {
+  if (raw.empty()) return;
+  std::string text = normalizer_.apply(raw);
+  if (add_prefix_space_ && !text.empty() && text.front() != ' ') text.insert(0, " ");
+  std::vector<std::string> pieces;
+  if (metaspace_) {
+    pieces = metaspace_->pre_tokenize(text, opens_text);
+  } else {
+    pieces.push_back(std::move(text));
   }
-  std::vector<std::string_view> pieces{text};
   for (const SplitRegex& split : splits_) {
-    std::vector<std::string_view> next;
-    for (std::string_view piece : pieces) {
-      for (std::string_view part : split.split(piece)) next.push_back(part);
+    std::vector<std::string> next;
+    for (const std::string& piece : pieces) {
+      for (std::string_view part : split.split(piece)) next.emplace_back(part);
     }
     pieces = std::move(next);
   }
-  for (std::string_view piece : pieces) encode_piece(piece, out);
+  for (const std::string& piece : pieces) {
+    if (byte_level_) {
+      encode_piece(piece, out);
+    } else {
+      encode_characters(piece, out);
+    }
+  }
 }
 
 void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& out) const {
@@ -237,6 +274,52 @@ void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& ou
     }
   }
   std::vector<std::string> symbols = symbols_of(text);
+  merge(symbols);
+  emit(symbols, out);
+}
+
+void BpeTokenizer::encode_characters(std::string_view text, std::vector<TokenId>& out) const {
+  if (text.empty()) return;
+  if (ignore_merges_) {
+    if (auto it = vocab_.find(std::string(text)); it != vocab_.end()) {
+      out.push_back(it->second);
+      return;
+    }
+  }
+  // A character outside the vocabulary cannot take part in a merge, so the runs of
+  // known characters between such characters merge on their own.
+  std::vector<std::string> run;
+  bool after_unk = false;
+  for (std::string& symbol : symbols_of(text)) {
+    if (vocab_.contains(symbol)) {
+      run.push_back(std::move(symbol));
+      continue;
+    }
+    merge(run);
+    emit(run, out);
+    if (!run.empty()) after_unk = false;
+    run.clear();
+    std::vector<TokenId> bytes;
+    for (const char byte : symbol) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned char>(byte));
+      if (auto it = vocab_.find(name); byte_fallback_ && it != vocab_.end()) {
+        bytes.push_back(it->second);
+      }
+    }
+    if (byte_fallback_ && bytes.size() == symbol.size()) {
+      out.insert(out.end(), bytes.begin(), bytes.end());
+      after_unk = false;
+    } else if (!(fuse_unk_ && after_unk)) {
+      emit({symbol}, out);  // the unknown token, or the error that there is none
+      after_unk = true;
+    }
+  }
+  merge(run);
+  emit(run, out);
+}
+
+void BpeTokenizer::merge(std::vector<std::string>& symbols) const {
   for (;;) {
     int best = INT_MAX;
     for (std::size_t i = 0; i + 1 < symbols.size(); ++i) {
@@ -258,6 +341,9 @@ void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& ou
     }
     symbols = std::move(merged);
   }
+}
+
+void BpeTokenizer::emit(const std::vector<std::string>& symbols, std::vector<TokenId>& out) const {
   for (const std::string& symbol : symbols) {
     auto it = vocab_.find(symbol);
     if (it != vocab_.end()) {
@@ -271,20 +357,26 @@ void BpeTokenizer::encode_piece(std::string_view bytes, std::vector<TokenId>& ou
   }
 }
 
-std::string BpeTokenizer::decode(const std::vector<TokenId>& ids, bool skip_special) const {
+std::string BpeTokenizer::decode(const std::vector<TokenId>& ids, bool skip_special,
+                                 Decoding decoding) const {
   std::string out;
+  std::vector<std::string> tokens;
   for (TokenId id : ids) {
     // As Hugging Face's tokenizers: an id the tokenizer lacks (models pad their embedding
     // past it) decodes to nothing.
     if (id < 0 || static_cast<std::size_t>(id) >= id_to_token_.size()) continue;
-    if (added_by_id_[id]) {
-      if (!(skip_special && special_[id])) out += id_to_token_[id];
-      continue;
+    if (skip_special && special_[id]) continue;
+    if (!byte_level_) {
+      tokens.push_back(id_to_token_[id]);
+    } else if (added_by_id_[id]) {
+      out += id_to_token_[id];
+    } else {
+      const std::optional<std::string> bytes = from_byte_level(id_to_token_[id]);
+      out += bytes ? *bytes : id_to_token_[id];
     }
-    const std::optional<std::string> bytes = from_byte_level(id_to_token_[id]);
-    out += bytes ? *bytes : id_to_token_[id];
   }
-  return out;
+  if (byte_level_) return out;
+  return decoder_.decode(std::move(tokens), decoding == Decoding::continuation);
 }
 
 }  // namespace baton

@@ -55,7 +55,8 @@ std::optional<std::string> matched_stop(const GenerationResult& result,
                                         const BpeTokenizer& tokenizer) {
   if (result.finish != FinishReason::stop || stops.empty()) return std::nullopt;
   // The text ends right before the stop string, which the generated tokens still hold.
-  const std::string all = tokenizer.decode(result.tokens, true);
+  const std::string all =
+      tokenizer.decode(result.tokens, true, BpeTokenizer::Decoding::continuation);
   if (all.compare(0, result.text.size(), result.text) != 0) return std::nullopt;
   for (const std::string& stop : stops) {
     if (all.compare(result.text.size(), stop.size(), stop) == 0) return stop;

@@ -27,14 +27,19 @@ json token_bytes(const std::string& text) {
   return bytes;
 }
 
+// One generated token's text: it continues the text before it, so it keeps its space.
+std::string token_text(const BpeTokenizer& tokenizer, TokenId token) {
+  return tokenizer.decode({token}, false, BpeTokenizer::Decoding::continuation);
+}
+
 // Chat: {"content": [{token, logprob, bytes, top_logprobs}]}.
 json chat_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer& tokenizer) {
   json content = json::array();
   for (const TokenLogprobs& t : tokens) {
-    const std::string text = tokenizer.decode({t.token});
+    const std::string text = token_text(tokenizer, t.token);
     json top = json::array();
     for (const TopLogprob& alt : t.top) {
-      const std::string alt_text = tokenizer.decode({alt.token});
+      const std::string alt_text = token_text(tokenizer, alt.token);
       top.push_back({{"token", alt_text}, {"logprob", alt.logprob}, {"bytes", token_bytes(alt_text)}});
     }
     content.push_back({{"token", text},
@@ -53,11 +58,11 @@ json text_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer&
               {"top_logprobs", json::array()},
               {"text_offset", json::array()}};
   for (const TokenLogprobs& t : tokens) {
-    const std::string text = tokenizer.decode({t.token});
+    const std::string text = token_text(tokenizer, t.token);
     out["tokens"].push_back(text);
     out["token_logprobs"].push_back(t.logprob);
     json top = json::object();
-    for (const TopLogprob& alt : t.top) top[tokenizer.decode({alt.token})] = alt.logprob;
+    for (const TopLogprob& alt : t.top) top[token_text(tokenizer, alt.token)] = alt.logprob;
     out["top_logprobs"].push_back(std::move(top));
     out["text_offset"].push_back(offset);
     offset += text.size();

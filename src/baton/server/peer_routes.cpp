@@ -84,8 +84,8 @@ RouteResult Router::tokenize(const HttpRequest& request) {
   auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
     std::vector<TokenId> tokens;
     if (call.prompt) {
-      // What the generation routes feed the model for this text: no special tokens added.
-      tokens = model->tokenizer->encode(*call.prompt);
+      // What the completion and embedding routes feed the model for this text.
+      tokens = model->tokenizer->encode_with_special(*call.prompt);
     } else {
       try {
         tokens = model->input->chat_prompt(call.messages);
