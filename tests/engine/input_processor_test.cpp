@@ -36,7 +36,7 @@ TEST_F(InputProcessorTest, AChatIsRenderedInTheModelsTemplateThenTokenized) {
   const std::vector<ChatMessage> chat = {{"system", "Be brief."}, {"user", "Hello"}};
   const ChatTemplate expected = load_chat_template(dir_.path(), std::nullopt);
   EXPECT_EQ(input.chat_prompt(chat), tokenizer_->encode(render(expected, chat)));
-  EXPECT_EQ(input.template_name(), "chatml");
+  EXPECT_EQ(input.template_name(), "jinja");
   EXPECT_EQ(input.text_prompt("Hello"), tokenizer_->encode("Hello"));
 }
 

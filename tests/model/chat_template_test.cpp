@@ -44,15 +44,22 @@ constexpr const char* kMistralText =
     "    {%- else %}{{- ' ' + message['content'] | trim + eos_token }}{%- endif %}\n"
     "{%- endfor %}\n";
 
-// Gemma's turn markers: a real family that baton does not render.
+// Gemma's turn markers: a family with no built-in renderer (its Jinja runs).
 constexpr const char* kGemmaText =
     "{{ bos_token }}{% for message in messages %}{{ '<start_of_turn>' + message['role'] + "
     "'\\n' + message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}";
 
-ChatTemplate chatml() { return {ChatFamily::chatml, "", "test"}; }
-ChatTemplate llama3() { return {ChatFamily::llama3, "<|begin_of_text|>", "test"}; }
-ChatTemplate mistral() { return {ChatFamily::mistral, "<s>", "test"}; }
+ChatTemplate family(ChatFamily f, std::string bos) {
+  ChatTemplate t;
+  t.family = f;
+  t.bos_token = std::move(bos);
+  t.source = "test";
+  return t;
+}
+ChatTemplate chatml() { return family(ChatFamily::chatml, ""); }
+ChatTemplate llama3() { return family(ChatFamily::llama3, "<|begin_of_text|>"); }
+ChatTemplate mistral() { return family(ChatFamily::mistral, "<s>"); }
 
 std::string prompt(const ChatTemplate& t, const std::vector<ChatMessage>& messages) {
   return render(t, messages);
@@ -214,9 +221,11 @@ TEST(ChatTemplateLoad, StringInTokenizerConfig) {
   TempDir dir;
   write_config(dir, {{"bos_token", "<|begin_of_text|>"}, {"chat_template", kLlama3Text}});
   const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
-  EXPECT_EQ(t.family, ChatFamily::llama3);
+  ASSERT_NE(t.jinja, nullptr);  // the model's own template, run as Jinja
   EXPECT_EQ(t.bos_token, "<|begin_of_text|>");
   EXPECT_EQ(t.source, (dir.path() / "tokenizer_config.json").string());
+  // It renders what the built-in family renders for plain messages.
+  EXPECT_EQ(prompt(t, kMultiTurn), prompt(llama3(), kMultiTurn));
 }
 
 TEST(ChatTemplateLoad, ListInTokenizerConfigUsesDefault) {
@@ -226,8 +235,9 @@ TEST(ChatTemplateLoad, ListInTokenizerConfigUsesDefault) {
             {"chat_template", json::array({{{"name", "tool_use"}, {"template", kGemmaText}},
                                            {{"name", "default"}, {"template", kMistralText}}})}});
   const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
-  EXPECT_EQ(t.family, ChatFamily::mistral);
+  ASSERT_NE(t.jinja, nullptr);
   EXPECT_EQ(t.bos_token, "<s>");
+  EXPECT_EQ(prompt(t, {{"user", "Hi"}}), "<s>[INST] Hi[/INST]");  // the default, not Gemma's
 }
 
 TEST(ChatTemplateLoad, ListWithoutDefaultIsAnError) {
@@ -242,9 +252,9 @@ TEST(ChatTemplateLoad, JinjaFileWinsOverTokenizerConfig) {
   write_config(dir, {{"bos_token", nullptr}, {"chat_template", kLlama3Text}});
   write_file(dir.path() / "chat_template.jinja", kChatmlText);
   const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
-  EXPECT_EQ(t.family, ChatFamily::chatml);
   EXPECT_EQ(t.bos_token, "");
   EXPECT_EQ(t.source, (dir.path() / "chat_template.jinja").string());
+  EXPECT_EQ(prompt(t, {{"user", "Hi"}}).rfind("<|im_start|>system\n", 0), 0u);
 }
 
 TEST(ChatTemplateLoad, JinjaFileAloneAndBosAsAnObject) {
@@ -255,7 +265,6 @@ TEST(ChatTemplateLoad, JinjaFileAloneAndBosAsAnObject) {
                {{"bos_token", {{"__type", "AddedToken"}, {"content", "<s>"}, {"lstrip", false}}}});
   write_file(dir.path() / "chat_template.jinja", kMistralText);
   const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
-  EXPECT_EQ(t.family, ChatFamily::mistral);
   EXPECT_EQ(t.bos_token, "<s>");
   EXPECT_EQ(prompt(t, {{"user", "Hi"}}), "<s>[INST] Hi[/INST]");
 }
@@ -276,17 +285,30 @@ TEST(ChatTemplateLoad, OverrideNeedsNoTemplate) {
   EXPECT_EQ(t.source, "--chat-template flag");
 }
 
-TEST(ChatTemplateLoad, UnknownFamilyNamesTheFile) {
+TEST(ChatTemplateLoad, AnyFamilyRunsAndABrokenTemplateNamesTheFileAndLine) {
   TempDir dir;
-  write_config(dir, {{"chat_template", kGemmaText}});
-  std::string what = load_error(dir.path());
-  EXPECT_EQ(what.rfind((dir.path() / "tokenizer_config.json").string() + ": ", 0), 0u) << what;
-  EXPECT_NE(what.find("unknown family"), std::string::npos) << what;
-  EXPECT_NE(what.find("--chat-template"), std::string::npos) << what;
+  write_config(dir, {{"bos_token", "<bos>"}, {"chat_template", kGemmaText}});
+  EXPECT_EQ(prompt(load_chat_template(dir.path(), std::nullopt), {{"user", "Hi "}}),
+            "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
 
-  write_file(dir.path() / "chat_template.jinja", kGemmaText);
-  what = load_error(dir.path());
+  write_file(dir.path() / "chat_template.jinja", "{% for m in messages %}\n{{ m.content }\n");
+  const std::string what = load_error(dir.path());
   EXPECT_EQ(what.rfind((dir.path() / "chat_template.jinja").string() + ": ", 0), 0u) << what;
+  EXPECT_NE(what.find("line 2"), std::string::npos) << what;
+  EXPECT_NE(what.find("--chat-template"), std::string::npos) << what;
+}
+
+TEST(ChatTemplateRender, WhatTheModelsTemplateRefusesIsTheRequestsError) {
+  TempDir dir;
+  write_file(dir.path() / "chat_template.jinja",
+             "{% if messages[0].role != 'user' %}{{ raise_exception('Conversation must start "
+             "with the user') }}{% endif %}{{ messages[0].content }}");
+  const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
+  EXPECT_NE(render_error(t, {{"assistant", "x"}}).find("Conversation must start with the user"),
+            std::string::npos);
+  EXPECT_NE(render_error(t, {}).find("at least one message"), std::string::npos);
+  const std::vector<ChatMessage> one = {{"user", "x"}};
+  EXPECT_EQ(render(t, one, /*add_generation_prompt=*/false), "x");
 }
 
 TEST(ChatTemplateLoad, MissingTemplate) {

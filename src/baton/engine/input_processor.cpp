@@ -40,7 +40,8 @@ SamplingParams InputProcessor::sampling(const SamplingRequest& r) const {
 }
 
 std::string InputProcessor::template_name() const {
-  return template_ ? std::string(to_string(template_->family)) : "raw";
+  if (!template_) return "raw";
+  return template_->jinja ? "jinja" : std::string(to_string(template_->family));
 }
 
 }  // namespace baton

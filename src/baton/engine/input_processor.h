@@ -41,7 +41,8 @@ class InputProcessor {
   // puts around a text (Llama's BOS), as transformers and vLLM encode a prompt.
   std::vector<TokenId> text_prompt(const std::string& text) const;
   SamplingParams sampling(const SamplingRequest& request) const;
-  // The template's family name, or "raw" when the model has none.
+  // "jinja" for the model's own template, a built-in family's name when one was asked
+  // for, "raw" when the model has none.
   std::string template_name() const;
   const BpeTokenizer& tokenizer() const { return tokenizer_; }
 

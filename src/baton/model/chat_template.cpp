@@ -7,6 +7,7 @@
 
 #include "baton/common/read_file.h"
 #include "baton/model/model_file_error.h"
+#include "baton/model/template/jinja_template.h"
 
 namespace baton {
 namespace {
@@ -140,15 +141,44 @@ std::optional<json> read_json_if_present(const fs::path& path) {
 }
 
 // Older files write special tokens as AddedToken objects: {"content": "<s>", ...}.
-std::string bos_token_of(const json& config, const fs::path& path) {
-  auto it = config.find("bos_token");
-  if (it == config.end() || it->is_null()) return {};
+std::optional<std::string> special_token_of(const json& config, const std::string& key,
+                                            const fs::path& path) {
+  auto it = config.find(key);
+  if (it == config.end() || it->is_null()) return std::nullopt;
   if (it->is_string()) return it->get<std::string>();
   if (it->is_object()) {
     auto content = it->find("content");
     if (content != it->end() && content->is_string()) return content->get<std::string>();
   }
-  throw ModelFileError(path.string(), "'bos_token' must be a string or {\"content\": string}");
+  throw ModelFileError(path.string(), "'" + key + "' must be a string or {\"content\": string}");
+}
+
+std::map<std::string, std::string> special_tokens_of(const json& config, const fs::path& path) {
+  std::map<std::string, std::string> tokens;
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token"}) {
+    if (auto token = special_token_of(config, key, path)) tokens[key] = *token;
+  }
+  return tokens;
+}
+
+std::string render_jinja(const ChatTemplate& t, std::span<const ChatMessage> messages,
+                         bool add_generation_prompt) {
+  if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
+  jinja::List list;
+  for (const ChatMessage& m : messages) {
+    list.push_back(jinja::Value::from(jinja::Dict{{"role", jinja::Value::from(m.role)},
+                                                  {"content", jinja::Value::from(m.content)}}));
+  }
+  jinja::Dict variables{{"messages", jinja::Value::from(std::move(list))},
+                        {"add_generation_prompt", jinja::Value::from(add_generation_prompt)}};
+  for (const auto& [name, token] : t.special_tokens) {
+    variables.emplace_back(name, jinja::Value::from(token));
+  }
+  try {
+    return t.jinja->render(variables);
+  } catch (const jinja::TemplateError& error) {
+    throw std::invalid_argument("the model's chat template (" + t.source + "): " + error.what());
+  }
 }
 
 // chat_template as a string, or as a list of named templates of which "default" is the
@@ -194,7 +224,12 @@ ChatFamily parse_chat_family(std::string_view name) {
                               "': valid names are chatml (alias qwen), llama3, mistral");
 }
 
-std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages) {
+std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
+                   bool add_generation_prompt) {
+  if (chat_template.jinja) return render_jinja(chat_template, messages, add_generation_prompt);
+  if (!add_generation_prompt) {
+    throw std::invalid_argument("a built-in chat family always opens the assistant's turn");
+  }
   check_roles(messages);
   switch (chat_template.family) {
     case ChatFamily::chatml:
@@ -224,7 +259,12 @@ ChatTemplate load_chat_template(const fs::path& model_dir,
   const fs::path jinja_path = model_dir / "chat_template.jinja";
   const std::optional<json> config = read_json_if_present(config_path);
   ChatTemplate result;
-  if (config) result.bos_token = bos_token_of(*config, config_path);
+  if (config) {
+    result.special_tokens = special_tokens_of(*config, config_path);
+    if (auto bos = result.special_tokens.find("bos_token"); bos != result.special_tokens.end()) {
+      result.bos_token = bos->second;
+    }
+  }
   if (override_family) {
     result.family = *override_family;
     result.source = kFlagSource;
@@ -242,13 +282,13 @@ ChatTemplate load_chat_template(const fs::path& model_dir,
                          "chat_template.jinja); pass --chat-template chatml|llama3|mistral or "
                          "send a raw prompt");
   }
-  const std::optional<ChatFamily> family = detect_chat_family(*text);
-  if (!family) {
+  try {
+    result.jinja = std::make_shared<const jinja::JinjaTemplate>(*text);
+  } catch (const jinja::TemplateError& error) {
     throw ModelFileError(source.string(),
-                         "chat template of an unknown family (not ChatML, Llama 3 or Mistral "
-                         "[INST]); pass --chat-template chatml|llama3|mistral to choose one");
+                         std::string("chat template: ") + error.what() +
+                             "; pass --chat-template chatml|llama3|mistral to use a built-in one");
   }
-  result.family = *family;
   result.source = source.string();
   return result;
 }

@@ -1,8 +1,11 @@
 // Chat templates: turning a conversation into the prompt text an instruct model was trained
-// on. baton does not run Jinja. It recognises the family of the model's template by its
-// markers and renders that family with built-in code that produces, for plain text messages
-// (roles system/user/assistant, string contents) and add_generation_prompt=true, what the
-// real template produces:
+// on. By default baton runs the model's own Jinja template (chat_template.jinja or
+// tokenizer_config.json's chat_template) with the Jinja engine of model/template/, given
+// messages, add_generation_prompt and the special tokens of tokenizer_config.json, as
+// transformers' apply_chat_template does. A family the user asks for (--chat-template,
+// the serve config's chat_template) is rendered instead by built-in code that produces,
+// for plain text messages (roles system/user/assistant, string contents) and
+// add_generation_prompt=true, what the family's real template produces:
 //
 //   chatml   <|im_start|>{role}\n{content}<|im_end|>\n ... <|im_start|>assistant\n
 //            Plain ChatML and Qwen3 (thinking on, the default) exactly. Qwen2/2.5 insert a
@@ -29,12 +32,18 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
 namespace baton {
+
+namespace jinja {
+class JinjaTemplate;
+}
 
 enum class ChatFamily { chatml, llama3, mistral };
 
@@ -50,15 +59,23 @@ struct ChatMessage {
 };
 
 struct ChatTemplate {
+  std::shared_ptr<const jinja::JinjaTemplate> jinja;  // the model's own; null: `family`
   ChatFamily family = ChatFamily::chatml;
   std::string bos_token;  // tokenizer_config.json's bos_token; empty when it has none
+  // tokenizer_config.json's special tokens by name (bos_token, eos_token, ...): what
+  // transformers hands the template.
+  std::map<std::string, std::string> special_tokens;
   std::string source;     // the file the template came from, or "--chat-template flag"
 };
 
-// The prompt for the assistant's next message. Throws std::invalid_argument for an empty
-// conversation, a role other than system/user/assistant (naming it), and, for mistral, a
-// system message that is not the first or roles that do not alternate.
-std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages);
+// The prompt for the assistant's next message (`add_generation_prompt`: its opening;
+// false renders the conversation as it is, which the Jinja template may end with the
+// last assistant turn open). Throws std::invalid_argument for an empty conversation, what
+// the model's template refuses (raise_exception's message) or fails on, and, for the
+// built-in families, a role other than system/user/assistant (naming it) and, for
+// mistral, a system message that is not the first or roles that do not alternate.
+std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
+                   bool add_generation_prompt = true);
 
 // The family whose markers the Jinja text holds, checked in this order: <|im_start|>
 // (chatml), <|start_header_id|> (llama3), [INST] (mistral) unless it also holds Llama 2's
@@ -67,10 +84,11 @@ std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text);
 
 // The template of a Hugging Face model directory: chat_template.jinja (transformers 5) or
 // else tokenizer_config.json's chat_template (a string, or a list of {name, template} of
-// which the one named "default" is used), and tokenizer_config.json's bos_token (a string
-// or {"content": ...}). An override sets the family even when the model has no template.
-// Throws ModelFileError naming the file for malformed JSON, no template (without an
-// override), or a template of no known family.
+// which the one named "default" is used), parsed as Jinja, and tokenizer_config.json's
+// special tokens (strings or {"content": ...}). An override sets the family even when the
+// model has no template. Throws ModelFileError naming the file for malformed JSON, no
+// template (without an override), or a template the Jinja engine cannot parse (with the
+// line and the problem).
 ChatTemplate load_chat_template(const std::filesystem::path& model_dir,
                                 std::optional<ChatFamily> override_family);
 
