@@ -102,3 +102,39 @@ test('baton generate runs on a SentencePiece-style model', () => {
                                            '--max-tokens', '4'], { encoding: 'utf8' });
   assert.equal(result.status, 0, result.stderr);
 });
+
+describe("a model's own Jinja chat template (Gemma 2's, which no built-in family renders)", () => {
+  let server;
+  before(async () => {
+    const dir = makeModel(path.join(tempDir(), 'gemma'), { seed: 3 });
+    fs.copyFileSync(path.join(here, '..', 'data', 'chat_templates', 'gemma2.jinja'),
+                    path.join(dir, 'chat_template.jinja'));
+    editJson(path.join(dir, 'tokenizer_config.json'),
+             (c) => ({ ...c, bos_token: '<bos>', chat_template: undefined }));
+    server = await startServer(['--model', `gemma=${dir}`, '--api-key', API_KEY]);
+  });
+  after(async () => {
+    if (server) await stopServer(server);
+  });
+
+  test('a chat is the template rendered, token for token', async () => {
+    const messages = [{ role: 'user', content: 'Hi there ' }, { role: 'assistant', content: 'Hello.' },
+                      { role: 'user', content: 'Bye' }];
+    const res = await post(`${server.url}/v1/chat/completions`, { model: 'gemma', messages,
+                                                                  max_tokens: 3 });
+    assert.equal(res.status, 200, res.text);
+    const { tokens } = (await post(`${server.url}/tokenize`, { model: 'gemma', messages })).json;
+    assert.equal(res.json.usage.prompt_tokens, tokens.length);
+    const text = (await post(`${server.url}/detokenize`, { model: 'gemma', tokens })).json.prompt;
+    assert.equal(text, '<bos><start_of_turn>user\nHi there<end_of_turn>\n' +
+                       '<start_of_turn>model\nHello.<end_of_turn>\n' +
+                       '<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n');
+  });
+
+  test("what the template raises is a 400 with its message", async () => {
+    const res = await post(`${server.url}/v1/chat/completions`, {
+      model: 'gemma', messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'y' }] });
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.json.error.message, /System role not supported/);
+  });
+});
