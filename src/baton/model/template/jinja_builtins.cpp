@@ -36,7 +36,7 @@ bool is_python_space(const std::string& c) {
   return std::find(std::begin(kSpaces), std::end(kSpaces), c) != std::end(kSpaces);
 }
 
-const std::string& as_string(const Value& v, const char* what) {
+std::string as_string(const Value& v, const char* what) {
   if (!v.is(Kind::string)) fail(std::string(what) + " needs a string, not a " + v.type_name());
   return v.string;
 }
@@ -288,7 +288,7 @@ Value split_method(const std::string& s, const CallArgs& args) {
     if (in_word) out.push_back(Value::from(word));
     return Value::from(std::move(out));
   }
-  const std::string& separator = as_string(*sep, "split");
+  const std::string separator = as_string(*sep, "split");
   if (separator.empty()) fail("split: empty separator");
   std::size_t at = 0;
   for (std::size_t found; max_split != 0 && (found = s.find(separator, at)) != std::string::npos;
@@ -302,7 +302,7 @@ Value split_method(const std::string& s, const CallArgs& args) {
 
 bool affix_test(const std::string& s, const Value& affix, bool prefix) {
   auto one = [&](const Value& a) {
-    const std::string& x = as_string(a, prefix ? "startswith" : "endswith");
+    const std::string x = as_string(a, prefix ? "startswith" : "endswith");
     return x.size() <= s.size() &&
            s.compare(prefix ? 0 : s.size() - x.size(), x.size(), x) == 0;
   };
@@ -338,12 +338,12 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
                                     as_int(args.get(2, "count").value_or(Value::from(std::int64_t{-1})), "replace")));
   }
   if (name == "find" || name == "rfind") {
-    const std::string& x = as_string(arg(0, "sub"), name.c_str());
+    const std::string x = as_string(arg(0, "sub"), name.c_str());
     const std::size_t at = name == "find" ? s.find(x) : s.rfind(x);
     return Value::from(at == std::string::npos ? std::int64_t{-1} : static_cast<std::int64_t>(at));
   }
   if (name == "count") {
-    const std::string& x = as_string(arg(0, "sub"), "count");
+    const std::string x = as_string(arg(0, "sub"), "count");
     std::int64_t n = 0;
     for (std::size_t at = s.find(x); !x.empty() && at != std::string::npos; at = s.find(x, at + x.size())) ++n;
     return Value::from(n);
@@ -366,7 +366,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     return Value::from(all);
   }
   if (name == "removeprefix" || name == "removesuffix") {
-    const std::string& x = as_string(arg(0, "affix"), name.c_str());
+    const std::string x = as_string(arg(0, "affix"), name.c_str());
     const bool prefix = name == "removeprefix";
     if (!affix_test(s, Value::from(x), prefix)) return Value::from(s);
     return Value::from(prefix ? s.substr(x.size()) : s.substr(0, s.size() - x.size()));
