@@ -174,6 +174,11 @@ TEST(Jinja, ErrorsNameTheLineAndLimitsHold) {
                 .find("runs too long"),
             std::string::npos);
   EXPECT_NE(error_of("{{ 'x' * 100000000 }}").find("output limit"), std::string::npos);
+  // Values are shared, not garbage-collected: no reference cycles (found by jinja_fuzz).
+  EXPECT_NE(error_of("{% set ns = namespace(n=0) %}{% set ns.n = [ns] %}").find("hold itself"),
+            std::string::npos);
+  EXPECT_EQ(render("{% set ns = namespace(a=namespace(b=1)) %}{% set ns.a = ns.a %}{{ ns.a.b }}"),
+            "1");
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #include "baton/model/template/jinja_template.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "baton/model/template/jinja_builtins.h"
 #include "baton/model/template/jinja_parser.h"
@@ -86,6 +88,10 @@ class Renderer {
     }
     const Value target = lookup(node.text);
     if (!target.is_namespace) fail_at(node.line, "'" + node.text + "' is not a namespace");
+    // Values are shared, not collected: a namespace that held itself would never be freed.
+    if (holds(value, *target.dict)) {
+      fail_at(node.line, "'" + node.text + "' cannot hold itself");
+    }
     for (auto& [key, v] : *target.dict) {
       if (key == node.attribute) {
         v = std::move(value);
@@ -93,6 +99,26 @@ class Renderer {
       }
     }
     target.dict->emplace_back(node.attribute, std::move(value));
+  }
+
+  // Whether `v` is or contains (through lists and dicts) the dict `target`.
+  static bool holds(const Value& v, const Dict& target) {
+    std::vector<const Value*> pending{&v};
+    std::unordered_set<const void*> seen;
+    while (!pending.empty()) {
+      const Value* current = pending.back();
+      pending.pop_back();
+      const void* identity = current->dict ? static_cast<const void*>(current->dict.get())
+                                           : static_cast<const void*>(current->list.get());
+      if (identity == &target) return true;
+      if (identity == nullptr || !seen.insert(identity).second) continue;
+      if (current->list) {
+        for (const Value& item : *current->list) pending.push_back(&item);
+      } else {
+        for (const auto& [key, item] : *current->dict) pending.push_back(&item);
+      }
+    }
+    return false;
   }
 
   // The items a loop walks, shared with the list it walks when it is one.
@@ -133,24 +159,22 @@ class Renderer {
     }
     const List& items = *walked;
     const auto length = static_cast<std::int64_t>(items.size());
-    // One loop object, advanced in place (as Python's LoopContext).
-    Value loop = Value::from(Dict{{"index", {}}, {"index0", {}}, {"revindex", {}},
-                                  {"revindex0", {}}, {"first", {}}, {"last", {}},
-                                  {"length", Value::from(length)}, {"previtem", {}},
-                                  {"nextitem", {}}});
-    Dict& fields = *loop.dict;
-    scopes_.back()["loop"] = loop;
     for (std::int64_t i = 0; i < length; ++i) {
       step(node.line);  // an empty body still costs its iterations
       bind(node, items[i]);
-      fields[0].second = Value::from(i + 1);
-      fields[1].second = Value::from(i);
-      fields[2].second = Value::from(length - i);
-      fields[3].second = Value::from(length - i - 1);
-      fields[4].second = Value::from(i == 0);
-      fields[5].second = Value::from(i == length - 1);
-      fields[7].second = i > 0 ? items[i - 1] : Value::undefined("loop.previtem");
-      fields[8].second = i + 1 < length ? items[i + 1] : Value::undefined("loop.nextitem");
+      // A new loop object each time: one changed in place could close a reference cycle
+      // (a namespace holding `loop`, whose nextitem is that namespace).
+      scopes_.back()["loop"] = Value::from(Dict{
+          {"index", Value::from(i + 1)},
+          {"index0", Value::from(i)},
+          {"revindex", Value::from(length - i)},
+          {"revindex0", Value::from(length - i - 1)},
+          {"first", Value::from(i == 0)},
+          {"last", Value::from(i == length - 1)},
+          {"length", Value::from(length)},
+          {"previtem", i > 0 ? items[i - 1] : Value::undefined("loop.previtem")},
+          {"nextitem", i + 1 < length ? items[i + 1] : Value::undefined("loop.nextitem")},
+      });
       if (exec(node.body, out) == Flow::break_) break;
     }
     if (items.empty()) exec(node.else_body, out);

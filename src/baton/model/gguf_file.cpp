@@ -1,0 +1,204 @@
+#include "baton/model/gguf_file.h"
+
+#include <cstring>
+#include <limits>
+#include <unordered_set>
+
+#include "baton/model/model_file_error.h"
+
+namespace baton {
+namespace {
+
+using nlohmann::ordered_json;
+
+// ggml's types: name, values per block, bytes per block (ggml.c's type traits).
+struct GgmlType {
+  std::uint32_t id;
+  const char* name;
+  std::uint64_t block_values;
+  std::uint64_t block_bytes;
+};
+constexpr GgmlType kTypes[] = {
+    {0, "f32", 1, 4},       {1, "f16", 1, 2},        {2, "q4_0", 32, 18},
+    {3, "q4_1", 32, 20},    {6, "q5_0", 32, 22},     {7, "q5_1", 32, 24},
+    {8, "q8_0", 32, 34},    {9, "q8_1", 32, 36},     {10, "q2_K", 256, 84},
+    {11, "q3_K", 256, 110}, {12, "q4_K", 256, 144},  {13, "q5_K", 256, 176},
+    {14, "q6_K", 256, 210}, {15, "q8_K", 256, 292},  {24, "i8", 1, 1},
+    {25, "i16", 1, 2},      {26, "i32", 1, 4},       {27, "i64", 1, 8},
+    {28, "f64", 1, 8},      {30, "bf16", 1, 2},
+};
+
+const GgmlType* find_type(std::uint32_t id) {
+  for (const GgmlType& t : kTypes) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
+constexpr int kMaxArrayNesting = 8;
+constexpr std::uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
+
+class Reader {
+ public:
+  Reader(std::span<const std::byte> file, std::string_view name) : file_(file), name_(name) {}
+
+  [[noreturn]] void fail(const std::string& problem) const {
+    throw ModelFileError(name_, "GGUF: " + problem);
+  }
+
+  std::uint64_t position() const { return at_; }
+  std::uint64_t left() const { return file_.size() - at_; }
+
+  template <typename T>
+  T number(const char* what) {
+    if (left() < sizeof(T)) fail(std::string("ends inside ") + what);
+    T value;
+    std::memcpy(&value, file_.data() + at_, sizeof(T));
+    at_ += sizeof(T);
+    return value;
+  }
+
+  std::string string(const char* what) {
+    const auto length = number<std::uint64_t>(what);
+    if (length > left()) fail(std::string(what) + " is longer than the file");
+    std::string text(reinterpret_cast<const char*>(file_.data() + at_), length);
+    at_ += length;
+    return text;
+  }
+
+  // A value of GGUF type `type`, as JSON.
+  ordered_json value(std::uint32_t type, int depth) {
+    switch (type) {
+      case 0: return number<std::uint8_t>("a value");
+      case 1: return number<std::int8_t>("a value");
+      case 2: return number<std::uint16_t>("a value");
+      case 3: return number<std::int16_t>("a value");
+      case 4: return number<std::uint32_t>("a value");
+      case 5: return number<std::int32_t>("a value");
+      case 6: return number<float>("a value");
+      case 7: {
+        const auto b = number<std::uint8_t>("a value");
+        if (b > 1) fail("a bool is " + std::to_string(b));
+        return b == 1;
+      }
+      case 8: return string("a string");
+      case 9: return array(depth);
+      case 10: return number<std::uint64_t>("a value");
+      case 11: return number<std::int64_t>("a value");
+      case 12: return number<double>("a value");
+      default: fail("unknown value type " + std::to_string(type));
+    }
+  }
+
+ private:
+  ordered_json array(int depth) {
+    if (depth >= kMaxArrayNesting) fail("arrays nest too deep");
+    const auto type = number<std::uint32_t>("an array's type");
+    const auto count = number<std::uint64_t>("an array's length");
+    // Each element takes at least a byte (a string at least eight): no count past that.
+    const std::uint64_t smallest = type == 8 || type == 9 ? 8 : 1;
+    if (count > left() / smallest) fail("an array of " + std::to_string(count) +
+                                        " elements is longer than the file");
+    ordered_json out = ordered_json::array();
+    for (std::uint64_t i = 0; i < count; ++i) out.push_back(value(type, depth + 1));
+    return out;
+  }
+
+  std::span<const std::byte> file_;
+  std::string name_;
+  std::uint64_t at_ = 0;
+};
+
+std::uint64_t tensor_bytes(const GgufTensor& t, const Reader& r) {
+  const GgmlType* type = find_type(t.type);
+  if (type == nullptr) {
+    r.fail("tensor '" + t.name + "' has ggml type " + std::to_string(t.type) +
+           ", which baton does not know");
+  }
+  std::uint64_t values = 1;
+  for (const std::uint64_t d : t.dims) {
+    if (d == 0 || values > std::numeric_limits<std::uint64_t>::max() / d) {
+      r.fail("tensor '" + t.name + "' has a dimension of 0 or an overflowing shape");
+    }
+    values *= d;
+  }
+  if (t.dims.empty() || t.dims[0] % type->block_values != 0) {
+    r.fail("tensor '" + t.name + "': its rows are not whole " + type->name + " blocks");
+  }
+  if (values / type->block_values > std::numeric_limits<std::uint64_t>::max() / type->block_bytes) {
+    r.fail("tensor '" + t.name + "' is too large");
+  }
+  return values / type->block_values * type->block_bytes;
+}
+
+}  // namespace
+
+std::string ggml_type_name(std::uint32_t type) {
+  const GgmlType* t = find_type(type);
+  return t ? t->name : "type " + std::to_string(type);
+}
+
+GgufHeader read_gguf_header(std::span<const std::byte> file, std::string_view name) {
+  Reader r(file, name);
+  if (file.size() < 4 || std::memcmp(file.data(), "GGUF", 4) != 0) {
+    throw ModelFileError(name, "is not a GGUF file (it does not start with \"GGUF\")");
+  }
+  (void)r.number<std::uint32_t>("the magic");
+  GgufHeader header;
+  header.version = r.number<std::uint32_t>("the version");
+  if (header.version != 2 && header.version != 3) {
+    r.fail("version " + std::to_string(header.version) + " (baton reads 2 and 3)");
+  }
+  const auto tensor_count = r.number<std::uint64_t>("the tensor count");
+  const auto kv_count = r.number<std::uint64_t>("the metadata count");
+  // A key-value takes at least 12 bytes, a tensor info at least 24.
+  if (kv_count > r.left() / 12 || tensor_count > r.left() / 24) {
+    r.fail("counts larger than the file (" + std::to_string(kv_count) + " keys, " +
+           std::to_string(tensor_count) + " tensors)");
+  }
+  for (std::uint64_t i = 0; i < kv_count; ++i) {
+    std::string key = r.string("a metadata key");
+    if (header.metadata.contains(key)) r.fail("metadata key '" + key + "' appears twice");
+    const auto type = r.number<std::uint32_t>("a value type");
+    header.metadata[key] = r.value(type, 0);
+  }
+  if (header.metadata.contains("general.alignment")) {
+    const ordered_json& a = header.metadata["general.alignment"];
+    if (!a.is_number_unsigned() || a.get<std::uint64_t>() == 0 ||
+        (a.get<std::uint64_t>() & (a.get<std::uint64_t>() - 1)) != 0) {
+      r.fail("general.alignment must be a power of two");
+    }
+    header.alignment = a.get<std::uint64_t>();
+  }
+  std::unordered_set<std::string> names;
+  for (std::uint64_t i = 0; i < tensor_count; ++i) {
+    GgufTensor t;
+    t.name = r.string("a tensor name");
+    if (!names.insert(t.name).second) r.fail("tensor '" + t.name + "' appears twice");
+    const auto dims = r.number<std::uint32_t>("a tensor's dimension count");
+    if (dims == 0 || dims > kMaxDims) {
+      r.fail("tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (1 to 4)");
+    }
+    for (std::uint32_t d = 0; d < dims; ++d) t.dims.push_back(r.number<std::uint64_t>("a dimension"));
+    t.type = r.number<std::uint32_t>("a tensor's type");
+    t.offset = r.number<std::uint64_t>("a tensor's offset");
+    t.bytes = tensor_bytes(t, r);
+    header.tensors.push_back(std::move(t));
+  }
+  const std::uint64_t end = r.position();
+  header.data_offset = (end + header.alignment - 1) / header.alignment * header.alignment;
+  for (GgufTensor& t : header.tensors) {
+    if (t.offset % header.alignment != 0) {
+      r.fail("tensor '" + t.name + "' is not aligned to " + std::to_string(header.alignment));
+    }
+    if (t.offset > file.size() || header.data_offset > file.size() - t.offset ||
+        t.bytes > file.size() - t.offset - header.data_offset) {
+      r.fail("tensor '" + t.name + "' (" + std::to_string(t.bytes) +
+             " bytes) lies past the end of the file");
+    }
+    t.offset += header.data_offset;
+  }
+  return header;
+}
+
+}  // namespace baton
