@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "baton/model/mapped_file.h"
+#include "baton/model/model_config.h"
 #include "baton/model/model_file_error.h"
 
 namespace baton {
@@ -45,6 +46,22 @@ TEST(GgufHeader, MatchesNodeLlamaCppOnAPublishedLayout) {
   }
   EXPECT_EQ(ggml_type_name(header.tensors[0].type), "q8_0");
   EXPECT_EQ(header.tensors[0].bytes, 64u / 32 * 34 * 640);  // 640 rows of two q8_0 blocks
+}
+
+TEST(GgufHeader, AGgufModelIsNamedAndRefusedClearly) {
+  for (const auto& path : {kData / "tiny-qwen2-q8_0.gguf", kData}) {
+    try {
+      read_model_config(path);
+      ADD_FAILURE() << "no ModelFileError for " << path;
+    } catch (const ModelFileError& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.rfind((kData / "tiny-qwen2-q8_0.gguf").string() + ": GGUF v3: qwen2, 14 "
+                           "tensors (f32, q8_0), tokenizer gpt2; baton does not load GGUF",
+                           0),
+                0u)
+          << what;
+    }
+  }
 }
 
 // A GGUF file byte by byte.

@@ -1,9 +1,12 @@
 #include "baton/model/gguf_file.h"
 
 #include <cstring>
+#include <fstream>
 #include <limits>
+#include <set>
 #include <unordered_set>
 
+#include "baton/model/mapped_file.h"
 #include "baton/model/model_file_error.h"
 
 namespace baton {
@@ -199,6 +202,38 @@ GgufHeader read_gguf_header(std::span<const std::byte> file, std::string_view na
     t.offset += header.data_offset;
   }
   return header;
+}
+
+std::filesystem::path find_gguf(const std::filesystem::path& model_path) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (fs::is_regular_file(model_path, error)) {
+    char magic[4] = {};
+    std::ifstream(model_path, std::ios::binary).read(magic, sizeof magic);
+    return std::memcmp(magic, "GGUF", 4) == 0 ? model_path : fs::path();
+  }
+  if (!fs::is_directory(model_path, error) || fs::exists(model_path / "config.json", error)) {
+    return {};
+  }
+  std::set<fs::path> found;  // sorted: the same file every time
+  for (const auto& entry : fs::directory_iterator(model_path, error)) {
+    if (entry.path().extension() == ".gguf") found.insert(entry.path());
+  }
+  return found.empty() ? fs::path() : *found.begin();
+}
+
+std::string describe_gguf(const std::filesystem::path& file) {
+  const MappedFile mapped(file);
+  const GgufHeader header = read_gguf_header(mapped.bytes(), file.string());
+  std::set<std::string> types;
+  for (const GgufTensor& t : header.tensors) types.insert(ggml_type_name(t.type));
+  std::string text = "GGUF v" + std::to_string(header.version) + ": " +
+                     header.metadata.value("general.architecture", std::string("?")) + ", " +
+                     std::to_string(header.tensors.size()) + " tensors (";
+  for (auto it = types.begin(); it != types.end(); ++it) {
+    text += (it == types.begin() ? "" : ", ") + *it;
+  }
+  return text + "), tokenizer " + header.metadata.value("tokenizer.ggml.model", std::string("?"));
 }
 
 }  // namespace baton

@@ -11,6 +11,9 @@
 
 #include "baton/common/ip_address.h"
 #include "baton/model/chat_template.h"
+#include "baton/model/gguf_file.h"
+#include "baton/model/model_config.h"
+#include "baton/model/model_file_error.h"
 #include "baton/server/sampling_limits.h"
 #include "baton/turn/host_segment.h"
 
@@ -66,6 +69,14 @@ void validate_model_dir(const ModelSpec& model) {
   const std::string where =
       model.flag.empty() ? fmt::format("models.{}.path", model.name) : model.flag;
   std::error_code ec;
+  // A GGUF file (or a folder of one) is named for what it is: read_model_config says why.
+  if (!find_gguf(model.dir).empty()) {
+    try {
+      read_model_config(model.dir);
+    } catch (const ModelFileError& error) {
+      fail(fmt::format("{}: {}", where, error.what()));
+    }
+  }
   if (!std::filesystem::is_directory(model.dir, ec)) {
     fail(fmt::format("{}: {} is not a directory", where, model.dir.string()));
   }
