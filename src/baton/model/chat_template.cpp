@@ -1,12 +1,12 @@
 #include "baton/model/chat_template.h"
 
-#include <array>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <system_error>
 
 #include "baton/common/read_file.h"
 #include "baton/model/model_file_error.h"
+#include "baton/model/template/jinja_builtins.h"
 #include "baton/model/template/jinja_template.h"
 
 namespace baton {
@@ -17,40 +17,8 @@ namespace fs = std::filesystem;
 
 constexpr std::string_view kFlagSource = "--chat-template flag";
 
-// Python's str.strip() (Jinja's trim filter) removes what str.isspace() accepts: these
-// ASCII characters and, in UTF-8, U+0085, U+00A0, U+1680, U+2000-U+200A, U+2028, U+2029,
-// U+202F, U+205F and U+3000. UTF-8 is self-synchronising, so matching whole encodings at
-// either end never cuts a character in two.
-constexpr std::string_view kAsciiSpace = "\t\n\v\f\r\x1c\x1d\x1e\x1f ";
-constexpr std::array<std::string_view, 19> kUnicodeSpace = {
-    "\xC2\x85",     "\xC2\xA0",     "\xE1\x9A\x80", "\xE2\x80\x80", "\xE2\x80\x81",
-    "\xE2\x80\x82", "\xE2\x80\x83", "\xE2\x80\x84", "\xE2\x80\x85", "\xE2\x80\x86",
-    "\xE2\x80\x87", "\xE2\x80\x88", "\xE2\x80\x89", "\xE2\x80\x8A", "\xE2\x80\xA8",
-    "\xE2\x80\xA9", "\xE2\x80\xAF", "\xE2\x81\x9F", "\xE3\x80\x80"};
-
-// The length in bytes of the whitespace character that `text` starts with, or 0.
-std::size_t leading_space(std::string_view text) {
-  if (!text.empty() && kAsciiSpace.find(text.front()) != std::string_view::npos) return 1;
-  for (std::string_view space : kUnicodeSpace) {
-    if (text.starts_with(space)) return space.size();
-  }
-  return 0;
-}
-
-// The same at the end of `text`.
-std::size_t trailing_space(std::string_view text) {
-  if (!text.empty() && kAsciiSpace.find(text.back()) != std::string_view::npos) return 1;
-  for (std::string_view space : kUnicodeSpace) {
-    if (text.ends_with(space)) return space.size();
-  }
-  return 0;
-}
-
-std::string_view trim(std::string_view text) {
-  while (std::size_t n = leading_space(text)) text.remove_prefix(n);
-  while (std::size_t n = trailing_space(text)) text.remove_suffix(n);
-  return text;
-}
+// Jinja's trim filter: Python's str.strip(), as the Jinja engine has it.
+std::string trim(const std::string& text) { return jinja::python_strip(text, true, true); }
 
 void check_roles(std::span<const ChatMessage> messages) {
   if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
