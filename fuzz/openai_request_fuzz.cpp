@@ -32,6 +32,9 @@ void check(const baton::CompletionCall& call) {
   require(!call.model.empty(), "a model name");
   if (call.kind == baton::CompletionCall::Kind::chat) {
     require(!call.messages.empty(), "at least one message");
+    require(call.chat_end != baton::ChatEnd::continue_last ||
+                call.messages.back().role == "assistant",
+            "only a final assistant message is continued");
   } else {
     require(call.prompt.has_value() != call.prompt_tokens.has_value(), "one prompt");
     require(!call.prompt || !call.prompt->empty(), "a non-empty prompt");
@@ -75,7 +78,9 @@ void check_peer_chat(const baton::CompletionCall& call, double max_temperature,
 void check_anthropic(const baton::CompletionCall& call) {
   check_peer_chat(call, 1, baton::kMaxStopSequences);
   require(call.max_tokens.has_value(), "max_tokens is required");
-  require(call.messages.back().role == "user", "no final assistant message (prefill)");
+  require((call.messages.back().role == "assistant") ==
+              (call.chat_end == baton::ChatEnd::continue_last),
+          "a final assistant message is continued (a prefill), and only that");
 }
 
 void check(const baton::ResponsesCall& call) {

@@ -131,6 +131,22 @@ describe("a model's own Jinja chat template (Gemma 2's, which no built-in family
                        '<start_of_turn>user\nBye<end_of_turn>\n<start_of_turn>model\n');
   });
 
+  test('a prefill (Anthropic, vLLM\'s continue_final_message) continues the reply', async () => {
+    const messages = [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Sure, ' }];
+    // The template trims the reply; the prompt is cut right after it, as transformers cuts it.
+    const expected = '<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\nSure,';
+    const { count } = (await post(`${server.url}/tokenize`, { model: 'gemma', prompt: expected })).json;
+    const anthropic = await post(`${server.url}/v1/messages`, { model: 'gemma', max_tokens: 3, messages });
+    assert.equal(anthropic.status, 200, anthropic.text);
+    const usage = anthropic.json.usage;  // Anthropic's input_tokens leave out the cached ones
+    assert.equal(usage.input_tokens + usage.cache_read_input_tokens, count);
+    const openai = await post(`${server.url}/v1/chat/completions`, {
+      model: 'gemma', max_tokens: 3, messages, add_generation_prompt: false,
+      continue_final_message: true });
+    assert.equal(openai.status, 200, openai.text);
+    assert.equal(openai.json.usage.prompt_tokens, count);
+  });
+
   test("what the template raises is a 400 with its message", async () => {
     const res = await post(`${server.url}/v1/chat/completions`, {
       model: 'gemma', messages: [{ role: 'system', content: 'x' }, { role: 'user', content: 'y' }] });

@@ -66,9 +66,10 @@ std::string prompt(const ChatTemplate& t, const std::vector<ChatMessage>& messag
 }
 
 // The message of the std::invalid_argument that rendering throws; fails the test if none.
-std::string render_error(const ChatTemplate& t, const std::vector<ChatMessage>& messages) {
+std::string render_error(const ChatTemplate& t, const std::vector<ChatMessage>& messages,
+                         ChatEnd end = ChatEnd::open_reply) {
   try {
-    prompt(t, messages);
+    render(t, messages, end);
   } catch (const std::invalid_argument& e) {
     return e.what();
   }
@@ -298,6 +299,25 @@ TEST(ChatTemplateLoad, AnyFamilyRunsAndABrokenTemplateNamesTheFileAndLine) {
   EXPECT_NE(what.find("--chat-template"), std::string::npos) << what;
 }
 
+TEST(ChatTemplateRender, AFinalAssistantMessageIsContinuedAsTransformersDoes) {
+  TempDir dir;
+  write_config(dir, {{"bos_token", "<bos>"}, {"chat_template", kGemmaText}});
+  const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
+  // The template trims the message: the cut goes after its stripped text.
+  const std::vector<ChatMessage> prefill = {{"user", "Hi"}, {"assistant", "Sure, "}};
+  EXPECT_EQ(render(t, prefill, ChatEnd::continue_last),
+            "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>assistant\nSure,");
+  EXPECT_EQ(render(t, prefill, ChatEnd::as_is),
+            "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>assistant\nSure,"
+            "<end_of_turn>\n");
+  const std::vector<ChatMessage> user_last = {{"user", "Hi"}};
+  EXPECT_NE(render_error(t, user_last, ChatEnd::continue_last).find("final assistant"),
+            std::string::npos);
+  // The built-in families always open the reply.
+  EXPECT_NE(render_error(llama3(), prefill, ChatEnd::continue_last).find("always opens"),
+            std::string::npos);
+}
+
 TEST(ChatTemplateRender, WhatTheModelsTemplateRefusesIsTheRequestsError) {
   TempDir dir;
   write_file(dir.path() / "chat_template.jinja",
@@ -308,7 +328,7 @@ TEST(ChatTemplateRender, WhatTheModelsTemplateRefusesIsTheRequestsError) {
             std::string::npos);
   EXPECT_NE(render_error(t, {}).find("at least one message"), std::string::npos);
   const std::vector<ChatMessage> one = {{"user", "x"}};
-  EXPECT_EQ(render(t, one, /*add_generation_prompt=*/false), "x");
+  EXPECT_EQ(render(t, one, ChatEnd::as_is), "x");
 }
 
 TEST(ChatTemplateLoad, MissingTemplate) {

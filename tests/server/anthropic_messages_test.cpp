@@ -71,6 +71,14 @@ TEST(AnthropicRequest, ReadsEveryFieldIntoAChatCall) {
             "s");
 }
 
+TEST(AnthropicRequest, AFinalAssistantMessageIsAPrefillToContinue) {
+  const std::string head = R"({"model": "m", "max_tokens": 9, "messages": [{"role": "user",
+                                                                            "content": "q"})";
+  EXPECT_EQ(parse_anthropic_call(head + "]}").chat_end, ChatEnd::open_reply);
+  EXPECT_EQ(parse_anthropic_call(head + R"(, {"role": "assistant", "content": "The"}]})").chat_end,
+            ChatEnd::continue_last);
+}
+
 TEST(AnthropicRequest, RefusesWhatItCannotDoNamingTheField) {
   const std::string head = R"({"model": "m", "max_tokens": 5, )";
   const std::string user = R"("messages": [{"role": "user", "content": "q"}])";
@@ -86,9 +94,6 @@ TEST(AnthropicRequest, RefusesWhatItCannotDoNamingTheField) {
        std::nullopt},
       {head + R"("messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]})",
        "messages[0].content[0].type", "unsupported_parameter"},
-      {head + R"("messages": [{"role": "user", "content": "q"},
-                              {"role": "assistant", "content": "prefill"}]})",
-       "messages[1].role", "unsupported_parameter"},
       {head + user + R"(, "tools": [{"name": "t"}]})", "tools", "unsupported_parameter"},
       {head + user + R"(, "temperature": 1.5})", "temperature", std::nullopt},
       {head + user + R"(, "thinking": {"type": "enabled", "budget_tokens": 10}})", "thinking",

@@ -48,6 +48,28 @@ TEST(OpenAiRequest, ReadsEveryChatFieldBatonSupports) {
   EXPECT_TRUE(call.include_usage);
 }
 
+TEST(OpenAiRequest, VllmsPromptEndsAddGenerationPromptAndContinueFinalMessage) {
+  const std::string head = R"({"model": "m", "messages": [{"role": "user", "content": "q"},
+                                                          {"role": "assistant", "content": "a"}])";
+  const auto end_of = [&](const std::string& rest) {
+    return parse_completion_call(head + rest + "}", CompletionCall::Kind::chat).chat_end;
+  };
+  EXPECT_EQ(end_of(""), ChatEnd::open_reply);
+  EXPECT_EQ(end_of(R"(, "add_generation_prompt": false)"), ChatEnd::as_is);
+  EXPECT_EQ(end_of(R"(, "add_generation_prompt": false, "continue_final_message": true)"),
+            ChatEnd::continue_last);
+  for (const char* bad : {R"(, "continue_final_message": true)",
+                          R"(, "add_generation_prompt": true, "continue_final_message": true)"}) {
+    try {
+      end_of(bad);
+      ADD_FAILURE() << bad;
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status(), 400);
+      EXPECT_EQ(e.param(), "continue_final_message");
+    }
+  }
+}
+
 TEST(OpenAiRequest, ReadsCompletionPromptsAsTextOrTokens) {
   auto call = parse_completion_call(R"({"model": "m", "prompt": "hi", "logprobs": 2,
                                         "max_tokens": 3, "stop": "."})", Kind::text);

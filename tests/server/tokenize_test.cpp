@@ -36,6 +36,10 @@ TEST(TokenizeRequest, APromptOrMessages) {
   EXPECT_FALSE(call.prompt.has_value());
   ASSERT_EQ(call.messages.size(), 2u);
   EXPECT_EQ(call.messages[1].content, "u");
+  EXPECT_EQ(call.chat_end, ChatEnd::open_reply);
+  call = parse_tokenize_call(R"({"model": "m", "add_generation_prompt": false,
+      "messages": [{"role": "user", "content": "u"}]})");
+  EXPECT_EQ(call.chat_end, ChatEnd::as_is);
 }
 
 TEST(TokenizeRequest, RefusalsNameTheField) {
@@ -46,11 +50,9 @@ TEST(TokenizeRequest, RefusalsNameTheField) {
   EXPECT_EQ(
       refusal(tokenize, R"({"model": "m", "messages": [{"role": "x", "content": "a"}]})").param(),
       "messages[0].role");
-  const ApiError no_prompt =
-      refusal(tokenize, R"({"model": "m", "messages": [{"role": "user", "content": "a"}],
-                    "add_generation_prompt": false})");
-  EXPECT_EQ(no_prompt.param(), "add_generation_prompt");
-  EXPECT_EQ(no_prompt.code(), "unsupported_parameter");
+  EXPECT_EQ(refusal(tokenize, R"({"model": "m", "prompt": "a", "add_generation_prompt": false})")
+                .param(),
+            "add_generation_prompt");
   EXPECT_EQ(refusal(tokenize, R"({"prompt": "a"})").param(), "model");
   EXPECT_EQ(refusal(tokenize, R"({"model": "m", "prompt": 3})").param(), "prompt");
   EXPECT_EQ(refusal(tokenize, R"({"model": "m", "prompt": "a", "extra": 1})").param(), "extra");

@@ -16,9 +16,10 @@ InputProcessor::InputProcessor(const std::filesystem::path& model_dir,
   }
 }
 
-std::vector<TokenId> InputProcessor::chat_prompt(std::span<const ChatMessage> messages) const {
+std::vector<TokenId> InputProcessor::chat_prompt(std::span<const ChatMessage> messages,
+                                                 ChatEnd end) const {
   if (!template_) std::rethrow_exception(template_error_);
-  return tokenizer_.encode(render(*template_, messages));
+  return tokenizer_.encode(render(*template_, messages, end));
 }
 
 std::vector<TokenId> InputProcessor::text_prompt(const std::string& text) const {

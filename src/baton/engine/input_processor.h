@@ -34,9 +34,11 @@ class InputProcessor {
   InputProcessor(const std::filesystem::path& model_dir, const BpeTokenizer& tokenizer,
                  GenerationDefaults defaults, std::optional<ChatFamily> family = std::nullopt);
 
-  // The conversation in the chat template, tokenized. Throws std::invalid_argument for a
-  // conversation the template cannot render, ModelFileError when the model has no template.
-  std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages) const;
+  // The conversation in the chat template, ended as `end` says, tokenized. Throws
+  // std::invalid_argument for a conversation the template cannot render, ModelFileError
+  // when the model has no template.
+  std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages,
+                                   ChatEnd end = ChatEnd::open_reply) const;
   // A raw completion's text, tokenized with the special tokens the tokenizer's post-processor
   // puts around a text (Llama's BOS), as transformers and vLLM encode a prompt.
   std::vector<TokenId> text_prompt(const std::string& text) const;

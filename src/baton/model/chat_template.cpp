@@ -170,6 +170,26 @@ std::optional<std::string> template_of(const json& config, const fs::path& path)
   throw ModelFileError(path.string(), "'chat_template' lists no template named 'default'");
 }
 
+// As transformers' continue_final_message: the conversation rendered as it is, cut right
+// after the final assistant message's text (or its stripped text, which templates that
+// trim show), so that generation goes on from there.
+std::string render_continued(const ChatTemplate& t, std::span<const ChatMessage> messages) {
+  if (messages.empty() || messages.back().role != "assistant" ||
+      trim(messages.back().content).empty()) {
+    throw std::invalid_argument(
+        "only a final assistant message with text can be continued (a prefill)");
+  }
+  const std::string text = render_jinja(t, messages, false);
+  for (const std::string& final : {messages.back().content, trim(messages.back().content)}) {
+    if (const std::size_t at = text.rfind(final); at != std::string::npos) {
+      return text.substr(0, at + final.size());
+    }
+  }
+  throw std::invalid_argument("the model's chat template (" + t.source +
+                              ") does not show the final assistant message's text, so it "
+                              "cannot be continued");
+}
+
 }  // namespace
 
 std::string_view to_string(ChatFamily family) {
@@ -193,10 +213,15 @@ ChatFamily parse_chat_family(std::string_view name) {
 }
 
 std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
-                   bool add_generation_prompt) {
-  if (chat_template.jinja) return render_jinja(chat_template, messages, add_generation_prompt);
-  if (!add_generation_prompt) {
-    throw std::invalid_argument("a built-in chat family always opens the assistant's turn");
+                   ChatEnd end) {
+  if (chat_template.jinja) {
+    if (end == ChatEnd::continue_last) return render_continued(chat_template, messages);
+    return render_jinja(chat_template, messages, end == ChatEnd::open_reply);
+  }
+  if (end != ChatEnd::open_reply) {
+    throw std::invalid_argument("the built-in chat family " +
+                                std::string(to_string(chat_template.family)) +
+                                " always opens the assistant's turn: use the model's template");
   }
   check_roles(messages);
   switch (chat_template.family) {

@@ -68,14 +68,22 @@ struct ChatTemplate {
   std::string source;     // the file the template came from, or "--chat-template flag"
 };
 
-// The prompt for the assistant's next message (`add_generation_prompt`: its opening;
-// false renders the conversation as it is, which the Jinja template may end with the
-// last assistant turn open). Throws std::invalid_argument for an empty conversation, what
-// the model's template refuses (raise_exception's message) or fails on, and, for the
-// built-in families, a role other than system/user/assistant (naming it) and, for
-// mistral, a system message that is not the first or roles that do not alternate.
+// How the prompt ends after the conversation.
+enum class ChatEnd {
+  open_reply,     // the assistant's next turn opened (add_generation_prompt)
+  as_is,          // the conversation as the template ends it (add_generation_prompt false)
+  continue_last,  // cut after the final assistant message's text, for the model to go on
+                  // (a prefill; transformers' continue_final_message)
+};
+
+// The prompt for `messages`. Throws std::invalid_argument for an empty conversation, what
+// the model's template refuses (raise_exception's message) or fails on, a continue_last
+// whose final message is not the assistant's or does not show in the rendered text, and,
+// for the built-in families (which always open the reply), another end, a role other than
+// system/user/assistant (naming it) and, for mistral, a system message that is not the
+// first or roles that do not alternate.
 std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
-                   bool add_generation_prompt = true);
+                   ChatEnd end = ChatEnd::open_reply);
 
 // The family whose markers the Jinja text holds, checked in this order: <|im_start|>
 // (chatml), <|start_header_id|> (llama3), [INST] (mistral) unless it also holds Llama 2's

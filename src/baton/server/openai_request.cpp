@@ -195,6 +195,26 @@ void check_response_format(const json& object) {
   }
 }
 
+// vLLM's add_generation_prompt (default true) and continue_final_message (default false),
+// which continues a final assistant message and so needs the other false.
+ChatEnd chat_end(const json& object, const std::vector<ChatMessage>& messages) {
+  const json* add = field(object, "add_generation_prompt");
+  const json* keep = field(object, "continue_final_message");
+  const bool open = add == nullptr || boolean(*add, "add_generation_prompt");
+  if (keep == nullptr || !boolean(*keep, "continue_final_message")) {
+    return open ? ChatEnd::open_reply : ChatEnd::as_is;
+  }
+  if (open) {
+    throw bad_parameter("continue_final_message",
+                        "'continue_final_message' needs 'add_generation_prompt': false");
+  }
+  if (messages.empty() || messages.back().role != "assistant") {
+    throw bad_parameter("continue_final_message",
+                        "'continue_final_message' needs a final assistant message");
+  }
+  return ChatEnd::continue_last;
+}
+
 const std::set<std::string> kCommonFields = {
     "model", "max_tokens", "temperature", "top_p", "seed", "stop", "presence_penalty",
     "frequency_penalty", "logprobs", "stream", "stream_options", "n", "user", "top_k", "min_p",
@@ -208,7 +228,8 @@ CompletionCall parse_completion_call(std::string_view body, CompletionCall::Kind
   std::set<std::string> unsupported;
   if (kind == CompletionCall::Kind::chat) {
     known.insert({"messages", "max_completion_tokens", "top_logprobs", "response_format", "store",
-                  "metadata", "parallel_tool_calls", "service_tier"});
+                  "metadata", "parallel_tool_calls", "service_tier", "add_generation_prompt",
+                  "continue_final_message"});
     unsupported = {"tools", "tool_choice", "functions", "function_call", "audio", "modalities",
                    "prediction", "web_search_options", "reasoning_effort"};
   } else {
@@ -228,6 +249,7 @@ CompletionCall parse_completion_call(std::string_view body, CompletionCall::Kind
   call.model = model_name(object);
   if (kind == CompletionCall::Kind::chat) {
     call.messages = chat_messages(object);
+    call.chat_end = chat_end(object, call.messages);
     check_response_format(object);
   } else {
     read_prompt(object, call);

@@ -32,6 +32,9 @@ struct CompletionCall {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   bool ignore_eos = false;     // vLLM's extension, for benchmarks
+  // chat: how the prompt ends (vLLM's add_generation_prompt and continue_final_message;
+  // Anthropic's final assistant message, a prefill, is continue_last).
+  ChatEnd chat_end = ChatEnd::open_reply;
 };
 
 struct EmbeddingCall {

@@ -90,12 +90,6 @@ std::vector<ChatMessage> anthropic_messages(const json& object) {
     }
     out.push_back({r, text_content(*content, where + ".content", {"text"}, "content blocks")});
   }
-  // Anthropic continues a final assistant message (a prefill); baton's chat templates
-  // always open a new assistant turn, so it would answer something else.
-  if (out.back().role == "assistant") {
-    refuse(at("messages", messages->size() - 1) + ".role",
-           "a final assistant message (a prefill of the reply) is not supported by baton");
-  }
   return out;
 }
 
@@ -244,6 +238,8 @@ CompletionCall parse_anthropic_call(std::string_view body) {
   if (max_tokens == nullptr) throw bad_parameter("max_tokens", "'max_tokens' is required");
   call.max_tokens = static_cast<int>(integer(*max_tokens, "max_tokens", 1, 1 << 24));
   call.messages = anthropic_messages(object);
+  // Anthropic continues a final assistant message (a prefill of the reply).
+  if (call.messages.back().role == "assistant") call.chat_end = ChatEnd::continue_last;
   if (const json* stops = field(object, "stop_sequences")) call.stop = stop_sequences(*stops);
   SamplingRequest& s = call.sampling;
   if (const json* v = field(object, "temperature")) s.temperature = number(*v, "temperature", 0, 1);
@@ -335,11 +331,7 @@ TokenizeCall parse_tokenize_call(std::string_view body) {
     if (prompt != nullptr) {
       throw bad_parameter("add_generation_prompt", "'add_generation_prompt' goes with 'messages'");
     }
-    if (!boolean(*v, "add_generation_prompt")) {
-      refuse("add_generation_prompt",
-             "'add_generation_prompt': false is not supported: baton's chat templates always "
-             "open the assistant's turn");
-    }
+    if (!boolean(*v, "add_generation_prompt")) call.chat_end = ChatEnd::as_is;
   }
   return call;
 }

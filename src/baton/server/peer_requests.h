@@ -42,6 +42,7 @@ struct TokenizeCall {
   std::string model;
   std::optional<std::string> prompt;  // either this ...
   std::vector<ChatMessage> messages;  // ... or this (chat models only)
+  ChatEnd chat_end = ChatEnd::open_reply;  // messages: as add_generation_prompt says
 };
 TokenizeCall parse_tokenize_call(std::string_view body);
 

@@ -88,7 +88,7 @@ RouteResult Router::tokenize(const HttpRequest& request) {
       tokens = model->tokenizer->encode_with_special(*call.prompt);
     } else {
       try {
-        tokens = model->input->chat_prompt(call.messages);
+        tokens = model->input->chat_prompt(call.messages, call.chat_end);
       } catch (const std::invalid_argument& error) {
         throw bad_parameter("messages", error.what());
       }
