@@ -96,11 +96,17 @@ describe('a SentencePiece-style tokenizer.json', () => {
   });
 });
 
-test('baton generate runs on a SentencePiece-style model', () => {
+test('baton generate and baton embed run on a SentencePiece-style model', () => {
   const dir = sentencePieceModel(path.join(tempDir(), 'm'), 'llama2_style');
-  const result = spawnSync(batonBinary(), ['generate', '--model', dir, '--prompt', 'Hello',
-                                           '--max-tokens', '4'], { encoding: 'utf8' });
-  assert.equal(result.status, 0, result.stderr);
+  const generated = spawnSync(batonBinary(), ['generate', '--model', dir, '--prompt', 'Hello',
+                                              '--max-tokens', '4'], { encoding: 'utf8' });
+  assert.equal(generated.status, 0, generated.stderr);
+  const embedded = spawnSync(batonBinary(), ['embed', '--model', dir, '--text', 'Hello, world!',
+                                             '--json'], { encoding: 'utf8' });
+  assert.equal(embedded.status, 0, embedded.stderr);
+  // The text with Llama's BOS, as sentence-transformers encodes it.
+  const expected = reference('llama2_style').find((e) => e.text === 'Hello, world!');
+  assert.equal(JSON.parse(embedded.stdout).usage.prompt_tokens, expected.ids_with_special.length);
 });
 
 describe("a model's own Jinja chat template (Gemma 2's, which no built-in family renders)", () => {
