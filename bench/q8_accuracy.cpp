@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/forward_pass.h"
 
 namespace {

@@ -9,8 +9,8 @@
 #include <exception>
 #include <span>
 
-#include "baton/model/gguf_file.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/gguf_file.h"
+#include "baton/model/files/model_file_error.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> file(reinterpret_cast<const std::byte*>(data), size);

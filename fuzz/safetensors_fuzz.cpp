@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/model_file_error.h"
-#include "baton/model/safetensors.h"
+#include "baton/model/files/model_file_error.h"
+#include "baton/model/files/safetensors.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/bpe_tokenizer.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 
 namespace baton::peers {
 namespace {

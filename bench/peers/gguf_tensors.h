@@ -10,7 +10,7 @@
 #include <ostream>
 #include <vector>
 
-#include "baton/model/tensor_view.h"
+#include "baton/model/files/tensor_view.h"
 #include "gguf_file.h"
 
 namespace baton::peers {

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "baton/model/byte_level.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton::peers {
 namespace {

@@ -6,7 +6,7 @@
 
 #include <fstream>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "model/safetensors_writer.h"
 
 namespace baton {

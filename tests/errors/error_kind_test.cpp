@@ -6,7 +6,7 @@
 #include "baton/engine/request.h"
 #include "baton/gpu/backend_unavailable.h"
 #include "baton/gpu/gpu_error.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/server/api_error.h"
 
 namespace baton {

@@ -15,7 +15,7 @@
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/turn/make_turn.h"
 #include "model/safetensors_writer.h"
 

@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace baton::testing {
 

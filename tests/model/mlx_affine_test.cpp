@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "baton/model/forward_pass.h"
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/weight_matrix.h"
 #include "model/safetensors_writer.h"
 

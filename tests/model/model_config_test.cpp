@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

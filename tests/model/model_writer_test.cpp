@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/forward_pass.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/tokenizer_writer.h"

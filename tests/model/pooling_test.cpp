@@ -9,7 +9,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

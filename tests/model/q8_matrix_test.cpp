@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/weight_matrix.h"
 #include "model/safetensors_writer.h"
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 
 namespace baton {
 namespace {

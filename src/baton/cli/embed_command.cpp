@@ -9,7 +9,7 @@
 #include "baton/common/exit_codes.h"
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace baton {
 

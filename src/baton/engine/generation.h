@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "baton/model/sampler.h"
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

@@ -1,6 +1,6 @@
 #include "baton/engine/input_processor.h"
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 

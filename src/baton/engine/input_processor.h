@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/chat_template.h"
 #include "baton/model/model_config.h"
 #include "baton/model/sampler.h"

@@ -7,7 +7,7 @@
 #include <utility>
 
 #include "baton/engine/request.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -35,7 +35,7 @@
 #include "baton/model/forward_pass.h"
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/model_runner.h"
 
 namespace baton {

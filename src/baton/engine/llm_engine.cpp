@@ -5,7 +5,7 @@
 
 #include "baton/common/clock.h"
 #include "baton/engine/request.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "baton/engine/generation.h"
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace baton {
 

@@ -5,7 +5,7 @@
 #include <system_error>
 
 #include "baton/common/read_file.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/template/jinja_builtins.h"
 #include "baton/model/template/jinja_template.h"
 

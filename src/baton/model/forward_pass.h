@@ -17,7 +17,7 @@
 #include "baton/model/kv_memory.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/step_profile.h"
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

@@ -1,7 +1,7 @@
 #include "baton/model/llama_model.h"
 
 #include "baton/model/cpu_kernels.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/rope.h"
 
 namespace baton {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

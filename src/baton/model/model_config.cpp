@@ -4,8 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
-#include "baton/model/gguf_file.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/gguf_file.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 #include <system_error>
 
-#include "baton/model/mapped_file.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/mapped_file.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/safetensors.h"
+#include "baton/model/files/safetensors.h"
 
 namespace baton {
 

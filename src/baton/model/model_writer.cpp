@@ -14,7 +14,7 @@
 #include <system_error>
 
 #include "baton/common/thread_pool.h"
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 #include "baton/model/tokenizer_writer.h"
 
 namespace baton {

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "baton/common/read_file.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <utility>
 
-#include "baton/model/byte_level.h"
-#include "baton/model/split_regex.h"
+#include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/tokenizer/split_regex.h"
 
 namespace baton {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "baton/model/model_config.h"
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

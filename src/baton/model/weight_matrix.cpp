@@ -10,9 +10,9 @@
 #include <span>
 #include <stdexcept>
 
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 #include "baton/model/mlx_affine.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "baton/model/model_weights.h"
 #include "baton/model/q8_matrix.h"
-#include "baton/model/tensor_view.h"
+#include "baton/model/files/tensor_view.h"
 #include "baton/model/weight_format.h"
 
 namespace baton {

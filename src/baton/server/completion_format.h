@@ -13,7 +13,7 @@
 #include <string>
 
 #include "baton/engine/generation.h"
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/server/api_error.h"
 #include "baton/server/http_types.h"
 #include "baton/server/openai_response.h"

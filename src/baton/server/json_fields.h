@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton::json_fields {
 

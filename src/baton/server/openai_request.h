@@ -13,7 +13,7 @@
 
 #include "baton/engine/input_processor.h"
 #include "baton/model/chat_template.h"
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "baton/engine/generation.h"
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/server/openai_request.h"
 
 namespace baton {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "baton/model/chat_template.h"
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 #include "baton/server/openai_request.h"
 
 namespace baton {

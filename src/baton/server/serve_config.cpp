@@ -11,9 +11,9 @@
 
 #include "baton/common/ip_address.h"
 #include "baton/model/chat_template.h"
-#include "baton/model/gguf_file.h"
+#include "baton/model/files/gguf_file.h"
 #include "baton/model/model_config.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/server/sampling_limits.h"
 #include "baton/turn/host_segment.h"
 

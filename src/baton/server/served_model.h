@@ -14,7 +14,7 @@
 #include "baton/engine/input_processor.h"
 #include "baton/engine/llm_engine.h"
 #include "baton/host/engine_host.h"
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/llama_model.h"
 #include "baton/server/kv_sizing.h"
 #include "baton/server/serve_config.h"

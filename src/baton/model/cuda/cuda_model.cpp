@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "baton/gpu/cuda/cuda_error.h"
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 
 namespace baton::cuda {
 namespace {

@@ -1,15 +1,15 @@
 // The byte-level BPE against Hugging Face `tokenizers` 0.23.2: tests/data/tokenizers/*
 // holds two small tokenizers trained with it (Llama 3's split pattern, and GPT-2's
 // ByteLevel regex) and the ids it gave for hard strings (scripts/make_reference_data.py).
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "baton/model/byte_level.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

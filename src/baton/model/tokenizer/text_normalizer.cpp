@@ -1,6 +1,6 @@
-#include "baton/model/text_normalizer.h"
+#include "baton/model/tokenizer/text_normalizer.h"
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -1,4 +1,4 @@
-#include "baton/model/byte_level.h"
+#include "baton/model/tokenizer/byte_level.h"
 
 #include <array>
 #include <cstdint>

@@ -2,16 +2,16 @@
 // tiny Qwen2 model in q8_0 (written by bench/baton_gguf, which llama.cpp loads) and what
 // node-llama-cpp read from it (bench/peers/gguf_reference.mjs). Then hand-made files for
 // every way a header can be broken.
-#include "baton/model/gguf_file.h"
+#include "baton/model/files/gguf_file.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <fstream>
 
-#include "baton/model/mapped_file.h"
+#include "baton/model/files/mapped_file.h"
 #include "baton/model/model_config.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

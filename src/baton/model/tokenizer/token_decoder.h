@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/metaspace.h"
+#include "baton/model/tokenizer/metaspace.h"
 
 namespace baton {
 

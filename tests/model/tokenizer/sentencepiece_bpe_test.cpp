@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "baton/model/bpe_tokenizer.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -1,6 +1,6 @@
 // DType names and sizes: one table.
 // Thread-safety: pure functions over a constant table.
-#include "baton/model/dtype.h"
+#include "baton/model/files/dtype.h"
 
 #include <array>
 

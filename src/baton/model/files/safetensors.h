@@ -29,8 +29,8 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/mapped_file.h"
-#include "baton/model/tensor_view.h"
+#include "baton/model/files/mapped_file.h"
+#include "baton/model/files/tensor_view.h"
 
 namespace baton {
 

@@ -1,4 +1,4 @@
-#include "baton/model/gguf_file.h"
+#include "baton/model/files/gguf_file.h"
 
 #include <cstring>
 #include <fstream>
@@ -6,8 +6,8 @@
 #include <set>
 #include <unordered_set>
 
-#include "baton/model/mapped_file.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/mapped_file.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

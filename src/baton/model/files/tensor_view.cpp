@@ -1,14 +1,14 @@
 // TensorView: element count and the bf16/f16/f32 -> float conversion.
 // Thread-safety: pure functions.
-#include "baton/model/tensor_view.h"
+#include "baton/model/files/tensor_view.h"
 
 #include <bit>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
-#include "baton/model/half.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/half.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -24,12 +24,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "baton/model/metaspace.h"
-#include "baton/model/post_processor.h"
-#include "baton/model/split_regex.h"
-#include "baton/model/text_normalizer.h"
-#include "baton/model/token_decoder.h"
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/metaspace.h"
+#include "baton/model/tokenizer/post_processor.h"
+#include "baton/model/tokenizer/split_regex.h"
+#include "baton/model/tokenizer/text_normalizer.h"
+#include "baton/model/tokenizer/token_decoder.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

@@ -1,11 +1,11 @@
-#include "baton/model/mapped_file.h"
+#include "baton/model/files/mapped_file.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <utility>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "model/safetensors_writer.h"
 
 namespace baton {

@@ -1,4 +1,4 @@
-#include "baton/model/half.h"
+#include "baton/model/files/half.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-#include "baton/model/token_decoder.h"
+#include "baton/model/tokenizer/token_decoder.h"
 
-#include "baton/model/byte_level.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -1,9 +1,9 @@
-#include "baton/model/post_processor.h"
+#include "baton/model/tokenizer/post_processor.h"
 
 #include <limits>
 #include <string>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -1,6 +1,6 @@
 // MappedFile: open + fstat + mmap, with the descriptor held by a guard until mapped.
 // Thread-safety: see mapped_file.h.
-#include "baton/model/mapped_file.h"
+#include "baton/model/files/mapped_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -12,7 +12,7 @@
 #include <system_error>
 #include <utility>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

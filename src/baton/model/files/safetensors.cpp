@@ -1,14 +1,14 @@
 // SafetensorsFile: the framing (header length, header, data section), the overlap check,
 // and lookups by name. The header's JSON is read by safetensors_header.cpp.
 // Thread-safety: see safetensors.h.
-#include "baton/model/safetensors.h"
+#include "baton/model/files/safetensors.h"
 
 #include <algorithm>
 #include <string>
 #include <utility>
 
-#include "baton/model/model_file_error.h"
-#include "baton/model/safetensors_header.h"
+#include "baton/model/files/model_file_error.h"
+#include "baton/model/files/safetensors_header.h"
 
 namespace baton {
 namespace {

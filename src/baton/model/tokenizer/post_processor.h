@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/token_id.h"
+#include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
 

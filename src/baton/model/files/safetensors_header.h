@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/tensor_view.h"
+#include "baton/model/files/tensor_view.h"
 
 namespace baton {
 

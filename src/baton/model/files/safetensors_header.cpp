@@ -2,7 +2,7 @@
 // duplicate keys (nlohmann itself keeps the last of two equal keys), then one tensor entry
 // at a time: dtype, shape, data_offsets.
 // Thread-safety: pure functions.
-#include "baton/model/safetensors_header.h"
+#include "baton/model/files/safetensors_header.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -12,8 +12,8 @@
 #include <string>
 #include <unordered_set>
 
-#include "baton/model/dtype.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/dtype.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/dtype.h"
+#include "baton/model/files/dtype.h"
 
 namespace baton {
 

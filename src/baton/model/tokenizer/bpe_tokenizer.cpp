@@ -1,4 +1,4 @@
-#include "baton/model/bpe_tokenizer.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 #include <algorithm>
 #include <climits>
@@ -7,8 +7,8 @@
 #include <stdexcept>
 
 #include "baton/common/read_file.h"
-#include "baton/model/byte_level.h"
-#include "baton/model/model_file_error.h"
+#include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

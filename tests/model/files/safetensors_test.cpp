@@ -1,4 +1,4 @@
-#include "baton/model/safetensors.h"
+#include "baton/model/files/safetensors.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 #include "model/safetensors_writer.h"
 
 namespace baton {

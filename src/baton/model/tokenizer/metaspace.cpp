@@ -1,6 +1,6 @@
-#include "baton/model/metaspace.h"
+#include "baton/model/tokenizer/metaspace.h"
 
-#include "baton/model/model_file_error.h"
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {

@@ -1,4 +1,4 @@
-#include "baton/model/split_regex.h"
+#include "baton/model/tokenizer/split_regex.h"
 
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
