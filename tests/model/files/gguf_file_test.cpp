@@ -10,8 +10,8 @@
 #include <fstream>
 
 #include "baton/model/files/mapped_file.h"
-#include "baton/model/model_config.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/model_config.h"
 
 namespace baton {
 namespace {
@@ -55,8 +55,9 @@ TEST(GgufHeader, AGgufModelIsNamedAndRefusedClearly) {
       ADD_FAILURE() << "no ModelFileError for " << path;
     } catch (const ModelFileError& e) {
       const std::string what = e.what();
-      EXPECT_EQ(what.rfind((kData / "tiny-qwen2-q8_0.gguf").string() + ": GGUF v3: qwen2, 14 "
-                           "tensors (f32, q8_0), tokenizer gpt2; baton does not load GGUF",
+      EXPECT_EQ(what.rfind((kData / "tiny-qwen2-q8_0.gguf").string() +
+                               ": GGUF v3: qwen2, 14 "
+                               "tensors (f32, q8_0), tokenizer gpt2; baton does not load GGUF",
                            0),
                 0u)
           << what;
@@ -109,7 +110,7 @@ TEST(GgufHeader, ReadsEveryValueTypeAndPlacesTheData) {
   Bytes b;
   b.header(1, 4).text("a.u8").put<std::uint32_t>(0).put<std::uint8_t>(7);
   b.text("a.list").put<std::uint32_t>(9).put<std::uint32_t>(9).put<std::uint64_t>(2);
-  b.put<std::uint32_t>(5).put<std::uint64_t>(1).put<std::int32_t>(-3);   // [[-3], ["x"]]
+  b.put<std::uint32_t>(5).put<std::uint64_t>(1).put<std::int32_t>(-3);  // [[-3], ["x"]]
   b.put<std::uint32_t>(8).put<std::uint64_t>(1).text("x");
   b.text("a.f64").put<std::uint32_t>(12).put<double>(0.25);
   b.text("a.bool").put<std::uint32_t>(7).put<std::uint8_t>(1);
@@ -131,21 +132,31 @@ TEST(GgufHeader, BrokenHeadersAreNamedNeverReadPastTheEnd) {
   EXPECT_NE(error_of(Bytes().put<std::uint32_t>(0)).find("not a GGUF file"), std::string::npos);
   EXPECT_NE(error_of(Bytes().header(0, 0, 1)).find("version 1"), std::string::npos);
   EXPECT_NE(error_of(Bytes().header(0, 1u << 30)).find("larger than the file"), std::string::npos);
-  EXPECT_NE(error_of(Bytes().header(0, 1).text("k").put<std::uint32_t>(8).put<std::uint64_t>(1u << 30))
-                .find("longer than the file"),
-            std::string::npos);
-  EXPECT_NE(error_of(Bytes().header(0, 1).text("k").put<std::uint32_t>(9).put<std::uint32_t>(4)
+  EXPECT_NE(
+      error_of(Bytes().header(0, 1).text("k").put<std::uint32_t>(8).put<std::uint64_t>(1u << 30))
+          .find("longer than the file"),
+      std::string::npos);
+  EXPECT_NE(error_of(Bytes()
+                         .header(0, 1)
+                         .text("k")
+                         .put<std::uint32_t>(9)
+                         .put<std::uint32_t>(4)
                          .put<std::uint64_t>(std::uint64_t{1} << 60))
                 .find("longer than the file"),
             std::string::npos);
   EXPECT_NE(error_of(Bytes().header(0, 1).text("k").put<std::uint32_t>(99)).find("value type 99"),
             std::string::npos);
-  EXPECT_NE(error_of(Bytes().header(0, 2).text("k").put<std::uint32_t>(0).put<std::uint8_t>(1)
-                         .text("k").put<std::uint32_t>(0).put<std::uint8_t>(1))
+  EXPECT_NE(error_of(Bytes()
+                         .header(0, 2)
+                         .text("k")
+                         .put<std::uint32_t>(0)
+                         .put<std::uint8_t>(1)
+                         .text("k")
+                         .put<std::uint32_t>(0)
+                         .put<std::uint8_t>(1))
                 .find("appears twice"),
             std::string::npos);
-  EXPECT_NE(error_of(Bytes().header(0, 1).text("k").put<std::uint32_t>(4))
-                .find("ends inside"),
+  EXPECT_NE(error_of(Bytes().header(0, 1).text("k").put<std::uint32_t>(4)).find("ends inside"),
             std::string::npos);
   const auto tensor = [](std::uint32_t dims, std::uint64_t d0, std::uint32_t type,
                          std::uint64_t offset) {

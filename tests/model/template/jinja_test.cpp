@@ -61,7 +61,8 @@ TEST(JinjaReference, PublishedChatTemplatesRenderAsTheReference) {
 }
 
 std::string render(const std::string& source, const nlohmann::ordered_json& variables = {}) {
-  const Value v = Value::from_json(variables.is_null() ? nlohmann::ordered_json::object() : variables);
+  const Value v =
+      Value::from_json(variables.is_null() ? nlohmann::ordered_json::object() : variables);
   return JinjaTemplate(source).render(*v.dict);
 }
 
@@ -102,17 +103,20 @@ TEST(Jinja, ToJsonIsPythonsJsonDumps) {
   const nlohmann::ordered_json v = {{"tool", {{"b", 1}, {"a", {1.5, "é\n\"", nullptr, true}}}}};
   EXPECT_EQ(render("{{ tool | tojson }}", v), R"({"b": 1, "a": [1.5, "é\n\"", null, true]})");
   EXPECT_EQ(render("{{ tool | tojson(indent=2) }}", v),
-            "{\n  \"b\": 1,\n  \"a\": [\n    1.5,\n    \"é\\n\\\"\",\n    null,\n    true\n  ]\n}");
+            "{\n  \"b\": 1,\n  \"a\": [\n    1.5,\n    \"é\\n\\\"\",\n"
+            "    null,\n    true\n  ]\n}");
   EXPECT_EQ(render("{{ [] | tojson }} {{ {} | tojson(indent=4) }}"), "[] {}");
 }
 
 TEST(Jinja, LoopsNamespacesAndScopes) {
   const nlohmann::ordered_json v = {{"xs", {"a", "b", "c"}}};
   EXPECT_EQ(render("{% for x in xs %}{{ loop.index }}{{ x }}{{ '|' if not loop.last }}"
-                   "{% endfor %}", v),
+                   "{% endfor %}",
+                   v),
             "1a|2b|3c");
   EXPECT_EQ(render("{% for x in xs if x != 'b' %}{{ loop.index0 }}/{{ loop.length }}"
-                   "{% else %}none{% endfor %}", v),
+                   "{% else %}none{% endfor %}",
+                   v),
             "0/21/2");
   EXPECT_EQ(render("{% for x in [] %}x{% else %}empty{% endfor %}"), "empty");
   EXPECT_EQ(render("{% for x in xs %}{% if x == 'b' %}{% break %}{% endif %}{{ x }}{% endfor %}"
@@ -121,7 +125,8 @@ TEST(Jinja, LoopsNamespacesAndScopes) {
             "aac");
   // A set inside a loop stays in the loop; a namespace carries it out.
   EXPECT_EQ(render("{% set n = 0 %}{% set ns = namespace(n=0) %}{% for x in xs %}"
-                   "{% set n = n + 1 %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ n }} {{ ns.n }}", v),
+                   "{% set n = n + 1 %}{% set ns.n = ns.n + 1 %}{% endfor %}{{ n }} {{ ns.n }}",
+                   v),
             "0 3");
   EXPECT_EQ(render("{% for k, v in {'a': 1, 'b': 2}.items() %}{{ k }}={{ v }};{% endfor %}"),
             "a=1;b=2;");
@@ -129,15 +134,18 @@ TEST(Jinja, LoopsNamespacesAndScopes) {
 }
 
 TEST(Jinja, MacrosFiltersTestsAndMethods) {
-  EXPECT_EQ(render("{% macro m(a, b='d') %}{{ a }}-{{ b }}{% endmacro %}{{ m(1) }} {{ m(1, b=2) }}"),
-            "1-d 1-2");
+  EXPECT_EQ(
+      render("{% macro m(a, b='d') %}{{ a }}-{{ b }}{% endmacro %}{{ m(1) }} {{ m(1, b=2) }}"),
+      "1-d 1-2");
   EXPECT_EQ(render("{{ '  x y \\n' | trim }}|{{ ' a,b ,c '.split(',') }}|{{ 'a  b'.split() }}"),
             "x y|[' a', 'b ', 'c ']|['a', 'b']");
   EXPECT_EQ(render("{{ 'Hello'.startswith('He') }} {{ 'Hello'.endswith(('x', 'lo')) }} "
                    "{{ 'a-b'.replace('-', '+') }} {{ 'xaby'.strip('xy') }} {{ 'ab' | upper }}"),
             "True True a+b ab AB");
-  const nlohmann::ordered_json v = {
-      {"ms", {{{"role", "system"}, {"c", 1}}, {{"role", "user"}, {"c", 2}}, {{"role", "user"}, {"c", 3}}}}};
+  const nlohmann::ordered_json v = {{"ms",
+                                     {{{"role", "system"}, {"c", 1}},
+                                      {{"role", "user"}, {"c", 2}},
+                                      {{"role", "user"}, {"c", 3}}}}};
   EXPECT_EQ(render("{{ ms | selectattr('role', 'equalto', 'user') | map(attribute='c') | list }} "
                    "{{ ms | rejectattr('role', 'eq', 'user') | list | length }} "
                    "{{ ms | map(attribute='role') | unique | join(',') }} {{ ms[1:] | length }} "

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace baton {
 namespace {
@@ -46,8 +46,7 @@ TEST(SentencePieceBpe, GeneratedTextKeepsTheSpaceOfItsFirstWord) {
   // A completion's tokens continue the prompt: "▁a▁spaces" is " a spaces" there.
   EXPECT_EQ(tokenizer.decode(ids, false, BpeTokenizer::Decoding::continuation), " a spaces");
   // One token at a time, as logprobs show them.
-  EXPECT_EQ(tokenizer.decode({ids.back()}, false, BpeTokenizer::Decoding::continuation),
-            " spaces");
+  EXPECT_EQ(tokenizer.decode({ids.back()}, false, BpeTokenizer::Decoding::continuation), " spaces");
 }
 
 TEST(SentencePieceBpe, ACharacterSplitOverTokensComesBackWhole) {

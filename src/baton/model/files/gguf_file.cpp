@@ -22,13 +22,11 @@ struct GgmlType {
   std::uint64_t block_bytes;
 };
 constexpr GgmlType kTypes[] = {
-    {0, "f32", 1, 4},       {1, "f16", 1, 2},        {2, "q4_0", 32, 18},
-    {3, "q4_1", 32, 20},    {6, "q5_0", 32, 22},     {7, "q5_1", 32, 24},
-    {8, "q8_0", 32, 34},    {9, "q8_1", 32, 36},     {10, "q2_K", 256, 84},
-    {11, "q3_K", 256, 110}, {12, "q4_K", 256, 144},  {13, "q5_K", 256, 176},
-    {14, "q6_K", 256, 210}, {15, "q8_K", 256, 292},  {24, "i8", 1, 1},
-    {25, "i16", 1, 2},      {26, "i32", 1, 4},       {27, "i64", 1, 8},
-    {28, "f64", 1, 8},      {30, "bf16", 1, 2},
+    {0, "f32", 1, 4},       {1, "f16", 1, 2},       {2, "q4_0", 32, 18},    {3, "q4_1", 32, 20},
+    {6, "q5_0", 32, 22},    {7, "q5_1", 32, 24},    {8, "q8_0", 32, 34},    {9, "q8_1", 32, 36},
+    {10, "q2_K", 256, 84},  {11, "q3_K", 256, 110}, {12, "q4_K", 256, 144}, {13, "q5_K", 256, 176},
+    {14, "q6_K", 256, 210}, {15, "q8_K", 256, 292}, {24, "i8", 1, 1},       {25, "i16", 1, 2},
+    {26, "i32", 1, 4},      {27, "i64", 1, 8},      {28, "f64", 1, 8},      {30, "bf16", 1, 2},
 };
 
 const GgmlType* find_type(std::uint32_t id) {
@@ -72,24 +70,37 @@ class Reader {
   // A value of GGUF type `type`, as JSON.
   ordered_json value(std::uint32_t type, int depth) {
     switch (type) {
-      case 0: return number<std::uint8_t>("a value");
-      case 1: return number<std::int8_t>("a value");
-      case 2: return number<std::uint16_t>("a value");
-      case 3: return number<std::int16_t>("a value");
-      case 4: return number<std::uint32_t>("a value");
-      case 5: return number<std::int32_t>("a value");
-      case 6: return number<float>("a value");
+      case 0:
+        return number<std::uint8_t>("a value");
+      case 1:
+        return number<std::int8_t>("a value");
+      case 2:
+        return number<std::uint16_t>("a value");
+      case 3:
+        return number<std::int16_t>("a value");
+      case 4:
+        return number<std::uint32_t>("a value");
+      case 5:
+        return number<std::int32_t>("a value");
+      case 6:
+        return number<float>("a value");
       case 7: {
         const auto b = number<std::uint8_t>("a value");
         if (b > 1) fail("a bool is " + std::to_string(b));
         return b == 1;
       }
-      case 8: return string("a string");
-      case 9: return array(depth);
-      case 10: return number<std::uint64_t>("a value");
-      case 11: return number<std::int64_t>("a value");
-      case 12: return number<double>("a value");
-      default: fail("unknown value type " + std::to_string(type));
+      case 8:
+        return string("a string");
+      case 9:
+        return array(depth);
+      case 10:
+        return number<std::uint64_t>("a value");
+      case 11:
+        return number<std::int64_t>("a value");
+      case 12:
+        return number<double>("a value");
+      default:
+        fail("unknown value type " + std::to_string(type));
     }
   }
 
@@ -100,8 +111,8 @@ class Reader {
     const auto count = number<std::uint64_t>("an array's length");
     // Each element takes at least a byte (a string at least eight): no count past that.
     const std::uint64_t smallest = type == 8 || type == 9 ? 8 : 1;
-    if (count > left() / smallest) fail("an array of " + std::to_string(count) +
-                                        " elements is longer than the file");
+    if (count > left() / smallest)
+      fail("an array of " + std::to_string(count) + " elements is longer than the file");
     ordered_json out = ordered_json::array();
     for (std::uint64_t i = 0; i < count; ++i) out.push_back(value(type, depth + 1));
     return out;
@@ -182,7 +193,8 @@ GgufHeader read_gguf_header(std::span<const std::byte> file, std::string_view na
     if (dims == 0 || dims > kMaxDims) {
       r.fail("tensor '" + t.name + "' has " + std::to_string(dims) + " dimensions (1 to 4)");
     }
-    for (std::uint32_t d = 0; d < dims; ++d) t.dims.push_back(r.number<std::uint64_t>("a dimension"));
+    for (std::uint32_t d = 0; d < dims; ++d)
+      t.dims.push_back(r.number<std::uint64_t>("a dimension"));
     t.type = r.number<std::uint32_t>("a tensor's type");
     t.offset = r.number<std::uint64_t>("a tensor's offset");
     t.bytes = tensor_bytes(t, r);

@@ -17,20 +17,33 @@ using ExprPtr = std::unique_ptr<Expr>;
 using NamedExprs = std::vector<std::pair<std::string, ExprPtr>>;
 
 struct Expr {
-  enum class Kind { literal, name, attr, index, slice, call, filter, test, unary, binary,
-                    cond, list, dict };
+  enum class Kind {
+    literal,
+    name,
+    attr,
+    index,
+    slice,
+    call,
+    filter,
+    test,
+    unary,
+    binary,
+    cond,
+    list,
+    dict
+  };
   Kind kind;
   int line = 0;
-  Value literal;               // literal
-  std::string name;            // name, attr, filter, test; the operator of unary and binary
+  Value literal;     // literal
+  std::string name;  // name, attr, filter, test; the operator of unary and binary
   // unary: operand; binary: left, right; attr, index: target (, key); cond: then, test,
   // else (may be null); slice: target, start, stop, step (each may be null); call: callee,
   // then positional arguments; filter, test: operand, then arguments; list: items;
   // dict: key, value, key, value...
   std::vector<ExprPtr> items;
-  NamedExprs named;            // call, filter, test: keyword arguments
-  bool negated = false;        // test: "is not"
-  int depth = 1;               // of the tree below: bounded, so evaluating it cannot overflow
+  NamedExprs named;      // call, filter, test: keyword arguments
+  bool negated = false;  // test: "is not"
+  int depth = 1;         // of the tree below: bounded, so evaluating it cannot overflow
 };
 
 struct Node;
@@ -47,9 +60,9 @@ struct Node {
   std::vector<std::string> targets;  // for: the loop variables
   ExprPtr condition;                 // for: the loop filter (may be null)
   std::vector<std::pair<ExprPtr, Body>> branches;  // if / elif
-  Body body;                         // for, set_block, macro, block; if: else
-  Body else_body;                    // for: else
-  NamedExprs params;                 // macro: parameter names and defaults (may be null)
+  Body body;                                       // for, set_block, macro, block; if: else
+  Body else_body;                                  // for: else
+  NamedExprs params;  // macro: parameter names and defaults (may be null)
 };
 
 }  // namespace baton::jinja

@@ -28,11 +28,11 @@ std::vector<std::string> characters(const std::string& text) {
 
 // Python's str.isspace() for one character.
 bool is_python_space(const std::string& c) {
-  static const char* const kSpaces[] = {
-      " ", "\t", "\n", "\v", "\f", "\r", "\x1c", "\x1d", "\x1e", "\x1f", "\u0085", "\u00a0",
-      "\u1680", "\u2000", "\u2001", "\u2002", "\u2003", "\u2004", "\u2005", "\u2006",
-      "\u2007", "\u2008", "\u2009", "\u200a", "\u2028", "\u2029", "\u202f", "\u205f",
-      "\u3000"};
+  static const char* const kSpaces[] = {" ",      "\t",     "\n",     "\v",     "\f",     "\r",
+                                        "\x1c",   "\x1d",   "\x1e",   "\x1f",   "\u0085", "\u00a0",
+                                        "\u1680", "\u2000", "\u2001", "\u2002", "\u2003", "\u2004",
+                                        "\u2005", "\u2006", "\u2007", "\u2008", "\u2009", "\u200a",
+                                        "\u2028", "\u2029", "\u202f", "\u205f", "\u3000"};
   return std::find(std::begin(kSpaces), std::end(kSpaces), c) != std::end(kSpaces);
 }
 
@@ -89,7 +89,8 @@ Value attribute_of(const Value& v, const std::string& path) {
 CallArgs shifted(const CallArgs& args, std::size_t by) {
   CallArgs rest;
   rest.named = args.named;
-  for (std::size_t i = by; i < args.positional.size(); ++i) rest.positional.push_back(args.positional[i]);
+  for (std::size_t i = by; i < args.positional.size(); ++i)
+    rest.positional.push_back(args.positional[i]);
   return rest;
 }
 
@@ -102,8 +103,8 @@ Value select(const Value& value, const CallArgs& args, bool keep, bool by_attrib
   const CallArgs test_args = shifted(args, skip + 1);
   for (const Value& item : iterate(value, "select")) {
     const Value subject = by_attribute ? attribute_of(item, attribute) : item;
-    const bool passes = test ? apply_test(as_string(*test, "a test name"), subject, test_args)
-                             : subject.truthy();
+    const bool passes =
+        test ? apply_test(as_string(*test, "a test name"), subject, test_args) : subject.truthy();
     if (passes == keep) out.push_back(item);
   }
   return Value::from(std::move(out));
@@ -119,8 +120,8 @@ Value map_filter(const Value& value, const CallArgs& args) {
       out.push_back(std::move(v));
     } else {
       if (args.positional.empty()) fail("map needs a filter name or attribute=");
-      out.push_back(apply_filter(as_string(args.positional[0], "map's filter"), item,
-                                 shifted(args, 1)));
+      out.push_back(
+          apply_filter(as_string(args.positional[0], "map's filter"), item, shifted(args, 1)));
     }
   }
   return Value::from(std::move(out));
@@ -141,8 +142,8 @@ Value sort_filter(const Value& value, const CallArgs& args) {
 
 std::string indent_filter(const std::string& text, const CallArgs& args) {
   const Value width = args.get(0, "width").value_or(Value::from(std::int64_t{4}));
-  const std::string pad = width.is(Kind::string) ? width.string
-                                                 : std::string(as_int(width, "indent"), ' ');
+  const std::string pad =
+      width.is(Kind::string) ? width.string : std::string(as_int(width, "indent"), ' ');
   const bool first = args.get(1, "first").value_or(Value::from(false)).truthy();
   const bool blank = args.get(2, "blank").value_or(Value::from(false)).truthy();
   std::string out;
@@ -180,8 +181,7 @@ std::string replace_text(const std::string& s, const std::string& from, const st
   if (from.empty()) return s;
   std::string out;
   std::size_t at = 0;
-  for (std::size_t found; count != 0 && (found = s.find(from, at)) != std::string::npos;
-       --count) {
+  for (std::size_t found; count != 0 && (found = s.find(from, at)) != std::string::npos; --count) {
     out.append(s, at, found - at).append(to);
     at = found + from.size();
   }
@@ -192,20 +192,31 @@ std::string escape_html(const std::string& s) {
   std::string out;
   for (const char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&#34;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
 Value to_number(const Value& v, bool integer, const CallArgs& args) {
-  const Value fallback = args.get(0, "default").value_or(
-      integer ? Value::from(std::int64_t{0}) : Value::from(0.0));
+  const Value fallback =
+      args.get(0, "default").value_or(integer ? Value::from(std::int64_t{0}) : Value::from(0.0));
   if (v.is(Kind::integer)) return integer ? v : Value::from(static_cast<double>(v.integer));
   if (v.is(Kind::real)) return integer ? Value::from(static_cast<std::int64_t>(v.real)) : v;
   if (v.is(Kind::boolean)) return to_number(Value::from(std::int64_t{v.boolean}), integer, args);
@@ -250,17 +261,21 @@ Value sum_filter(const Value& value, const CallArgs& args) {
 
 Value round_filter(const Value& v, const CallArgs& args) {
   if (!v.is_number()) fail("round needs a number");
-  const std::int64_t precision = as_int(args.get(0, "precision").value_or(Value::from(std::int64_t{0})), "round");
+  const std::int64_t precision =
+      as_int(args.get(0, "precision").value_or(Value::from(std::int64_t{0})), "round");
   const std::string method = args.get(1, "method").value_or(Value::from("common")).str();
   const double scale = std::pow(10.0, static_cast<double>(precision));
   const double x = v.number() * scale;
-  const double r = method == "ceil" ? std::ceil(x) : method == "floor" ? std::floor(x) : std::round(x);
+  const double r = method == "ceil"    ? std::ceil(x)
+                   : method == "floor" ? std::floor(x)
+                                       : std::round(x);
   return Value::from(r / scale);
 }
 
 Value split_method(const std::string& s, const CallArgs& args) {
   const std::optional<Value> sep = args.get(0, "sep");
-  std::int64_t max_split = as_int(args.get(1, "maxsplit").value_or(Value::from(std::int64_t{-1})), "split");
+  std::int64_t max_split =
+      as_int(args.get(1, "maxsplit").value_or(Value::from(std::int64_t{-1})), "split");
   List out;
   if (!sep || sep->is(Kind::none)) {  // runs of whitespace, none at the ends
     std::string word;
@@ -303,8 +318,7 @@ Value split_method(const std::string& s, const CallArgs& args) {
 bool affix_test(const std::string& s, const Value& affix, bool prefix) {
   auto one = [&](const Value& a) {
     const std::string x = as_string(a, prefix ? "startswith" : "endswith");
-    return x.size() <= s.size() &&
-           s.compare(prefix ? 0 : s.size() - x.size(), x.size(), x) == 0;
+    return x.size() <= s.size() && s.compare(prefix ? 0 : s.size() - x.size(), x.size(), x) == 0;
   };
   if (affix.is(Kind::list)) return std::any_of(affix.list->begin(), affix.list->end(), one);
   return one(affix);
@@ -333,9 +347,9 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     return Value::from(out);
   }
   if (name == "replace") {
-    return Value::from(replace_text(s, as_string(arg(0, "old"), "replace"),
-                                    as_string(arg(1, "new"), "replace"),
-                                    as_int(args.get(2, "count").value_or(Value::from(std::int64_t{-1})), "replace")));
+    return Value::from(replace_text(
+        s, as_string(arg(0, "old"), "replace"), as_string(arg(1, "new"), "replace"),
+        as_int(args.get(2, "count").value_or(Value::from(std::int64_t{-1})), "replace")));
   }
   if (name == "find" || name == "rfind") {
     const std::string x = as_string(arg(0, "sub"), name.c_str());
@@ -345,7 +359,9 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
   if (name == "count") {
     const std::string x = as_string(arg(0, "sub"), "count");
     std::int64_t n = 0;
-    for (std::size_t at = s.find(x); !x.empty() && at != std::string::npos; at = s.find(x, at + x.size())) ++n;
+    for (std::size_t at = s.find(x); !x.empty() && at != std::string::npos;
+         at = s.find(x, at + x.size()))
+      ++n;
     return Value::from(n);
   }
   if (name == "join") {
@@ -359,7 +375,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
     bool all = !chars.empty();
     for (const std::string& c : chars) {
       const auto b = static_cast<unsigned char>(c[0]);
-      all = all && (name == "isdigit" ? c.size() == 1 && std::isdigit(b)
+      all = all && (name == "isdigit"   ? c.size() == 1 && std::isdigit(b)
                     : name == "isspace" ? is_python_space(c)
                                         : c.size() > 1 || std::isalpha(b));
     }
@@ -376,8 +392,7 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
 
 }  // namespace
 
-std::string python_strip(const std::string& text, bool left, bool right,
-                         const std::string* chars) {
+std::string python_strip(const std::string& text, bool left, bool right, const std::string* chars) {
   const std::vector<std::string> all = characters(text);
   const std::vector<std::string> set = chars ? characters(*chars) : std::vector<std::string>{};
   auto strippable = [&](const std::string& c) {
@@ -407,16 +422,18 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   }
   if (name == "trim") {
     const Value chars = arg(0, "chars", Value::none());
-    return Value::from(python_strip(value.str(), true, true,
-                                    chars.is(Kind::string) ? &chars.string : nullptr));
+    return Value::from(
+        python_strip(value.str(), true, true, chars.is(Kind::string) ? &chars.string : nullptr));
   }
   if (name == "tojson") {
     const Value indent = arg(0, "indent", Value::none());
-    return Value::from(value.to_json(indent.is(Kind::none) ? std::nullopt
-                                                           : std::optional<int>(static_cast<int>(as_int(indent, "tojson")))));
+    return Value::from(value.to_json(
+        indent.is(Kind::none) ? std::nullopt
+                              : std::optional<int>(static_cast<int>(as_int(indent, "tojson")))));
   }
   if (name == "length" || name == "count") {
-    if (value.is(Kind::string)) return Value::from(static_cast<std::int64_t>(characters(value.string).size()));
+    if (value.is(Kind::string))
+      return Value::from(static_cast<std::int64_t>(characters(value.string).size()));
     if (value.is(Kind::dict)) return Value::from(static_cast<std::int64_t>(value.dict->size()));
     return Value::from(static_cast<std::int64_t>(iterate(value, "length").size()));
   }
@@ -487,7 +504,8 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     return Value::from(std::move(out));
   }
   if (name == "abs") {
-    if (value.is(Kind::integer)) return Value::from(value.integer < 0 ? -value.integer : value.integer);
+    if (value.is(Kind::integer))
+      return Value::from(value.integer < 0 ? -value.integer : value.integer);
     if (value.is(Kind::real)) return Value::from(std::fabs(value.real));
     fail("abs needs a number");
   }
@@ -521,8 +539,10 @@ bool apply_test(const std::string& name, const Value& value, const CallArgs& arg
   if (name == "float") return value.is(Kind::real);
   if (name == "string") return value.is(Kind::string);
   if (name == "mapping") return value.is(Kind::dict) && !value.is_namespace;
-  if (name == "iterable") return value.is(Kind::list) || value.is(Kind::dict) || value.is(Kind::string);
-  if (name == "sequence") return value.is(Kind::list) || value.is(Kind::string) || value.is(Kind::dict);
+  if (name == "iterable")
+    return value.is(Kind::list) || value.is(Kind::dict) || value.is(Kind::string);
+  if (name == "sequence")
+    return value.is(Kind::list) || value.is(Kind::string) || value.is(Kind::dict);
   if (name == "callable") return value.is(Kind::function);
   if (name == "even" || name == "odd") {
     return (as_int(value, name.c_str()) % 2 == 0) == (name == "even");
@@ -576,50 +596,53 @@ Value call_method(const Value& target, const std::string& name, const CallArgs& 
 Dict make_globals() {
   Dict globals;
   globals.emplace_back("range", Value::from(Function([](const CallArgs& args) {
-    std::int64_t start = 0, stop = 0, step = 1;
-    const auto& p = args.positional;
-    if (p.size() == 1) {
-      stop = as_int(p[0], "range");
-    } else if (p.size() >= 2) {
-      start = as_int(p[0], "range");
-      stop = as_int(p[1], "range");
-      if (p.size() > 2) step = as_int(p[2], "range");
-    }
-    if (step == 0) fail("range() step must not be zero");
-    List out;
-    for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      if (out.size() >= 100'000) fail("range() of more than 100,000 items");
-      out.push_back(Value::from(i));
-    }
-    return Value::from(std::move(out));
-  })));
+                         std::int64_t start = 0, stop = 0, step = 1;
+                         const auto& p = args.positional;
+                         if (p.size() == 1) {
+                           stop = as_int(p[0], "range");
+                         } else if (p.size() >= 2) {
+                           start = as_int(p[0], "range");
+                           stop = as_int(p[1], "range");
+                           if (p.size() > 2) step = as_int(p[2], "range");
+                         }
+                         if (step == 0) fail("range() step must not be zero");
+                         List out;
+                         for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+                           if (out.size() >= 100'000) fail("range() of more than 100,000 items");
+                           out.push_back(Value::from(i));
+                         }
+                         return Value::from(std::move(out));
+                       })));
   globals.emplace_back("namespace", Value::from(Function([](const CallArgs& args) {
-    Dict attributes;
-    if (!args.positional.empty() && args.positional[0].is(Kind::dict)) {
-      attributes = *args.positional[0].dict;
-    }
-    for (const auto& [key, v] : args.named) attributes.emplace_back(key, v);
-    Value ns = Value::from(std::move(attributes));
-    ns.is_namespace = true;
-    return ns;
-  })));
+                         Dict attributes;
+                         if (!args.positional.empty() && args.positional[0].is(Kind::dict)) {
+                           attributes = *args.positional[0].dict;
+                         }
+                         for (const auto& [key, v] : args.named) attributes.emplace_back(key, v);
+                         Value ns = Value::from(std::move(attributes));
+                         ns.is_namespace = true;
+                         return ns;
+                       })));
   globals.emplace_back("dict", Value::from(Function([](const CallArgs& args) {
-    Dict items;
-    for (const auto& [key, v] : args.named) items.emplace_back(key, v);
-    return Value::from(std::move(items));
-  })));
-  globals.emplace_back("raise_exception", Value::from(Function([](const CallArgs& args) -> Value {
-    throw TemplateError(args.positional.empty() ? "raise_exception" : args.positional[0].str());
-  })));
-  globals.emplace_back("strftime_now", Value::from(Function([](const CallArgs& args) {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm local{};
-    localtime_r(&now, &local);
-    char buffer[256];
-    const std::string format = args.positional.empty() ? "" : args.positional[0].str();
-    const std::size_t n = std::strftime(buffer, sizeof buffer, format.c_str(), &local);
-    return Value::from(std::string(buffer, n));
-  })));
+                         Dict items;
+                         for (const auto& [key, v] : args.named) items.emplace_back(key, v);
+                         return Value::from(std::move(items));
+                       })));
+  globals.emplace_back(
+      "raise_exception", Value::from(Function([](const CallArgs& args) -> Value {
+        throw TemplateError(args.positional.empty() ? "raise_exception" : args.positional[0].str());
+      })));
+  globals.emplace_back(
+      "strftime_now", Value::from(Function([](const CallArgs& args) {
+        const std::time_t now =
+            std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+        std::tm local{};
+        localtime_r(&now, &local);
+        char buffer[256];
+        const std::string format = args.positional.empty() ? "" : args.positional[0].str();
+        const std::size_t n = std::strftime(buffer, sizeof buffer, format.c_str(), &local);
+        return Value::from(std::string(buffer, n));
+      })));
   return globals;
 }
 

@@ -97,8 +97,7 @@ class Lexer {
       const bool plus = src_[pos_] == '+' && src_.substr(pos_ + 1, 2) == close;
       if (minus || plus || src_.substr(pos_, 2) == close) {
         const std::size_t end = pos_ + (minus || plus ? 3 : 2);
-        tokens_.push_back(
-            {block ? Token::Kind::block_close : Token::Kind::print_close, "", line_});
+        tokens_.push_back({block ? Token::Kind::block_close : Token::Kind::print_close, "", line_});
         after_close(minus, end, block);
         return;
       }
@@ -182,8 +181,7 @@ class Lexer {
       ++exponent;
       if (exponent < src_.size() && (src_[exponent] == '+' || src_[exponent] == '-')) ++exponent;
       if (exponent < src_.size() && std::isdigit(static_cast<unsigned char>(src_[exponent]))) {
-        while (exponent < src_.size() &&
-               std::isdigit(static_cast<unsigned char>(src_[exponent]))) {
+        while (exponent < src_.size() && std::isdigit(static_cast<unsigned char>(src_[exponent]))) {
           ++exponent;
         }
         pos_ = exponent;
@@ -202,12 +200,24 @@ class Lexer {
       if (c == '\\' && pos_ + 1 < src_.size()) {
         c = src_[++pos_];
         switch (c) {
-          case 'n': c = '\n'; break;
-          case 't': c = '\t'; break;
-          case 'r': c = '\r'; break;
-          case '\n': ++line_; continue;
-          case '\\': case '\'': case '"': break;
-          default: value += '\\';
+          case 'n':
+            c = '\n';
+            break;
+          case 't':
+            c = '\t';
+            break;
+          case 'r':
+            c = '\r';
+            break;
+          case '\n':
+            ++line_;
+            continue;
+          case '\\':
+          case '\'':
+          case '"':
+            break;
+          default:
+            value += '\\';
         }
       }
       value += c;

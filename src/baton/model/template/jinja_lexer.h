@@ -11,8 +11,19 @@
 namespace baton::jinja {
 
 struct Token {
-  enum class Kind { text, print_open, print_close, block_open, block_close, name, string,
-                    integer, real, op, end };
+  enum class Kind {
+    text,
+    print_open,
+    print_close,
+    block_open,
+    block_close,
+    name,
+    string,
+    integer,
+    real,
+    op,
+    end
+  };
   Kind kind;
   std::string text;  // the text, name, operator or a string literal's value
   int line;

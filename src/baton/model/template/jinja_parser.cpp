@@ -316,8 +316,8 @@ class Parser {
       const int line = peek().line;
       std::string op;
       if (peek().kind == K::op &&
-          (peek().text == "==" || peek().text == "!=" || peek().text == "<" ||
-           peek().text == ">" || peek().text == "<=" || peek().text == ">=")) {
+          (peek().text == "==" || peek().text == "!=" || peek().text == "<" || peek().text == ">" ||
+           peek().text == "<=" || peek().text == ">=")) {
         op = take().text;
       } else if (is_name("in")) {
         take();
@@ -551,8 +551,7 @@ class Parser {
         if (is_op("(")) {
           parse_arguments(*e);
         } else if (peek().kind == K::string || peek().kind == K::integer ||
-                   peek().kind == K::real ||
-                   (peek().kind == K::name && !is_keyword(peek().text))) {
+                   peek().kind == K::real || (peek().kind == K::name && !is_keyword(peek().text))) {
           e->items.push_back(parse_primary());  // "is divisibleby 3", "is sameas false"
         }
         target = seal(std::move(e));

@@ -50,7 +50,8 @@ class Renderer {
     for (const NodePtr& node : body) {
       const Flow flow = exec(*node, out);
       if (flow != Flow::normal) return flow;
-      if (out.size() > JinjaTemplate::kMaxOutputBytes) fail_at(node->line, "the output is too long");
+      if (out.size() > JinjaTemplate::kMaxOutputBytes)
+        fail_at(node->line, "the output is too long");
     }
     return Flow::normal;
   }
@@ -58,25 +59,37 @@ class Renderer {
   Flow exec(const Node& node, std::string& out) {
     step(node.line);
     switch (node.kind) {
-      case Node::Kind::text: out += node.text; return Flow::normal;
-      case Node::Kind::print: out += eval(*node.expr).str(); return Flow::normal;
+      case Node::Kind::text:
+        out += node.text;
+        return Flow::normal;
+      case Node::Kind::print:
+        out += eval(*node.expr).str();
+        return Flow::normal;
       case Node::Kind::if_:
         for (const auto& [condition, body] : node.branches) {
           if (eval(*condition).truthy()) return exec(body, out);
         }
         return exec(node.body, out);
-      case Node::Kind::for_: return exec_for(node, out);
-      case Node::Kind::set: assign(node, eval(*node.expr)); return Flow::normal;
+      case Node::Kind::for_:
+        return exec_for(node, out);
+      case Node::Kind::set:
+        assign(node, eval(*node.expr));
+        return Flow::normal;
       case Node::Kind::set_block: {
         std::string text;
         exec(node.body, text);
         assign(node, Value::from(std::move(text)));
         return Flow::normal;
       }
-      case Node::Kind::macro: scopes_.back()[node.text] = macro(node); return Flow::normal;
-      case Node::Kind::break_: return Flow::break_;
-      case Node::Kind::continue_: return Flow::continue_;
-      case Node::Kind::block: return exec(node.body, out);
+      case Node::Kind::macro:
+        scopes_.back()[node.text] = macro(node);
+        return Flow::normal;
+      case Node::Kind::break_:
+        return Flow::break_;
+      case Node::Kind::continue_:
+        return Flow::continue_;
+      case Node::Kind::block:
+        return exec(node.body, out);
     }
     return Flow::normal;
   }
@@ -208,7 +221,8 @@ class Renderer {
 
   CallArgs arguments(const Expr& e, std::size_t first) {
     CallArgs args;
-    for (std::size_t i = first; i < e.items.size(); ++i) args.positional.push_back(eval(*e.items[i]));
+    for (std::size_t i = first; i < e.items.size(); ++i)
+      args.positional.push_back(eval(*e.items[i]));
     for (const auto& [name, value] : e.named) args.named.emplace_back(name, eval(*value));
     return args;
   }
@@ -225,18 +239,26 @@ class Renderer {
 
   Value eval_unchecked(const Expr& e) {
     switch (e.kind) {
-      case Expr::Kind::literal: return e.literal;
-      case Expr::Kind::name: return lookup(e.name);
-      case Expr::Kind::attr: return attribute(eval(*e.items[0]), e.name);
-      case Expr::Kind::index: return index(eval(*e.items[0]), eval(*e.items[1]));
-      case Expr::Kind::slice: return slice(e);
-      case Expr::Kind::call: return call(e);
+      case Expr::Kind::literal:
+        return e.literal;
+      case Expr::Kind::name:
+        return lookup(e.name);
+      case Expr::Kind::attr:
+        return attribute(eval(*e.items[0]), e.name);
+      case Expr::Kind::index:
+        return index(eval(*e.items[0]), eval(*e.items[1]));
+      case Expr::Kind::slice:
+        return slice(e);
+      case Expr::Kind::call:
+        return call(e);
       case Expr::Kind::filter:
         return apply_filter(e.name, eval(*e.items[0]), arguments(e, 1));
       case Expr::Kind::test:
         return Value::from(apply_test(e.name, eval(*e.items[0]), arguments(e, 1)) != e.negated);
-      case Expr::Kind::unary: return unary(e.name, eval(*e.items[0]));
-      case Expr::Kind::binary: return binary(e);
+      case Expr::Kind::unary:
+        return unary(e.name, eval(*e.items[0]));
+      case Expr::Kind::binary:
+        return binary(e);
       case Expr::Kind::cond:
         if (eval(*e.items[1]).truthy()) return eval(*e.items[0]);
         return e.items[2] ? eval(*e.items[2]) : Value::undefined("the else of a condition");
@@ -257,19 +279,22 @@ class Renderer {
   }
 
   static Value attribute(const Value& target, const std::string& name) {
-    if (target.is(Kind::undefined)) throw TemplateError("'" + target.undefined_name + "' is undefined");
+    if (target.is(Kind::undefined))
+      throw TemplateError("'" + target.undefined_name + "' is undefined");
     if (const Value* found = target.find(name)) return *found;
     return Value::undefined(name);
   }
 
   static Value index(const Value& target, const Value& key) {
-    if (target.is(Kind::undefined)) throw TemplateError("'" + target.undefined_name + "' is undefined");
+    if (target.is(Kind::undefined))
+      throw TemplateError("'" + target.undefined_name + "' is undefined");
     if (target.is(Kind::dict)) {
       const Value* found = target.find(key.str());
       return found ? *found : Value::undefined(key.str());
     }
     if ((target.is(Kind::list) || target.is(Kind::string)) && key.is(Kind::integer)) {
-      const List items = target.is(Kind::list) ? *target.list : *apply_filter("list", target, {}).list;
+      const List items =
+          target.is(Kind::list) ? *target.list : *apply_filter("list", target, {}).list;
       const std::int64_t n = static_cast<std::int64_t>(items.size());
       const std::int64_t i = key.integer < 0 ? key.integer + n : key.integer;
       if (i < 0 || i >= n) return Value::undefined("index " + std::to_string(key.integer));
@@ -283,7 +308,8 @@ class Renderer {
     if (!target.is(Kind::list) && !target.is(Kind::string)) {
       throw TemplateError(std::string("cannot slice a ") + target.type_name());
     }
-    const List items = target.is(Kind::list) ? *target.list : *apply_filter("list", target, {}).list;
+    const List items =
+        target.is(Kind::list) ? *target.list : *apply_filter("list", target, {}).list;
     const auto n = static_cast<std::int64_t>(items.size());
     auto part = [&](int i) -> std::optional<std::int64_t> {
       if (!e.items[i]) return std::nullopt;
@@ -323,15 +349,17 @@ class Renderer {
     }
     const Value fn = eval(callee);
     if (!fn.is(Kind::function)) {
-      throw TemplateError(fn.is(Kind::undefined) ? "'" + fn.undefined_name + "' is undefined"
-                                                  : std::string("a ") + fn.type_name() + " is not callable");
+      throw TemplateError(fn.is(Kind::undefined)
+                              ? "'" + fn.undefined_name + "' is undefined"
+                              : std::string("a ") + fn.type_name() + " is not callable");
     }
     return (*fn.function)(arguments(e, 1));
   }
 
   static Value unary(const std::string& op, const Value& v) {
     if (op == "not") return Value::from(!v.truthy());
-    if (!v.is_number()) throw TemplateError("unary " + op + " needs a number, not a " + v.type_name());
+    if (!v.is_number())
+      throw TemplateError("unary " + op + " needs a number, not a " + v.type_name());
     if (op == "+") return v;
     return v.is(Kind::integer) ? Value::from(-v.integer) : Value::from(-v.real);
   }
@@ -385,7 +413,8 @@ class Renderer {
       return bounded(Value::from(std::move(items)));
     }
     if (op == "*" && a.is(Kind::string) && b.is(Kind::integer)) {
-      if (b.integer > 0 && a.string.size() * static_cast<std::size_t>(b.integer) > JinjaTemplate::kMaxOutputBytes) {
+      if (b.integer > 0 &&
+          a.string.size() * static_cast<std::size_t>(b.integer) > JinjaTemplate::kMaxOutputBytes) {
         throw TemplateError("a string repeated past the output limit");
       }
       std::string out;
@@ -393,10 +422,11 @@ class Renderer {
       return Value::from(std::move(out));
     }
     if (!a.is_number() || !b.is_number()) {
-      throw TemplateError("cannot apply '" + op + "' to a " + a.type_name() + " and a " + b.type_name());
+      throw TemplateError("cannot apply '" + op + "' to a " + a.type_name() + " and a " +
+                          b.type_name());
     }
     const bool ints = a.is(Kind::integer) && b.is(Kind::integer);
-    if (op == "/" ) {
+    if (op == "/") {
       if (b.number() == 0) throw TemplateError("division by zero");
       return Value::from(a.number() / b.number());
     }

@@ -14,9 +14,9 @@ std::string float_repr(double d) {
   char buffer[64];
   const double magnitude = std::fabs(d);
   const bool fixed = magnitude == 0 || (magnitude >= 1e-4 && magnitude < 1e16);
-  const auto result = std::to_chars(buffer, buffer + sizeof buffer, d,
-                                    fixed ? std::chars_format::fixed
-                                          : std::chars_format::scientific);
+  const auto result =
+      std::to_chars(buffer, buffer + sizeof buffer, d,
+                    fixed ? std::chars_format::fixed : std::chars_format::scientific);
   std::string text(buffer, result.ptr);
   if (fixed && text.find('.') == std::string::npos) text += ".0";
   return text;
@@ -26,13 +26,27 @@ void json_string(const std::string& s, std::string& out) {
   out += '"';
   for (const char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char escaped[8];
@@ -47,8 +61,7 @@ void json_string(const std::string& s, std::string& out) {
 }
 
 std::string string_repr(const std::string& s) {
-  const bool double_quotes =
-      s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
+  const bool double_quotes = s.find('\'') != std::string::npos && s.find('"') == std::string::npos;
   const char quote = double_quotes ? '"' : '\'';
   std::string out(1, quote);
   for (const char c : s) {
@@ -79,15 +92,23 @@ void dump_json(const Value& v, std::optional<int> indent, int depth, std::string
   };
   switch (v.kind) {
     case Value::Kind::undefined:
-    case Value::Kind::none: out += "null"; return;
-    case Value::Kind::boolean: out += v.boolean ? "true" : "false"; return;
-    case Value::Kind::integer: out += std::to_string(v.integer); return;
+    case Value::Kind::none:
+      out += "null";
+      return;
+    case Value::Kind::boolean:
+      out += v.boolean ? "true" : "false";
+      return;
+    case Value::Kind::integer:
+      out += std::to_string(v.integer);
+      return;
     case Value::Kind::real:
       out += std::isnan(v.real)   ? "NaN"
              : std::isinf(v.real) ? (v.real > 0 ? "Infinity" : "-Infinity")
                                   : float_repr(v.real);
       return;
-    case Value::Kind::string: json_string(v.string, out); return;
+    case Value::Kind::string:
+      json_string(v.string, out);
+      return;
     case Value::Kind::list:
       if (v.list->empty()) {
         out += "[]";
@@ -118,19 +139,25 @@ void dump_json(const Value& v, std::optional<int> indent, int depth, std::string
       newline(depth);
       out += '}';
       return;
-    case Value::Kind::function: throw TemplateError("a function cannot be written as JSON");
+    case Value::Kind::function:
+      throw TemplateError("a function cannot be written as JSON");
   }
 }
 
 template <typename Json>
 Value convert_json(const Json& json) {
   switch (json.type()) {
-    case Json::value_t::null: return Value::none();
-    case Json::value_t::boolean: return Value::from(json.template get<bool>());
+    case Json::value_t::null:
+      return Value::none();
+    case Json::value_t::boolean:
+      return Value::from(json.template get<bool>());
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return Value::from(json.template get<std::int64_t>());
-    case Json::value_t::number_float: return Value::from(json.template get<double>());
-    case Json::value_t::string: return Value::from(json.template get<std::string>());
+    case Json::value_t::number_unsigned:
+      return Value::from(json.template get<std::int64_t>());
+    case Json::value_t::number_float:
+      return Value::from(json.template get<double>());
+    case Json::value_t::string:
+      return Value::from(json.template get<std::string>());
     case Json::value_t::array: {
       List items;
       for (const auto& item : json) items.push_back(convert_json(item));
@@ -141,7 +168,8 @@ Value convert_json(const Json& json) {
       for (const auto& [key, item] : json.items()) items.emplace_back(key, convert_json(item));
       return Value::from(std::move(items));
     }
-    default: return Value::none();
+    default:
+      return Value::none();
   }
 }
 
@@ -197,14 +225,22 @@ Value Value::from_json(const nlohmann::ordered_json& json) { return convert_json
 bool Value::truthy() const {
   switch (kind) {
     case Kind::undefined:
-    case Kind::none: return false;
-    case Kind::boolean: return boolean;
-    case Kind::integer: return integer != 0;
-    case Kind::real: return real != 0;
-    case Kind::string: return !string.empty();
-    case Kind::list: return !list->empty();
-    case Kind::dict: return is_namespace || !dict->empty();
-    case Kind::function: return true;
+    case Kind::none:
+      return false;
+    case Kind::boolean:
+      return boolean;
+    case Kind::integer:
+      return integer != 0;
+    case Kind::real:
+      return real != 0;
+    case Kind::string:
+      return !string.empty();
+    case Kind::list:
+      return !list->empty();
+    case Kind::dict:
+      return is_namespace || !dict->empty();
+    case Kind::function:
+      return true;
   }
   return false;
 }
@@ -219,20 +255,29 @@ const Value* Value::find(const std::string& key) const {
 
 std::string Value::str() const {
   switch (kind) {
-    case Kind::undefined: return "";
-    case Kind::string: return string;
-    default: return repr();
+    case Kind::undefined:
+      return "";
+    case Kind::string:
+      return string;
+    default:
+      return repr();
   }
 }
 
 std::string Value::repr() const {
   switch (kind) {
-    case Kind::undefined: return "";
-    case Kind::none: return "None";
-    case Kind::boolean: return boolean ? "True" : "False";
-    case Kind::integer: return std::to_string(integer);
-    case Kind::real: return float_repr(real);
-    case Kind::string: return string_repr(string);
+    case Kind::undefined:
+      return "";
+    case Kind::none:
+      return "None";
+    case Kind::boolean:
+      return boolean ? "True" : "False";
+    case Kind::integer:
+      return std::to_string(integer);
+    case Kind::real:
+      return float_repr(real);
+    case Kind::string:
+      return string_repr(string);
     case Kind::list: {
       std::string out = "[";
       for (std::size_t i = 0; i < list->size(); ++i) {
@@ -243,12 +288,13 @@ std::string Value::repr() const {
     case Kind::dict: {
       std::string out = is_namespace ? "<Namespace {" : "{";
       for (std::size_t i = 0; i < dict->size(); ++i) {
-        out += (i > 0 ? ", " : "") + string_repr((*dict)[i].first) + ": " +
-               (*dict)[i].second.repr();
+        out +=
+            (i > 0 ? ", " : "") + string_repr((*dict)[i].first) + ": " + (*dict)[i].second.repr();
       }
       return out + (is_namespace ? "}>" : "}");
     }
-    case Kind::function: return "<function>";
+    case Kind::function:
+      return "<function>";
   }
   return "";
 }
@@ -261,15 +307,24 @@ std::string Value::to_json(std::optional<int> indent) const {
 
 const char* Value::type_name() const {
   switch (kind) {
-    case Kind::undefined: return "undefined";
-    case Kind::none: return "none";
-    case Kind::boolean: return "boolean";
-    case Kind::integer: return "integer";
-    case Kind::real: return "float";
-    case Kind::string: return "string";
-    case Kind::list: return "list";
-    case Kind::dict: return is_namespace ? "namespace" : "dict";
-    case Kind::function: return "function";
+    case Kind::undefined:
+      return "undefined";
+    case Kind::none:
+      return "none";
+    case Kind::boolean:
+      return "boolean";
+    case Kind::integer:
+      return "integer";
+    case Kind::real:
+      return "float";
+    case Kind::string:
+      return "string";
+    case Kind::list:
+      return "list";
+    case Kind::dict:
+      return is_namespace ? "namespace" : "dict";
+    case Kind::function:
+      return "function";
   }
   return "?";
 }
@@ -281,9 +336,12 @@ bool equal(const Value& a, const Value& b) {
   if (a.kind != b.kind) return false;
   switch (a.kind) {
     case Value::Kind::undefined:
-    case Value::Kind::none: return true;
-    case Value::Kind::boolean: return a.boolean == b.boolean;
-    case Value::Kind::string: return a.string == b.string;
+    case Value::Kind::none:
+      return true;
+    case Value::Kind::boolean:
+      return a.boolean == b.boolean;
+    case Value::Kind::string:
+      return a.string == b.string;
     case Value::Kind::list:
       if (a.list->size() != b.list->size()) return false;
       for (std::size_t i = 0; i < a.list->size(); ++i) {
@@ -297,7 +355,8 @@ bool equal(const Value& a, const Value& b) {
         if (other == nullptr || !equal(value, *other)) return false;
       }
       return true;
-    default: return a.function == b.function;
+    default:
+      return a.function == b.function;
   }
 }
 

@@ -63,7 +63,7 @@ struct Value {
   static Value from(List items);
   static Value from(Dict items);
   static Value from(Function fn);
-  static Value from_json(const nlohmann::json& json);  // its objects' keys sorted
+  static Value from_json(const nlohmann::json& json);          // its objects' keys sorted
   static Value from_json(const nlohmann::ordered_json& json);  // in the text's order
 
   bool is(Kind k) const { return kind == k; }

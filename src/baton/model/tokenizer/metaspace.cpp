@@ -1,21 +1,10 @@
 #include "baton/model/tokenizer/metaspace.h"
 
+#include <boost/algorithm/string/replace.hpp>
+
 #include "baton/model/files/model_file_error.h"
 
 namespace baton {
-namespace {
-
-std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t at = 0;
-  for (std::size_t found; (found = text.find(from, at)) != std::string_view::npos;) {
-    out.append(text, at, found - at).append(to);
-    at = found + from.size();
-  }
-  return out.append(text, at);
-}
-
-}  // namespace
 
 Metaspace Metaspace::read(const nlohmann::json& node, std::string_view file) {
   Metaspace metaspace;
@@ -46,9 +35,8 @@ Metaspace Metaspace::read(const nlohmann::json& node, std::string_view file) {
 }
 
 std::vector<std::string> Metaspace::pre_tokenize(std::string_view text, bool opens_text) const {
-  std::string replaced = replace_all(text, " ", replacement);
-  const bool prepend_here =
-      prepend == Prepend::always || (prepend == Prepend::first && opens_text);
+  std::string replaced = boost::algorithm::replace_all_copy(std::string(text), " ", replacement);
+  const bool prepend_here = prepend == Prepend::always || (prepend == Prepend::first && opens_text);
   if (prepend_here && replaced.compare(0, replacement.size(), replacement) != 0) {
     replaced.insert(0, replacement);
   }
@@ -66,7 +54,8 @@ std::vector<std::string> Metaspace::pre_tokenize(std::string_view text, bool ope
 }
 
 std::string Metaspace::decode(std::string_view token, bool first) const {
-  std::string text = replace_all(token, replacement, " ");
+  std::string text(token);
+  boost::algorithm::replace_all(text, replacement, " ");
   if (first && prepend != Prepend::never && !text.empty() && text.front() == ' ') text.erase(0, 1);
   return text;
 }

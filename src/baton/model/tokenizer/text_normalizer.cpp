@@ -1,5 +1,7 @@
 #include "baton/model/tokenizer/text_normalizer.h"
 
+#include <boost/algorithm/string/replace.hpp>
+
 #include "baton/model/files/model_file_error.h"
 
 namespace baton {
@@ -60,13 +62,7 @@ std::string TextNormalizer::apply(std::string_view text) const {
       if (!out.empty()) out.insert(0, step.to);
       continue;
     }
-    std::string replaced;
-    std::size_t at = 0;
-    for (std::size_t found; (found = out.find(step.from, at)) != std::string::npos;) {
-      replaced.append(out, at, found - at).append(step.to);
-      at = found + step.from.size();
-    }
-    out = replaced.append(out, at);
+    boost::algorithm::replace_all(out, step.from, step.to);
   }
   return out;
 }

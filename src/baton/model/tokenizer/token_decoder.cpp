@@ -1,7 +1,9 @@
 #include "baton/model/tokenizer/token_decoder.h"
 
-#include "baton/model/tokenizer/byte_level.h"
+#include <boost/algorithm/string/replace.hpp>
+
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/tokenizer/byte_level.h"
 
 namespace baton {
 namespace {
@@ -12,15 +14,6 @@ using nlohmann::json;
   throw ModelFileError(file, "decoder: " + problem);
 }
 
-std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
-  std::string out;
-  std::size_t at = 0;
-  for (std::size_t found; (found = text.find(from, at)) != std::string_view::npos;) {
-    out.append(text, at, found - at).append(to);
-    at = found + from.size();
-  }
-  return out.append(text, at);
-}
 
 // The byte a "<0xNN>" token stands for, or -1.
 int fallback_byte(std::string_view token) {
@@ -138,7 +131,7 @@ std::string TokenDecoder::decode(std::vector<std::string> tokens, bool continuat
         for (std::size_t i = 0; i < tokens.size(); ++i) {
           const bool opens = i == 0 && !continuation;
           std::string& token = tokens[i];
-          if (step.kind == Step::Kind::replace) token = replace_all(token, step.from, step.to);
+          if (step.kind == Step::Kind::replace) boost::algorithm::replace_all(token, step.from, step.to);
           if (step.kind == Step::Kind::strip) {
             token = strip(std::move(token), step.content, step.start, step.stop, !opens && i == 0);
           }
