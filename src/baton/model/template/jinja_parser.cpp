@@ -283,23 +283,21 @@ class Parser {
     return seal(std::move(e));
   }
 
-  ExprPtr parse_or() {
-    ExprPtr left = parse_and();
-    while (is_name("or")) {
+  // A left-associative run: next (op next)*, for the operators (symbols or names) `ops`.
+  template <typename Next>
+  ExprPtr chain(Next next, std::initializer_list<const char*> ops) {
+    ExprPtr left = next();
+    for (;;) {
+      const auto op = std::find_if(ops.begin(), ops.end(),
+                                   [&](const char* o) { return is_op(o) || is_name(o); });
+      if (op == ops.end()) return left;
       const int line = take().line;
-      left = binary("or", std::move(left), parse_and(), line);
+      left = binary(*op, std::move(left), next(), line);
     }
-    return left;
   }
 
-  ExprPtr parse_and() {
-    ExprPtr left = parse_not();
-    while (is_name("and")) {
-      const int line = take().line;
-      left = binary("and", std::move(left), parse_not(), line);
-    }
-    return left;
-  }
+  ExprPtr parse_or() { return chain([this] { return parse_and(); }, {"or"}); }
+  ExprPtr parse_and() { return chain([this] { return parse_not(); }, {"and"}); }
 
   ExprPtr parse_not() {
     if (!is_name("not")) return parse_compare();
@@ -333,41 +331,12 @@ class Parser {
     }
   }
 
-  ExprPtr parse_math1() {
-    ExprPtr left = parse_concat();
-    while (is_op("+") || is_op("-")) {
-      const Token& t = take();
-      left = binary(t.text, std::move(left), parse_concat(), t.line);
-    }
-    return left;
-  }
-
-  ExprPtr parse_concat() {
-    ExprPtr left = parse_math2();
-    while (is_op("~")) {
-      const int line = take().line;
-      left = binary("~", std::move(left), parse_math2(), line);
-    }
-    return left;
-  }
-
+  ExprPtr parse_math1() { return chain([this] { return parse_concat(); }, {"+", "-"}); }
+  ExprPtr parse_concat() { return chain([this] { return parse_math2(); }, {"~"}); }
   ExprPtr parse_math2() {
-    ExprPtr left = parse_pow();
-    while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
-      const Token& t = take();
-      left = binary(t.text, std::move(left), parse_pow(), t.line);
-    }
-    return left;
+    return chain([this] { return parse_pow(); }, {"*", "/", "//", "%"});
   }
-
-  ExprPtr parse_pow() {
-    ExprPtr left = parse_unary();
-    while (is_op("**")) {
-      const int line = take().line;
-      left = binary("**", std::move(left), parse_unary(), line);
-    }
-    return left;
-  }
+  ExprPtr parse_pow() { return chain([this] { return parse_unary(); }, {"**"}); }
 
   // As Jinja: "-3 | abs" is (-3) | abs, the filters after the operand's sign.
   ExprPtr parse_unary(bool with_filters = true) {
