@@ -148,9 +148,17 @@ BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : 
   const json& decoder = member(root, "decoder");
   const bool decoder_is_byte_level =
       decoder.is_null() || decoder.dump().find(R"("ByteLevel")") != std::string::npos;
-  byte_fallback_ = model.value("byte_fallback", false);
+  // byte_fallback: the "<0xNN>" token of each byte the vocabulary has.
+  const bool byte_fallback = model.value("byte_fallback", false);
+  if (byte_fallback) {
+    for (int byte = 0; byte < 256; ++byte) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", byte);
+      if (auto it = vocab_.find(name); it != vocab_.end()) byte_tokens_[byte] = it->second;
+    }
+  }
   fuse_unk_ = model.value("fuse_unk", false);
-  if (byte_fallback_ || metaspace_ || !decoder_is_byte_level) {
+  if (byte_fallback || metaspace_ || !decoder_is_byte_level) {
     if (byte_level_pre_tokenizer_) fail(file, "mixes ByteLevel with SentencePiece-style steps");
     byte_level_ = false;
     decoder_ = TokenDecoder::read(decoder, file);
@@ -301,13 +309,9 @@ void BpeTokenizer::encode_characters(std::string_view text, std::vector<TokenId>
     run.clear();
     std::vector<TokenId> bytes;
     for (const char byte : symbol) {
-      char name[8];
-      std::snprintf(name, sizeof name, "<0x%02X>", static_cast<unsigned char>(byte));
-      if (auto it = vocab_.find(name); byte_fallback_ && it != vocab_.end()) {
-        bytes.push_back(it->second);
-      }
+      if (auto id = byte_tokens_[static_cast<unsigned char>(byte)]) bytes.push_back(*id);
     }
-    if (byte_fallback_ && bytes.size() == symbol.size()) {
+    if (bytes.size() == symbol.size()) {
       out.insert(out.end(), bytes.begin(), bytes.end());
       after_unk = false;
     } else if (!(fuse_unk_ && after_unk)) {

@@ -15,6 +15,7 @@
 // Thread-safety: immutable after construction; encode/decode from any thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -84,7 +85,7 @@ class BpeTokenizer {
   std::unordered_map<std::pair<std::string, std::string>, int, PairHash> merge_rank_;
   bool ignore_merges_ = false;
   bool byte_level_ = true;  // false: SentencePiece-style character symbols
-  bool byte_fallback_ = false;
+  std::array<std::optional<TokenId>, 256> byte_tokens_;  // byte_fallback's tokens, by byte
   bool fuse_unk_ = false;
   std::optional<TokenId> unk_;
   std::vector<AddedToken> added_;  // longest first, for matching
