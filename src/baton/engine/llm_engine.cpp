@@ -194,6 +194,7 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
     {
       std::lock_guard lock(mu_);
       ++stats_.prefill_pieces;
+      stats_.prefill_piece_rows += static_cast<std::uint64_t>(count);
       stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, ms);
     }
     first += count;
