@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <stdexcept>
 
 namespace baton {
@@ -96,6 +97,29 @@ TEST(PieceSizer, TimeInProportionToRowsKeepsTheSmallestPiece) {
   EXPECT_EQ(run.last_rows, 32);
   EXPECT_DOUBLE_EQ(run.longest_ms, cost(64));  // the one look above
   EXPECT_EQ(sizer.next_piece(2048, 8000, 0.5), 32);
+}
+
+// The H200 at 8K context, where a piece of a size never run before pays its kernel loads
+// (15 ms here) once. Timing those would rule out every size tried after the first and
+// keep 32-row pieces at a 2 ms budget (measured at 3a3f312); warm-ups are not timed.
+TEST(PieceSizer, TheFirstLaunchOfASizeDoesNotKeepThePiecesSmall) {
+  PieceSizer sizer(32);
+  std::set<int> launched;
+  const auto cost = [&](int rows) {
+    return launched.insert(rows).second ? 15.0 : 0.3 + 0.002 * rows;
+  };
+  const LayersRun run = run_layers(sizer, cost, 2.0, 4);
+  EXPECT_EQ(run.last_rows, 512);  // 1.32 ms; 1024 rows would take 2.35
+  EXPECT_EQ(sizer.next_piece(2048, 8000, 2.0), 512);
+}
+
+// Time that falls as rows grow is a stale time: the faster, larger size is believed.
+TEST(PieceSizer, ASizeSlowerThanALargerOneIsIgnored) {
+  PieceSizer sizer(32);
+  sizer.record(32, 2048, 5.0);   // a one-off: the shape's first piece
+  sizer.record(64, 2048, 9.9);   // warm-up of a new size: not timed
+  sizer.record(64, 2048, 0.64);  // 0.01 ms per row
+  EXPECT_EQ(sizer.next_piece(2048, 2048, 2.6), 256);
 }
 
 TEST(PieceSizer, NonsenseMeasurementsAreIgnored) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "baton/common/context_bucket.h"
@@ -38,11 +39,24 @@ bool PieceSizer::aligned(int rows) const {
   return rows % align_ == 0 && (tiles & (tiles - 1)) == 0;
 }
 
+// Time never falls as rows grow: a size measured slower than a larger one carries a
+// stale or one-off time (a first launch), which would otherwise keep the pieces small.
+PieceSizer::Times PieceSizer::monotone(const Times& times) {
+  Times kept;
+  double faster = std::numeric_limits<double>::infinity();
+  for (auto it = times.rbegin(); it != times.rend(); ++it) {
+    if (it->second > faster) continue;
+    kept.emplace(it->first, it->second);
+    faster = it->second;
+  }
+  return kept;
+}
+
 int PieceSizer::next_piece(int remaining, std::size_t context, double budget_ms) const {
   if (remaining <= align_) return remaining;
   const auto it = times_.find(context_bucket(context));
   if (it == times_.end()) return align_;  // never measured: one small piece first
-  const Times& times = it->second;
+  const Times times = monotone(it->second);
   double cheapest = times.begin()->second;
   int smallest = 0;
   int largest = 0;
@@ -75,9 +89,14 @@ int PieceSizer::next_piece(int remaining, std::size_t context, double budget_ms)
   return piece;
 }
 
+// A size's first piece in a shape that already has a time is a warm-up: on the H200 a
+// piece of a new size pays its kernel loads (10-17 ms), which would rule the size out.
 void PieceSizer::record(int rows, std::size_t context, double ms) {
   if (rows <= 0 || !(ms >= 0.0) || !std::isfinite(ms)) return;
-  const auto [it, fresh] = times_[context_bucket(context)].try_emplace(rows, ms);
+  const std::size_t bucket = context_bucket(context);
+  Times& times = times_[bucket];
+  if (!times.empty() && warmed_[bucket].insert(rows).second && !times.contains(rows)) return;
+  const auto [it, fresh] = times.try_emplace(rows, ms);
   if (!fresh) it->second += kWeightOfNewest * (ms - it->second);
 }
 

@@ -10,12 +10,14 @@
 // kUnattainableSlack times the cheapest piece measured: the waiter is held barely longer,
 // and the prefill no longer runs at an eighth of its rate. To tell a fixed cost from a
 // proportional one it measures one smaller size (or, at the smallest, one larger size,
-// once). A shape never measured starts with one small piece.
+// once). A shape never measured starts with one small piece. A size's first piece in a
+// measured shape is a warm-up, not timed, and a size slower than a larger one is ignored.
 // Thread-safety: none; the engine thread owns it.
 #pragma once
 
 #include <cstddef>
 #include <map>
+#include <set>
 
 namespace baton {
 
@@ -46,12 +48,14 @@ class PieceSizer {
   };
   using Times = std::map<int, double>;  // rows -> moving average of ms
   static Line fit(const Times& times);
+  static Times monotone(const Times& times);
   // A power-of-two multiple of align_ (a size next_piece picks, not a layer's rest).
   bool aligned(int rows) const;
 
   static constexpr double kWeightOfNewest = 0.3;
   const int align_;
   std::map<std::size_t, Times> times_;  // by context bucket
+  std::map<std::size_t, std::set<int>> warmed_;  // sizes whose warm-up piece ran, by bucket
 };
 
 }  // namespace baton
