@@ -6,19 +6,13 @@
 #include <sstream>
 
 #include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/tokenizer/split_patterns.h"
 #include "baton/model/files/model_file_error.h"
 
 namespace baton::peers {
 namespace {
 
 using nlohmann::json;
-
-// The Split patterns of Llama 3's and Qwen2's pre-tokenizers (they differ only in how
-// many digits one piece takes), and llama.cpp's names for them.
-constexpr std::string_view kLlama3Pattern =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kQwen2Pattern =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 // Every pre-tokenizer step: the object itself, or the steps of a Sequence.
 std::vector<json> pre_tokenizer_steps(const json& pre) {

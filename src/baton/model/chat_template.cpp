@@ -5,9 +5,12 @@
 #include <system_error>
 
 #include "baton/common/read_file.h"
+#include "baton/model/files/gguf_file.h"
+#include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/template/jinja_builtins.h"
 #include "baton/model/template/jinja_template.h"
+#include "baton/model/tokenizer/gguf_tokenizer.h"
 
 namespace baton {
 namespace {
@@ -149,6 +152,11 @@ std::string render_jinja(const ChatTemplate& t, std::span<const ChatMessage> mes
   }
 }
 
+json gguf_config(const fs::path& file) {
+  const MappedFile mapped(file);
+  return gguf_tokenizer_config(read_gguf_header(mapped.bytes(), file.string()));
+}
+
 // chat_template as a string, or as a list of named templates of which "default" is the
 // one transformers uses when no name is asked for.
 std::optional<std::string> template_of(const json& config, const fs::path& path) {
@@ -248,9 +256,12 @@ std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text) {
 // As in transformers, chat_template.jinja wins over the key in tokenizer_config.json.
 ChatTemplate load_chat_template(const fs::path& model_dir,
                                 std::optional<ChatFamily> override_family) {
-  const fs::path config_path = model_dir / "tokenizer_config.json";
+  // A GGUF file carries what tokenizer_config.json would.
+  const fs::path gguf = find_gguf(model_dir);
+  const fs::path config_path = gguf.empty() ? model_dir / "tokenizer_config.json" : gguf;
   const fs::path jinja_path = model_dir / "chat_template.jinja";
-  const std::optional<json> config = read_json_if_present(config_path);
+  const std::optional<json> config =
+      gguf.empty() ? read_json_if_present(config_path) : std::optional<json>(gguf_config(gguf));
   ChatTemplate result;
   if (config) {
     result.special_tokens = special_tokens_of(*config, config_path);

@@ -5,6 +5,7 @@
 
 #include "baton/common/read_file.h"
 #include "baton/model/files/gguf_file.h"
+#include "baton/model/gguf_config.h"
 #include "baton/model/files/model_file_error.h"
 
 namespace baton {
@@ -205,12 +206,8 @@ void merge_generation_config(std::string_view json_text, std::string_view file,
 }
 
 ModelConfig read_model_config(const std::filesystem::path& directory) {
-  // A GGUF file (or a folder of one) is read far enough to say what it is.
   if (const std::filesystem::path gguf = find_gguf(directory); !gguf.empty()) {
-    throw ModelFileError(gguf.string(), describe_gguf(gguf) +
-                                            "; baton does not load GGUF models yet: give the "
-                                            "Hugging Face directory it was made from "
-                                            "(config.json, *.safetensors, tokenizer.json)");
+    return read_gguf_model_config(gguf);
   }
   std::filesystem::path path = directory / "config.json";
   try {

@@ -22,11 +22,12 @@ enum class ModelArch { llama, mistral, qwen2, qwen3 };
 std::string_view to_string(ModelArch arch);
 
 struct RopeScaling {
-  std::string type = "default";  // default, linear, llama3
+  std::string type = "default";  // default, linear, llama3, divisors (a GGUF's rope_freqs)
   double factor = 1.0;
   double low_freq_factor = 1.0;                          // llama3
   double high_freq_factor = 4.0;                         // llama3
   std::int64_t original_max_position_embeddings = 8192;  // llama3
+  std::vector<float> divisors;  // divisors: one per frequency, theta^(-2i/d) / divisors[i]
 };
 
 // Sampling defaults a model ships in generation_config.json (what transformers applies

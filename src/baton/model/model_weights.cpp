@@ -7,6 +7,7 @@
 #include <string>
 #include <system_error>
 
+#include "baton/model/files/gguf_file.h"
 #include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
 
@@ -54,6 +55,10 @@ void check_shard_name(const std::string& shard, const std::string& tensor,
 
 ModelWeights ModelWeights::open(const fs::path& dir) {
   ModelWeights weights;
+  if (const fs::path gguf = find_gguf(dir); !gguf.empty()) {
+    weights.open_gguf(gguf);
+    return weights;
+  }
   const fs::path single = dir / kSingleFile;
   const fs::path index = dir / kIndexFile;
   if (present(single)) {
@@ -71,6 +76,12 @@ void ModelWeights::open_single(const fs::path& file) {
   source_ = file.string();
   const auto it = shards_.emplace(kSingleFile, SafetensorsFile::open(file)).first;
   for (const TensorView& tensor : it->second.tensors()) tensors_.emplace(tensor.name, &tensor);
+}
+
+void ModelWeights::open_gguf(const fs::path& file) {
+  source_ = file.string();
+  gguf_ = std::make_unique<GgufTensors>(GgufTensors::open(file));
+  for (const TensorView& tensor : gguf_->tensors()) tensors_.emplace(tensor.name, &tensor);
 }
 
 void ModelWeights::open_sharded(const fs::path& dir, const fs::path& index) {
@@ -115,6 +126,7 @@ std::vector<std::string_view> ModelWeights::names() const {
 std::vector<fs::path> ModelWeights::files() const {
   std::vector<fs::path> files;
   for (const auto& [name, shard] : shards_) files.emplace_back(shard.name());
+  if (gguf_) files.push_back(gguf_->path());
   return files;
 }
 

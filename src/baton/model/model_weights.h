@@ -1,6 +1,8 @@
 // ModelWeights: the weights of a Hugging Face model directory, either one
 // `model.safetensors` or shards listed by `model.safetensors.index.json`:
-//   {"metadata": {...}, "weight_map": {tensor name -> shard file name}}.
+//   {"metadata": {...}, "weight_map": {tensor name -> shard file name}},
+// or of a GGUF file (a path to one, or a directory holding one and no config.json:
+// gguf_tensors.h, under Hugging Face's tensor names).
 // When both exist, model.safetensors wins (as in transformers). Each shard is opened
 // (memory-mapped and checked, safetensors.h) once. With an index, exactly the tensors of its
 // weight_map are visible, each from its own shard; tensors a shard holds beyond the index
@@ -16,10 +18,12 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "baton/model/files/gguf_tensors.h"
 #include "baton/model/files/safetensors.h"
 
 namespace baton {
@@ -45,11 +49,13 @@ class ModelWeights {
  private:
   ModelWeights() = default;
   void open_single(const std::filesystem::path& file);
+  void open_gguf(const std::filesystem::path& file);
   void open_sharded(const std::filesystem::path& dir, const std::filesystem::path& index);
 
   std::string source_;                                             // the file named in `at` errors
   std::map<std::string, SafetensorsFile, std::less<>> shards_;     // by shard file name
-  std::map<std::string, const TensorView*, std::less<>> tensors_;  // into shards_
+  std::unique_ptr<GgufTensors> gguf_;                              // or a GGUF file
+  std::map<std::string, const TensorView*, std::less<>> tensors_;  // into shards_ or gguf_
 };
 
 }  // namespace baton

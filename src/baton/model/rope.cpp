@@ -15,6 +15,8 @@ std::vector<float> rope_inverse_frequencies(const ModelConfig& config) {
     f = static_cast<float>(f);
     if (s.type == "linear") {
       f /= s.factor;
+    } else if (s.type == "divisors") {
+      f /= s.divisors.at(static_cast<std::size_t>(i));
     } else if (s.type == "llama3") {
       const double old = static_cast<double>(s.original_max_position_embeddings);
       const double low_wavelen = old / s.low_freq_factor;

@@ -80,6 +80,9 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
   }
   const TensorView& t = weights.at(name);
   check_shape(t, name, {rows, cols});
+  if (t.ggml_type && format != WeightFormat::q8) {  // GGUF blocks: dequantized, as MLX's
+    return from_values(to_float(t), name, t.file, rows, cols, format);
+  }
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);

@@ -4,8 +4,8 @@
 // boundary; else copied once at load to one, since a 64-byte load that straddles two
 // cache lines made the one-row product a third slower, and safetensors files align
 // their tensors to 8 bytes), f32, or q8 (q8_matrix.h). An MLX affine-quantized weight
-// (mlx_affine.h) is dequantized at load into the chosen format (bf16: 2 bytes a weight
-// where the file held 0.25-1). Rows are converted to f32 tile by
+// (mlx_affine.h) or a GGUF tensor in quantized blocks (ggml_blocks.h) is dequantized at
+// load into the chosen format (bf16: 2 bytes a weight where the file held 0.25-1). Rows are converted to f32 tile by
 // tile as the kernels need them (rows_to_float).
 // Thread-safety: immutable after load; any number of threads may read it. A bf16 matrix
 // read in place is valid as long as the ModelWeights it came from; the others own their

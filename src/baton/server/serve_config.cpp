@@ -69,13 +69,14 @@ void validate_model_dir(const ModelSpec& model) {
   const std::string where =
       model.flag.empty() ? fmt::format("models.{}.path", model.name) : model.flag;
   std::error_code ec;
-  // A GGUF file (or a folder of one) is named for what it is: read_model_config says why.
+  // A GGUF file (or a folder of one): its metadata must make a config.
   if (!find_gguf(model.dir).empty()) {
     try {
       read_model_config(model.dir);
     } catch (const ModelFileError& error) {
       fail(fmt::format("{}: {}", where, error.what()));
     }
+    return;
   }
   if (!std::filesystem::is_directory(model.dir, ec)) {
     fail(fmt::format("{}: {} is not a directory", where, model.dir.string()));

@@ -227,25 +227,17 @@ std::filesystem::path find_gguf(const std::filesystem::path& model_path) {
   if (!fs::is_directory(model_path, error) || fs::exists(model_path / "config.json", error)) {
     return {};
   }
-  std::set<fs::path> found;  // sorted: the same file every time
+  std::set<fs::path> found;  // sorted, for the message
   for (const auto& entry : fs::directory_iterator(model_path, error)) {
     if (entry.path().extension() == ".gguf") found.insert(entry.path());
   }
-  return found.empty() ? fs::path() : *found.begin();
-}
-
-std::string describe_gguf(const std::filesystem::path& file) {
-  const MappedFile mapped(file);
-  const GgufHeader header = read_gguf_header(mapped.bytes(), file.string());
-  std::set<std::string> types;
-  for (const GgufTensor& t : header.tensors) types.insert(ggml_type_name(t.type));
-  std::string text = "GGUF v" + std::to_string(header.version) + ": " +
-                     header.metadata.value("general.architecture", std::string("?")) + ", " +
-                     std::to_string(header.tensors.size()) + " tensors (";
-  for (auto it = types.begin(); it != types.end(); ++it) {
-    text += (it == types.begin() ? "" : ", ") + *it;
+  if (found.size() > 1) {
+    std::string names;
+    for (const fs::path& file : found) names += (names.empty() ? "" : ", ") + file.filename().string();
+    throw ModelFileError(model_path.string(), "holds " + std::to_string(found.size()) +
+                                                  " GGUF files (" + names + "): name one");
   }
-  return text + "), tokenizer " + header.metadata.value("tokenizer.ggml.model", std::string("?"));
+  return found.empty() ? fs::path() : *found.begin();
 }
 
 }  // namespace baton

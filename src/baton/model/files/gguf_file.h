@@ -46,11 +46,8 @@ GgufHeader read_gguf_header(std::span<const std::byte> file, std::string_view na
 std::string ggml_type_name(std::uint32_t type);
 
 // The GGUF file a model path names: the path itself when it is a file that starts with
-// "GGUF", else the first *.gguf in a directory without config.json; empty when neither.
+// "GGUF", else the one *.gguf in a directory without config.json; empty when neither.
+// ModelFileError naming them when the directory holds several.
 std::filesystem::path find_gguf(const std::filesystem::path& model_path);
-
-// One line on a GGUF file: "GGUF v3: qwen2, 14 tensors (q8_0, f32), tokenizer gpt2".
-// ModelFileError when its header is broken.
-std::string describe_gguf(const std::filesystem::path& file);
 
 }  // namespace baton

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/half.h"
 #include "baton/model/files/model_file_error.h"
 
@@ -45,7 +46,26 @@ std::size_t TensorView::element_count() const {
   return count;
 }
 
+// Whole blocks of a quantized GGUF tensor.
+void blocks_to_float(const TensorView& tensor, std::size_t first, std::span<float> out) {
+  const std::optional<GgmlBlock> block = ggml_block(*tensor.ggml_type);
+  const std::size_t total = tensor.element_count();
+  if (!block || first % block->values != 0 || out.size() % block->values != 0 || first > total ||
+      out.size() > total - first) {
+    throw std::out_of_range("tensor '" + tensor.name + "': elements [" + std::to_string(first) +
+                            ", +" + std::to_string(out.size()) + ") are not whole blocks of it");
+  }
+  ggml_to_float(*tensor.ggml_type,
+                tensor.bytes.subspan(first / block->values * block->bytes,
+                                     out.size() / block->values * block->bytes),
+                out);
+}
+
 void to_float(const TensorView& tensor, std::size_t first, std::span<float> out) {
+  if (tensor.ggml_type) {
+    blocks_to_float(tensor, first, out);
+    return;
+  }
   if (!is_float_readable(tensor.dtype)) {
     throw ModelFileError(tensor.file, "tensor '" + tensor.name + "': unsupported dtype " +
                                           std::string(dtype_name(tensor.dtype)) +
@@ -67,7 +87,8 @@ void to_float(const TensorView& tensor, std::size_t first, std::span<float> out)
 }
 
 std::vector<float> to_float(const TensorView& tensor) {
-  std::vector<float> values(tensor.bytes.size() / dtype_size(tensor.dtype));
+  std::vector<float> values(tensor.ggml_type ? tensor.element_count()
+                                             : tensor.bytes.size() / dtype_size(tensor.dtype));
   to_float(tensor, 0, values);
   return values;
 }

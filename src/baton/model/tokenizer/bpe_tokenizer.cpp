@@ -7,7 +7,11 @@
 #include <stdexcept>
 
 #include "baton/common/read_file.h"
+#include "baton/model/files/gguf_file.h"
+#include "baton/model/files/mapped_file.h"
 #include "baton/model/tokenizer/byte_level.h"
+#include "baton/model/tokenizer/gguf_tokenizer.h"
+#include "baton/model/tokenizer/split_patterns.h"
 #include "baton/model/files/model_file_error.h"
 
 namespace baton {
@@ -23,10 +27,6 @@ bool is_token_id(const json& id) {
   return id.is_number_integer() && id.get<std::int64_t>() >= 0 &&
          id.get<std::int64_t>() < kMaxTokenIds;
 }
-
-// GPT-2's pattern, which ByteLevel applies when `use_regex` is true.
-constexpr const char* kGpt2Pattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
 
 [[noreturn]] void fail(std::string_view file, const std::string& problem) {
   throw ModelFileError(file, problem);
@@ -200,6 +200,11 @@ void BpeTokenizer::read_pre_tokenizer(const json& pre) {
 }
 
 BpeTokenizer BpeTokenizer::from_directory(const std::filesystem::path& directory) {
+  if (const std::filesystem::path gguf = find_gguf(directory); !gguf.empty()) {
+    const MappedFile mapped(gguf);
+    const GgufHeader header = read_gguf_header(mapped.bytes(), gguf.string());
+    return BpeTokenizer(gguf_tokenizer_json(header, gguf.string()), gguf.string());
+  }
   const std::filesystem::path path = directory / "tokenizer.json";
   std::string text;
   try {

@@ -38,6 +38,8 @@ class BpeTokenizer {
  public:
   // `json_text` is tokenizer.json; `file` names it in errors (ModelFileError).
   BpeTokenizer(std::string_view json_text, std::string_view file);
+  // The model's tokenizer.json, or a GGUF file's vocabulary (gguf_tokenizer.h) when
+  // `directory` is one or holds one.
   static BpeTokenizer from_directory(const std::filesystem::path& directory);
 
   std::vector<TokenId> encode(std::string_view text) const;

@@ -1,0 +1,28 @@
+// The ModelConfig of a GGUF file, from llama.cpp's metadata: general.architecture (llama,
+// qwen2, qwen3; Mistral's files say llama) and ARCH.block_count, .embedding_length,
+// .feed_forward_length, .attention.head_count(_kv), .attention.key_length,
+// .attention.layer_norm_rms_epsilon, .context_length, .rope.freq_base,
+// .rope.scaling.type/.factor (linear); Llama 3's scaling comes as the rope_freqs tensor
+// (one divisor per frequency). Bias and q/k norms follow from the tensors present, tied
+// embeddings from a missing output.weight, the vocabulary size from the token list (or the
+// embedding), BOS and the end tokens (eos, eot, eom) from tokenizer.ggml.*. The values go
+// through the same checks as a config.json's (model_config.h).
+// Throws ModelFileError naming the file and the key.
+// Thread-safety: a pure function.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "baton/model/files/gguf_tensors.h"
+#include "baton/model/model_config.h"
+
+namespace baton {
+
+ModelConfig gguf_model_config(const GgufHeader& header, const TensorView* rope_freqs,
+                              const std::string& file);
+
+// The config of GGUF file `file` (its header and rope_freqs read from a map of it).
+ModelConfig read_gguf_model_config(const std::filesystem::path& file);
+
+}  // namespace baton

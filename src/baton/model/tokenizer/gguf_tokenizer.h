@@ -1,0 +1,25 @@
+// The tokenizer of a GGUF file as the tokenizer.json text BpeTokenizer reads: llama.cpp's
+// "gpt2" tokenizer model (byte-level BPE: tokenizer.ggml.tokens, .merges, .token_type,
+// .pre naming the split regex: "gpt-2"/"default", "llama-bpe"/"llama3" (merges ignored for
+// whole-word tokens, as in Llama 3's tokenizer.json), "qwen2"/"deepseek-r1-qwen"), its
+// control tokens as special added tokens and user-defined ones as plain added tokens, BOS
+// put first when tokenizer.ggml.add_bos_token says so. SentencePiece-style vocabularies
+// ("llama", scores instead of merges) and the others are refused, naming the model.
+// Throws ModelFileError naming the file and the key.
+// Thread-safety: a pure function.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "baton/model/files/gguf_file.h"
+
+namespace baton {
+
+std::string gguf_tokenizer_json(const GgufHeader& header, const std::string& file);
+
+// What tokenizer_config.json would say: bos_token, eos_token, unk_token and pad_token (the
+// texts of tokenizer.ggml.*_token_id) and chat_template (tokenizer.chat_template).
+nlohmann::json gguf_tokenizer_config(const GgufHeader& header);
+
+}  // namespace baton
