@@ -110,10 +110,9 @@ ModelConfig gguf_model_config(const GgufHeader& header, const TensorView* rope_f
   ModelConfig config = parse_model_config(hf_config(header, metadata, file).dump(), file);
   if (rope_freqs != nullptr) {
     if (rope_freqs->element_count() != static_cast<std::size_t>(config.head_dim / 2)) {
-      throw ModelFileError(file, "GGUF: rope_freqs.weight holds " +
-                                     std::to_string(rope_freqs->element_count()) +
-                                     " values; head_dim / 2 is " +
-                                     std::to_string(config.head_dim / 2));
+      throw ModelFileError(
+          file, "GGUF: rope_freqs.weight holds " + std::to_string(rope_freqs->element_count()) +
+                    " values; head_dim / 2 is " + std::to_string(config.head_dim / 2));
     }
     config.rope_scaling.type = "divisors";
     config.rope_scaling.divisors = to_float(*rope_freqs);

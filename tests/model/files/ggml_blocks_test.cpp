@@ -42,8 +42,8 @@ TEST(GgmlBlocks, EveryQuantizedTypeMatchesLlamaCppsConverter) {
 }
 
 TEST(GgmlBlocks, PlainTypesAreOneValueABlock) {
-  const std::uint16_t f16_half = 0x3800;   // 0.5
-  const std::uint16_t bf16_two = 0x4000;   // 2.0
+  const std::uint16_t f16_half = 0x3800;  // 0.5
+  const std::uint16_t bf16_two = 0x4000;  // 2.0
   float out = 0;
   ggml_to_float(1, std::as_bytes(std::span(&f16_half, 1)), std::span(&out, 1));
   EXPECT_EQ(out, 0.5f);

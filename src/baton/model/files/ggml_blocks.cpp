@@ -12,8 +12,17 @@ namespace {
 
 // ggml.h's numbering.
 enum Type : std::uint32_t {
-  f32 = 0, f16 = 1, q4_0 = 2, q4_1 = 3, q5_0 = 6, q5_1 = 7, q8_0 = 8,
-  q4_K = 12, q5_K = 13, q6_K = 14, bf16 = 30,
+  f32 = 0,
+  f16 = 1,
+  q4_0 = 2,
+  q4_1 = 3,
+  q5_0 = 6,
+  q5_1 = 7,
+  q8_0 = 8,
+  q4_K = 12,
+  q5_K = 13,
+  q6_K = 14,
+  bf16 = 30,
 };
 
 std::uint16_t u16_at(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | p[1] << 8); }
@@ -110,22 +119,44 @@ void k_quant_6(const std::uint8_t* b, float* y) {
 
 void block_to_float(std::uint32_t type, const std::uint8_t* b, float* y) {
   switch (type) {
-    case f32: std::memcpy(y, b, 4); return;
-    case f16: *y = f16_at(b); return;
-    case bf16: *y = bf16_to_float(u16_at(b)); return;
-    case q4_0: nibbles32(b + 2, 0, f16_at(b), 0, true, 8, y); return;
-    case q4_1: nibbles32(b + 4, 0, f16_at(b), f16_at(b + 2), false, 0, y); return;
-    case q5_0: nibbles32(b + 6, u32_at(b + 2), f16_at(b), 0, true, 16, y); return;
-    case q5_1: nibbles32(b + 8, u32_at(b + 4), f16_at(b), f16_at(b + 2), false, 0, y); return;
+    case f32:
+      std::memcpy(y, b, 4);
+      return;
+    case f16:
+      *y = f16_at(b);
+      return;
+    case bf16:
+      *y = bf16_to_float(u16_at(b));
+      return;
+    case q4_0:
+      nibbles32(b + 2, 0, f16_at(b), 0, true, 8, y);
+      return;
+    case q4_1:
+      nibbles32(b + 4, 0, f16_at(b), f16_at(b + 2), false, 0, y);
+      return;
+    case q5_0:
+      nibbles32(b + 6, u32_at(b + 2), f16_at(b), 0, true, 16, y);
+      return;
+    case q5_1:
+      nibbles32(b + 8, u32_at(b + 4), f16_at(b), f16_at(b + 2), false, 0, y);
+      return;
     case q8_0: {
       const float d = f16_at(b);
-      for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(static_cast<std::int8_t>(b[2 + j])) * d;
+      for (int j = 0; j < 32; ++j)
+        y[j] = static_cast<float>(static_cast<std::int8_t>(b[2 + j])) * d;
       return;
     }
-    case q4_K: k_quant_4_5(b, nullptr, b + 16, y); return;
-    case q5_K: k_quant_4_5(b, b + 16, b + 48, y); return;
-    case q6_K: k_quant_6(b, y); return;
-    default: throw std::invalid_argument("ggml type " + std::to_string(type) + " is not supported");
+    case q4_K:
+      k_quant_4_5(b, nullptr, b + 16, y);
+      return;
+    case q5_K:
+      k_quant_4_5(b, b + 16, b + 48, y);
+      return;
+    case q6_K:
+      k_quant_6(b, y);
+      return;
+    default:
+      throw std::invalid_argument("ggml type " + std::to_string(type) + " is not supported");
   }
 }
 
@@ -133,18 +164,30 @@ void block_to_float(std::uint32_t type, const std::uint8_t* b, float* y) {
 
 std::optional<GgmlBlock> ggml_block(std::uint32_t type) {
   switch (type) {
-    case f32: return GgmlBlock{1, 4};
-    case f16: return GgmlBlock{1, 2};
-    case bf16: return GgmlBlock{1, 2};
-    case q4_0: return GgmlBlock{32, 18};
-    case q4_1: return GgmlBlock{32, 20};
-    case q5_0: return GgmlBlock{32, 22};
-    case q5_1: return GgmlBlock{32, 24};
-    case q8_0: return GgmlBlock{32, 34};
-    case q4_K: return GgmlBlock{256, 144};
-    case q5_K: return GgmlBlock{256, 176};
-    case q6_K: return GgmlBlock{256, 210};
-    default: return std::nullopt;
+    case f32:
+      return GgmlBlock{1, 4};
+    case f16:
+      return GgmlBlock{1, 2};
+    case bf16:
+      return GgmlBlock{1, 2};
+    case q4_0:
+      return GgmlBlock{32, 18};
+    case q4_1:
+      return GgmlBlock{32, 20};
+    case q5_0:
+      return GgmlBlock{32, 22};
+    case q5_1:
+      return GgmlBlock{32, 24};
+    case q8_0:
+      return GgmlBlock{32, 34};
+    case q4_K:
+      return GgmlBlock{256, 144};
+    case q5_K:
+      return GgmlBlock{256, 176};
+    case q6_K:
+      return GgmlBlock{256, 210};
+    default:
+      return std::nullopt;
   }
 }
 
@@ -152,7 +195,8 @@ bool ggml_quantized(std::uint32_t type) { return type != f32 && type != f16 && t
 
 void ggml_to_float(std::uint32_t type, std::span<const std::byte> blocks, std::span<float> out) {
   const std::optional<GgmlBlock> block = ggml_block(type);
-  if (!block) throw std::invalid_argument("ggml type " + std::to_string(type) + " is not supported");
+  if (!block)
+    throw std::invalid_argument("ggml type " + std::to_string(type) + " is not supported");
   if (out.size() % block->values != 0 ||
       blocks.size() != out.size() / block->values * block->bytes) {
     throw std::invalid_argument("ggml blocks do not match the values asked for");

@@ -14,11 +14,11 @@ namespace {
 
 // llama.cpp's names of a block's tensors, and Hugging Face's.
 constexpr std::pair<const char*, const char*> kBlockNames[] = {
-    {"attn_norm", "input_layernorm"},         {"attn_q", "self_attn.q_proj"},
-    {"attn_k", "self_attn.k_proj"},           {"attn_v", "self_attn.v_proj"},
-    {"attn_output", "self_attn.o_proj"},      {"attn_q_norm", "self_attn.q_norm"},
-    {"attn_k_norm", "self_attn.k_norm"},      {"ffn_norm", "post_attention_layernorm"},
-    {"ffn_gate", "mlp.gate_proj"},            {"ffn_up", "mlp.up_proj"},
+    {"attn_norm", "input_layernorm"},    {"attn_q", "self_attn.q_proj"},
+    {"attn_k", "self_attn.k_proj"},      {"attn_v", "self_attn.v_proj"},
+    {"attn_output", "self_attn.o_proj"}, {"attn_q_norm", "self_attn.q_norm"},
+    {"attn_k_norm", "self_attn.k_norm"}, {"ffn_norm", "post_attention_layernorm"},
+    {"ffn_gate", "mlp.gate_proj"},       {"ffn_up", "mlp.up_proj"},
     {"ffn_down", "mlp.down_proj"},
 };
 
@@ -34,17 +34,21 @@ std::pair<std::string, std::string> split_suffix(const std::string& name) {
 
 std::optional<DType> plain_dtype(std::uint32_t type) {
   switch (type) {
-    case 0: return DType::f32;
-    case 1: return DType::f16;
-    case 30: return DType::bf16;
-    default: return std::nullopt;
+    case 0:
+      return DType::f32;
+    case 1:
+      return DType::f16;
+    case 30:
+      return DType::bf16;
+    default:
+      return std::nullopt;
   }
 }
 
 std::int64_t metadata_int(const GgufHeader& header, const std::string& key, std::int64_t fallback) {
   const auto it = header.metadata.find(key);
   return it != header.metadata.end() && it->is_number_integer() ? it->get<std::int64_t>()
-                                                                 : fallback;
+                                                                : fallback;
 }
 
 // Source row of each Hugging Face row of a q or k projection stored by llama.cpp for its

@@ -53,10 +53,11 @@ json post_processor(const GgufHeader& header, const json& tokens) {
   }
   const json text = tokens[bos->get<std::size_t>()];
   return {{"type", "TemplateProcessing"},
-          {"single", {{{"SpecialToken", {{"id", text}, {"type_id", 0}}}},
-                      {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-          {"special_tokens", {{text.get<std::string>(), {{"id", text}, {"ids", {*bos}},
-                                                         {"tokens", {text}}}}}}};
+          {"single",
+           {{{"SpecialToken", {{"id", text}, {"type_id", 0}}}},
+            {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+          {"special_tokens",
+           {{text.get<std::string>(), {{"id", text}, {"ids", {*bos}}, {"tokens", {text}}}}}}};
 }
 
 }  // namespace
@@ -78,9 +79,8 @@ std::string gguf_tokenizer_json(const GgufHeader& header, const std::string& fil
   for (std::size_t id = 0; id < tokens.size(); ++id) {
     if (!tokens[id].is_string()) throw ModelFileError(file, "GGUF: a token is not a string");
     vocab[tokens[id].get<std::string>()] = id;
-    const std::int64_t type = id < types.size() && types[id].is_number_integer()
-                                  ? types[id].get<std::int64_t>()
-                                  : 1;
+    const std::int64_t type =
+        id < types.size() && types[id].is_number_integer() ? types[id].get<std::int64_t>() : 1;
     // Both are matched whole in text; only control tokens are special (skipped on decode).
     if (type == kControl || type == kUserDefined) {
       added.push_back({{"id", id}, {"content", tokens[id]}, {"special", type == kControl}});
