@@ -83,8 +83,14 @@ std::pair<std::string, std::string> parse_merge(const json& merge, std::string_v
 
 }  // namespace
 
-BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file) : file_(file) {
-  const json root = json::parse(json_text, nullptr, false);
+BpeTokenizer::BpeTokenizer(std::string_view json_text, std::string_view file)
+    : BpeTokenizer(Parsed{}, json::parse(json_text, nullptr, false), file) {}
+
+BpeTokenizer BpeTokenizer::from_json(const json& root, std::string_view file) {
+  return BpeTokenizer(Parsed{}, root, file);
+}
+
+BpeTokenizer::BpeTokenizer(Parsed, const json& root, std::string_view file) : file_(file) {
   if (root.is_discarded() || !root.is_object()) fail(file, "is not a JSON object");
   const json& model = member(root, "model");
   if (!model.is_object() || model.value("type", "") != "BPE") {
@@ -203,7 +209,7 @@ BpeTokenizer BpeTokenizer::from_directory(const std::filesystem::path& directory
   if (const std::filesystem::path gguf = find_gguf(directory); !gguf.empty()) {
     const MappedFile mapped(gguf);
     const GgufHeader header = read_gguf_header(mapped.bytes(), gguf.string());
-    return BpeTokenizer(gguf_tokenizer_json(header, gguf.string()), gguf.string());
+    return from_json(gguf_tokenizer_json(header, gguf.string()), gguf.string());
   }
   const std::filesystem::path path = directory / "tokenizer.json";
   std::string text;

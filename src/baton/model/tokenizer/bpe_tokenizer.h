@@ -38,6 +38,8 @@ class BpeTokenizer {
  public:
   // `json_text` is tokenizer.json; `file` names it in errors (ModelFileError).
   BpeTokenizer(std::string_view json_text, std::string_view file);
+  // The same, already parsed (a GGUF file's vocabulary: gguf_tokenizer.h).
+  static BpeTokenizer from_json(const nlohmann::json& root, std::string_view file);
   // The model's tokenizer.json, or a GGUF file's vocabulary (gguf_tokenizer.h) when
   // `directory` is one or holds one.
   static BpeTokenizer from_directory(const std::filesystem::path& directory);
@@ -63,6 +65,9 @@ class BpeTokenizer {
   bool is_special(TokenId id) const;
 
  private:
+  struct Parsed {};  // tells the constructor below from the one that parses text
+  BpeTokenizer(Parsed, const nlohmann::json& root, std::string_view file);
+
   struct AddedToken {
     std::string content;
     TokenId id;

@@ -1,7 +1,9 @@
 #include "baton/model/tokenizer/gguf_tokenizer.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/tokenizer/split_patterns.h"
@@ -44,25 +46,37 @@ std::pair<json, bool> pre_tokenizer(const std::string& pre, const std::string& f
                                  "' is not known (known: gpt-2, default, llama-bpe, qwen2)");
 }
 
-json post_processor(const GgufHeader& header, const json& tokens) {
+// The id metadata key `key` holds and that token's text; nullopt when either is missing.
+std::optional<std::pair<std::int64_t, std::string>> token_of(const GgufHeader& header,
+                                                             const std::string& key) {
+  const auto tokens = header.metadata.find("tokenizer.ggml.tokens");
+  const auto id = header.metadata.find(key);
+  if (tokens == header.metadata.end() || !tokens->is_array() || id == header.metadata.end() ||
+      !id->is_number_integer() || *id < 0 || *id >= tokens->size()) {
+    return std::nullopt;
+  }
+  const ordered_json& text = (*tokens)[id->get<std::size_t>()];
+  if (!text.is_string()) return std::nullopt;
+  return std::pair{id->get<std::int64_t>(), text.get<std::string>()};
+}
+
+json post_processor(const GgufHeader& header) {
+  const auto bos = token_of(header, "tokenizer.ggml.bos_token_id");
   const auto add_bos = header.metadata.find("tokenizer.ggml.add_bos_token");
-  const auto bos = header.metadata.find("tokenizer.ggml.bos_token_id");
-  if (add_bos == header.metadata.end() || *add_bos != true || bos == header.metadata.end() ||
-      !bos->is_number_integer() || *bos < 0 || *bos >= tokens.size()) {
+  if (add_bos == header.metadata.end() || *add_bos != true || !bos) {
     return {{"type", "ByteLevel"}};
   }
-  const json text = tokens[bos->get<std::size_t>()];
+  const auto& [id, text] = *bos;
   return {{"type", "TemplateProcessing"},
           {"single",
            {{{"SpecialToken", {{"id", text}, {"type_id", 0}}}},
             {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
-          {"special_tokens",
-           {{text.get<std::string>(), {{"id", text}, {"ids", {*bos}}, {"tokens", {text}}}}}}};
+          {"special_tokens", {{text, {{"id", text}, {"ids", {id}}, {"tokens", {text}}}}}}};
 }
 
 }  // namespace
 
-std::string gguf_tokenizer_json(const GgufHeader& header, const std::string& file) {
+json gguf_tokenizer_json(const GgufHeader& header, const std::string& file) {
   const std::string model = header.metadata.value("tokenizer.ggml.model", std::string());
   if (model != "gpt2") {
     throw ModelFileError(file, "GGUF: tokenizer.ggml.model '" + model +
@@ -70,10 +84,9 @@ std::string gguf_tokenizer_json(const GgufHeader& header, const std::string& fil
                                    "SentencePiece-style \"llama\" vocabularies need the model's "
                                    "tokenizer.json)");
   }
-  const json tokens = array_at(header, "tokenizer.ggml.tokens", file);
-  const json merges = array_at(header, "tokenizer.ggml.merges", file);
+  const ordered_json& tokens = array_at(header, "tokenizer.ggml.tokens", file);
   const auto types_it = header.metadata.find("tokenizer.ggml.token_type");
-  const json types = types_it != header.metadata.end() ? json(*types_it) : json::array();
+  const ordered_json types = types_it != header.metadata.end() ? *types_it : ordered_json::array();
   json vocab = json::object();
   json added = json::array();
   for (std::size_t id = 0; id < tokens.size(); ++id) {
@@ -88,31 +101,27 @@ std::string gguf_tokenizer_json(const GgufHeader& header, const std::string& fil
   }
   const auto [pre, ignore_merges] =
       pre_tokenizer(header.metadata.value("tokenizer.ggml.pre", std::string()), file);
-  const json tokenizer = {
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", pre},
-      {"post_processor", post_processor(header, tokens)},
-      {"decoder", {{"type", "ByteLevel"}}},
-      {"model",
-       {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}, {"ignore_merges", ignore_merges}}}};
-  return tokenizer.dump();
+  return {{"added_tokens", std::move(added)},
+          {"normalizer", nullptr},
+          {"pre_tokenizer", pre},
+          {"post_processor", post_processor(header)},
+          {"decoder", {{"type", "ByteLevel"}}},
+          {"model",
+           {{"type", "BPE"},
+            {"vocab", std::move(vocab)},
+            {"merges", array_at(header, "tokenizer.ggml.merges", file)},
+            {"ignore_merges", ignore_merges}}}};
 }
 
-nlohmann::json gguf_tokenizer_config(const GgufHeader& header) {
+json gguf_tokenizer_config(const GgufHeader& header) {
   json config = json::object();
-  const auto tokens = header.metadata.find("tokenizer.ggml.tokens");
-  for (const char* name : {"bos", "eos", "unknown", "padding"}) {
-    const auto id = header.metadata.find(std::string("tokenizer.ggml.") + name + "_token_id");
-    if (tokens == header.metadata.end() || !tokens->is_array() || id == header.metadata.end() ||
-        !id->is_number_integer() || *id < 0 || *id >= tokens->size()) {
-      continue;
+  for (const auto& [name, key] : {std::pair{"bos", "bos_token"},
+                                  {"eos", "eos_token"},
+                                  {"unknown", "unk_token"},
+                                  {"padding", "pad_token"}}) {
+    if (const auto token = token_of(header, std::string("tokenizer.ggml.") + name + "_token_id")) {
+      config[key] = token->second;
     }
-    const std::string_view key = name == std::string_view("unknown")   ? "unk_token"
-                                 : name == std::string_view("padding") ? "pad_token"
-                                                                       : "";
-    config[key.empty() ? std::string(name) + "_token" : std::string(key)] =
-        (*tokens)[id->get<std::size_t>()];
   }
   const auto chat_template = header.metadata.find("tokenizer.chat_template");
   if (chat_template != header.metadata.end() && chat_template->is_string()) {

@@ -1,4 +1,4 @@
-// The tokenizer of a GGUF file as the tokenizer.json text BpeTokenizer reads: llama.cpp's
+// The tokenizer of a GGUF file as the tokenizer.json BpeTokenizer reads: llama.cpp's
 // "gpt2" tokenizer model (byte-level BPE: tokenizer.ggml.tokens, .merges, .token_type,
 // .pre naming the split regex: "gpt-2"/"default", "llama-bpe"/"llama3" (merges ignored for
 // whole-word tokens, as in Llama 3's tokenizer.json), "qwen2"/"deepseek-r1-qwen"), its
@@ -16,7 +16,7 @@
 
 namespace baton {
 
-std::string gguf_tokenizer_json(const GgufHeader& header, const std::string& file);
+nlohmann::json gguf_tokenizer_json(const GgufHeader& header, const std::string& file);
 
 // What tokenizer_config.json would say: bos_token, eos_token, unk_token and pad_token (the
 // texts of tokenizer.ggml.*_token_id) and chat_template (tokenizer.chat_template).
