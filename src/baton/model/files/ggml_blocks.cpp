@@ -1,10 +1,13 @@
 #include "baton/model/files/ggml_blocks.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 
+#include "baton/model/files/gguf_file.h"
 #include "baton/model/files/half.h"
 
 namespace baton {
@@ -162,33 +165,17 @@ void block_to_float(std::uint32_t type, const std::uint8_t* b, float* y) {
 
 }  // namespace
 
+// The block sizes are ggml's (gguf_file.h); this list is of the types block_to_float reads.
 std::optional<GgmlBlock> ggml_block(std::uint32_t type) {
-  switch (type) {
-    case f32:
-      return GgmlBlock{1, 4};
-    case f16:
-      return GgmlBlock{1, 2};
-    case bf16:
-      return GgmlBlock{1, 2};
-    case q4_0:
-      return GgmlBlock{32, 18};
-    case q4_1:
-      return GgmlBlock{32, 20};
-    case q5_0:
-      return GgmlBlock{32, 22};
-    case q5_1:
-      return GgmlBlock{32, 24};
-    case q8_0:
-      return GgmlBlock{32, 34};
-    case q4_K:
-      return GgmlBlock{256, 144};
-    case q5_K:
-      return GgmlBlock{256, 176};
-    case q6_K:
-      return GgmlBlock{256, 210};
-    default:
-      return std::nullopt;
+  constexpr std::uint32_t kConverted[] = {f32,  f16,  bf16, q4_0, q4_1, q5_0,
+                                          q5_1, q8_0, q4_K, q5_K, q6_K};
+  const GgmlTypeTraits* traits = ggml_type_traits(type);
+  if (traits == nullptr ||
+      std::find(std::begin(kConverted), std::end(kConverted), type) == std::end(kConverted)) {
+    return std::nullopt;
   }
+  return GgmlBlock{static_cast<std::uint32_t>(traits->block_values),
+                   static_cast<std::uint32_t>(traits->block_bytes)};
 }
 
 bool ggml_quantized(std::uint32_t type) { return type != f32 && type != f16 && type != bf16; }

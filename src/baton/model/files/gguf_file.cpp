@@ -14,28 +14,6 @@ namespace {
 
 using nlohmann::ordered_json;
 
-// ggml's types: name, values per block, bytes per block (ggml.c's type traits).
-struct GgmlType {
-  std::uint32_t id;
-  const char* name;
-  std::uint64_t block_values;
-  std::uint64_t block_bytes;
-};
-constexpr GgmlType kTypes[] = {
-    {0, "f32", 1, 4},       {1, "f16", 1, 2},       {2, "q4_0", 32, 18},    {3, "q4_1", 32, 20},
-    {6, "q5_0", 32, 22},    {7, "q5_1", 32, 24},    {8, "q8_0", 32, 34},    {9, "q8_1", 32, 36},
-    {10, "q2_K", 256, 84},  {11, "q3_K", 256, 110}, {12, "q4_K", 256, 144}, {13, "q5_K", 256, 176},
-    {14, "q6_K", 256, 210}, {15, "q8_K", 256, 292}, {24, "i8", 1, 1},       {25, "i16", 1, 2},
-    {26, "i32", 1, 4},      {27, "i64", 1, 8},      {28, "f64", 1, 8},      {30, "bf16", 1, 2},
-};
-
-const GgmlType* find_type(std::uint32_t id) {
-  for (const GgmlType& t : kTypes) {
-    if (t.id == id) return &t;
-  }
-  return nullptr;
-}
-
 constexpr int kMaxArrayNesting = 8;
 constexpr std::uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
 
@@ -124,7 +102,7 @@ class Reader {
 };
 
 std::uint64_t tensor_bytes(const GgufTensor& t, const Reader& r) {
-  const GgmlType* type = find_type(t.type);
+  const GgmlTypeTraits* type = ggml_type_traits(t.type);
   if (type == nullptr) {
     r.fail("tensor '" + t.name + "' has ggml type " + std::to_string(t.type) +
            ", which baton does not know");
@@ -147,8 +125,24 @@ std::uint64_t tensor_bytes(const GgufTensor& t, const Reader& r) {
 
 }  // namespace
 
+// ggml.c's type traits.
+constexpr GgmlTypeTraits kTypes[] = {
+    {0, "f32", 1, 4},       {1, "f16", 1, 2},       {2, "q4_0", 32, 18},    {3, "q4_1", 32, 20},
+    {6, "q5_0", 32, 22},    {7, "q5_1", 32, 24},    {8, "q8_0", 32, 34},    {9, "q8_1", 32, 36},
+    {10, "q2_K", 256, 84},  {11, "q3_K", 256, 110}, {12, "q4_K", 256, 144}, {13, "q5_K", 256, 176},
+    {14, "q6_K", 256, 210}, {15, "q8_K", 256, 292}, {24, "i8", 1, 1},       {25, "i16", 1, 2},
+    {26, "i32", 1, 4},      {27, "i64", 1, 8},      {28, "f64", 1, 8},      {30, "bf16", 1, 2},
+};
+
+const GgmlTypeTraits* ggml_type_traits(std::uint32_t id) {
+  for (const GgmlTypeTraits& t : kTypes) {
+    if (t.id == id) return &t;
+  }
+  return nullptr;
+}
+
 std::string ggml_type_name(std::uint32_t type) {
-  const GgmlType* t = find_type(type);
+  const GgmlTypeTraits* t = ggml_type_traits(type);
   return t ? t->name : "type " + std::to_string(type);
 }
 

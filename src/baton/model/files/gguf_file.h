@@ -42,6 +42,17 @@ struct GgufHeader {
 // The header of the GGUF file whose bytes are `file`; `name` names it in errors.
 GgufHeader read_gguf_header(std::span<const std::byte> file, std::string_view name);
 
+// What ggml says of one of its types: its name and the values and bytes of a block.
+struct GgmlTypeTraits {
+  std::uint32_t id;
+  const char* name;
+  std::uint64_t block_values;
+  std::uint64_t block_bytes;
+};
+
+// The traits of ggml type `type`; nullptr for a type baton does not know.
+const GgmlTypeTraits* ggml_type_traits(std::uint32_t type);
+
 // ggml's name of a type ("q4_K"), or "type N".
 std::string ggml_type_name(std::uint32_t type);
 
