@@ -31,7 +31,8 @@ nlohmann::json reference() {
 
 TEST(GgufModel, TokenizesAsLlamaCpp) {
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kGguf);
-  for (const auto& entry : reference()["tokenize"]) {
+  const nlohmann::json ref = reference();  // kept: a loop over reference()[...] would outlive it
+  for (const auto& entry : ref["tokenize"]) {
     const auto text = entry["text"].get<std::string>();
     EXPECT_EQ(tokenizer.encode(text), entry["ids"].get<std::vector<TokenId>>()) << text;
   }
