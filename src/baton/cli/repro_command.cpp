@@ -148,7 +148,7 @@ void ReproCommand::attach_fault_options(CLI::App& cmd) {
       ->check(finite_range(1.5, 1000.0))
       ->group("Watchdog");
   cmd.add_option("--slowdown-min-excess", slowdown_min_excess_ms,
-                 "... and at least this many ms longer than it (default: 50 on cpu, 5 on cuda)")
+                 "... and at least this many ms longer than it (default: 150 on cpu, 5 on cuda)")
       ->check(finite_range(0.0, 3.6e6))
       ->group("Watchdog");
 }
