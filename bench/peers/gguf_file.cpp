@@ -97,6 +97,13 @@ void GgufFile::add_i32s(std::string_view key, const std::vector<std::int32_t>& v
   for (std::int32_t v : values) put(metadata_, v);
 }
 
+void GgufFile::add_f32s(std::string_view key, const std::vector<float>& values) {
+  begin_key(key, kTypeArray);
+  put(metadata_, kTypeF32);
+  put<std::uint64_t>(metadata_, values.size());
+  for (float v : values) put(metadata_, v);
+}
+
 void GgufFile::add_tensor(std::string name, std::vector<std::uint64_t> dims, GgmlType type,
                           DataWriter write_data) {
   std::uint64_t rows = 1;

@@ -42,6 +42,7 @@ class GgufFile {
   void add_string(std::string_view key, std::string_view value);
   void add_strings(std::string_view key, const std::vector<std::string>& values);
   void add_i32s(std::string_view key, const std::vector<std::int32_t>& values);
+  void add_f32s(std::string_view key, const std::vector<float>& values);
 
   // `dims` innermost first: a matrix of R rows of C columns is {C, R}.
   void add_tensor(std::string name, std::vector<std::uint64_t> dims, GgmlType type,

@@ -1,9 +1,10 @@
-// tokenizer.json to llama.cpp's "gpt2" tokenizer metadata (gguf_vocab.h).
+// tokenizer.json to llama.cpp's "gpt2" or "llama" tokenizer metadata (gguf_vocab.h).
 #include "gguf_vocab.h"
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unordered_map>
 
 #include "baton/model/tokenizer/byte_level.h"
 #include "baton/model/tokenizer/split_patterns.h"
@@ -73,6 +74,35 @@ GgufVocab byte_symbols_vocab(const ModelConfig& config) {
   return vocab;
 }
 
+// Llama 2's layout: the scores llama.cpp merges by, unknown and byte tokens typed.
+void make_sentencepiece(GgufVocab& vocab, const json& model) {
+  vocab.model = "llama";
+  vocab.merges.clear();
+  std::unordered_map<std::string, float> made_by;  // token -> minus its first merge's rank
+  const json& merges = model.value("merges", json::array());
+  for (std::size_t rank = 0; rank < merges.size(); ++rank) {
+    const std::string text = merge_text(merges[rank]);
+    const std::size_t space = text.find(' ');
+    made_by.try_emplace(text.substr(0, space) + text.substr(space + 1), -static_cast<float>(rank));
+  }
+  const std::string unknown = model.value("unk_token", "");
+  vocab.scores.assign(vocab.tokens.size(), 0.0f);
+  for (std::size_t id = 0; id < vocab.tokens.size(); ++id) {
+    const std::string& token = vocab.tokens[id];
+    if (vocab.types[id] != static_cast<std::int32_t>(TokenType::normal)) continue;
+    if (token == unknown) {
+      vocab.types[id] = static_cast<std::int32_t>(TokenType::unknown);
+    } else if (token.size() == 6 && token.starts_with("<0x") && token.ends_with(">")) {
+      vocab.types[id] = static_cast<std::int32_t>(TokenType::byte);
+    } else {
+      const auto made = made_by.find(token);
+      vocab.scores[id] = made != made_by.end()
+                             ? made->second
+                             : -static_cast<float>(merges.size() + id);  // a single character
+    }
+  }
+}
+
 }  // namespace
 
 GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& config) {
@@ -84,11 +114,7 @@ GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& 
   text << in.rdbuf();
   const json tokenizer = json::parse(text.str());
   const json& model = tokenizer.at("model");
-  if (model.value("type", "") != "BPE" || model.value("byte_fallback", false)) {
-    throw ModelFileError(file,
-                         "not a byte-level BPE tokenizer (SentencePiece-style "
-                         "tokenizers need llama.cpp's \"llama\" tokenizer model)");
-  }
+  if (model.value("type", "") != "BPE") throw ModelFileError(file, "not a BPE tokenizer");
   GgufVocab vocab = padded_vocab(config);
   vocab.from_tokenizer_json = true;
   vocab.pre = pre_tokenizer_name(tokenizer, config.arch);
@@ -104,15 +130,20 @@ GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& 
   for (const json& merge : model.value("merges", json::array())) {
     vocab.merges.push_back(merge_text(merge));
   }
+  if (model.value("byte_fallback", false)) make_sentencepiece(vocab, model);
   return vocab;
 }
 
 void add_vocab(GgufFile& file, const GgufVocab& vocab, const ModelConfig& config) {
-  file.add_string("tokenizer.ggml.model", "gpt2");
-  file.add_string("tokenizer.ggml.pre", vocab.pre);
+  file.add_string("tokenizer.ggml.model", vocab.model);
   file.add_strings("tokenizer.ggml.tokens", vocab.tokens);
   file.add_i32s("tokenizer.ggml.token_type", vocab.types);
-  file.add_strings("tokenizer.ggml.merges", vocab.merges);
+  if (vocab.model == "llama") {
+    file.add_f32s("tokenizer.ggml.scores", vocab.scores);
+  } else {
+    file.add_string("tokenizer.ggml.pre", vocab.pre);
+    file.add_strings("tokenizer.ggml.merges", vocab.merges);
+  }
   if (config.bos_token_id) {
     file.add_u32("tokenizer.ggml.bos_token_id", static_cast<std::uint32_t>(*config.bos_token_id));
   }

@@ -284,11 +284,12 @@ int convert(const Options& options) {
       config.rope_scaling.type == "llama3" ? llama3_rope_divisors(config) : std::vector<float>{};
   add_tensors(file, weights, config, options.type, rope_divisors);
   file.write(options.out);
-  std::printf("%s: arch %s, %s, %lld layers, vocab %zu (%s, pre %s, %zu merges)\n",
+  std::printf("%s: arch %s, %s, %lld layers, vocab %zu (%s, %s, pre %s, %zu merges)\n",
               options.out.string().c_str(), arch.c_str(),
               std::string(type_name(options.type)).c_str(),
               static_cast<long long>(config.num_layers), vocab.tokens.size(),
-              vocab.from_tokenizer_json ? "tokenizer.json" : "byte symbols", vocab.pre.c_str(),
+              vocab.from_tokenizer_json ? "tokenizer.json" : "byte symbols", vocab.model.c_str(),
+              vocab.pre.c_str(),
               vocab.merges.size());
   return 0;
 }

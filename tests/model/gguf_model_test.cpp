@@ -4,10 +4,15 @@
 // "llama" arch, the vocabulary as tokenizer.ggml.*), and tiny-llama-bf16.json what
 // node-llama-cpp makes of it (bench/peers/gguf_model_reference.mjs): the ids of hard
 // strings and 16 greedy tokens. Also the same model from its safetensors directory:
-// equal config and equal logits (both bf16 weights, computed alike).
+// equal config and equal logits (both bf16 weights, computed alike). tiny-llama-spm.gguf is
+// the same model with the SentencePiece tokenizer of tests/data/tokenizers/llama2_style as
+// llama.cpp's "llama" vocabulary (scores, no merges; the model folder with that
+// tokenizer.json copied in, through baton_gguf --type bf16), and tiny-llama-spm.json its
+// reference (gguf_model_reference.mjs over the strings of scripts/reference_strings.py).
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "baton/model/chat_template.h"
@@ -36,6 +41,34 @@ TEST(GgufModel, TokenizesAsLlamaCpp) {
     const auto text = entry["text"].get<std::string>();
     EXPECT_EQ(tokenizer.encode(text), entry["ids"].get<std::vector<TokenId>>()) << text;
   }
+}
+
+nlohmann::json read_json(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(GgufModel, ASentencePieceVocabularyTokenizesAsLlamaCpp) {
+  const std::filesystem::path data(BATON_TEST_DATA);
+  const BpeTokenizer tokenizer =
+      BpeTokenizer::from_directory(data / "gguf" / "tiny-llama-spm.gguf");
+  const nlohmann::json llama_cpp = read_json(data / "gguf" / "tiny-llama-spm.json");
+  // The tokenizers library's decoding of the same SentencePiece model's tokenizer.json.
+  std::map<std::string, std::string> decoded;
+  for (const auto& entry : read_json(data / "tokenizers" / "llama2_style" / "reference.json")) {
+    decoded[entry["text"].get<std::string>()] = entry["decoded"].get<std::string>();
+  }
+  std::size_t decodes_checked = 0;
+  for (const auto& entry : llama_cpp["tokenize"]) {
+    const auto text = entry["text"].get<std::string>();
+    const auto ids = entry["ids"].get<std::vector<TokenId>>();
+    EXPECT_EQ(tokenizer.encode(text), ids) << text;
+    if (const auto it = decoded.find(text); it != decoded.end()) {
+      EXPECT_EQ(tokenizer.decode(ids), it->second) << text;
+      ++decodes_checked;
+    }
+  }
+  EXPECT_GE(decodes_checked, 10u);
 }
 
 TEST(GgufModel, GreedyTokensMatchLlamaCpp) {

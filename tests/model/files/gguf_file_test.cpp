@@ -12,6 +12,7 @@
 #include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/model_config.h"
+#include "model/safetensors_writer.h"
 
 namespace baton {
 namespace {
@@ -68,10 +69,14 @@ TEST(GgufHeader, AGgufFileGivesTheModelsConfig) {
   EXPECT_EQ(c.eos_token_ids, std::vector<std::int64_t>{576});
 }
 
-// tests/data/gguf holds two GGUF files: a folder of several names them.
+// A folder of two GGUF files names them and asks for one.
 TEST(GgufHeader, AFolderOfSeveralGgufFilesAsksForOne) {
+  const testing::TempDir dir;
+  for (const char* name : {"tiny-llama-bf16.gguf", "tiny-qwen2-q8_0.gguf"}) {
+    std::filesystem::copy_file(kData / name, dir.path() / name);
+  }
   try {
-    read_model_config(kData);
+    read_model_config(dir.path());
     ADD_FAILURE() << "no ModelFileError";
   } catch (const ModelFileError& e) {
     EXPECT_NE(std::string(e.what()).find("holds 2 GGUF files (tiny-llama-bf16.gguf, "

@@ -1,11 +1,13 @@
-// The tokenizer of a GGUF file as the tokenizer.json BpeTokenizer reads: llama.cpp's
-// "gpt2" tokenizer model (byte-level BPE: tokenizer.ggml.tokens, .merges, .token_type,
+// The tokenizer of a GGUF file as the tokenizer.json BpeTokenizer reads. llama.cpp's
+// "gpt2" tokenizer model: byte-level BPE (tokenizer.ggml.tokens, .merges, .token_type,
 // .pre naming the split regex: "gpt-2"/"default", "llama-bpe"/"llama3" (merges ignored for
-// whole-word tokens, as in Llama 3's tokenizer.json), "qwen2"/"deepseek-r1-qwen"), its
-// control tokens as special added tokens and user-defined ones as plain added tokens, BOS
-// put first when tokenizer.ggml.add_bos_token says so. SentencePiece-style vocabularies
-// ("llama", scores instead of merges) and the others are refused, naming the model.
-// Throws ModelFileError naming the file and the key.
+// whole-word tokens, as in Llama 3's tokenizer.json), "qwen2"/"deepseek-r1-qwen"). Its
+// "llama" model: SentencePiece BPE (scores instead of merges: Llama 2, Mistral, TinyLlama,
+// Gemma), as the legacy tokenizer.json of the same model (" " -> "▁", a leading "▁" unless
+// tokenizer.ggml.add_space_prefix is false, byte fallback). Control tokens become special
+// added tokens and user-defined ones plain added tokens; BOS is put first when
+// tokenizer.ggml.add_bos_token says so. Other tokenizer models (Unigram "t5", WordPiece
+// "bert", RWKV) are refused, naming the model. Throws ModelFileError naming the file and key.
 // Thread-safety: a pure function.
 #pragma once
 
