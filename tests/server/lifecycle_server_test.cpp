@@ -198,6 +198,28 @@ TEST_F(LifecycleServerTest, ALoadThatCannotFitIs503WithTheReason) {
   EXPECT_EQ(server.state("a"), "ready");
 }
 
+// A model whose files hold no chat template (this GGUF file) serves raw completions; a chat
+// is the client's request this model cannot serve: 400 naming "messages", not a 500, and
+// without the server's file path.
+TEST_F(LifecycleServerTest, AChatWithAModelWithoutATemplateIs400AndACompletionIsServed) {
+  ModelSpec spec;
+  spec.name = "g";
+  spec.dir = std::filesystem::path(BATON_TEST_DATA) / "gguf" / "tiny-llama-bf16.gguf";
+  spec.kv_budget_mb = 4;
+  LifecycleServer server(config({spec}));
+  for (const char* route : {"/v1/chat/completions", "/v1/messages"}) {
+    const json request = {{"model", "g"},
+                          {"messages", {{{"role", "user"}, {"content", "hello"}}}},
+                          {"max_tokens", 4}};
+    const test::TestResponse response = server.send("POST", route, request.dump());
+    EXPECT_EQ(response.status, 400) << route;
+    EXPECT_NE(response.body.find("has no chat template"), std::string::npos) << response.body;
+    EXPECT_EQ(response.body.find(".gguf"), std::string::npos) << response.body;
+  }
+  const json completion = {{"model", "g"}, {"prompt", "hello"}, {"max_tokens", 4}};
+  EXPECT_EQ(server.send("POST", "/v1/completions", completion.dump()).status, 200);
+}
+
 TEST_F(LifecycleServerTest, AnUnloadedStartupModelAnswers503UntilLoaded) {
   LifecycleServer server(config({model("a", 1)}));
   EXPECT_EQ(server.send("POST", "/v1/models/a/unload").status, 202);

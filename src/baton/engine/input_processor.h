@@ -42,6 +42,7 @@ class InputProcessor {
   // A raw completion's text, tokenized with the special tokens the tokenizer's post-processor
   // puts around a text (Llama's BOS), as transformers and vLLM encode a prompt.
   std::vector<TokenId> text_prompt(const std::string& text) const;
+  bool has_chat_template() const { return template_.has_value(); }
   SamplingParams sampling(const SamplingRequest& request) const;
   // "jinja" for the model's own template, a built-in family's name when one was asked
   // for, "raw" when the model has none.

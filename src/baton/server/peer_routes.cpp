@@ -87,11 +87,7 @@ RouteResult Router::tokenize(const HttpRequest& request) {
       // What the completion and embedding routes feed the model for this text.
       tokens = model->tokenizer->encode_with_special(*call.prompt);
     } else {
-      try {
-        tokens = model->input->chat_prompt(call.messages, call.chat_end);
-      } catch (const std::invalid_argument& error) {
-        throw bad_parameter("messages", error.what());
-      }
+      tokens = model->chat_prompt(call.messages, call.chat_end);
     }
     count(model->spec.name, route, 200);
     return RouteResult(json_response(

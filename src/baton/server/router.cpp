@@ -175,7 +175,7 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
   request.id = serial_.load();
   try {
     if (call.kind == CompletionCall::Kind::chat) {
-      request.prompt = input.chat_prompt(call.messages, call.chat_end);
+      request.prompt = model.chat_prompt(call.messages, call.chat_end);
     } else if (call.prompt_tokens) {
       json_fields::check_vocabulary(*call.prompt_tokens,
                                     static_cast<std::size_t>(model.model->config().vocab_size),

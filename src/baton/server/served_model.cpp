@@ -6,6 +6,7 @@
 #include "baton/host/make_runner.h"
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/pooling.h"
+#include "baton/server/api_error.h"
 
 namespace baton {
 namespace {
@@ -103,6 +104,22 @@ EngineTotals& EngineTotals::operator+=(const EngineTotals& other) {
   generated_tokens += other.generated_tokens;
   inputs += other.inputs;
   return *this;
+}
+
+std::vector<TokenId> ServedModel::chat_prompt(std::span<const ChatMessage> messages,
+                                              ChatEnd end) const {
+  if (!input || !input->has_chat_template()) {
+    throw bad_parameter("messages",
+                        "model '" + spec.name +
+                            "' has no chat template (its files hold none): send a raw prompt "
+                            "to /v1/completions, or give it a chat_template in the server's "
+                            "config");
+  }
+  try {
+    return input->chat_prompt(messages, end);
+  } catch (const std::invalid_argument& error) {
+    throw bad_parameter("messages", error.what());
+  }
 }
 
 EngineTotals ServedModel::totals() const {

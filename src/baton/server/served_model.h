@@ -9,6 +9,8 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "baton/engine/embedding_engine.h"
 #include "baton/engine/input_processor.h"
@@ -58,6 +60,10 @@ struct ServedModel {
   HostedEngine* engine() const {
     return llm != nullptr ? static_cast<HostedEngine*>(llm) : embedding;
   }
+  // The conversation as `input` renders it. ApiError 400 ("messages") for one the template
+  // refuses, or when the model has no chat template: the client's request cannot be
+  // served by this model, and the files' path stays on the server.
+  std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages, ChatEnd end) const;
   // Its engine's counters now (thread-safe: the engines' stats are).
   EngineTotals totals() const;
   // Weights and the KV budget: what the model holds while loaded.
