@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/model/chat_template.h"
+#include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/forward_pass.h"
 #include "baton/model/llama_model.h"
@@ -109,6 +110,29 @@ TEST(GgufModel, EqualsTheSafetensorsDirectoryItWasWrittenFrom) {
   KvCache ca(a, 16);
   KvCache cb(b, 16);
   EXPECT_EQ(forward(from_gguf, prompt, cb), forward(from_dir, prompt, ca));
+}
+
+// A file of Q8_0 weights runs on the q8 kernels unless told otherwise, each matrix exactly
+// the file's blocks (ggml_to_float, tested against gguf-py, gives the reference values).
+TEST(GgufModel, Q8_0WeightsAreHeldAsStoredOnTheQ8Kernels) {
+  const std::filesystem::path file =
+      std::filesystem::path(BATON_TEST_DATA) / "gguf" / "tiny-qwen2-q8_0.gguf";
+  const LlamaModel model = LlamaModel::load(file);
+  const ModelWeights weights = ModelWeights::open(file);
+  for (const auto& [name, matrix] :
+       {std::pair{"model.layers.0.mlp.up_proj.weight", &model.layers()[0].up},
+        std::pair{"model.layers.0.self_attn.k_proj.weight", &model.layers()[0].k},
+        std::pair{"model.embed_tokens.weight", &model.embedding()}}) {
+    ASSERT_TRUE(matrix->is_q8()) << name;
+    const TensorView& t = weights.at(name);
+    ASSERT_EQ(t.ggml_type, kGgmlQ8_0) << name;
+    std::vector<float> held(static_cast<std::size_t>(matrix->rows()) * matrix->cols());
+    matrix->q8().dequantize_rows(0, matrix->rows(), held.data());
+    EXPECT_EQ(held, to_float(t)) << name;
+  }
+  EXPECT_EQ(LlamaModel::load(file, {.weights = WeightFormat::bf16}).layers()[0].up.format(),
+            WeightFormat::bf16);
+  EXPECT_EQ(LlamaModel::load(kGguf).layers()[0].up.format(), WeightFormat::bf16);  // bf16 file
 }
 
 TEST(GgufModel, AFileWithoutAChatTemplateSaysSo) {

@@ -21,9 +21,9 @@ std::filesystem::path config_with(const testing::TempDir& dir, const std::string
   return file;
 }
 
-TEST(Q8ServeConfig, WeightsDefaultToBf16AndReadEachFormat) {
+TEST(Q8ServeConfig, WeightsDefaultToAsStoredAndReadEachFormat) {
   testing::TempDir dir;
-  EXPECT_EQ(read_serve_config(config_with(dir, "")).models.at(0).weights, WeightFormat::bf16);
+  EXPECT_FALSE(read_serve_config(config_with(dir, "")).models.at(0).weights.has_value());
   EXPECT_EQ(read_serve_config(config_with(dir, "weights = \"q8\"")).models.at(0).weights,
             WeightFormat::q8);
   EXPECT_EQ(read_serve_config(config_with(dir, "weights = \"f32\"")).models.at(0).weights,

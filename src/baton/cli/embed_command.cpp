@@ -28,7 +28,8 @@ CLI::App* EmbedCommand::attach(CLI::App& app) {
   cmd->add_flag("--json", json, "Print one JSON object shaped like OpenAI's embeddings response");
   cmd->add_option("--threads", threads, "CPU threads (default: $BATON_CPU_THREADS or all)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--weights", weights, "Weights at load: bf16 (default), f32 or q8 (8 bits)")
+  cmd->add_option("--weights", weights, "Weights at load: bf16, f32 or q8 (8 bits); default: as stored (q8 for a GGUF file of "
+                  "Q8_0 weights, else bf16)")
       ->check(CLI::IsMember({"bf16", "f32", "q8"}));
   return cmd;
 }
@@ -36,7 +37,7 @@ CLI::App* EmbedCommand::attach(CLI::App& app) {
 int EmbedCommand::run() {
   const LlamaModel model = LlamaModel::load(
       model_dir,
-      {.weights = parse_weight_format(weights).value_or(WeightFormat::bf16), .threads = threads});
+      {.weights = parse_weight_format(weights), .threads = threads});
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
   Pooling how = read_pooling(model_dir);
   if (!pooling.empty()) how.mode = parse_pooling_mode(pooling);

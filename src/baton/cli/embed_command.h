@@ -18,7 +18,7 @@ struct EmbedCommand {
   std::string pooling;  // empty: the model's
   bool json = false;
   int threads = 0;
-  std::string weights = "bf16";  // --weights: bf16, f32 or q8 (weight_matrix.h)
+  std::string weights;  // --weights: bf16, f32 or q8 (weight_matrix.h); "": as stored
 
   CLI::App* attach(CLI::App& app);
   int run();

@@ -110,8 +110,9 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
   cmd->add_flag("--json", json, "Print one JSON object: text, tokens, logprobs, timings");
   CLI::Option* weights_option =
       cmd->add_option("--weights", weights,
-                      "Weights at load: bf16 (default: bf16 read in place, others f32), f32, or "
-                      "q8 (8 bits a weight: decode reads about half the bytes of bf16)")
+                      "Weights at load: bf16 (bf16 read in place, others f32), f32, or q8 (8 "
+                      "bits a weight: decode reads about half the bytes of bf16). Default: as "
+                      "stored (q8 for a GGUF file of Q8_0 weights, else bf16)")
           ->check(CLI::IsMember({"bf16", "f32", "q8"}));
   cmd->add_flag("--f32", widen_bf16, "The same as --weights f32")->excludes(weights_option);
   cmd->add_option("--threads", threads, "CPU threads (default: $BATON_CPU_THREADS or all)")
@@ -131,8 +132,8 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
 
 int GenerateCommand::run() {
   const TimePoint load_start = Clock::now();
-  const WeightFormat format =
-      widen_bf16 ? WeightFormat::f32 : parse_weight_format(weights).value_or(WeightFormat::bf16);
+  const std::optional<WeightFormat> format =
+      widen_bf16 ? WeightFormat::f32 : parse_weight_format(weights);
   const LlamaModel model = LlamaModel::load(model_dir, {.weights = format, .threads = threads});
   const double load_ms = millis_between(load_start, Clock::now());
   if (!json) {

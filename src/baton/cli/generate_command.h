@@ -29,7 +29,7 @@ struct GenerateCommand {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   bool json = false;
-  std::string weights = "bf16";  // --weights: bf16, f32 or q8 (weight_matrix.h)
+  std::string weights;  // --weights: bf16, f32 or q8 (weight_matrix.h); "": as stored
   bool widen_bf16 = false;       // --f32: the same as --weights f32
   int threads = 0;
   std::size_t kv_budget_mb = 256;

@@ -147,8 +147,8 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
       ->check(CLI::Range(0, 1 << 24));
   cmd.add_option("--weights", flags.weights,
                  "Weights at load: bf16 (bf16 read in place), f32, or q8 (8 bits a weight: "
-                 "decode reads about half the bytes of bf16); every --model and --embedding")
-      ->capture_default_str()
+                 "decode reads about half the bytes of bf16); every --model and --embedding. "
+                 "Default: as stored (q8 for a GGUF file of Q8_0 weights, else bf16)")
       ->check(CLI::IsMember({"bf16", "f32", "q8"}));
 }
 
@@ -259,7 +259,7 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
     }
     c.models.push_back(std::move(model));
   };
-  const WeightFormat weights = parse_weight_format(flags.weights).value_or(WeightFormat::bf16);
+  const std::optional<WeightFormat> weights = parse_weight_format(flags.weights);
   ModelSpec chat = flags.model;
   chat.weights = weights;
   if (flags.kv_budget == "auto") {

@@ -26,7 +26,7 @@ struct ServeFlags {
   std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
   std::string ledger;
   ModelSpec model;               // --max-batch, --kv-budget-mb, ...: every --model's settings
-  std::string weights = "bf16";  // --weights: every --model's and --embedding's
+  std::string weights;  // --weights: every --model's and --embedding's; "": as stored
 };
 
 // Adds every flag to `cmd` (the `serve` subcommand): --config FILE, --model NAME=DIR and

@@ -1,6 +1,7 @@
 #include "baton/model/llama_model.h"
 
 #include "baton/model/cpu_kernels.h"
+#include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/rope.h"
 
@@ -14,6 +15,13 @@ std::string tensor_prefix(const ModelWeights& weights, const std::string& source
   throw ModelFileError(source,
                        "no tensor 'model.embed_tokens.weight' (a *ForCausalLM checkpoint) nor "
                        "'embed_tokens.weight' (a base model's export)");
+}
+
+// The format a model is held in when the user names none: 8 bits for a GGUF file of Q8_0
+// matrices (`sample` one of them), which run on the q8 kernels as they are; else bf16.
+WeightFormat stored_format(const ModelWeights& weights, const std::string& sample) {
+  const TensorView* t = weights.find(sample);
+  return t != nullptr && t->ggml_type == kGgmlQ8_0 ? WeightFormat::q8 : WeightFormat::bf16;
 }
 
 }  // namespace
@@ -37,8 +45,11 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   const ModelConfig& c = config_;
   const std::int64_t q_dim = c.num_heads * c.head_dim;
   const std::int64_t kv_dim = c.num_kv_heads * c.head_dim;
+  const std::string prefix = tensor_prefix(weights_, source_);
+  const WeightFormat format =
+      options.weights.value_or(stored_format(weights_, prefix + "layers.0.mlp.up_proj.weight"));
   const auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    return WeightMatrix::load(weights_, name, rows, cols, options.weights);
+    return WeightMatrix::load(weights_, name, rows, cols, format);
   };
   const auto optional = [&](const std::string& name, std::int64_t size, bool wanted) {
     return wanted ? load_vector(weights_, name, size) : std::vector<float>{};
@@ -53,7 +64,6 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
                        total);
     }
   };
-  const std::string prefix = tensor_prefix(weights_, source_);
   embed_ = matrix(prefix + "embed_tokens.weight", c.vocab_size, c.hidden_size);
   // Untied without lm_head: a base model's export, for embeddings (generates_text() false).
   if (weights_.find("lm_head.weight") != nullptr) {

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -22,8 +23,9 @@ namespace baton {
 
 struct ModelLoadOptions {
   // bf16: bf16 matrices stay bf16 in place (others f32); f32: all widened; q8: all
-  // quantized to 8 bits, the embedding and output too.
-  WeightFormat weights = WeightFormat::bf16;
+  // quantized to 8 bits, the embedding and output too (GGUF's Q8_0 blocks copied as they
+  // are). Not given: as stored, q8 for a GGUF file of Q8_0 matrices, else bf16.
+  std::optional<WeightFormat> weights;
   int threads = 0;  // kernel threads; 0: default_cpu_threads()
   // Called after the embedding and after each layer with the bytes of the weight files
   // read so far (by layer) and in all, for a progress bar.

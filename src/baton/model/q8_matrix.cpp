@@ -77,6 +77,11 @@ void Q8Matrix::quantize_rows(int first, int count, const float* source) {
   }
 }
 
+void Q8Matrix::set_row(int row, const std::int8_t* values, const float* scales) {
+  std::copy_n(values, cols_, values_.get() + static_cast<std::size_t>(row) * stride());
+  std::copy_n(scales, groups_, scales_.get() + static_cast<std::size_t>(row) * groups_);
+}
+
 void Q8Matrix::dequantize_rows(int first, int count, float* out) const {
   for (int r = 0; r < count; ++r) {
     const std::int8_t* q = row_values(first + r);

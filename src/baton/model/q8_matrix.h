@@ -40,6 +40,9 @@ class Q8Matrix {
 
   // Quantizes rows [first, first + count) from `source`, row-major f32 (count * cols).
   void quantize_rows(int first, int count, const float* source);
+  // Row `row` as stored elsewhere in this layout (GGUF's Q8_0 blocks): groups() scales,
+  // and cols values (a last partial group's padding stays zero).
+  void set_row(int row, const std::int8_t* values, const float* scales);
   // Rows [first, first + count) as f32 (q * s), row-major, into `out` (count * cols).
   void dequantize_rows(int first, int count, float* out) const;
 

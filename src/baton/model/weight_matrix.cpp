@@ -10,6 +10,7 @@
 #include <span>
 #include <stdexcept>
 
+#include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/half.h"
 #include "baton/model/mlx_affine.h"
 #include "baton/model/files/model_file_error.h"
@@ -54,6 +55,32 @@ std::shared_ptr<const Q8Matrix> quantize(const TensorView& t, const std::string&
   return q;
 }
 
+// GGUF's Q8_0 blocks (an f16 scale, then 32 int8 values) are Q8Matrix's groups with the
+// scale widened: copied exactly, where quantizing their values again could move them.
+std::shared_ptr<const Q8Matrix> copy_q8_0(const TensorView& t, const std::string& name, int rows,
+                                          int cols) {
+  constexpr int kBlockBytes = 2 + Q8Matrix::kGroup;
+  auto q = std::make_shared<Q8Matrix>(rows, cols);
+  const int groups = q->groups();
+  std::vector<std::int8_t> values(static_cast<std::size_t>(groups) * Q8Matrix::kGroup);
+  std::vector<float> scales(static_cast<std::size_t>(groups));
+  const std::byte* block = t.bytes.data();
+  for (int r = 0; r < rows; ++r) {
+    for (int g = 0; g < groups; ++g, block += kBlockBytes) {
+      std::uint16_t scale = 0;
+      std::memcpy(&scale, block, sizeof scale);
+      scales[static_cast<std::size_t>(g)] = f16_to_float(scale);
+      std::memcpy(values.data() + static_cast<std::size_t>(g) * Q8Matrix::kGroup, block + 2,
+                  Q8Matrix::kGroup);
+    }
+    q->set_row(r, values.data(), scales.data());
+  }
+  if (!q->finite()) {
+    throw ModelFileError(t.file, "tensor '" + name + "' has an infinite or NaN Q8_0 scale");
+  }
+  return q;
+}
+
 // A copy of `bytes` on a 64-byte boundary, or a 2 MiB one with huge pages asked for when
 // it is that large (fewer TLB misses while a decode step streams it).
 std::shared_ptr<const std::byte> aligned_copy(std::span<const std::byte> bytes) {
@@ -86,7 +113,9 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);
-  if (format == WeightFormat::q8) {
+  if (format == WeightFormat::q8 && t.ggml_type == kGgmlQ8_0 && cols % Q8Matrix::kGroup == 0) {
+    m.q8_ = copy_q8_0(t, name, m.rows_, m.cols_);
+  } else if (format == WeightFormat::q8) {
     m.q8_ = quantize(t, name, m.rows_, m.cols_);
   } else if (format == WeightFormat::bf16 && t.dtype == DType::bf16) {
     m.bf16_ = t;

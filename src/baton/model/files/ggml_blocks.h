@@ -21,6 +21,8 @@
 
 namespace baton {
 
+inline constexpr std::uint32_t kGgmlQ8_0 = 8;  // ggml's type id of q8_0
+
 struct GgmlBlock {
   std::uint32_t values = 1;  // per block
   std::uint32_t bytes = 4;   // per block
