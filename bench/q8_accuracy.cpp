@@ -1,13 +1,21 @@
-// How far q8 weights move a model from its bf16 self (model/q8_matrix.h).
+// How far quantized weights move a model from its bf16 self.
 // Usage: q8_accuracy MODEL_DIR... [--tokens N]   (default 64 generated tokens)
-// For each model: greedy-decodes N tokens after a fixed prompt with the weights as loaded
-// by default (bf16 in place; an f32 file stays f32), then runs the q8 model on the same
-// tokens (teacher forcing) and reports, over the N positions:
-//   - top-1 agreement: the fraction where q8's argmax is the reference's greedy token;
-//   - mean log-prob gap: mean of log p_ref(token) - log p_q8(token), in nats;
-//   - the greedy prefix: how many tokens q8's own greedy decode shares with the reference.
+//        q8_accuracy REFERENCE --variant PATH... [--tokens N]
+// The first form: each model against itself quantized to q8 at load (model/q8_matrix.h).
+// The second: the reference (a bf16 model folder) against files quantized from it by other
+// tools (GGUF from llama.cpp's quantizer, MLX's affine format: bench/peers), each loaded
+// as stored; the reference itself at q8 is the first variant.
+// Greedy-decodes N tokens after a fixed prompt with the reference's weights as loaded by
+// default, then runs each variant on the same tokens (teacher forcing), and reports, over
+// the N positions:
+//   - top-1 agreement: the fraction where the variant's argmax is the reference's token;
+//   - mean log-prob gap: mean of log p_ref(token) - log p_variant(token), in nats;
+//   - the greedy prefix: how many tokens its own greedy decode shares with the reference;
+//   - the second form also its decode rate (after a warm-up, the best of 5 greedy runs of N
+//     batch-1 steps).
 // Every step is a decode step (one row), the path the q8 kernel runs. Prints a table.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/forward_pass.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace {
 
@@ -69,51 +77,108 @@ std::vector<float> run(const LlamaModel& model, const std::vector<TokenId>& prom
   return rows;
 }
 
-void report(const std::filesystem::path& dir, int count) {
-  const LlamaModel reference = LlamaModel::load(dir);
-  const LlamaModel q8 = LlamaModel::load(dir, {.weights = baton::WeightFormat::q8});
-  const auto vocab = static_cast<std::size_t>(reference.config().vocab_size);
-  const std::vector<TokenId> prompt = prompt_for(dir, reference.config().vocab_size);
-  std::vector<TokenId> greedy, replayed, own;
-  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
-  const std::vector<float> q8_logits = run(q8, prompt, count, greedy, replayed);
-  run(q8, prompt, count, {}, own);
-  int agree = 0;
-  double gap = 0.0;
+struct Compared {
+  double agreement = 0.0;  // fraction
+  double gap = 0.0;        // nats, mean
+  std::ptrdiff_t prefix = 0;
+  double tokens_per_s = 0.0;
+};
+
+// `model` against the reference's greedy tokens and their logits.
+Compared compare(const LlamaModel& model, const std::vector<TokenId>& prompt,
+                 const std::vector<TokenId>& greedy, const std::vector<float>& ref_logits,
+                 bool timed) {
+  const int count = static_cast<int>(greedy.size());
+  const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
+  std::vector<TokenId> replayed, own;
+  const std::vector<float> logits = run(model, prompt, count, greedy, replayed);
+  Compared c;
+  double best_s = 1e30;
+  for (int i = 0; i < (timed ? 6 : 1); ++i) {  // timed: a warm-up, then the best of 5
+    const auto start = std::chrono::steady_clock::now();
+    run(model, prompt, count, {}, own);
+    if (i > 0 || !timed)
+      best_s = std::min(
+          best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  }
+  c.tokens_per_s = count / best_s;
   for (int i = 0; i < count; ++i) {
     const std::size_t at = static_cast<std::size_t>(i) * vocab;
     const Step r = score(ref_logits.data() + at, vocab, greedy[i]);
-    const Step q = score(q8_logits.data() + at, vocab, greedy[i]);
-    agree += q.best == greedy[i] ? 1 : 0;
-    gap += r.log_p - q.log_p;
+    const Step q = score(logits.data() + at, vocab, greedy[i]);
+    c.agreement += q.best == greedy[i] ? 1.0 / count : 0.0;
+    c.gap += (r.log_p - q.log_p) / count;
   }
-  const auto prefix =
-      std::mismatch(greedy.begin(), greedy.end(), own.begin()).first - greedy.begin();
+  c.prefix = std::mismatch(greedy.begin(), greedy.end(), own.begin()).first - greedy.begin();
+  return c;
+}
+
+void report(const std::filesystem::path& dir, int count) {
+  const LlamaModel reference = LlamaModel::load(dir);
+  const LlamaModel q8 = LlamaModel::load(dir, {.weights = baton::WeightFormat::q8});
+  const std::vector<TokenId> prompt = prompt_for(dir, reference.config().vocab_size);
+  std::vector<TokenId> greedy;
+  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
+  const Compared c = compare(q8, prompt, greedy, ref_logits, false);
   std::printf("| %s | %s | %.1fM | %.2f | %.2f | %.1f%% | %.4f | %td / %d |\n",
               dir.filename().string().c_str(),
               std::string(baton::to_string(reference.embedding().format())).c_str(),
               static_cast<double>(reference.weight_count()) / 1e6,
               static_cast<double>(reference.weight_bytes()) / 1e6,
-              static_cast<double>(q8.weight_bytes()) / 1e6, 100.0 * agree / count, gap / count,
-              prefix, count);
+              static_cast<double>(q8.weight_bytes()) / 1e6, 100.0 * c.agreement, c.gap, c.prefix,
+              count);
+}
+
+void report_variants(const std::filesystem::path& dir, const std::vector<std::string>& variants,
+                     int count) {
+  const LlamaModel reference = LlamaModel::load(dir);
+  const std::vector<TokenId> prompt = prompt_for(dir, reference.config().vocab_size);
+  std::vector<TokenId> greedy;
+  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
+  const auto row = [&](const std::string& name, const LlamaModel& model) {
+    const Compared c = compare(model, prompt, greedy, ref_logits, true);
+    std::printf("| %s | %s | %.2f | %.1f%% | %.4f | %td / %d | %.0f |\n", name.c_str(),
+                std::string(baton::to_string(model.layers()[0].up.format())).c_str(),
+                static_cast<double>(model.weight_bytes()) / 1e6, 100.0 * c.agreement, c.gap,
+                c.prefix, count, c.tokens_per_s);
+  };
+  row(dir.filename().string() + " (the reference)", reference);
+  row("--weights q8", LlamaModel::load(dir, {.weights = baton::WeightFormat::q8}));
+  for (const std::string& variant : variants) {
+    row(std::filesystem::path(variant).filename().string(), LlamaModel::load(variant));
+  }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::filesystem::path> dirs;
+  std::vector<std::string> variants;
   int count = 64;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--tokens" && i + 1 < argc) {
       count = std::max(1, std::atoi(argv[++i]));
+    } else if (arg == "--variant" && i + 1 < argc) {
+      variants.emplace_back(argv[++i]);
     } else {
       dirs.emplace_back(arg);
     }
   }
-  if (dirs.empty()) {
-    std::fprintf(stderr, "usage: q8_accuracy MODEL_DIR... [--tokens N]\n");
+  if (dirs.empty() || (!variants.empty() && dirs.size() != 1)) {
+    std::fprintf(stderr,
+                 "usage: q8_accuracy MODEL_DIR... [--tokens N]\n"
+                 "       q8_accuracy REFERENCE --variant PATH... [--tokens N]\n");
     return 2;
+  }
+  if (!variants.empty()) {
+    std::printf("Against %s as stored, %d greedy tokens (teacher-forced), batch-1 decode\n",
+                dirs[0].string().c_str(), count);
+    std::printf(
+        "| variant | held as | MB held | top-1 agreement | mean log-prob gap (nats) | "
+        "greedy = reference for | decode tokens/s |\n|---|---|---|---|---|---|---|\n");
+    report_variants(dirs[0], variants, count);
+    return 0;
   }
   std::printf("q8 against the default weights, %d greedy tokens (teacher-forced)\n", count);
   std::printf(

@@ -17,11 +17,18 @@ std::string tensor_prefix(const ModelWeights& weights, const std::string& source
                        "'embed_tokens.weight' (a base model's export)");
 }
 
-// The format a model is held in when the user names none: 8 bits for a GGUF file of Q8_0
-// matrices (`sample` one of them), which run on the q8 kernels as they are; else bf16.
-WeightFormat stored_format(const ModelWeights& weights, const std::string& sample) {
-  const TensorView* t = weights.find(sample);
-  return t != nullptr && t->ggml_type == kGgmlQ8_0 ? WeightFormat::q8 : WeightFormat::bf16;
+// The format a model is held in when the user names none: 8 bits for a GGUF file whose
+// quantized tensors are all Q8_0, which run on the q8 kernels as they are; else bf16 (a
+// mixed file's other types would be quantized again).
+WeightFormat stored_format(const ModelWeights& weights) {
+  bool any_q8_0 = false;
+  for (const std::string_view name : weights.names()) {
+    const std::optional<std::uint32_t> type = weights.at(name).ggml_type;
+    if (!type || !ggml_quantized(*type)) continue;
+    if (*type != kGgmlQ8_0) return WeightFormat::bf16;
+    any_q8_0 = true;
+  }
+  return any_q8_0 ? WeightFormat::q8 : WeightFormat::bf16;
 }
 
 }  // namespace
@@ -47,7 +54,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   const std::int64_t kv_dim = c.num_kv_heads * c.head_dim;
   const std::string prefix = tensor_prefix(weights_, source_);
   const WeightFormat format =
-      options.weights.value_or(stored_format(weights_, prefix + "layers.0.mlp.up_proj.weight"));
+      options.weights ? *options.weights : stored_format(weights_);
   const auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
     return WeightMatrix::load(weights_, name, rows, cols, format);
   };

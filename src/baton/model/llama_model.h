@@ -24,7 +24,8 @@ namespace baton {
 struct ModelLoadOptions {
   // bf16: bf16 matrices stay bf16 in place (others f32); f32: all widened; q8: all
   // quantized to 8 bits, the embedding and output too (GGUF's Q8_0 blocks copied as they
-  // are). Not given: as stored, q8 for a GGUF file of Q8_0 matrices, else bf16.
+  // are). Not given: as stored, q8 for a GGUF file whose quantized tensors are all Q8_0,
+  // else bf16.
   std::optional<WeightFormat> weights;
   int threads = 0;  // kernel threads; 0: default_cpu_threads()
   // Called after the embedding and after each layer with the bytes of the weight files
