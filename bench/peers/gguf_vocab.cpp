@@ -103,6 +103,24 @@ void make_sentencepiece(GgufVocab& vocab, const json& model) {
   }
 }
 
+// The template transformers would use: chat_template.jinja, else tokenizer_config.json's
+// chat_template when it is one string.
+std::string chat_template_of(const std::filesystem::path& directory) {
+  const auto text_of = [](const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  if (std::filesystem::exists(directory / "chat_template.jinja")) {
+    return text_of(directory / "chat_template.jinja");
+  }
+  if (!std::filesystem::exists(directory / "tokenizer_config.json")) return "";
+  const json config = json::parse(text_of(directory / "tokenizer_config.json"));
+  const auto it = config.find("chat_template");
+  return it != config.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 }  // namespace
 
 GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& config) {
@@ -131,6 +149,7 @@ GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& 
     vocab.merges.push_back(merge_text(merge));
   }
   if (model.value("byte_fallback", false)) make_sentencepiece(vocab, model);
+  vocab.chat_template = chat_template_of(directory);
   return vocab;
 }
 
@@ -151,6 +170,7 @@ void add_vocab(GgufFile& file, const GgufVocab& vocab, const ModelConfig& config
     file.add_u32("tokenizer.ggml.eos_token_id",
                  static_cast<std::uint32_t>(config.eos_token_ids.front()));
   }
+  if (!vocab.chat_template.empty()) file.add_string("tokenizer.chat_template", vocab.chat_template);
   // The ids are given to the model directly; nothing is added in front of a prompt.
   file.add_bool("tokenizer.ggml.add_bos_token", false);
 }

@@ -37,10 +37,11 @@ struct GgufVocab {
   std::vector<std::int32_t> types;  // TokenType values
   std::vector<std::string> merges;
   std::string pre;
+  std::string chat_template;  // tokenizer_config.json's or chat_template.jinja; "" if none
   bool from_tokenizer_json = false;
 };
 
-// Reads `directory`/tokenizer.json for a model of `config`. Throws ModelFileError for a
+// Reads `directory`/tokenizer.json (and the chat template beside it) for a model of `config`. Throws ModelFileError for a
 // tokenizer that is not BPE or has more tokens than config.vocab_size.
 GgufVocab read_vocab(const std::filesystem::path& directory, const ModelConfig& config);
 
