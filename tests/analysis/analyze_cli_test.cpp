@@ -223,6 +223,51 @@ TEST_F(AnalyzeCli, AFileThatIsNotALedgerExitsWith2AndNamesThePath) {
   }
 }
 
+// Two ledgers as one fleet: host "a" saw its hangs while both engines were busy, host "b"
+// the same; --by dual --by host gives a cell per state and host, and the documented keys.
+TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
+  std::vector<std::string> paths;
+  for (const char* name : {"a.db", "b.db"}) {
+    const fs::path path = dir_ / name;
+    Ledger ledger(path);
+    const auto run = ledger.begin_run({1000.0, "test", "cpu", "concurrent"});
+    ledger.record(IntervalRow{run, "x", "decode", 1000.0, 4600.0, 64, 1});
+    ledger.record(IntervalRow{run, "y", "prefill", 2800.0, 4600.0, 64, 1});
+    ledger.record(EventRow{run, 3000.0, "hang", "x", "", 1, ""});
+    ledger.record(EventRow{run, 4000.0, "hang", "y", "", 1, ""});
+    ledger.end_run(run, 5000.0, 0);
+    paths.push_back(path.string());
+  }
+  const auto r = run_baton("analyze --ledger " + paths[0] + " --ledger " + paths[1] +
+                           " --by dual --by host --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  ASSERT_EQ(j["cells"].size(), 4u);  // dual x host
+  double hours = 0;
+  for (const auto& cell : j["cells"]) hours += cell["hours"].get<double>();
+  EXPECT_NEAR(hours, 2.0, 1e-9);
+  EXPECT_EQ(j["coefficients"][1]["name"], "dual");
+  EXPECT_EQ(j["coefficients"][1]["rate_ratio"], nullptr);  // no hang outside dual time
+  EXPECT_EQ(j["tests"][1]["factor"], "host");
+  EXPECT_NEAR(j["tests"][1]["statistic"].get<double>(), 0.0, 1e-9);  // the hosts are alike
+  EXPECT_FALSE(j["notes"].empty());
+
+  const auto table = run_baton("analyze --ledger " + paths[0] + " --by dual --by prefill_in_flight");
+  EXPECT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("Likelihood-ratio test of each factor"), std::string::npos);
+  // dual and prefill_in_flight are on together in every busy second here.
+  EXPECT_NE(table.output.find("'prefill_in_flight' cannot be separated from 'dual'"),
+            std::string::npos)
+      << table.output;
+
+  const auto unknown = run_baton("analyze --ledger " + paths[0] + " --by weather");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("--by: unknown factor 'weather' (want busy, dual"),
+            std::string::npos)
+      << unknown.output;
+  EXPECT_EQ(run_baton("analyze --ledger " + paths[0] + " --by dual --compare").exit_code, 2);
+}
+
 TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {
   // N = 12 in H = 100 h; closed forms in ab_plan_test.cpp.
   const auto r = run_baton(

@@ -190,6 +190,9 @@ PoissonFit fit_poisson(const PoissonDesign& design, double confidence) {
 
   const MatrixXd covariance = full.information.ldlt().solve(
       MatrixXd::Identity(full.information.rows(), full.information.cols()));
+  // No event where an indicator is 0: the rate at the reference (all covariates 0) is 0.
+  bool reference_rate_zero = false;
+  for (const Eigen::Index column : kept) reference_rate_zero |= infinite_direction(d, column) > 0;
   const boost::math::normal normal;
   const double rise = boost::math::quantile(boost::math::chi_squared(1.0), confidence);
   for (Eigen::Index column = 0; column < d.x.cols(); ++column) {
@@ -208,9 +211,12 @@ PoissonFit fit_poisson(const PoissonDesign& design, double confidence) {
     const double beta = full.beta(static_cast<Eigen::Index>(k));
     const double se =
         std::sqrt(covariance(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k)));
-    const int infinite = infinite_direction(d, column);
+    const int infinite =
+        column == 0 ? (reference_rate_zero ? -1 : 0) : infinite_direction(d, column);
     const double target = full.deviance + rise;
-    if (infinite != 0) {
+    if (infinite != 0 && column == 0) {
+      c.high = profile_bound(d, kept, k, -kFarAway, target, +1, 1.0, 2.0 * kFarAway);
+    } else if (infinite != 0) {
       result.notes.push_back("no events " + std::string(infinite < 0 ? "with" : "without") + " '" +
                              c.name + "': its rate ratio is " + (infinite < 0 ? "0" : "unbounded") +
                              ", only one bound is known");

@@ -1,5 +1,6 @@
 #include "baton/cli/analyze_command.h"
 
+#include <algorithm>
 #include <ctime>
 #include <iostream>
 #include <optional>
@@ -9,6 +10,8 @@
 #include "baton/analysis/analysis_report.h"
 #include "baton/analysis/csv_import.h"
 #include "baton/analysis/event_classes.h"
+#include "baton/analysis/regression_report.h"
+#include "baton/analysis/strata.h"
 #include "baton/analysis/timeline_svg.h"
 #include "baton/common/duration.h"
 #include "baton/common/exit_codes.h"
@@ -76,6 +79,10 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
   cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
   cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
   cmd->add_flag("--json", json, "Print one JSON object instead of tables");
+  cmd->add_option("--by", by,
+                  "Split busy time and hangs by a factor and fit a Poisson regression over "
+                  "them (repeat it): " +
+                      known_factors() + ". Several --ledger are then one fleet, host a factor");
   return cmd;
 }
 
@@ -131,6 +138,47 @@ std::set<std::string> hang_classes(const std::vector<std::string>& given) {
 
 }  // namespace
 
+// --by: every ledger (or the CSV logs) stratified, several ledgers summed as a fleet
+// with each one's path as its host.
+int AnalyzeCommand::run_stratified() {
+  std::vector<Factor> factors;
+  for (const std::string& name : by) {
+    const std::optional<Factor> factor = parse_factor(name);
+    if (!factor) {
+      throw std::invalid_argument("--by: unknown factor '" + name + "' (want " +
+                                  known_factors() + ")");
+    }
+    if (std::find(factors.begin(), factors.end(), *factor) == factors.end()) {
+      factors.push_back(*factor);
+    }
+  }
+  if (compare || !plot_path.empty() || policies.size() > 1) {
+    throw std::invalid_argument("--by goes without --compare, --plot and a second --policy");
+  }
+  std::vector<Strata> parts;
+  if (!intervals_csv.empty() || !events_csv.empty()) {
+    const std::vector<Source> sources = load_sources(*this);
+    parts.push_back(stratify(sources[0].input, options.long_context, options.hang_classes,
+                             sources[0].label));
+  } else {
+    std::vector<std::string> paths = ledgers;
+    if (paths.empty()) paths.push_back(default_ledger_path().string());
+    const std::optional<std::string> policy =
+        policies.empty() ? std::nullopt : std::optional(policies[0]);
+    for (const std::string& path : paths) {
+      const Source source = from_ledger(path, policy);
+      parts.push_back(stratify(source.input, options.long_context, options.hang_classes, path));
+    }
+  }
+  const Stratified result = stratified_analysis(merge_strata(parts), std::move(factors));
+  if (json) {
+    std::cout << to_json(result).dump(2) << "\n";
+  } else {
+    print_stratified(std::cout, result);
+  }
+  return kExitOk;
+}
+
 int AnalyzeCommand::run() {
   const auto window = parse_duration_seconds(cluster_window);
   if (!window) {
@@ -139,6 +187,7 @@ int AnalyzeCommand::run() {
   }
   options.cluster_window_s = *window;
   if (!classes.empty()) options.hang_classes = hang_classes(classes);
+  if (!by.empty()) return run_stratified();
 
   std::vector<Source> sources = load_sources(*this);
   if (!plot_path.empty()) {

@@ -21,11 +21,15 @@ struct AnalyzeCommand {
   bool compare = false;
   std::string plot_path;
   bool json = false;
+  std::vector<std::string> by;  // --by: factors of a stratified analysis (analysis/strata.h)
   AnalysisOptions options;
 
   CLI::App* attach(CLI::App& app);
   // Throws std::invalid_argument for a usage error; returns the exit code.
   int run();
+
+ private:
+  int run_stratified();
 };
 
 }  // namespace baton

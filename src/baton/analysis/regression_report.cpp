@@ -1,0 +1,110 @@
+#include "baton/analysis/regression_report.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+namespace baton {
+namespace {
+
+nlohmann::json number(const std::optional<double>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+std::string text(const std::optional<double>& value, const char* missing) {
+  return value ? fmt::format("{:.3g}", *value) : std::string(missing);
+}
+
+// The cell's levels in words: "busy=2, prefill_in_flight" (a reference level says nothing).
+std::string cell_label(const PoissonDesign& design, const PoissonCell& cell) {
+  std::string label;
+  for (std::size_t j = 0; j < design.columns.size(); ++j) {
+    if (cell.covariates[j] == 0.0) continue;
+    label += (label.empty() ? "" : ", ") + design.columns[j];
+  }
+  return label.empty() ? "(reference)" : label;
+}
+
+}  // namespace
+
+Stratified stratified_analysis(Strata strata, std::vector<Factor> factors) {
+  Stratified result{std::move(factors), std::move(strata), {}, {}};
+  result.design = design_for(result.strata, result.factors);
+  result.fit = fit_poisson(result.design);
+  return result;
+}
+
+nlohmann::json to_json(const Stratified& r) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (const PoissonCell& cell : r.design.cells) {
+    nlohmann::json levels = nlohmann::json::object();
+    for (std::size_t j = 0; j < r.design.columns.size(); ++j) {
+      levels[r.design.columns[j]] = cell.covariates[j];
+    }
+    cells.push_back({{"levels", levels}, {"hours", cell.hours}, {"hangs", cell.events}});
+  }
+  nlohmann::json coefficients = nlohmann::json::array();
+  for (const PoissonCoefficient& c : r.fit.coefficients) {
+    coefficients.push_back({{"name", c.name},
+                            {"estimable", c.estimable},
+                            {"log_ratio", number(c.estimate)},
+                            {"std_error", number(c.std_error)},
+                            {"rate_ratio", number(c.ratio)},
+                            {"low", number(c.low)},
+                            {"high", number(c.high)},
+                            {"wald_p", number(c.wald_p)}});
+  }
+  nlohmann::json tests = nlohmann::json::array();
+  for (const PoissonTermTest& t : r.fit.tests) {
+    tests.push_back({{"factor", t.name},
+                     {"df", t.df},
+                     {"statistic", t.statistic},
+                     {"p_value", t.df > 0 ? nlohmann::json(t.p_value) : nlohmann::json(nullptr)}});
+  }
+  return {{"cells", cells},
+          {"hangs_while_idle", r.strata.hangs_while_idle},
+          {"coefficients", coefficients},
+          {"tests", tests},
+          {"deviance", r.fit.deviance},
+          {"df_residual", r.fit.df_residual},
+          {"notes", r.fit.notes}};
+}
+
+void print_stratified(std::ostream& out, const Stratified& r) {
+  out << "Busy time by state (hangs at the state of their moment)\n";
+  out << fmt::format("  {:<44} {:>10} {:>6}  {}\n", "state", "hours", "hangs", "per hour");
+  for (const PoissonCell& cell : r.design.cells) {
+    out << fmt::format("  {:<44} {:>10.4g} {:>6}  {:.3g}\n", cell_label(r.design, cell), cell.hours,
+                       cell.events, static_cast<double>(cell.events) / cell.hours);
+  }
+  if (r.strata.hangs_while_idle > 0) {
+    out << fmt::format("  {} hangs while no LLM engine was busy (no exposure: left out)\n",
+                       r.strata.hangs_while_idle);
+  }
+  out << "\nPoisson regression, busy hours as exposure: rate ratios with 95% "
+         "profile-likelihood intervals\n";
+  out << fmt::format("  {:<28} {:>10} {:>22} {:>10}\n", "", "ratio", "interval", "Wald p");
+  for (const PoissonCoefficient& c : r.fit.coefficients) {
+    if (!c.estimable) {
+      out << fmt::format("  {:<28} {:>10}\n", c.name, "(aliased)");
+      continue;
+    }
+    const bool intercept = c.name == "(intercept)";
+    out << fmt::format("  {:<28} {:>10} {:>22} {:>10}\n",
+                       intercept ? "hangs/h at the reference" : c.name, text(c.ratio, "inf"),
+                       fmt::format("[{}, {}]", text(c.low, "0"), text(c.high, "inf")),
+                       intercept ? "" : text(c.wald_p, "-"));
+  }
+  out << "\nLikelihood-ratio test of each factor (deviance dropped by leaving it out)\n";
+  for (const PoissonTermTest& t : r.fit.tests) {
+    if (t.df == 0) {
+      out << fmt::format("  {:<28} not separable from the others in this exposure\n", t.name);
+    } else {
+      out << fmt::format("  {:<28} chi2 = {:.3g} on {} df, p = {:.3g}\n", t.name, t.statistic, t.df,
+                         t.p_value);
+    }
+  }
+  for (const std::string& note : r.fit.notes) out << "note: " << note << "\n";
+}
+
+}  // namespace baton

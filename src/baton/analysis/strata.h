@@ -1,0 +1,65 @@
+// Strata: busy time and hangs split by the state the LLM engines were in, so that causes
+// that occur together (two engines busy, a prefill in flight, a long context, one host or
+// another) can be told apart by a Poisson regression (poisson_regression.h).
+// The state at an instant, over the engines busy then (embedding work is not LLM work):
+//   busy: how many were busy (1, 2, 3 or more); dual: two or more;
+//   prefill_in_flight: some interval of kind "prefill" was open;
+//   long_context: some interval of at least the long-context threshold was open;
+//   host: the source (a ledger) it came from, for a fleet of several.
+// A hang counts in the state at its time; hangs while no engine was busy are counted
+// apart (they have no exposure to be a rate of).
+// Thread-safety: pure functions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/analysis/exposure_input.h"
+#include "baton/analysis/poisson_regression.h"
+
+namespace baton {
+
+enum class Factor { busy, dual, prefill_in_flight, long_context, host };
+
+// The names above; nullopt for another.
+std::optional<Factor> parse_factor(std::string_view name);
+std::string_view to_string(Factor factor);
+// "busy, dual, prefill_in_flight, long_context, host", for error messages.
+std::string known_factors();
+
+struct StratumState {
+  int busy = 1;  // 1, 2, or 3 for three or more
+  bool prefill_in_flight = false;
+  bool long_context = false;
+  std::string host;
+  auto operator<=>(const StratumState&) const = default;
+};
+
+struct Stratum {
+  StratumState state;
+  double hours = 0.0;
+  std::int64_t hangs = 0;
+};
+
+struct Strata {
+  std::vector<Stratum> strata;  // sorted by state; only states that occurred
+  std::int64_t hangs_while_idle = 0;
+};
+
+// The strata of one source. `hang_classes`: the event classes that count.
+Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
+                const std::set<std::string>& hang_classes, const std::string& host);
+
+// Several sources' strata, summed (a fleet).
+Strata merge_strata(const std::vector<Strata>& parts);
+
+// The regression's table for `factors`: one cell per combination of their levels that
+// occurred, one column per level past the first (busy: "busy=2", "busy=3+"; host:
+// "host=NAME" past the first host by name), one term per factor.
+PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factors);
+
+}  // namespace baton

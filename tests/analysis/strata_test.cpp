@@ -1,0 +1,139 @@
+// Strata of busy time: hand-made intervals whose states are known to the second, hangs
+// placed in them, several hosts merged, and the regression table built from them.
+#include "baton/analysis/strata.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace baton {
+namespace {
+
+const std::set<std::string> kHangs{"hang", "timeout"};
+
+// 0-3600 s: a alone decoding. 3600-5400: b prefills a long prompt beside a. 5400-7200: b
+// alone. 7200-9000: c embeds (not LLM work). Hangs at 1000 (a alone), 4000 (dual, prefill,
+// long), 6000 (b alone, a timeout) and 8000 (idle: only the embedding engine).
+ExposureInput example() {
+  ExposureInput input;
+  input.intervals = {{"a", 0, 5400, 100, "decode"},
+                     {"b", 3600, 5400, 40000, "prefill"},
+                     {"b", 5400, 7200, 40000, "decode"},
+                     {"c", 7200, 9000, 10, "embed"}};
+  input.hangs = {{1000, "a", "hang"},
+                 {4000, "b", "hang"},
+                 {6000, "b", "timeout"},
+                 {8000, "c", "hang"},
+                 {1500, "a", "crash"}};
+  return input;
+}
+
+TEST(Strata, SplitBusyTimeAndHangsByState) {
+  const Strata strata = stratify(example(), 32768, kHangs, "h1");
+  ASSERT_EQ(strata.strata.size(), 3u);
+  // Sorted by state: (1, no prefill, short), (1, no prefill, long), (2, prefill, long).
+  const Stratum& alone_short = strata.strata[0];
+  EXPECT_EQ(alone_short.state.busy, 1);
+  EXPECT_FALSE(alone_short.state.long_context);
+  EXPECT_DOUBLE_EQ(alone_short.hours, 1.0);
+  EXPECT_EQ(alone_short.hangs, 1);  // the crash is not a counted class
+  const Stratum& alone_long = strata.strata[1];
+  EXPECT_TRUE(alone_long.state.long_context);
+  EXPECT_FALSE(alone_long.state.prefill_in_flight);
+  EXPECT_DOUBLE_EQ(alone_long.hours, 0.5);
+  EXPECT_EQ(alone_long.hangs, 1);
+  const Stratum& dual = strata.strata[2];
+  EXPECT_EQ(dual.state.busy, 2);
+  EXPECT_TRUE(dual.state.prefill_in_flight);
+  EXPECT_TRUE(dual.state.long_context);
+  EXPECT_DOUBLE_EQ(dual.hours, 0.5);
+  EXPECT_EQ(dual.hangs, 1);
+  EXPECT_EQ(strata.hangs_while_idle, 1);
+  EXPECT_EQ(dual.state.host, "h1");
+}
+
+TEST(Strata, HostsMergeIntoOneTableWithAHostColumn) {
+  const Strata fleet = merge_strata(
+      {stratify(example(), 32768, kHangs, "h1"), stratify(example(), 32768, kHangs, "h2")});
+  EXPECT_EQ(fleet.strata.size(), 6u);
+  EXPECT_EQ(fleet.hangs_while_idle, 2);
+  const PoissonDesign design = design_for(fleet, {Factor::dual, Factor::host});
+  ASSERT_EQ(design.columns, (std::vector<std::string>{"dual", "host=h2"}));
+  ASSERT_EQ(design.terms.size(), 2u);
+  ASSERT_EQ(design.cells.size(), 4u);  // dual x host
+  double hours = 0;
+  std::int64_t hangs = 0;
+  for (const PoissonCell& cell : design.cells) {
+    hours += cell.hours;
+    hangs += cell.events;
+  }
+  EXPECT_DOUBLE_EQ(hours, 4.0);
+  EXPECT_EQ(hangs, 6);
+}
+
+TEST(Strata, BusyIsAThreeLevelFactor) {
+  ExposureInput input;
+  input.intervals = {{"a", 0, 3600, std::nullopt, "decode"},
+                     {"b", 0, 3600, std::nullopt, "decode"},
+                     {"c", 1800, 3600, std::nullopt, "decode"},
+                     {"d", 2700, 3600, std::nullopt, "decode"}};
+  const PoissonDesign design = design_for(stratify(input, 32768, kHangs, ""), {Factor::busy});
+  EXPECT_EQ(design.columns, (std::vector<std::string>{"busy=2", "busy=3+"}));
+  ASSERT_EQ(design.cells.size(), 2u);  // 2 busy for 0.5 h; 3 and 4 busy (3+) for 0.5 h
+  EXPECT_DOUBLE_EQ(design.cells[0].hours + design.cells[1].hours, 1.0);
+  for (const PoissonCell& cell : design.cells) EXPECT_DOUBLE_EQ(cell.hours, 0.5);
+}
+
+// Two engines in one-minute slots (busy with p 0.5, a busy slot a prefill with p 0.3), so
+// that prefills are in flight more often in dual time; hangs at 2 an hour while `cause`
+// holds and 0.2 otherwise (bench/simulated_ledger writes the same as a ledger).
+ExposureInput simulated(Factor cause, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::bernoulli_distribution busy(0.5), prefill(0.3);
+  ExposureInput input;
+  for (double slot = 0; slot < 300 * 3600.0; slot += 60.0) {
+    bool any = false, both = true, prefilling = false;
+    for (const char* engine : {"a", "b"}) {
+      if (!busy(random)) {
+        both = false;
+        continue;
+      }
+      any = true;
+      const bool is_prefill = prefill(random);
+      prefilling = prefilling || is_prefill;
+      input.intervals.push_back({engine, slot, slot + 60, 1000, is_prefill ? "prefill" : "decode"});
+    }
+    if (!any) continue;
+    const bool on = cause == Factor::dual ? both : prefilling;
+    const int count = std::poisson_distribution<int>((on ? 2.0 : 0.2) / 60.0)(random);
+    for (int i = 0; i < count; ++i) input.hangs.push_back({slot + 30.0, "a", "hang"});
+  }
+  return input;
+}
+
+TEST(Strata, TheRegressionNamesTheFactorSimulatedHangsDependOn) {
+  for (const Factor cause : {Factor::dual, Factor::prefill_in_flight}) {
+    SCOPED_TRACE(std::string(to_string(cause)));
+    const PoissonDesign design = design_for(stratify(simulated(cause, 3), 32768, kHangs, ""),
+                                            {Factor::dual, Factor::prefill_in_flight});
+    const PoissonFit fit = fit_poisson(design);
+    const std::size_t on = cause == Factor::dual ? 0 : 1;
+    EXPECT_LT(fit.tests[on].p_value, 1e-10);
+    EXPECT_GT(*fit.coefficients[on + 1].low, 5.0);  // true ratio 10
+    // The other factor, whose true ratio is 1: not significant at 1 %, and near 1.
+    EXPECT_GT(fit.tests[1 - on].p_value, 0.01);
+    EXPECT_GT(*fit.coefficients[2 - on].ratio, 0.5);
+    EXPECT_LT(*fit.coefficients[2 - on].ratio, 2.0);
+  }
+}
+
+TEST(Strata, FactorsHaveNames) {
+  for (const char* name : {"busy", "dual", "prefill_in_flight", "long_context", "host"}) {
+    ASSERT_TRUE(parse_factor(name).has_value()) << name;
+    EXPECT_EQ(to_string(*parse_factor(name)), name);
+  }
+  EXPECT_FALSE(parse_factor("policy").has_value());
+}
+
+}  // namespace
+}  // namespace baton
