@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 
 namespace baton {
@@ -127,12 +128,36 @@ TEST(Strata, TheRegressionNamesTheFactorSimulatedHangsDependOn) {
   }
 }
 
+// Runs of two policies, one before and one across midnight: each stretch takes its run's
+// policy ("mixed" while both are busy) and is split at 00:00 UTC into its two days.
+TEST(Strata, PolicyBackendAndDayComeFromTheRunsAndTheClock) {
+  const double midnight = 1732924800;  // 2024-11-30T00:00:00Z
+  ExposureInput input;
+  input.intervals = {{"a", midnight - 7200, midnight - 1800, 64, "decode", "concurrent", "cuda"},
+                     {"b", midnight - 3600, midnight + 3600, 64, "decode", "serialize", "cuda"}};
+  input.hangs = {{midnight - 600, "b", "hang"}, {midnight + 600, "b", "hang"}};
+  const Strata strata = stratify(input, 32768, kHangs, "");
+  std::map<std::pair<std::string, std::string>, double> hours;  // (policy, day) -> hours
+  for (const Stratum& s : strata.strata) {
+    EXPECT_EQ(s.state.backend, "cuda");
+    hours[{s.state.policy, s.state.day}] += s.hours;
+  }
+  EXPECT_DOUBLE_EQ((hours[{"concurrent", "2024-11-29"}]), 1.0);
+  EXPECT_DOUBLE_EQ((hours[{"mixed", "2024-11-29"}]), 0.5);
+  EXPECT_DOUBLE_EQ((hours[{"serialize", "2024-11-29"}]), 0.5);
+  EXPECT_DOUBLE_EQ((hours[{"serialize", "2024-11-30"}]), 1.0);
+  const PoissonDesign design = design_for(strata, {Factor::policy, Factor::day});
+  EXPECT_EQ(design.columns,
+            (std::vector<std::string>{"policy=mixed", "policy=serialize", "day=2024-11-30"}));
+}
+
 TEST(Strata, FactorsHaveNames) {
-  for (const char* name : {"busy", "dual", "prefill_in_flight", "long_context", "host"}) {
+  for (const char* name : {"busy", "dual", "prefill_in_flight", "long_context", "host", "policy",
+                           "backend", "day"}) {
     ASSERT_TRUE(parse_factor(name).has_value()) << name;
     EXPECT_EQ(to_string(*parse_factor(name)), name);
   }
-  EXPECT_FALSE(parse_factor("policy").has_value());
+  EXPECT_FALSE(parse_factor("weather").has_value());
 }
 
 }  // namespace

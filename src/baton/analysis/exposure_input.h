@@ -20,6 +20,8 @@ struct BusyInterval {
   double end = 0.0;  // >= start
   std::optional<std::int64_t> context_tokens;
   std::string kind;  // prefill, decode, embed; empty when the source does not say (CSV)
+  std::string policy;   // its run's GPU turn policy; empty when the source does not say
+  std::string backend;  // its run's backend (cpu, cuda); likewise
 };
 
 struct HangRecord {

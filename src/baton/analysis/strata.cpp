@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <ctime>
 #include <functional>
 #include <map>
 
@@ -11,12 +13,16 @@ namespace baton {
 namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
-constexpr std::array<std::pair<Factor, std::string_view>, 5> kFactorNames{{
+constexpr double kSecondsPerDay = 86400.0;
+constexpr std::array<std::pair<Factor, std::string_view>, 8> kFactorNames{{
     {Factor::busy, "busy"},
     {Factor::dual, "dual"},
     {Factor::prefill_in_flight, "prefill_in_flight"},
     {Factor::long_context, "long_context"},
     {Factor::host, "host"},
+    {Factor::policy, "policy"},
+    {Factor::backend, "backend"},
+    {Factor::day, "day"},
 }};
 
 Spans joined(Spans spans) {
@@ -24,15 +30,16 @@ Spans joined(Spans spans) {
   return join_spans(spans, 0.0);
 }
 
-// A change of state at `time`: `counter` (0 busy engines, 1 prefill, 2 long) by `delta`.
+// A change of state at `time`: `counter` by `delta`. Counters: 0 busy engines, 1 prefill,
+// 2 long context, then one per run label (a policy or a backend value).
 struct Step {
   double time;
-  int counter;
+  std::size_t counter;
   int delta;
 };
 
-void add_steps(std::vector<Step>& steps, const Spans& spans, int counter) {
-  for (const auto& [start, end] : spans) {
+void add_steps(std::vector<Step>& steps, Spans spans, std::size_t counter) {
+  for (const auto& [start, end] : joined(std::move(spans))) {
     steps.push_back({start, counter, +1});
     steps.push_back({end, counter, -1});
   }
@@ -44,33 +51,73 @@ struct Segment {
   StratumState state;
 };
 
+std::string utc_day(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(std::floor(unix_seconds));
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[16];
+  std::strftime(text, sizeof text, "%Y-%m-%d", &tm);
+  return text;
+}
+
+// The one value among the open labels of `kind`, "mixed" for several, "" for none.
+std::string label_of(const std::vector<std::pair<int, std::string>>& labels,
+                     const std::vector<int>& depth, int kind) {
+  std::string value;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (labels[i].first != kind || depth[i + 3] == 0) continue;
+    if (!value.empty() && value != labels[i].second) return "mixed";
+    value = labels[i].second;
+  }
+  return value;
+}
+
+// Appends [start, end) in `state`, split at UTC midnights so that each piece has one day.
+void add_segment(std::vector<Segment>& segments, double start, double end, StratumState state) {
+  while (start < end) {
+    const double midnight = (std::floor(start / kSecondsPerDay) + 1.0) * kSecondsPerDay;
+    const double piece_end = std::min(end, midnight);
+    state.day = utc_day(start);
+    segments.push_back({start, piece_end, state});
+    start = piece_end;
+  }
+}
+
 std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t threshold,
                                  const std::string& host) {
   std::map<std::string, Spans> busy;
   Spans prefill, long_context;
+  std::map<std::pair<int, std::string>, Spans> by_label;  // (0 policy | 1 backend, value)
   for (const BusyInterval& interval : input.intervals) {
     if (interval.kind == "embed" || !(interval.end > interval.start)) continue;
-    busy[interval.engine].emplace_back(interval.start, interval.end);
-    if (interval.kind == "prefill") prefill.emplace_back(interval.start, interval.end);
+    const std::pair span{interval.start, interval.end};
+    busy[interval.engine].push_back(span);
+    if (interval.kind == "prefill") prefill.push_back(span);
     if (interval.context_tokens && *interval.context_tokens >= threshold) {
-      long_context.emplace_back(interval.start, interval.end);
+      long_context.push_back(span);
     }
+    if (!interval.policy.empty()) by_label[{0, interval.policy}].push_back(span);
+    if (!interval.backend.empty()) by_label[{1, interval.backend}].push_back(span);
   }
   std::vector<Step> steps;
-  for (auto& [engine, spans] : busy) add_steps(steps, joined(std::move(spans)), 0);
-  add_steps(steps, joined(std::move(prefill)), 1);
-  add_steps(steps, joined(std::move(long_context)), 2);
+  for (auto& [engine, spans] : busy) add_steps(steps, std::move(spans), 0);
+  add_steps(steps, std::move(prefill), 1);
+  add_steps(steps, std::move(long_context), 2);
+  std::vector<std::pair<int, std::string>> labels;
+  for (auto& [label, spans] : by_label) {
+    add_steps(steps, std::move(spans), 3 + labels.size());
+    labels.push_back(label);
+  }
   std::sort(steps.begin(), steps.end(),
             [](const Step& a, const Step& b) { return a.time < b.time; });
   std::vector<Segment> segments;
-  std::array<int, 3> depth{};
-  for (std::size_t i = 0; i < steps.size(); ++i) {
-    depth[static_cast<std::size_t>(steps[i].counter)] += steps[i].delta;
-    const bool last_at_time = i + 1 == steps.size() || steps[i + 1].time > steps[i].time;
-    if (!last_at_time || depth[0] == 0 || i + 1 == steps.size()) continue;
-    segments.push_back({steps[i].time,
-                        steps[i + 1].time,
-                        {std::min(depth[0], 3), depth[1] > 0, depth[2] > 0, host}});
+  std::vector<int> depth(3 + labels.size(), 0);
+  for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+    depth[steps[i].counter] += steps[i].delta;
+    if (steps[i + 1].time == steps[i].time || depth[0] == 0) continue;
+    add_segment(segments, steps[i].time, steps[i + 1].time,
+                {std::min(depth[0], 3), depth[1] > 0, depth[2] > 0, host,
+                 label_of(labels, depth, 0), label_of(labels, depth, 1), ""});
   }
   return segments;
 }
@@ -140,8 +187,6 @@ Strata merge_strata(const std::vector<Strata>& parts) {
 }
 
 PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factors) {
-  std::set<std::string> hosts;
-  for (const Stratum& s : strata.strata) hosts.insert(s.state.host);
   PoissonDesign design;
   // Each factor's columns, and the covariates a state gives them.
   std::vector<std::function<double(const StratumState&)>> value_of;
@@ -149,6 +194,15 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
     design.terms.back().columns.push_back(design.columns.size());
     design.columns.push_back(std::move(name));
     value_of.push_back(std::move(f));
+  };
+  // A factor of named levels: a column for each level past the first by name.
+  const auto levels = [&](Factor factor, std::string StratumState::*field) {
+    std::set<std::string> names;
+    for (const Stratum& s : strata.strata) names.insert(s.state.*field);
+    for (auto it = std::next(names.begin(), names.empty() ? 0 : 1); it != names.end(); ++it) {
+      column(std::string(to_string(factor)) + "=" + *it,
+             [field, name = *it](const StratumState& s) { return s.*field == name ? 1.0 : 0.0; });
+    }
   };
   for (const Factor factor : factors) {
     design.terms.push_back({std::string(to_string(factor)), {}});
@@ -168,10 +222,16 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
         column("long_context", [](const StratumState& s) { return s.long_context ? 1.0 : 0.0; });
         break;
       case Factor::host:
-        for (auto it = std::next(hosts.begin(), hosts.empty() ? 0 : 1); it != hosts.end(); ++it) {
-          column("host=" + *it,
-                 [host = *it](const StratumState& s) { return s.host == host ? 1.0 : 0.0; });
-        }
+        levels(factor, &StratumState::host);
+        break;
+      case Factor::policy:
+        levels(factor, &StratumState::policy);
+        break;
+      case Factor::backend:
+        levels(factor, &StratumState::backend);
+        break;
+      case Factor::day:
+        levels(factor, &StratumState::day);
         break;
     }
   }

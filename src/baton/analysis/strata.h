@@ -5,7 +5,10 @@
 //   busy: how many were busy (1, 2, 3 or more); dual: two or more;
 //   prefill_in_flight: some interval of kind "prefill" was open;
 //   long_context: some interval of at least the long-context threshold was open;
-//   host: the source (a ledger) it came from, for a fleet of several.
+//   host: the source (a ledger) it came from, for a fleet of several;
+//   policy, backend: those of the runs whose engines were busy ("mixed" when runs of two
+//     were busy at once, empty when the source does not say: CSV logs);
+//   day: the UTC date (a stretch over midnight is split there).
 // A hang counts in the state at its time; hangs while no engine was busy are counted
 // apart (they have no exposure to be a rate of).
 // Thread-safety: pure functions.
@@ -23,12 +26,12 @@
 
 namespace baton {
 
-enum class Factor { busy, dual, prefill_in_flight, long_context, host };
+enum class Factor { busy, dual, prefill_in_flight, long_context, host, policy, backend, day };
 
 // The names above; nullopt for another.
 std::optional<Factor> parse_factor(std::string_view name);
 std::string_view to_string(Factor factor);
-// "busy, dual, prefill_in_flight, long_context, host", for error messages.
+// "busy, dual, prefill_in_flight, long_context, host, policy, backend, day", for errors.
 std::string known_factors();
 
 struct StratumState {
@@ -36,6 +39,9 @@ struct StratumState {
   bool prefill_in_flight = false;
   bool long_context = false;
   std::string host;
+  std::string policy;
+  std::string backend;
+  std::string day;  // YYYY-MM-DD, UTC
   auto operator<=>(const StratumState&) const = default;
 };
 
@@ -58,8 +64,8 @@ Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
 Strata merge_strata(const std::vector<Strata>& parts);
 
 // The regression's table for `factors`: one cell per combination of their levels that
-// occurred, one column per level past the first (busy: "busy=2", "busy=3+"; host:
-// "host=NAME" past the first host by name), one term per factor.
+// occurred, one column per level past the first (busy: "busy=2", "busy=3+"; host, policy,
+// backend, day: "host=NAME" for each past the first by name), one term per factor.
 PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factors);
 
 }  // namespace baton

@@ -12,6 +12,7 @@
 #include "baton/analysis/event_classes.h"
 #include "baton/analysis/regression_report.h"
 #include "baton/analysis/strata.h"
+#include "baton/analysis/time_window.h"
 #include "baton/analysis/timeline_svg.h"
 #include "baton/common/duration.h"
 #include "baton/common/exit_codes.h"
@@ -79,6 +80,10 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
   cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
   cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
   cmd->add_flag("--json", json, "Print one JSON object instead of tables");
+  cmd->add_option("--since", since,
+                  "Only from this time on: Unix seconds, ISO-8601 with an offset, or a UTC "
+                  "date (2026-10-02)");
+  cmd->add_option("--until", until, "Only before this time (the same forms as --since)");
   cmd->add_option("--by", by,
                   "Split busy time and hangs by a factor and fit a Poisson regression over "
                   "them (repeat it): " +
@@ -87,6 +92,28 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
 }
 
 namespace {
+
+std::optional<double> window_end(const std::string& text, const char* flag) {
+  if (text.empty()) return std::nullopt;
+  const std::optional<double> t = parse_window_end(text);
+  if (!t) {
+    throw std::invalid_argument(std::string(flag) + ": '" + text +
+                                "' is not a time (Unix seconds, 2026-10-02T12:00:00Z, or a "
+                                "date 2026-10-02)");
+  }
+  return t;
+}
+
+// The source's input within --since/--until.
+Source windowed(Source source, const AnalyzeCommand& c) {
+  const std::optional<double> since = window_end(c.since, "--since");
+  const std::optional<double> until = window_end(c.until, "--until");
+  if (since && until && !(*since < *until)) {
+    throw std::invalid_argument("--since must come before --until");
+  }
+  source.input = within_window(std::move(source.input), since, until);
+  return source;
+}
 
 std::vector<Source> load_sources(const AnalyzeCommand& c) {
   const bool csv = !c.intervals_csv.empty() || !c.events_csv.empty();
@@ -97,7 +124,8 @@ std::vector<Source> load_sources(const AnalyzeCommand& c) {
     if (!c.ledgers.empty() || !c.policies.empty() || c.compare) {
       throw std::invalid_argument("CSV logs are analysed alone: drop --ledger/--policy/--compare");
     }
-    return {{c.intervals_csv, {read_busy_csv(c.intervals_csv), read_hangs_csv(c.events_csv)}}};
+    return {windowed(
+        {c.intervals_csv, {read_busy_csv(c.intervals_csv), read_hangs_csv(c.events_csv)}}, c)};
   }
   std::vector<std::string> ledgers = c.ledgers;
   if (ledgers.empty()) ledgers.push_back(default_ledger_path().string());
@@ -116,7 +144,7 @@ std::vector<Source> load_sources(const AnalyzeCommand& c) {
     const std::string& ledger = ledgers[std::min(arm, ledgers.size() - 1)];
     std::optional<std::string> policy;
     if (!c.policies.empty()) policy = c.policies[std::min(arm, c.policies.size() - 1)];
-    sources.push_back(from_ledger(ledger, policy));
+    sources.push_back(windowed(from_ledger(ledger, policy), c));
   }
   return sources;
 }
@@ -166,7 +194,7 @@ int AnalyzeCommand::run_stratified() {
     const std::optional<std::string> policy =
         policies.empty() ? std::nullopt : std::optional(policies[0]);
     for (const std::string& path : paths) {
-      const Source source = from_ledger(path, policy);
+      const Source source = windowed(from_ledger(path, policy), *this);
       parts.push_back(stratify(source.input, options.long_context, options.hang_classes, path));
     }
   }

@@ -22,6 +22,7 @@ struct AnalyzeCommand {
   std::string plot_path;
   bool json = false;
   std::vector<std::string> by;  // --by: factors of a stratified analysis (analysis/strata.h)
+  std::string since, until;     // --since/--until: the window analysed (analysis/time_window.h)
   AnalysisOptions options;
 
   CLI::App* attach(CLI::App& app);

@@ -65,13 +65,16 @@ void check_policy_held(Database& db, const std::filesystem::path& path,
 }
 
 std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::string>& policy) {
-  Statement s(db, std::string("SELECT engine, start, end, context_tokens, kind FROM intervals") +
-                      kRunFilter + " ORDER BY start");
+  Statement s(db, std::string("SELECT engine, start, end, context_tokens, kind, ") +
+                      "(SELECT coalesce(policy, '') FROM runs WHERE id = run_id), " +
+                      "(SELECT coalesce(backend, '') FROM runs WHERE id = run_id) FROM intervals" + kRunFilter +
+                      " ORDER BY start");
   bind_policy(s, policy);
   std::vector<BusyInterval> intervals;
   while (s.step()) {
     intervals.push_back({s.column_text(0), s.column_double(1), s.column_double(2),
-                         optional_int(s, 3), s.column_text(4)});
+                         optional_int(s, 3), s.column_text(4), s.column_text(5),
+                         s.column_text(6)});
   }
   return intervals;
 }
