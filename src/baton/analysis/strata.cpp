@@ -162,8 +162,10 @@ Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
                                   [](double t, const Segment& s) { return t < s.start; });
     if (after == segments.begin() || !(hang.time < std::prev(after)->end)) {
       ++result.hangs_while_idle;
+      result.events.push_back({std::nullopt, hang});
     } else {
       ++by_state[std::prev(after)->state].hangs;
+      result.events.push_back({std::prev(after)->state, hang});
     }
   }
   for (auto& [state, stratum] : by_state) result.strata.push_back(std::move(stratum));

@@ -51,9 +51,16 @@ struct Stratum {
   std::int64_t hangs = 0;
 };
 
+// A counted event and the state at its moment; nullopt: no LLM engine was busy.
+struct PlacedEvent {
+  std::optional<StratumState> state;
+  HangRecord event;
+};
+
 struct Strata {
   std::vector<Stratum> strata;  // sorted by state; only states that occurred
   std::int64_t hangs_while_idle = 0;
+  std::vector<PlacedEvent> events;  // every counted one, in the input's order (stratify())
 };
 
 // The strata of one source. `hang_classes`: the event classes that count.

@@ -81,6 +81,13 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
     streams_->name_stream(device->default_stream().id(), device->default_stream().name());
   }
   device->add_observer(activity_);
+  const WatchdogOptions watchdog = watchdog_options(config_);
+  ExposureCounters::Options exposure;  // long context: analyze's default threshold
+  exposure.policy = describe(config_.turn);
+  exposure.backend = backend;
+  // No burst outlasts the deadline and its poll, nor does a hang's detection.
+  exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
+  exposure_ = std::make_unique<ExposureCounters>(exposure, Clock::now());
   host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
                                        std::move(injector));
   seat_models(faults);
@@ -89,6 +96,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   RouterContext context{*models_, *host_, health_, *metrics_, busy_, config_.api_key,
                         describe(config_.turn), [this] { return http_->stats(); }};
   context.activity = &activity_;
+  context.exposure = exposure_.get();
   router_ = std::make_unique<Router>(std::move(context));
   Stream& probe_stream = host_->add_watched_stream("device-probe");
   if (streams_) streams_->name_stream(probe_stream.id(), probe_stream.name());
@@ -108,6 +116,8 @@ void BatonServer::seat_models(FaultInjector* faults) {
   host_->add_burst_observer(health_);
   if (recorder_) host_->add_burst_observer(*recorder_);
   host_->add_burst_observer(activity_);
+  host_->add_burst_observer(*exposure_);
+  host_->faults().add_sink([this](const FaultEvent& e) { exposure_->fault(e); });
   if (recorder_) host_->faults().add_sink([this](const FaultEvent& e) { recorder_->event(e); });
   host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
   for (const ModelSpec& spec : config_.models) {

@@ -26,6 +26,7 @@
 #include "baton/server/device_probe.h"
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/engine_health.h"
+#include "baton/server/exposure_counters.h"
 #include "baton/server/http_server.h"
 #include "baton/server/kv_sizing.h"
 #include "baton/server/metrics.h"
@@ -75,6 +76,7 @@ class BatonServer {
   std::unique_ptr<ServerMetrics> metrics_;
   DualEngineClock busy_;
   RecentActivity activity_;  // the dashboard's timeline: sees every burst and stream
+  std::unique_ptr<ExposureCounters> exposure_;  // /metrics' fleet counters; the backend's
   std::unique_ptr<EngineHost> host_;
   std::unique_ptr<KvSizer> kv_sizer_;      // outlives the models, whose unloads release it
   std::unique_ptr<ModelRegistry> models_;  // its engines leave the host before the host goes

@@ -189,7 +189,9 @@ HttpResponse Router::metrics() const {
     ++host.faults[{std::string(to_string(event.kind)), event.engine}];
   }
   if (context_.http_stats) host.connections = context_.http_stats().connections;
-  return {{200, "text/plain; version=0.0.4; charset=utf-8", {}}, context_.metrics.render(host)};
+  std::string text = context_.metrics.render(host);
+  if (context_.exposure != nullptr) context_.exposure->render(text, Clock::now());
+  return {{200, "text/plain; version=0.0.4; charset=utf-8", {}}, std::move(text)};
 }
 
 HttpResponse Router::engines() const {

@@ -15,6 +15,7 @@
 
 #include "baton/host/engine_host.h"
 #include "baton/server/after_load.h"
+#include "baton/server/exposure_counters.h"
 #include "baton/server/dual_engine_clock.h"
 #include "baton/server/engine_health.h"
 #include "baton/server/http_server.h"
@@ -37,6 +38,7 @@ struct RouterContext {
   std::string policy;   // the turn policy, described (turn_options.h)
   std::function<HttpServerStats()> http_stats;  // set before serving
   const RecentActivity* activity = nullptr;     // the timeline's; none: empty lanes
+  ExposureCounters* exposure = nullptr;         // /metrics' fleet counters; none: left out
 };
 
 class Router {

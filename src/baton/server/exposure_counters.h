@@ -1,0 +1,59 @@
+// ExposureCounters: the ledger's evidence as Prometheus counters, so that a fleet's
+// Prometheus server holds every host's exposure and faults (`baton analyze --by host`
+// reads the same figures from ledgers). Seconds at least one LLM engine was busy, by the
+// state of the engines (analysis/strata.h: how many busy, a prefill in flight, a long
+// context) and the server's policy and backend; fault events by class and blamed engine
+// with the state at the moment each began.
+// Bursts and faults arrive after the fact (a burst when it ends, a hang when detected,
+// placed where it began), so the counters cover the time up to `settle_after` ago:
+// later, nothing can still arrive that falls before that horizon.
+// Thread-safety: every member is thread-safe (one mutex).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "baton/analysis/hang_analysis.h"
+#include "baton/analysis/strata.h"
+#include "baton/turn/burst_observer.h"
+#include "baton/watchdog/fault_event.h"
+
+namespace baton {
+
+class ExposureCounters final : public BurstObserver {
+ public:
+  struct Options {
+    std::string policy;   // described, as the ledger's runs hold it
+    std::string backend;  // cpu, cuda
+    std::int64_t long_context = AnalysisOptions{}.long_context;
+    // Longer than any burst and than any hang's detection delay: the watchdog's deadline,
+    // its poll and a second.
+    std::chrono::milliseconds settle_after{5000};
+  };
+  ExposureCounters(Options options, TimePoint start);
+
+  void burst_done(const BurstRecord& burst) override;
+  void fault(const FaultEvent& event);
+  // Appends the two counter families, settled up to `now` - settle_after.
+  void render(std::string& out, TimePoint now);
+
+ private:
+  void settle_locked(double horizon);
+
+  const Options options_;
+  std::mutex mu_;
+  std::vector<BusyInterval> pending_;       // not yet wholly before the horizon; guarded by mu_
+  std::vector<HangRecord> events_;          // not yet before the horizon; guarded by mu_
+  double settled_ = 0.0;                    // steady seconds counted up to; guarded by mu_
+  std::map<StratumState, double> seconds_;  // guarded by mu_
+  // (class, engine, busy state or none) -> events; guarded by mu_
+  std::map<std::tuple<std::string, std::string, std::optional<StratumState>>, std::uint64_t>
+      faults_;
+};
+
+}  // namespace baton

@@ -1,0 +1,101 @@
+// The exposure counters of /metrics: busy seconds by the engines' state and faults with
+// the state where they began, counted only once nothing can still arrive before the
+// horizon, and the same totals however the scrapes cut the time.
+#include "baton/server/exposure_counters.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+// The value of the series whose line starts with `series` ("name{labels}"); -1 if none.
+double value_of(const std::string& text, const std::string& series) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+  }
+  return -1.0;
+}
+
+constexpr const char* kAlone =
+    R"(baton_exposure_seconds_total{busy="1",prefill_in_flight="false",long_context="false",policy="serialize/op",backend="cpu"})";
+constexpr const char* kDualPrefill =
+    R"(baton_exposure_seconds_total{busy="2",prefill_in_flight="true",long_context="false",policy="serialize/op",backend="cpu"})";
+constexpr const char* kHangInDual =
+    R"(baton_exposure_faults_total{class="hang",engine="b",busy="2",prefill_in_flight="true",long_context="false",policy="serialize/op",backend="cpu"})";
+
+class ExposureCountersTest : public ::testing::Test {
+ protected:
+  TimePoint at(int ms) const { return t0_ + milliseconds(ms); }
+  BurstRecord burst(const char* engine, BurstKind kind, int from, int to) const {
+    BurstRecord b;
+    b.engine = engine;
+    b.kind = kind;
+    b.context_tokens = 100;
+    b.asked = at(from);
+    b.granted = at(from);
+    b.done = at(to);
+    return b;
+  }
+  // a decodes over [0, 10 s); b prefills over [4 s, 6 s); b hangs, beginning at 5 s.
+  void feed(ExposureCounters& counters) const {
+    counters.burst_done(burst("a", BurstKind::decode, 0, 10000));
+    counters.burst_done(burst("b", BurstKind::prefill, 4000, 6000));
+    FaultEvent hang;
+    hang.kind = FaultKind::hang;
+    hang.engine = "b";
+    hang.time = at(7000);
+    hang.onset = at(5000);
+    counters.fault(hang);
+  }
+  const TimePoint t0_ = Clock::now();
+  const ExposureCounters::Options options_{"serialize/op", "cpu", 32768, milliseconds(5000)};
+};
+
+TEST_F(ExposureCountersTest, BusySecondsAndFaultsByState) {
+  ExposureCounters counters(options_, t0_);
+  feed(counters);
+  std::string text;
+  counters.render(text, at(20000));  // settled up to 15 s: everything
+  EXPECT_NEAR(value_of(text, kAlone), 8.0, 1e-6);
+  EXPECT_NEAR(value_of(text, kDualPrefill), 2.0, 1e-6);
+  EXPECT_EQ(value_of(text, kHangInDual), 1.0);
+  EXPECT_NE(text.find("# TYPE baton_exposure_seconds_total counter"), std::string::npos);
+}
+
+TEST_F(ExposureCountersTest, ScrapesCountOnlyTheSettledPastAndAddUpTheSame) {
+  ExposureCounters counters(options_, t0_);
+  feed(counters);
+  std::string early;
+  counters.render(early, at(10000));  // settled up to 5 s: a alone 4 s, dual 1 s, no hang yet
+  EXPECT_NEAR(value_of(early, kAlone), 4.0, 1e-6);
+  EXPECT_NEAR(value_of(early, kDualPrefill), 1.0, 1e-6);
+  EXPECT_EQ(value_of(early, kHangInDual), -1.0);
+  std::string later;
+  counters.render(later, at(20000));
+  EXPECT_NEAR(value_of(later, kAlone), 8.0, 1e-6);
+  EXPECT_NEAR(value_of(later, kDualPrefill), 2.0, 1e-6);
+  EXPECT_EQ(value_of(later, kHangInDual), 1.0);
+}
+
+TEST_F(ExposureCountersTest, AFaultWhileNothingIsBusyIsBusyZero) {
+  ExposureCounters counters(options_, t0_);
+  FaultEvent other;
+  other.kind = FaultKind::other;
+  other.time = at(1000);
+  counters.fault(other);
+  std::string text;
+  counters.render(text, at(10000));
+  EXPECT_EQ(
+      value_of(
+          text,
+          R"(baton_exposure_faults_total{class="other",engine="",busy="0",prefill_in_flight="false",long_context="false",policy="serialize/op",backend="cpu"})"),
+      1.0);
+}
+
+}  // namespace
+}  // namespace baton
