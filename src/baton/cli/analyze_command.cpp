@@ -1,8 +1,10 @@
 #include "baton/cli/analyze_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -10,10 +12,12 @@
 #include "baton/analysis/analysis_report.h"
 #include "baton/analysis/csv_import.h"
 #include "baton/analysis/event_classes.h"
+#include "baton/analysis/prometheus_strata.h"
 #include "baton/analysis/regression_report.h"
 #include "baton/analysis/strata.h"
 #include "baton/analysis/time_window.h"
 #include "baton/analysis/timeline_svg.h"
+#include "baton/cli/prometheus_client.h"
 #include "baton/common/duration.h"
 #include "baton/common/exit_codes.h"
 #include "baton/ledger/ledger_path.h"
@@ -84,6 +88,14 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
                   "Only from this time on: Unix seconds, ISO-8601 with an offset, or a UTC "
                   "date (2026-10-02)");
   cmd->add_option("--until", until, "Only before this time (the same forms as --since)");
+  cmd->add_option("--prometheus", prometheus,
+                  "Read the fleet's counters (baton_exposure_*) from this Prometheus server "
+                  "(http://HOST:PORT) instead of ledgers; needs --by");
+  cmd->add_option("--range", range, "With --prometheus: the window ending now (7d, 36h, 90m)")
+      ->capture_default_str();
+  cmd->add_option("--selector", selector,
+                  "With --prometheus: the series to read, as a PromQL label matcher "
+                  "('{job=\"baton\"}')");
   cmd->add_option("--by", by,
                   "Split busy time and hangs by a factor and fit a Poisson regression over "
                   "them (repeat it): " +
@@ -166,6 +178,47 @@ std::set<std::string> hang_classes(const std::vector<std::string>& given) {
 
 }  // namespace
 
+namespace {
+
+// A Prometheus duration (digits and one of s m h d w y) in seconds; nullopt otherwise.
+std::optional<double> prometheus_duration(const std::string& text) {
+  static const std::map<char, double> unit{{'s', 1},     {'m', 60},     {'h', 3600},
+                                           {'d', 86400}, {'w', 604800}, {'y', 31536000}};
+  if (text.size() < 2 || !std::all_of(text.begin(), text.end() - 1, ::isdigit) ||
+      !unit.contains(text.back()) || text.size() > 12) {
+    return std::nullopt;
+  }
+  return std::stod(text.substr(0, text.size() - 1)) * unit.at(text.back());
+}
+
+// The fleet's strata from the raw samples of its counters over --range.
+Strata from_prometheus(const AnalyzeCommand& c) {
+  if (!c.ledgers.empty() || !c.intervals_csv.empty() || !c.policies.empty() || !c.since.empty() ||
+      !c.until.empty()) {
+    throw std::invalid_argument(
+        "--prometheus reads the fleet's counters: drop --ledger, --intervals, --policy, "
+        "--since and --until (the window is --range, ending now)");
+  }
+  const std::optional<double> range = prometheus_duration(c.range);
+  if (!range) {
+    throw std::invalid_argument("--range: '" + c.range + "' is not a duration such as 7d or 90m");
+  }
+  if (!c.selector.empty() && (c.selector.front() != '{' || c.selector.back() != '}')) {
+    throw std::invalid_argument("--selector: '" + c.selector + "' is not {label=\"value\",...}");
+  }
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const auto series = [&](const char* name) {
+    return prometheus_query(c.prometheus, name + c.selector + "[" + c.range + "]", now);
+  };
+  return strata_from_prometheus(
+      {series("baton_exposure_seconds_total"), series("baton_exposure_faults_total"),
+       series("baton_process_start_time_seconds"), now - *range},
+      c.options.hang_classes);
+}
+
+}  // namespace
+
 // --by: every ledger (or the CSV logs) stratified, several ledgers summed as a fleet
 // with each one's path as its host.
 int AnalyzeCommand::run_stratified() {
@@ -173,8 +226,8 @@ int AnalyzeCommand::run_stratified() {
   for (const std::string& name : by) {
     const std::optional<Factor> factor = parse_factor(name);
     if (!factor) {
-      throw std::invalid_argument("--by: unknown factor '" + name + "' (want " +
-                                  known_factors() + ")");
+      throw std::invalid_argument("--by: unknown factor '" + name + "' (want " + known_factors() +
+                                  ")");
     }
     if (std::find(factors.begin(), factors.end(), *factor) == factors.end()) {
       factors.push_back(*factor);
@@ -184,10 +237,12 @@ int AnalyzeCommand::run_stratified() {
     throw std::invalid_argument("--by goes without --compare, --plot and a second --policy");
   }
   std::vector<Strata> parts;
-  if (!intervals_csv.empty() || !events_csv.empty()) {
+  if (!prometheus.empty()) {
+    parts.push_back(from_prometheus(*this));
+  } else if (!intervals_csv.empty() || !events_csv.empty()) {
     const std::vector<Source> sources = load_sources(*this);
-    parts.push_back(stratify(sources[0].input, options.long_context, options.hang_classes,
-                             sources[0].label));
+    parts.push_back(
+        stratify(sources[0].input, options.long_context, options.hang_classes, sources[0].label));
   } else {
     std::vector<std::string> paths = ledgers;
     if (paths.empty()) paths.push_back(default_ledger_path().string());
@@ -215,6 +270,11 @@ int AnalyzeCommand::run() {
   }
   options.cluster_window_s = *window;
   if (!classes.empty()) options.hang_classes = hang_classes(classes);
+  if (!prometheus.empty() && by.empty()) {
+    throw std::invalid_argument(
+        "--prometheus gives the fleet's strata, not its intervals: name factors with --by "
+        "(for example --by dual --by host)");
+  }
   if (!by.empty()) return run_stratified();
 
   std::vector<Source> sources = load_sources(*this);

@@ -23,6 +23,9 @@ struct AnalyzeCommand {
   bool json = false;
   std::vector<std::string> by;  // --by: factors of a stratified analysis (analysis/strata.h)
   std::string since, until;     // --since/--until: the window analysed (analysis/time_window.h)
+  std::string prometheus;       // --prometheus URL: a fleet's counters instead of ledgers
+  std::string range = "7d";     // --range: the window ending now, in Prometheus's units
+  std::string selector;         // --selector '{job="baton"}': which series
   AnalysisOptions options;
 
   CLI::App* attach(CLI::App& app);

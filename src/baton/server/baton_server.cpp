@@ -87,6 +87,9 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   exposure.backend = backend;
   // No burst outlasts the deadline and its poll, nor does a hang's detection.
   exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
+  for (const ModelSpec& spec : config_.models) exposure.engines.push_back(spec.name);
+  exposure.engines.push_back("device-probe");
+  exposure.start_unix = unix_now();
   exposure_ = std::make_unique<ExposureCounters>(exposure, Clock::now());
   host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
                                        std::move(injector));

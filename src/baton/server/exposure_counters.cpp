@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "baton/common/context_bucket.h"
+#include "baton/ledger/ledger.h"
 #include "baton/server/metrics.h"
 
 namespace baton {
@@ -32,7 +34,26 @@ std::string state_labels(const std::optional<StratumState>& s, const std::string
 }  // namespace
 
 ExposureCounters::ExposureCounters(Options options, TimePoint start)
-    : options_(std::move(options)), settled_(seconds_of(start)) {}
+    : options_(std::move(options)), settled_(seconds_of(start)) {
+  std::vector<std::optional<StratumState>> states{std::nullopt};
+  for (const int busy : {1, 2, 3}) {
+    for (const bool prefill : {false, true}) {
+      for (const bool long_context : {false, true}) {
+        const StratumState s{busy, prefill, long_context, "", options_.policy, options_.backend,
+                             ""};
+        seconds_[s] = 0.0;
+        states.push_back(s);
+      }
+    }
+  }
+  std::vector<std::string> engines = options_.engines;
+  engines.push_back("");
+  for (const std::string& error_class : kAllClasses) {
+    for (const std::string& engine : engines) {
+      for (const auto& state : states) faults_[{error_class, engine, state}] = 0;
+    }
+  }
+}
 
 void ExposureCounters::burst_done(const BurstRecord& burst) {
   // Busy from asking for the turn, as the ledger's intervals are.
@@ -44,7 +65,25 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
                         options_.policy,
                         options_.backend};
   std::lock_guard lock(mu_);
-  if (interval.end > settled_) pending_.push_back(std::move(interval));
+  if (!(interval.end > settled_)) return;
+  // The ledger's merge (interval_merge.h): a burst that follows its engine's last one of
+  // the same request, kind and context bucket within the gap extends it, so that both
+  // count the same busy time.
+  const auto last = std::find_if(pending_.rbegin(), pending_.rend(), [&](const Pending& p) {
+    return p.interval.engine == interval.engine;
+  });
+  if (last != pending_.rend() && last->request == burst.request_id &&
+      last->interval.kind == interval.kind &&
+      context_bucket(static_cast<std::size_t>(*last->interval.context_tokens)) ==
+          context_bucket(burst.context_tokens) &&
+      interval.start >= last->interval.start &&
+      interval.start <= last->interval.end + Ledger::kMergeGapSeconds) {
+    last->interval.end = std::max(last->interval.end, interval.end);
+    last->interval.context_tokens =
+        std::max(*last->interval.context_tokens, *interval.context_tokens);
+    return;
+  }
+  pending_.push_back({std::move(interval), burst.request_id});
 }
 
 void ExposureCounters::fault(const FaultEvent& event) {
@@ -57,14 +96,14 @@ void ExposureCounters::fault(const FaultEvent& event) {
 void ExposureCounters::settle_locked(double horizon) {
   if (!(horizon > settled_)) return;
   ExposureInput window;
-  for (const BusyInterval& interval : pending_) {
-    if (interval.start >= horizon) continue;
-    BusyInterval part = interval;
+  for (const Pending& pending : pending_) {
+    if (pending.interval.start >= horizon) continue;
+    BusyInterval part = pending.interval;
     part.start = std::max(part.start, settled_);
     part.end = std::min(part.end, horizon);
     window.intervals.push_back(std::move(part));
   }
-  std::erase_if(pending_, [&](const BusyInterval& i) { return i.end <= horizon; });
+  std::erase_if(pending_, [&](const Pending& p) { return p.interval.end <= horizon; });
   for (const HangRecord& e : events_) {
     if (e.time < horizon) window.hangs.push_back(e);
   }
@@ -85,6 +124,10 @@ void ExposureCounters::settle_locked(double horizon) {
 void ExposureCounters::render(std::string& out, TimePoint now) {
   std::lock_guard lock(mu_);
   settle_locked(seconds_of(now) - std::chrono::duration<double>(options_.settle_after).count());
+  out +=
+      "# HELP baton_process_start_time_seconds When this server started, Unix seconds.\n"
+      "# TYPE baton_process_start_time_seconds gauge\n";
+  out += fmt::format("baton_process_start_time_seconds {:.3f}\n", options_.start_unix);
   out +=
       "# HELP baton_exposure_seconds_total Seconds at least one LLM engine was busy, by how "
       "many were, whether a prefill was in flight and a long context open, under the turn "

@@ -4,6 +4,10 @@
 // state of the engines (analysis/strata.h: how many busy, a prefill in flight, a long
 // context) and the server's policy and backend; fault events by class and blamed engine
 // with the state at the moment each began.
+// Every series of the engines named at construction exists from the start, at 0, so that
+// a reader of the raw samples sees each count rise from a sample before it (a series born
+// with its first event would hide that event); baton_process_start_time_seconds tells a
+// reader which first samples are a process's start.
 // Bursts and faults arrive after the fact (a burst when it ends, a hang when detected,
 // placed where it began), so the counters cover the time up to `settle_after` ago:
 // later, nothing can still arrive that falls before that horizon.
@@ -34,6 +38,8 @@ class ExposureCounters final : public BurstObserver {
     // Longer than any burst and than any hang's detection delay: the watchdog's deadline,
     // its poll and a second.
     std::chrono::milliseconds settle_after{5000};
+    std::vector<std::string> engines;  // whose fault series start at 0 ("" is added)
+    double start_unix = 0.0;           // the process's start, Unix seconds
   };
   ExposureCounters(Options options, TimePoint start);
 
@@ -47,7 +53,11 @@ class ExposureCounters final : public BurstObserver {
 
   const Options options_;
   std::mutex mu_;
-  std::vector<BusyInterval> pending_;       // not yet wholly before the horizon; guarded by mu_
+  struct Pending {
+    BusyInterval interval;
+    std::uint64_t request = 0;
+  };
+  std::vector<Pending> pending_;            // not yet wholly before the horizon; guarded by mu_
   std::vector<HangRecord> events_;          // not yet before the horizon; guarded by mu_
   double settled_ = 0.0;                    // steady seconds counted up to; guarded by mu_
   std::map<StratumState, double> seconds_;  // guarded by mu_
