@@ -268,6 +268,22 @@ TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
   EXPECT_EQ(run_baton("analyze --ledger " + paths[0] + " --by dual --compare").exit_code, 2);
 }
 
+TEST_F(AnalyzeCli, PrometheusUsageErrorsExit2AndAnUnreachableServer1) {
+  const std::string url = " --prometheus http://127.0.0.1:9";  // the discard port: closed
+  for (const char* args : {"", " --by dual --range week", " --by dual --ledger x.db",
+                           " --by dual --selector job"}) {
+    const auto r = run_baton(std::string("analyze") + url + args);
+    EXPECT_EQ(r.exit_code, 2) << args << ": " << r.output;
+  }
+  const auto bad_url = run_baton("analyze --by dual --prometheus localhost:9090");
+  EXPECT_EQ(bad_url.exit_code, 2);
+  EXPECT_NE(bad_url.output.find("not an http:// URL"), std::string::npos) << bad_url.output;
+  const auto down = run_baton("analyze --by dual" + url);
+  EXPECT_EQ(down.exit_code, 1) << down.output;
+  EXPECT_NE(down.output.find("Prometheus at http://127.0.0.1:9"), std::string::npos)
+      << down.output;
+}
+
 TEST(PlanCli, JsonHasTheDocumentedKeysAndValues) {
   // N = 12 in H = 100 h; closed forms in ab_plan_test.cpp.
   const auto r = run_baton(
