@@ -11,9 +11,9 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "baton/server/api_error.h"
-#include "baton/server/openai_request.h"
-#include "baton/server/peer_requests.h"
+#include "baton/server/api/openai_request.h"
+#include "baton/server/api/peer_requests.h"
+#include "baton/server/http/api_error.h"
 
 namespace {
 
@@ -32,9 +32,9 @@ void check(const baton::CompletionCall& call) {
   require(!call.model.empty(), "a model name");
   if (call.kind == baton::CompletionCall::Kind::chat) {
     require(!call.messages.empty(), "at least one message");
-    require(call.chat_end != baton::ChatEnd::continue_last ||
-                call.messages.back().role == "assistant",
-            "only a final assistant message is continued");
+    require(
+        call.chat_end != baton::ChatEnd::continue_last || call.messages.back().role == "assistant",
+        "only a final assistant message is continued");
   } else {
     require(call.prompt.has_value() != call.prompt_tokens.has_value(), "one prompt");
     require(!call.prompt || !call.prompt->empty(), "a non-empty prompt");

@@ -71,12 +71,23 @@ const CASES = {
   },
 };
 
+// The clock strftime_now reads, fixed at 2026-12-04 12:00 UTC (the same day in every time
+// zone within 11 hours; tests/model/template/jinja_test.cpp fixes the same day), so the
+// reference does not depend on the day it is made.
+const RealDate = Date;
+const FIXED_NOW = RealDate.UTC(2026, 11, 4, 12);
+globalThis.Date = class extends RealDate {
+  constructor(...args) { super(...(args.length > 0 ? args : [FIXED_NOW])); }
+  static now() { return FIXED_NOW; }
+};
+
 const reference = [];
 for (const file of fs.readdirSync(folder).filter((f) => f.endsWith('.jinja')).sort()) {
   const name = file.replace(/\.jinja$/, '');
   const template = new Template(fs.readFileSync(path.join(folder, file), 'utf8'));
   for (const [caseName, data] of Object.entries(CASES)) {
-    // A fixed date for the templates that print today's (Llama 3.x).
+    // A fixed date for the templates that print today's (Llama 3.x's date_string; the
+    // clock is fixed above for strftime_now).
     const variables = { ...data, ...TOKENS[name], date_string: '26 Jul 2024' };
     const entry = { template: name, case: caseName, variables };
     try {

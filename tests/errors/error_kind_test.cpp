@@ -7,7 +7,7 @@
 #include "baton/gpu/backend_unavailable.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/server/api_error.h"
+#include "baton/server/http/api_error.h"
 
 namespace baton {
 namespace {
@@ -20,26 +20,26 @@ TEST(ErrorKind, EveryErrorHasOneKindAndItsExitCodeAndHttpStatus) {
     int http;
     std::optional<int> retry_after;
   } cases[] = {
-      {std::make_exception_ptr(std::invalid_argument("--duration")), ErrorKind::usage,
-       kExitUsage, 400, std::nullopt},
-      {std::make_exception_ptr(ModelFileError("config.json", "bad")), ErrorKind::usage,
-       kExitUsage, 400, std::nullopt},
+      {std::make_exception_ptr(std::invalid_argument("--duration")), ErrorKind::usage, kExitUsage,
+       400, std::nullopt},
+      {std::make_exception_ptr(ModelFileError("config.json", "bad")), ErrorKind::usage, kExitUsage,
+       400, std::nullopt},
       {std::make_exception_ptr(BackendUnavailable("cuda")), ErrorKind::usage, kExitUsage, 400,
        std::nullopt},
       {std::make_exception_ptr(GpuError(GpuErrorClass::hang, "s", "hung")), ErrorKind::retryable,
        kExitFailure, 503, 1},
-      {std::make_exception_ptr(GpuError(GpuErrorClass::timeout, "s", "late")),
-       ErrorKind::retryable, kExitFailure, 503, 1},
+      {std::make_exception_ptr(GpuError(GpuErrorClass::timeout, "s", "late")), ErrorKind::retryable,
+       kExitFailure, 503, 1},
       {std::make_exception_ptr(EngineStopped("e")), ErrorKind::retryable, kExitFailure, 503, 1},
       {std::make_exception_ptr(QueueFull("e", 4)), ErrorKind::retryable, kExitFailure, 503, 1},
-      {std::make_exception_ptr(ContextLengthExceeded(256, 200, 100)), ErrorKind::usage,
-       kExitUsage, 400, std::nullopt},
+      {std::make_exception_ptr(ContextLengthExceeded(256, 200, 100)), ErrorKind::usage, kExitUsage,
+       400, std::nullopt},
       {std::make_exception_ptr(GpuError(GpuErrorClass::other, "s", "oom")), ErrorKind::failure,
        kExitFailure, 500, std::nullopt},
       {std::make_exception_ptr(GpuError(GpuErrorClass::submissions_ignored, "s", "gone")),
        ErrorKind::fatal, kExitGpuFatal, 503, std::nullopt},
-      {std::make_exception_ptr(std::runtime_error("disk full")), ErrorKind::failure,
-       kExitFailure, 500, std::nullopt},
+      {std::make_exception_ptr(std::runtime_error("disk full")), ErrorKind::failure, kExitFailure,
+       500, std::nullopt},
   };
   for (const auto& c : cases) {
     try {

@@ -1,14 +1,14 @@
 // Anthropic's Messages API: every request field baton reads and every refusal, the message
 // and its stop reasons, the stream's events in Anthropic's order, and the error shape.
-#include "baton/server/anthropic_messages.h"
+#include "baton/server/api/anthropic_messages.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "baton/server/peer_requests.h"
-#include "server/sse_test_util.h"
+#include "baton/server/api/peer_requests.h"
 #include "model/llama3_tokenizer.h"
+#include "server/sse_test_util.h"
 
 namespace baton {
 namespace {

@@ -1,7 +1,7 @@
 // The dashboard's routes through a real Router: GET / and its script and style sheet,
 // with their content types and without an API key; GET /v1/timeline (behind the key) with
 // the engines' lanes, a fault, and its seconds parameter.
-#include "baton/server/dashboard_routes.h"
+#include "baton/server/observe/dashboard_routes.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "baton/server/device_probe.h"
+#include "baton/server/observe/device_probe.h"
 
 #include <gtest/gtest.h>
 
@@ -16,8 +16,9 @@ using testing::eventually;
 TEST(DeviceProbe, ProbesWhileIdleAndNotWhileBusy) {
   EngineHost host(make_device("cpu"), TurnOptions{});
   std::atomic<bool> idle{false};
-  DeviceProbe probe(host.turn(), host.add_watched_stream("probe"), [&] { return idle.load(); },
-                    std::chrono::milliseconds(5));
+  DeviceProbe probe(
+      host.turn(), host.add_watched_stream("probe"), [&] { return idle.load(); },
+      std::chrono::milliseconds(5));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_EQ(probe.probes(), 0u);
   idle = true;
@@ -30,12 +31,12 @@ TEST(DeviceProbe, FindsADeviceThatTurnedFatalWithoutAnyRequest) {
   auto injector = std::make_unique<FaultInjector>(plan);
   FaultInjector* hooks = injector.get();
   EngineHost host(make_device("cpu", hooks), TurnOptions{}, WatchdogOptions{}, std::move(injector));
-  DeviceProbe probe(host.turn(), host.add_watched_stream("probe"), [] { return true; },
-                    std::chrono::milliseconds(10));
+  DeviceProbe probe(
+      host.turn(), host.add_watched_stream("probe"), [] { return true; },
+      std::chrono::milliseconds(10));
   EXPECT_TRUE(host.faults().wait_fatal_for(std::chrono::seconds(5)));
   EXPECT_EQ(host.faults().fatal()->kind, FaultKind::submissions_ignored);
 }
 
 }  // namespace
 }  // namespace baton
-

@@ -1,4 +1,4 @@
-#include "baton/server/engine_health.h"
+#include "baton/server/observe/engine_health.h"
 
 #include <gtest/gtest.h>
 
@@ -42,7 +42,7 @@ TEST(EngineHealth, AHangMakesItsEngineRecoveringUntilABurstSucceedsAfterIt) {
   EXPECT_EQ(state(health, "a", t0), "ok");
   health.fault(fault("a", FaultKind::hang, t0));
   EXPECT_EQ(state(health, "a", t0), "recovering");
-  EXPECT_EQ(state(health, "b", t0), "ok");  // the other engine answers on
+  EXPECT_EQ(state(health, "b", t0), "ok");                           // the other engine answers on
   health.burst_done(burst("a", t0 - std::chrono::milliseconds(5)));  // began before the hang
   EXPECT_EQ(state(health, "a", t0), "recovering");
   health.burst_done(burst("a", t0 + std::chrono::milliseconds(5), false));  // failed

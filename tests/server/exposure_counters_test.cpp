@@ -1,7 +1,7 @@
 // The exposure counters of /metrics: busy seconds by the engines' state and faults with
 // the state where they began, counted only once nothing can still arrive before the
 // horizon, and the same totals however the scrapes cut the time.
-#include "baton/server/exposure_counters.h"
+#include "baton/server/observe/exposure_counters.h"
 
 #include <gtest/gtest.h>
 

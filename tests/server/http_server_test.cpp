@@ -1,4 +1,4 @@
-#include "baton/server/http_server.h"
+#include "baton/server/http/http_server.h"
 
 #include <gtest/gtest.h>
 
@@ -88,8 +88,8 @@ HttpServerOptions loopback(std::size_t max_body = 1 << 20) {
 
 RouteResult echo(const HttpRequest& request) {
   if (request.target == "/throw") throw std::runtime_error("boom");
-  const nlohmann::json body = {{"method", request.method}, {"target", request.target},
-                               {"body", request.body}};
+  const nlohmann::json body = {
+      {"method", request.method}, {"target", request.target}, {"body", request.body}};
   return HttpResponse{{request.target == "/missing" ? 404 : 200, "application/json", {}},
                       body.dump()};
 }

@@ -1,7 +1,7 @@
 // KV caches sized from the device's memory ("auto"): the arithmetic against hand-computed
 // figures, the ceiling and the floor, the even split between models still to be sized, and
 // that loads at once (real threads) never hand out the same free memory twice.
-#include "baton/server/kv_sizing.h"
+#include "baton/server/models/kv_sizing.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "baton/server/serve_config.h"
+#include "baton/server/config/serve_config.h"
 
 namespace baton {
 namespace {
@@ -62,8 +62,7 @@ TEST(KvSizing, LessThanOneSequenceIsAConfigErrorWithTheNumbers) {
     EXPECT_NE(what.find("models.chat: kv_budget_mb \"auto\" leaves 0.0 GB for its KV cache"),
               std::string::npos)
         << what;
-    EXPECT_NE(what.find("less than one sequence of 8192 tokens needs (1.1 GB)"),
-              std::string::npos)
+    EXPECT_NE(what.find("less than one sequence of 8192 tokens needs (1.1 GB)"), std::string::npos)
         << what;
   }
 }
@@ -98,7 +97,10 @@ TEST(KvSizer, LoadsAtOnceNeverCountTheSameFreeMemory) {
     for (const auto& [name, bytes] : weights) {
       loads.emplace_back([&, name = name] {
         KvSizer::Sized sized = sizer.size(
-            [&] { return DeviceMemory{total, total - used.load()}; }, eight_b(name, 8192, 1024));
+            [&] {
+              return DeviceMemory{total, total - used.load()};
+            },
+            eight_b(name, 8192, 1024));
         used += 16 * kGiB + sized.size.budget_bytes;  // its weights and cache, then the hold goes
       });
     }

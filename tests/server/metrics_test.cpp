@@ -1,11 +1,11 @@
-#include "baton/server/metrics.h"
+#include "baton/server/observe/metrics.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <sstream>
 
-#include "baton/server/dual_engine_clock.h"
+#include "baton/server/observe/dual_engine_clock.h"
 
 namespace baton {
 namespace {

@@ -1,7 +1,7 @@
 // ModelRegistry with real models: tiny written models, a CPU EngineHost with its seats,
 // real LLM and embedding engines and real requests in flight while models load, unload
 // and are evicted; with real threads racing on-demand loads.
-#include "baton/server/model_registry.h"
+#include "baton/server/models/model_registry.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "baton/gpu/backend_unavailable.h"
 #include "baton/host/make_device.h"
 #include "baton/model/model_writer.h"
-#include "baton/server/api_error.h"
+#include "baton/server/http/api_error.h"
 #include "model/safetensors_writer.h"
 
 namespace baton {

@@ -1,8 +1,8 @@
-#include "baton/server/openai_request.h"
+#include "baton/server/api/openai_request.h"
 
 #include <gtest/gtest.h>
 
-#include "baton/server/api_error.h"
+#include "baton/server/http/api_error.h"
 
 namespace baton {
 namespace {

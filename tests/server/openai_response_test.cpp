@@ -1,4 +1,4 @@
-#include "baton/server/openai_response.h"
+#include "baton/server/api/openai_response.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "baton/server/serve_config.h"
+#include "baton/server/config/serve_config.h"
 #include "model/safetensors_writer.h"
 
 namespace baton {

@@ -1,7 +1,7 @@
 // RecentActivity (the dashboard's timeline): bursts merged into intervals, the overlap
 // sweep against hand-computed stretches, the window clipped and old or surplus intervals
 // dropped, streams' overlap, and real threads feeding it while another reads.
-#include "baton/server/recent_activity.h"
+#include "baton/server/observe/recent_activity.h"
 
 #include <gtest/gtest.h>
 

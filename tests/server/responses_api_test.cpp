@@ -1,11 +1,11 @@
 // OpenAI's Responses API, stateless: the request fields and refusals, the response object
 // (completed or incomplete), the stream's events in order with their sequence numbers, and
 // an error after the head.
-#include "baton/server/responses_api.h"
+#include "baton/server/api/responses_api.h"
 
 #include <gtest/gtest.h>
 
-#include "baton/server/peer_requests.h"
+#include "baton/server/api/peer_requests.h"
 #include "server/sse_test_util.h"
 
 namespace baton {

@@ -1,4 +1,4 @@
-#include "baton/server/route_label.h"
+#include "baton/server/observe/route_label.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The serve config file: reading every key, the defaults, relative paths, and an error
 // that names the key (and its line) for each way a file can be wrong.
-#include "baton/server/serve_config.h"
+#include "baton/server/config/serve_config.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -4,10 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "baton/server/completion_format.h"
-#include "baton/server/json_fields.h"
-#include "baton/server/peer_requests.h"
-#include "baton/server/sse.h"
+#include "baton/server/api/completion_format.h"
+#include "baton/server/api/json_fields.h"
+#include "baton/server/api/peer_requests.h"
+#include "baton/server/http/sse.h"
 #include "model/llama3_tokenizer.h"
 
 namespace baton {

@@ -39,7 +39,7 @@ TEST(AnalyzeEndToEnd, FindsTheAssociationAndTheDifferenceBetweenPolicies) {
               std::pow(j["dual_share"].get<double>(), static_cast<double>(n)), 1e-9);
 
   const auto c = run_baton("analyze --json --compare --ledger " + ledger.path().string() +
-                           " --policy concurrent --policy serialize/layer");
+                           " --policy concurrent --policy serialize/layer+decode-first");
   ASSERT_EQ(c.exit_code, 0) << c.output;
   const auto cj = nlohmann::json::parse(c.output);
   EXPECT_EQ(cj["b"]["hangs"]["total"], 0);  // serialize: zero overlap, nothing injected

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/server/serve_config.h"
+#include "baton/server/config/serve_config.h"
 
 namespace baton {
 
@@ -25,7 +25,7 @@ struct ServeFlags {
   std::string prefill_share = "0.5";  // auto|FLOAT
   std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
   std::string ledger;
-  ModelSpec model;               // --max-batch, --kv-budget-mb, ...: every --model's settings
+  ModelSpec model;      // --max-batch, --kv-budget-mb, ...: every --model's settings
   std::string weights;  // --weights: every --model's and --embedding's; "": as stored
 };
 

@@ -2,14 +2,13 @@
 
 #include <chrono>
 
-#include "baton/server/api_error.h"
+#include "baton/server/http/api_error.h"
 
 namespace baton {
 
-CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model,
-                                   CompletionSinks sinks, std::unique_ptr<CompletionFormat> format,
-                                   CompletionShape shape, GenerationRequest request,
-                                   std::string prompt_param)
+CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
+                                   std::unique_ptr<CompletionFormat> format, CompletionShape shape,
+                                   GenerationRequest request, std::string prompt_param)
     : model_(std::move(model)),
       engine_(*model_->llm),
       sinks_(std::move(sinks)),
@@ -18,10 +17,9 @@ CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model,
       request_(std::move(request)),
       prompt_param_(std::move(prompt_param)) {}
 
-CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model,
-                                   CompletionSinks sinks, ResponseIdentity identity,
-                                   CompletionShape shape, GenerationRequest request,
-                                   std::string prompt_param)
+CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
+                                   ResponseIdentity identity, CompletionShape shape,
+                                   GenerationRequest request, std::string prompt_param)
     : CompletionStream(model, std::move(sinks),
                        std::make_unique<OpenAiFormat>(std::move(identity), shape.include_usage,
                                                       shape.logprobs, *model->tokenizer),
@@ -153,9 +151,9 @@ PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> d
   }
   for (const TokenDelta& delta : deltas) chunk.body += format_->stream_token(delta);
   if (overflowed) {
-    chunk.body += format_->stream_error(ApiError(
-        500, "the client did not read the stream fast enough; the request was cancelled",
-        "server_error", "client_too_slow"));
+    chunk.body += format_->stream_error(
+        ApiError(500, "the client did not read the stream fast enough; the request was cancelled",
+                 "server_error", "client_too_slow"));
     chunk.done = true;
     sinks_.counted(200);
     return chunk;

@@ -20,13 +20,13 @@
 #include <vector>
 
 #include "baton/engine/llm_engine.h"
-#include "baton/server/api_error.h"
-#include "baton/server/completion_format.h"
-#include "baton/server/dual_engine_clock.h"
-#include "baton/server/http_types.h"
-#include "baton/server/metrics.h"
-#include "baton/server/openai_response.h"
-#include "baton/server/served_model.h"
+#include "baton/server/api/completion_format.h"
+#include "baton/server/api/openai_response.h"
+#include "baton/server/http/api_error.h"
+#include "baton/server/http/http_types.h"
+#include "baton/server/models/served_model.h"
+#include "baton/server/observe/dual_engine_clock.h"
+#include "baton/server/observe/metrics.h"
 
 namespace baton {
 
@@ -78,9 +78,9 @@ class CompletionStream final : public PendingResponse,
   GenerationRequest request_;  // until start() submits it
   const std::string prompt_param_;
   std::stop_source cancel_;
-  std::function<void()> wake_;          // set in start(), before the engine can call
+  std::function<void()> wake_;            // set in start(), before the engine can call
   TimePoint submitted_{}, last_token_{};  // the engine's thread, after start()
-  int tokens_seen_ = 0;                 // the engine's thread
+  int tokens_seen_ = 0;                   // the engine's thread
 
   std::mutex mu_;
   std::vector<TokenDelta> ready_;  // guarded by mu_: made, not yet taken

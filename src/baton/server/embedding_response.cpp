@@ -2,8 +2,8 @@
 
 #include <chrono>
 
-#include "baton/server/api_error.h"
-#include "baton/server/openai_response.h"
+#include "baton/server/api/openai_response.h"
+#include "baton/server/http/api_error.h"
 
 namespace baton {
 

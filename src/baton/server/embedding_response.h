@@ -12,8 +12,8 @@
 #include <string>
 
 #include "baton/engine/embedding_engine.h"
-#include "baton/server/http_types.h"
-#include "baton/server/served_model.h"
+#include "baton/server/http/http_types.h"
+#include "baton/server/models/served_model.h"
 
 namespace baton {
 
@@ -21,8 +21,8 @@ class EmbeddingResponse final : public PendingResponse,
                                 public std::enable_shared_from_this<EmbeddingResponse> {
  public:
   // `model` (an embedding model) stays loaded while this object lives.
-  EmbeddingResponse(std::shared_ptr<const ServedModel> model, EmbeddingRequest request,
-                    bool base64, std::function<void(int status)> counted);
+  EmbeddingResponse(std::shared_ptr<const ServedModel> model, EmbeddingRequest request, bool base64,
+                    std::function<void(int status)> counted);
 
   void start(std::function<void()> wake) override;
   Chunk take() override;
@@ -39,7 +39,7 @@ class EmbeddingResponse final : public PendingResponse,
   std::function<void(int)> counted_;
   std::function<void()> wake_;
   std::mutex mu_;
-  bool done_ = false;  // guarded by mu_
+  bool done_ = false;                    // guarded by mu_
   std::future<EmbeddingResult> future_;  // the session's strand
 };
 

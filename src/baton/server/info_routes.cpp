@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "baton/server/api_error.h"
-#include "baton/server/openai_response.h"
+#include "baton/server/api/openai_response.h"
+#include "baton/server/http/api_error.h"
 #include "baton/server/router.h"
 
 namespace baton {

@@ -4,12 +4,12 @@
 // wire formats, and vLLM's POST /tokenize and /detokenize.
 #include <nlohmann/json.hpp>
 
-#include "baton/server/anthropic_messages.h"
+#include "baton/server/api/anthropic_messages.h"
+#include "baton/server/api/json_fields.h"
+#include "baton/server/api/openai_response.h"
+#include "baton/server/api/peer_requests.h"
+#include "baton/server/api/responses_api.h"
 #include "baton/server/completion_stream.h"
-#include "baton/server/json_fields.h"
-#include "baton/server/openai_response.h"
-#include "baton/server/peer_requests.h"
-#include "baton/server/responses_api.h"
 #include "baton/server/router.h"
 
 namespace baton {

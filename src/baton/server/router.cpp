@@ -5,13 +5,13 @@
 #include <chrono>
 #include <cstdio>
 
-#include "baton/server/anthropic_messages.h"
-#include "baton/server/api_error.h"
+#include "baton/server/api/anthropic_messages.h"
+#include "baton/server/api/json_fields.h"
 #include "baton/server/completion_stream.h"
-#include "baton/server/dashboard_routes.h"
 #include "baton/server/embedding_response.h"
-#include "baton/server/json_fields.h"
-#include "baton/server/route_label.h"
+#include "baton/server/http/api_error.h"
+#include "baton/server/observe/dashboard_routes.h"
+#include "baton/server/observe/route_label.h"
 
 namespace baton {
 namespace {
@@ -114,7 +114,8 @@ RouteResult Router::handle(const HttpRequest& request) {
         .response();
   }
   try {
-    if (post && path == "/v1/chat/completions") return completion(request, CompletionCall::Kind::chat);
+    if (post && path == "/v1/chat/completions")
+      return completion(request, CompletionCall::Kind::chat);
     if (post && path == "/v1/completions") return completion(request, CompletionCall::Kind::text);
     if (post && path == "/v1/embeddings") return embeddings(request);
     if (post && path == "/v1/messages") return messages(request);
@@ -141,7 +142,8 @@ RouteResult Router::handle(const HttpRequest& request) {
       const bool known = is_fixed_route(path);
       throw ApiError(known ? 405 : 404,
                      (known ? "Method " + request.method + " is not allowed on "
-                            : "Unknown route " + request.method + " ") + path,
+                            : "Unknown route " + request.method + " ") +
+                         path,
                      "invalid_request_error", known ? "method_not_allowed" : "not_found");
     }
     count(model_of(request), path, response.head.status);
@@ -156,9 +158,9 @@ RouteResult Router::with_model(const std::string& route, const std::string& name
                                ModelRoute then, AfterLoad::ErrorResponse error_response) {
   // The route's work moves into the AfterLoad (a request's parsed body is not copied) and
   // runs from there, now or once the model is loaded.
-  auto waiting = std::make_shared<AfterLoad>(
-      std::move(then), std::move(error_response),
-      [this, route, name](int status) { count(name, route, status); });
+  auto waiting =
+      std::make_shared<AfterLoad>(std::move(then), std::move(error_response),
+                                  [this, route, name](int status) { count(name, route, status); });
   ModelRegistry::Lease model = context_.models.acquire(
       name, chat, [waiting](ModelRegistry::Lease ready, std::exception_ptr error) {
         waiting->arrived(std::move(ready), std::move(error));
@@ -202,56 +204,59 @@ RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind 
   const std::string route = request.target;
   CompletionCall parsed = parse_completion_call(request.body, kind);
   const std::string requested = parsed.model;
-  return with_model(route, requested, true, [this, call = std::move(parsed), route](
-                                           std::shared_ptr<const ServedModel> model) {
-    const std::string prompt_param =
-        call.kind == CompletionCall::Kind::chat ? "messages" : "prompt";
-    GenerationRequest generation = generation_request(call, *model);
-    CompletionSinks sinks{context_.metrics, context_.busy,
-                          [this, name = model->spec.name, route](int status) {
-                            count(name, route, status);
-                          }};
-    CompletionShape shape{call.stream, call.include_usage, call.logprobs};
-    ResponseIdentity identity = new_identity(call.kind, model->spec.name, next_unique());
-    return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
-                                                          std::move(identity), shape,
-                                                          std::move(generation), prompt_param));
-  });
+  return with_model(
+      route, requested, true,
+      [this, call = std::move(parsed), route](std::shared_ptr<const ServedModel> model) {
+        const std::string prompt_param =
+            call.kind == CompletionCall::Kind::chat ? "messages" : "prompt";
+        GenerationRequest generation = generation_request(call, *model);
+        CompletionSinks sinks{
+            context_.metrics, context_.busy,
+            [this, name = model->spec.name, route](int status) { count(name, route, status); }};
+        CompletionShape shape{call.stream, call.include_usage, call.logprobs};
+        ResponseIdentity identity = new_identity(call.kind, model->spec.name, next_unique());
+        return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
+                                                              std::move(identity), shape,
+                                                              std::move(generation), prompt_param));
+      });
 }
 
 RouteResult Router::embeddings(const HttpRequest& request) {
   const std::string route = request.target;
   EmbeddingCall parsed = parse_embedding_call(request.body);
   const std::string requested = parsed.model;
-  return with_model(route, requested, false, [this, call = std::move(parsed), route](
-                                            std::shared_ptr<const ServedModel> model) {
-    EmbeddingRequest embedding;
-    embedding.id = serial_.fetch_add(1);
-    embedding.inputs = call.token_inputs;
-    for (const std::vector<TokenId>& input : embedding.inputs) {
-      json_fields::check_vocabulary(input,
-                                    static_cast<std::size_t>(model->model->config().vocab_size),
-                                    "input", model->spec.name);
-    }
-    for (const std::string& text : call.texts) {
-      embedding.inputs.push_back(model->tokenizer->encode_with_special(text));
-    }
-    const auto context = static_cast<std::size_t>(model->model->config().max_position_embeddings);
-    for (std::size_t i = 0; i < embedding.inputs.size(); ++i) {
-      if (embedding.inputs[i].size() > context) {
-        throw bad_parameter("input", "This model's maximum context length is " +
-                                         std::to_string(context) + " tokens. However, input " +
-                                         std::to_string(i) + " has " +
-                                         std::to_string(embedding.inputs[i].size()) +
-                                         " tokens. Please reduce the length of the input.",
-                            "context_length_exceeded");
-      }
-    }
-    const std::string name = model->spec.name;
-    return RouteResult(std::make_shared<EmbeddingResponse>(
-        std::move(model), std::move(embedding), call.base64,
-        [this, name, route](int status) { count(name, route, status); }));
-  });
+  return with_model(
+      route, requested, false,
+      [this, call = std::move(parsed), route](std::shared_ptr<const ServedModel> model) {
+        EmbeddingRequest embedding;
+        embedding.id = serial_.fetch_add(1);
+        embedding.inputs = call.token_inputs;
+        for (const std::vector<TokenId>& input : embedding.inputs) {
+          json_fields::check_vocabulary(input,
+                                        static_cast<std::size_t>(model->model->config().vocab_size),
+                                        "input", model->spec.name);
+        }
+        for (const std::string& text : call.texts) {
+          embedding.inputs.push_back(model->tokenizer->encode_with_special(text));
+        }
+        const auto context =
+            static_cast<std::size_t>(model->model->config().max_position_embeddings);
+        for (std::size_t i = 0; i < embedding.inputs.size(); ++i) {
+          if (embedding.inputs[i].size() > context) {
+            throw bad_parameter("input",
+                                "This model's maximum context length is " +
+                                    std::to_string(context) + " tokens. However, input " +
+                                    std::to_string(i) + " has " +
+                                    std::to_string(embedding.inputs[i].size()) +
+                                    " tokens. Please reduce the length of the input.",
+                                "context_length_exceeded");
+          }
+        }
+        const std::string name = model->spec.name;
+        return RouteResult(std::make_shared<EmbeddingResponse>(
+            std::move(model), std::move(embedding), call.base64,
+            [this, name, route](int status) { count(name, route, status); }));
+      });
 }
 
 }  // namespace baton

@@ -14,17 +14,17 @@
 #include <vector>
 
 #include "baton/host/engine_host.h"
-#include "baton/server/after_load.h"
-#include "baton/server/exposure_counters.h"
-#include "baton/server/dual_engine_clock.h"
-#include "baton/server/engine_health.h"
-#include "baton/server/http_server.h"
-#include "baton/server/http_types.h"
-#include "baton/server/metrics.h"
-#include "baton/server/model_registry.h"
-#include "baton/server/openai_request.h"
-#include "baton/server/recent_activity.h"
-#include "baton/server/served_model.h"
+#include "baton/server/api/openai_request.h"
+#include "baton/server/http/http_server.h"
+#include "baton/server/http/http_types.h"
+#include "baton/server/models/after_load.h"
+#include "baton/server/models/model_registry.h"
+#include "baton/server/models/served_model.h"
+#include "baton/server/observe/dual_engine_clock.h"
+#include "baton/server/observe/engine_health.h"
+#include "baton/server/observe/exposure_counters.h"
+#include "baton/server/observe/metrics.h"
+#include "baton/server/observe/recent_activity.h"
 
 namespace baton {
 
@@ -34,8 +34,8 @@ struct RouterContext {
   EngineHealth& health;
   ServerMetrics& metrics;
   DualEngineClock& busy;
-  std::string api_key;  // empty: no authentication
-  std::string policy;   // the turn policy, described (turn_options.h)
+  std::string api_key;                          // empty: no authentication
+  std::string policy;                           // the turn policy, described (turn_options.h)
   std::function<HttpServerStats()> http_stats;  // set before serving
   const RecentActivity* activity = nullptr;     // the timeline's; none: empty lanes
   ExposureCounters* exposure = nullptr;         // /metrics' fleet counters; none: left out

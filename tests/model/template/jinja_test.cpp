@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -36,6 +37,22 @@ bool python_fails_where_the_reference_renders(const std::string& name, const std
   return name == "deepseek-v3.1" && c == "a tool call and its result";
 }
 
+// The reference's strftime_now: a fixed day, 2026-12-04 (the generator passes the same),
+// for the templates that print today's date (Granite 3.3; Llama 3.x without date_string).
+Value fixed_strftime_now() {
+  return Value::from(Function([](const CallArgs& args) {
+    std::tm day{};
+    day.tm_year = 2026 - 1900;
+    day.tm_mon = 11;
+    day.tm_mday = 4;
+    day.tm_hour = 12;
+    day.tm_wday = 5;  // a Friday
+    char buffer[128];
+    const std::string format = args.positional.empty() ? "" : args.positional[0].str();
+    return Value::from(std::string(buffer, std::strftime(buffer, sizeof buffer, format.c_str(), &day)));
+  }));
+}
+
 TEST(JinjaReference, PublishedChatTemplatesRenderAsTheReference) {
   std::ifstream in(kData / "reference.json");
   const auto reference = nlohmann::ordered_json::parse(in);
@@ -45,7 +62,8 @@ TEST(JinjaReference, PublishedChatTemplatesRenderAsTheReference) {
     const std::string name = entry["template"];
     const std::string what = name + " / " + entry["case"].get<std::string>();
     const JinjaTemplate t(read_text(kData / (name + ".jinja")));
-    const Value variables = Value::from_json(entry["variables"]);
+    Value variables = Value::from_json(entry["variables"]);
+    variables.dict->emplace_back("strftime_now", fixed_strftime_now());
     if (entry.contains("output") &&
         !python_fails_where_the_reference_renders(name, entry["case"])) {
       EXPECT_EQ(t.render(*variables.dict), entry["output"].get<std::string>()) << what;

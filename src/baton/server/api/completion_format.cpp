@@ -1,0 +1,67 @@
+#include "baton/server/api/completion_format.h"
+
+#include "baton/server/http/sse.h"
+
+namespace baton {
+
+OpenAiFormat::OpenAiFormat(ResponseIdentity identity, bool include_usage, bool logprobs,
+                           const BpeTokenizer& tokenizer)
+    : identity_(std::move(identity)),
+      include_usage_(include_usage),
+      logprobs_(logprobs),
+      tokenizer_(tokenizer) {}
+
+std::string OpenAiFormat::whole(const GenerationResult& result) {
+  std::vector<TokenLogprobs> logprobs;
+  for (std::size_t i = 0; logprobs_ && i < result.tokens.size(); ++i) {
+    logprobs.push_back(
+        {result.tokens[i], result.logprobs[i],
+         i < result.top_logprobs.size() ? result.top_logprobs[i] : std::vector<TopLogprob>{}});
+  }
+  return dump(completion_json(identity_, result, logprobs_ ? &logprobs : nullptr, tokenizer_));
+}
+
+std::string OpenAiFormat::stream_open() {
+  // The role comes first, on its own, as OpenAI's streams do.
+  if (identity_.kind != CompletionCall::Kind::chat) return {};
+  return sse_event(dump(chunk_json(identity_, "", true, std::nullopt, nullptr, tokenizer_)));
+}
+
+std::string OpenAiFormat::stream_token(const TokenDelta& delta) {
+  if (delta.text.empty() && !delta.finish && !logprobs_) return {};
+  const std::vector<TokenLogprobs> logprobs{{delta.token, delta.logprob, delta.top}};
+  return sse_event(dump(chunk_json(identity_, delta.text, false, delta.finish,
+                                   logprobs_ ? &logprobs : nullptr, tokenizer_)));
+}
+
+std::string OpenAiFormat::stream_close(const GenerationResult& result) {
+  std::string out;
+  if (include_usage_) {
+    out += sse_event(dump(usage_chunk_json(
+        identity_, usage_json(result.prompt_tokens, static_cast<int>(result.tokens.size()),
+                              result.cached_prompt_tokens))));
+  }
+  return out + sse_done();
+}
+
+std::string OpenAiFormat::stream_error(const ApiError& error) {
+  return sse_event(error.body()) + sse_done();
+}
+
+HttpResponse OpenAiFormat::error_response(const ApiError& error) const { return error.response(); }
+
+std::optional<std::string> matched_stop(const GenerationResult& result,
+                                        const std::vector<std::string>& stops,
+                                        const BpeTokenizer& tokenizer) {
+  if (result.finish != FinishReason::stop || stops.empty()) return std::nullopt;
+  // The text ends right before the stop string, which the generated tokens still hold.
+  const std::string all =
+      tokenizer.decode(result.tokens, true, BpeTokenizer::Decoding::continuation);
+  if (all.compare(0, result.text.size(), result.text) != 0) return std::nullopt;
+  for (const std::string& stop : stops) {
+    if (all.compare(result.text.size(), stop.size(), stop) == 0) return stop;
+  }
+  return std::nullopt;
+}
+
+}  // namespace baton

@@ -1,0 +1,152 @@
+#include "baton/server/observe/exposure_counters.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "baton/common/context_bucket.h"
+#include "baton/ledger/ledger.h"
+#include "baton/server/observe/metrics.h"
+
+namespace baton {
+namespace {
+
+// Every class the ledger's events table holds: all of them are counted, by class.
+const std::set<std::string> kAllClasses{"hang", "timeout", "submissions_ignored", "other",
+                                        "slowdown"};
+
+double seconds_of(TimePoint t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+std::string state_labels(const std::optional<StratumState>& s, const std::string& policy,
+                         const std::string& backend) {
+  const auto yes_no = [](bool b) { return b ? "true" : "false"; };
+  return fmt::format(
+      R"(busy="{}",prefill_in_flight="{}",long_context="{}",policy="{}",backend="{}")",
+      !s             ? "0"
+      : s->busy >= 3 ? "3+"
+                     : std::to_string(s->busy),
+      yes_no(s && s->prefill_in_flight), yes_no(s && s->long_context), label_value(policy),
+      label_value(backend));
+}
+
+}  // namespace
+
+ExposureCounters::ExposureCounters(Options options, TimePoint start)
+    : options_(std::move(options)), settled_(seconds_of(start)) {
+  std::vector<std::optional<StratumState>> states{std::nullopt};
+  for (const int busy : {1, 2, 3}) {
+    for (const bool prefill : {false, true}) {
+      for (const bool long_context : {false, true}) {
+        const StratumState s{busy, prefill, long_context, "", options_.policy, options_.backend,
+                             ""};
+        seconds_[s] = 0.0;
+        states.push_back(s);
+      }
+    }
+  }
+  std::vector<std::string> engines = options_.engines;
+  engines.push_back("");
+  for (const std::string& error_class : kAllClasses) {
+    for (const std::string& engine : engines) {
+      for (const auto& state : states) faults_[{error_class, engine, state}] = 0;
+    }
+  }
+}
+
+void ExposureCounters::burst_done(const BurstRecord& burst) {
+  // Busy from asking for the turn, as the ledger's intervals are.
+  BusyInterval interval{burst.engine,
+                        seconds_of(burst.asked),
+                        seconds_of(burst.done),
+                        static_cast<std::int64_t>(burst.context_tokens),
+                        std::string(to_string(burst.kind)),
+                        options_.policy,
+                        options_.backend};
+  std::lock_guard lock(mu_);
+  if (!(interval.end > settled_)) return;
+  // The ledger's merge (interval_merge.h): a burst that follows its engine's last one of
+  // the same request, kind and context bucket within the gap extends it, so that both
+  // count the same busy time.
+  const auto last = std::find_if(pending_.rbegin(), pending_.rend(), [&](const Pending& p) {
+    return p.interval.engine == interval.engine;
+  });
+  if (last != pending_.rend() && last->request == burst.request_id &&
+      last->interval.kind == interval.kind &&
+      context_bucket(static_cast<std::size_t>(*last->interval.context_tokens)) ==
+          context_bucket(burst.context_tokens) &&
+      interval.start >= last->interval.start &&
+      interval.start <= last->interval.end + Ledger::kMergeGapSeconds) {
+    last->interval.end = std::max(last->interval.end, interval.end);
+    last->interval.context_tokens =
+        std::max(*last->interval.context_tokens, *interval.context_tokens);
+    return;
+  }
+  pending_.push_back({std::move(interval), burst.request_id});
+}
+
+void ExposureCounters::fault(const FaultEvent& event) {
+  // Placed where it began, as the ledger places it.
+  const double at = seconds_of(event.onset.value_or(event.time));
+  std::lock_guard lock(mu_);
+  events_.push_back({std::max(at, settled_), event.engine, std::string(to_string(event.kind))});
+}
+
+void ExposureCounters::settle_locked(double horizon) {
+  if (!(horizon > settled_)) return;
+  ExposureInput window;
+  for (const Pending& pending : pending_) {
+    if (pending.interval.start >= horizon) continue;
+    BusyInterval part = pending.interval;
+    part.start = std::max(part.start, settled_);
+    part.end = std::min(part.end, horizon);
+    window.intervals.push_back(std::move(part));
+  }
+  std::erase_if(pending_, [&](const Pending& p) { return p.interval.end <= horizon; });
+  for (const HangRecord& e : events_) {
+    if (e.time < horizon) window.hangs.push_back(e);
+  }
+  std::erase_if(events_, [&](const HangRecord& e) { return e.time < horizon; });
+  // The labels carry no day: a state's stretches of every day add up.
+  const auto undated = [](std::optional<StratumState> s) {
+    if (s) s->day.clear();
+    return s;
+  };
+  const Strata strata = stratify(window, options_.long_context, kAllClasses, "");
+  for (const Stratum& s : strata.strata) seconds_[*undated(s.state)] += s.hours * 3600.0;
+  for (const PlacedEvent& placed : strata.events) {
+    ++faults_[{placed.event.error_class, placed.event.engine, undated(placed.state)}];
+  }
+  settled_ = horizon;
+}
+
+void ExposureCounters::render(std::string& out, TimePoint now) {
+  std::lock_guard lock(mu_);
+  settle_locked(seconds_of(now) - std::chrono::duration<double>(options_.settle_after).count());
+  out +=
+      "# HELP baton_process_start_time_seconds When this server started, Unix seconds.\n"
+      "# TYPE baton_process_start_time_seconds gauge\n";
+  out += fmt::format("baton_process_start_time_seconds {:.3f}\n", options_.start_unix);
+  out +=
+      "# HELP baton_exposure_seconds_total Seconds at least one LLM engine was busy, by how "
+      "many were, whether a prefill was in flight and a long context open, under the turn "
+      "policy and backend (settled up to a few seconds ago).\n"
+      "# TYPE baton_exposure_seconds_total counter\n";
+  for (const auto& [state, seconds] : seconds_) {
+    out += fmt::format("baton_exposure_seconds_total{{{}}} {}\n",
+                       state_labels(state, options_.policy, options_.backend), seconds);
+  }
+  out +=
+      "# HELP baton_exposure_faults_total Fault events by class and blamed engine, with the "
+      "engines' state where each began (busy=\"0\": no LLM engine busy).\n"
+      "# TYPE baton_exposure_faults_total counter\n";
+  for (const auto& [key, count] : faults_) {
+    const auto& [error_class, engine, state] = key;
+    out += fmt::format("baton_exposure_faults_total{{class=\"{}\",engine=\"{}\",{}}} {}\n",
+                       label_value(error_class), label_value(engine),
+                       state_labels(state, options_.policy, options_.backend), count);
+  }
+}
+
+}  // namespace baton
