@@ -251,6 +251,15 @@ TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
   EXPECT_EQ(j["tests"][1]["factor"], "host");
   EXPECT_NEAR(j["tests"][1]["statistic"].get<double>(), 0.0, 1e-9);  // the hosts are alike
   EXPECT_FALSE(j["notes"].empty());
+  // The exact test over the fleet equals the plain analysis of one ledger, on one ledger.
+  const auto one = run_baton("analyze --ledger " + paths[0] + " --by dual --json");
+  const auto plain = run_baton("analyze --ledger " + paths[0] + " --json");
+  const auto by = nlohmann::json::parse(one.output)["uniform_test"];
+  const auto reference = nlohmann::json::parse(plain.output)["uniform_test"];
+  EXPECT_EQ(by["n"], reference["n"]);
+  EXPECT_EQ(by["in_dual"], reference["in_dual"]);
+  EXPECT_NEAR(by["p"].get<double>(), reference["p"].get<double>(), 1e-12);
+  EXPECT_EQ(j["uniform_test"]["n"], 4);  // both hosts, every hang attributed
 
   const auto table = run_baton("analyze --ledger " + paths[0] + " --by dual --by prefill_in_flight");
   EXPECT_EQ(table.exit_code, 0) << table.output;

@@ -105,4 +105,6 @@ test('the fleet analysis through Prometheus equals the analysis of the ledgers m
   });
   assert.equal(fleet.hangs_while_idle, merged.hangs_while_idle);
   fleet.tests.forEach((t, i) => assert.equal(t.df, merged.tests[i].df));
+  assert.equal(fleet.uniform_test.n, merged.uniform_test.n);
+  assert.equal(fleet.uniform_test.in_dual, merged.uniform_test.in_dual);
 });

@@ -120,6 +120,7 @@ Strata strata_from_prometheus(const PrometheusSeries& data,
     Stratum& s = by_state[*state];
     s.state = *state;
     s.hangs += count;
+    if (!label(metric, "engine").empty()) s.attributed_hangs += count;
   }
   for (auto& [state, stratum] : by_state) result.strata.push_back(std::move(stratum));
   return result;

@@ -4,6 +4,8 @@
 
 #include <optional>
 
+#include "baton/analysis/rate_statistics.h"
+
 namespace baton {
 namespace {
 
@@ -31,6 +33,16 @@ Stratified stratified_analysis(Strata strata, std::vector<Factor> factors) {
   Stratified result{std::move(factors), std::move(strata), {}, {}};
   result.design = design_for(result.strata, result.factors);
   result.fit = fit_poisson(result.design);
+  double busy_hours = 0.0, dual_hours = 0.0;
+  for (const Stratum& s : result.strata.strata) {
+    busy_hours += s.hours;
+    if (s.state.busy >= 2) dual_hours += s.hours;
+    result.uniform.n += s.attributed_hangs;
+    if (s.state.busy >= 2) result.uniform.in_dual += s.attributed_hangs;
+  }
+  result.dual_share = busy_hours > 0.0 ? dual_hours / busy_hours : 0.0;
+  result.uniform.p =
+      binomial_upper_tail(result.uniform.n, result.uniform.in_dual, result.dual_share);
   return result;
 }
 
@@ -67,7 +79,12 @@ nlohmann::json to_json(const Stratified& r) {
           {"tests", tests},
           {"deviance", r.fit.deviance},
           {"df_residual", r.fit.df_residual},
-          {"notes", r.fit.notes}};
+          {"notes", r.fit.notes},
+          {"uniform_test",
+           {{"n", r.uniform.n},
+            {"in_dual", r.uniform.in_dual},
+            {"dual_share", r.dual_share},
+            {"p", r.uniform.p}}}};
 }
 
 void print_stratified(std::ostream& out, const Stratified& r) {
@@ -105,6 +122,10 @@ void print_stratified(std::ostream& out, const Stratified& r) {
     }
   }
   for (const std::string& note : r.fit.notes) out << "note: " << note << "\n";
+  out << fmt::format(
+      "\nUniform placement over all of it: {} of {} attributed hangs in dual time, dual share "
+      "{:.1f}%, p = {:.3g} (exact binomial tail)\n",
+      r.uniform.in_dual, r.uniform.n, 100.0 * r.dual_share, r.uniform.p);
 }
 
 }  // namespace baton

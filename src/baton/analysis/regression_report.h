@@ -11,6 +11,7 @@
 
 #include "baton/analysis/poisson_regression.h"
 #include "baton/analysis/strata.h"
+#include "baton/analysis/uniform_placement.h"
 
 namespace baton {
 
@@ -19,6 +20,10 @@ struct Stratified {
   Strata strata;
   PoissonDesign design;
   PoissonFit fit;
+  // The study's exact test over all the strata (a fleet's too): the attributed hangs in
+  // busy time against Binomial(n, dual share), as uniform_placement.h does for one input.
+  UniformTest uniform;
+  double dual_share = 0.0;
 };
 
 // Fits the regression of `strata`'s hangs on `factors`.

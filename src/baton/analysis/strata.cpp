@@ -164,7 +164,9 @@ Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
       ++result.hangs_while_idle;
       result.events.push_back({std::nullopt, hang});
     } else {
-      ++by_state[std::prev(after)->state].hangs;
+      Stratum& s = by_state[std::prev(after)->state];
+      ++s.hangs;
+      if (!hang.engine.empty()) ++s.attributed_hangs;
       result.events.push_back({std::prev(after)->state, hang});
     }
   }
@@ -182,6 +184,7 @@ Strata merge_strata(const std::vector<Strata>& parts) {
       into.state = s.state;
       into.hours += s.hours;
       into.hangs += s.hangs;
+      into.attributed_hangs += s.attributed_hangs;
     }
   }
   for (auto& [state, stratum] : by_state) result.strata.push_back(std::move(stratum));

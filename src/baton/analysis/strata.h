@@ -49,6 +49,7 @@ struct Stratum {
   StratumState state;
   double hours = 0.0;
   std::int64_t hangs = 0;
+  std::int64_t attributed_hangs = 0;  // of those, blamed on an engine (the uniform test's)
 };
 
 // A counted event and the state at its moment; nullopt: no LLM engine was busy.
