@@ -129,6 +129,7 @@ TEST_F(ExposureCountersTest, ThreadsReportWhileAScraperRenders) {
       for (const auto& r : reported) slowest = std::min(slowest, r.load());
       std::string text;
       counters.render(text, at(slowest * 1000));
+      std::this_thread::yield();
     }
   });
   for (std::thread& t : engines) t.join();

@@ -93,21 +93,25 @@ void ExposureCounters::fault(const FaultEvent& event) {
   events_.push_back({std::max(at, settled_), event.engine, std::string(to_string(event.kind))});
 }
 
-void ExposureCounters::settle_locked(double horizon) {
-  if (!(horizon > settled_)) return;
+void ExposureCounters::settle(double horizon) {
   ExposureInput window;
-  for (const Pending& pending : pending_) {
-    if (pending.interval.start >= horizon) continue;
-    BusyInterval part = pending.interval;
-    part.start = std::max(part.start, settled_);
-    part.end = std::min(part.end, horizon);
-    window.intervals.push_back(std::move(part));
+  {
+    std::lock_guard lock(mu_);
+    if (!(horizon > settled_)) return;
+    for (const Pending& pending : pending_) {
+      if (pending.interval.start >= horizon) continue;
+      BusyInterval part = pending.interval;
+      part.start = std::max(part.start, settled_);
+      part.end = std::min(part.end, horizon);
+      window.intervals.push_back(std::move(part));
+    }
+    std::erase_if(pending_, [&](const Pending& p) { return p.interval.end <= horizon; });
+    for (const HangRecord& e : events_) {
+      if (e.time < horizon) window.hangs.push_back(e);
+    }
+    std::erase_if(events_, [&](const HangRecord& e) { return e.time < horizon; });
+    settled_ = horizon;
   }
-  std::erase_if(pending_, [&](const Pending& p) { return p.interval.end <= horizon; });
-  for (const HangRecord& e : events_) {
-    if (e.time < horizon) window.hangs.push_back(e);
-  }
-  std::erase_if(events_, [&](const HangRecord& e) { return e.time < horizon; });
   // The labels carry no day: a state's stretches of every day add up.
   const auto undated = [](std::optional<StratumState> s) {
     if (s) s->day.clear();
@@ -118,12 +122,11 @@ void ExposureCounters::settle_locked(double horizon) {
   for (const PlacedEvent& placed : strata.events) {
     ++faults_[{placed.event.error_class, placed.event.engine, undated(placed.state)}];
   }
-  settled_ = horizon;
 }
 
 void ExposureCounters::render(std::string& out, TimePoint now) {
-  std::lock_guard lock(mu_);
-  settle_locked(seconds_of(now) - std::chrono::duration<double>(options_.settle_after).count());
+  std::lock_guard lock(settle_mu_);
+  settle(seconds_of(now) - std::chrono::duration<double>(options_.settle_after).count());
   out +=
       "# HELP baton_process_start_time_seconds When this server started, Unix seconds.\n"
       "# TYPE baton_process_start_time_seconds gauge\n";

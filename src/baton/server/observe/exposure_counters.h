@@ -11,7 +11,7 @@
 // Bursts and faults arrive after the fact (a burst when it ends, a hang when detected,
 // placed where it began), so the counters cover the time up to `settle_after` ago:
 // later, nothing can still arrive that falls before that horizon.
-// Thread-safety: every member is thread-safe (one mutex).
+// Thread-safety: every member is thread-safe (two mutexes: the reports' and the renders').
 #pragma once
 
 #include <chrono>
@@ -49,7 +49,10 @@ class ExposureCounters final : public BurstObserver {
   void render(std::string& out, TimePoint now);
 
  private:
-  void settle_locked(double horizon);
+  // Takes the window up to `horizon` out of the pending bursts and events (under mu_),
+  // then places it and adds it to the totals (under settle_mu_ only): an engine reporting
+  // a burst never waits for a scrape's arithmetic.
+  void settle(double horizon);
 
   const Options options_;
   std::mutex mu_;
@@ -59,9 +62,10 @@ class ExposureCounters final : public BurstObserver {
   };
   std::vector<Pending> pending_;            // not yet wholly before the horizon; guarded by mu_
   std::vector<HangRecord> events_;          // not yet before the horizon; guarded by mu_
-  double settled_ = 0.0;                    // steady seconds counted up to; guarded by mu_
-  std::map<StratumState, double> seconds_;  // guarded by mu_
-  // (class, engine, busy state or none) -> events; guarded by mu_
+  double settled_ = 0.0;                    // steady seconds taken out up to; guarded by mu_
+  std::mutex settle_mu_;                    // one render at a time; taken before mu_, never after
+  std::map<StratumState, double> seconds_;  // guarded by settle_mu_
+  // (class, engine, busy state or none) -> events; guarded by settle_mu_
   std::map<std::tuple<std::string, std::string, std::optional<StratumState>>, std::uint64_t>
       faults_;
 };
