@@ -1,7 +1,6 @@
 #include "baton/cli/analyze_command.h"
 
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 #include <iostream>
 #include <map>
@@ -18,6 +17,7 @@
 #include "baton/analysis/time_window.h"
 #include "baton/analysis/timeline_svg.h"
 #include "baton/cli/prometheus_client.h"
+#include "baton/common/clock.h"
 #include "baton/common/duration.h"
 #include "baton/common/exit_codes.h"
 #include "baton/ledger/ledger_path.h"
@@ -206,8 +206,7 @@ Strata from_prometheus(const AnalyzeCommand& c) {
   if (!c.selector.empty() && (c.selector.front() != '{' || c.selector.back() != '}')) {
     throw std::invalid_argument("--selector: '" + c.selector + "' is not {label=\"value\",...}");
   }
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const double now = unix_seconds_now();
   const auto series = [&](const char* name) {
     return prometheus_query(c.prometheus, name + c.selector + "[" + c.range + "]", now);
   };

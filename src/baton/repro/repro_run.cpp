@@ -110,10 +110,6 @@ EngineResult summarize_engine(const HostedSpec& hosted, const BurstTimes& times,
   return r;
 }
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 // Room for every request the client keeps in flight (one: its prompt and up to 64 tokens),
 // and prefill chunks of a GPU engine's usual size on a GPU.
 LlmBatchOptions llm_options(const ModelConfig& config, std::size_t prompt_tokens,
@@ -175,7 +171,7 @@ ReproResult run_repro(const ReproOptions& options) {
   if (!options.ledger_path.empty()) {
     ledger.emplace(options.ledger_path);
     run_id = ledger->begin_run(
-        {unix_now(), BATON_VERSION, backend,
+        {unix_seconds_now(), BATON_VERSION, backend,
          options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy, true});
     recorder.emplace(*ledger, run_id);
     // Both exposures: engines with requests in progress (bursts) and streams with work
@@ -264,7 +260,7 @@ ReproResult run_repro(const ReproOptions& options) {
   result.turn_stats = host.turn().stats();
   result.faults = summarize_faults(host, result.events);
   if (streams) streams->finish();  // every stream is idle: the host has stopped
-  if (ledger) ledger->end_run(run_id, unix_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
+  if (ledger) ledger->end_run(run_id, unix_seconds_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
   return result;
 }
 

@@ -13,10 +13,6 @@
 namespace baton {
 namespace {
 
-double unix_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::vector<std::string> names_of(const ServeConfig& config) {
   std::vector<std::string> names;
   for (const ModelSpec& spec : config.models) names.push_back(spec.name);
@@ -89,7 +85,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
   for (const ModelSpec& spec : config_.models) exposure.engines.push_back(spec.name);
   exposure.engines.push_back("device-probe");
-  exposure.start_unix = unix_now();
+  exposure.start_unix = unix_seconds_now();
   exposure_ = std::make_unique<ExposureCounters>(exposure, Clock::now());
   host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
                                        std::move(injector));
@@ -159,13 +155,13 @@ void BatonServer::start_registry(std::ostream& log, const LoadProgress& progress
 
 void BatonServer::record(const LifecycleEvent& event) {
   if (!ledger_) return;
-  ledger_->record(EventRow{run_id_, unix_now(), event.kind, event.model, "", 0, event.detail});
+  ledger_->record(EventRow{run_id_, unix_seconds_now(), event.kind, event.model, "", 0, event.detail});
 }
 
 void BatonServer::open_ledger(const std::string& backend) {
   if (config_.no_ledger) return;
   ledger_.emplace(config_.ledger);
-  run_id_ = ledger_->begin_run({unix_now(), BATON_VERSION, backend, describe(config_.turn), true});
+  run_id_ = ledger_->begin_run({unix_seconds_now(), BATON_VERSION, backend, describe(config_.turn), true});
   recorder_.emplace(*ledger_, run_id_);
   streams_.emplace(*ledger_, run_id_, recorder_->wall());
 }
@@ -216,7 +212,7 @@ void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
 void BatonServer::close_ledger(int exit_code) {
   if (!ledger_) return;
   if (streams_) streams_->finish();
-  ledger_->end_run(run_id_, unix_now(), exit_code);  // commits what is queued
+  ledger_->end_run(run_id_, unix_seconds_now(), exit_code);  // commits what is queued
 }
 
 }  // namespace baton
