@@ -3,11 +3,13 @@
 // a fatal device error (injected) ends the server with 70 and `baton supervise` restarts it.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import {
   assertError, assertRetryAfter, batonBinary, freePort, get, makeModels, post, sleep, sseData,
-  startProcess, startServer, stopServer,
+  startProcess, startServer, stopServer, tempDir,
 } from './helpers.mjs';
 
 let models;
@@ -145,6 +147,12 @@ describe('a fatal device error under baton supervise', () => {
 });
 
 describe('bad configuration', () => {
+  // A config file of `text`, in a folder removed at exit.
+  function configFile(text) {
+    const file = path.join(tempDir('baton-config-'), 'baton.toml');
+    fs.writeFileSync(file, text);
+    return file;
+  }
   function run(args) {
     return spawnSync(batonBinary(), ['serve', ...args], { encoding: 'utf8',
                                                                timeout: 60_000 });
@@ -175,6 +183,12 @@ describe('bad configuration', () => {
        /--host: 999\.1\.1\.1 is not an IPv4 or IPv6 address/],
       [['--model', `A=${models.chatA}`, '--kv-budget-mb', 'lots'],
        /--kv-budget-mb: lots is not 1\.\.1048576 \(MB\) or auto/],
+      [['--model', 'A'], /--model A: expected NAME=DIR/],
+      [['--model', `A=${models.chatA}`, '--model', `A=${models.chatB}`], /--model A=\S+: a model named "A" is already configured/],
+      // A file's sampling default goes through a request's ranges.
+      [['--config', configFile('[models.A]\npath = "' + models.chatA +
+                               '"\n[models.A.sampling]\ntemperature = 5\n')],
+       /models\.A\.sampling\.temperature = 5: must be in \[0, 2\]/],
       // auto sizes from a GPU's free memory: the cpu backend needs a number.
       [['--model', `A=${models.chatA}`, '--kv-budget-mb', 'auto'],
        new RegExp('--kv-budget-mb auto: sizes the KV cache from a GPU\'s free memory; ' +

@@ -1,14 +1,16 @@
 // The README's `baton serve` examples run as written, from the repository's root, on the
-// committed models: each command of its sh block (with `--port 0 --no-ledger` added, so
-// that it neither needs port 8080 nor writes the user's ledger) serves, and its TOML block
-// is models/baton.toml, word for word.
+// committed models: each command of its sh block serves on port 8080 (on a free port only
+// when this machine has 8080 taken) and writes its ledger where the default path points
+// (a temporary XDG_STATE_HOME, not the user's), and its TOML block is models/baton.toml,
+// word for word.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { batonBinary, get, post, startProcess } from './helpers.mjs';
+import { batonBinary, get, post, startProcess, tempDir } from './helpers.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const readme = fs.readFileSync(path.join(root, 'README.md'), 'utf8');
@@ -20,6 +22,15 @@ function block(language) {
   const m = new RegExp('```' + language + '\\n([\\s\\S]*?)```').exec(section);
   assert.ok(m, `the README's baton serve section has a ${language} block`);
   return m[1];
+}
+
+// Whether 127.0.0.1:PORT can be listened on now.
+function portFree(port) {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
 }
 
 // The commands of an sh block: continuation lines joined, comments dropped.
@@ -42,9 +53,12 @@ describe('the README\'s baton serve examples', () => {
   for (const command of examples) {
     test(command, async () => {
       const args = command.split(/\s+/).slice(1);  // the built baton stands for build/release/baton
-      const server = await startProcess(batonBinary(), [...args, '--port', '0', '--no-ledger'],
-                                        { cwd: root });
+      const asWritten = await portFree(8080);
+      const state = tempDir('baton-readme-state-');
+      const server = await startProcess(batonBinary(), asWritten ? args : [...args, '--port', '0'],
+                                        { cwd: root, env: { XDG_STATE_HOME: state, BATON_LEDGER: '' } });
       try {
+        if (asWritten) assert.equal(server.port, 8080, server.describe());
         assert.equal((await get(`${server.url}/health`, { key: null })).status, 200);
         // The file sets api_key = "change-me"; the flags set none.
         const key = args.includes('--config') ? 'change-me' : null;
@@ -59,6 +73,7 @@ describe('the README\'s baton serve examples', () => {
         assert.deepEqual(await server.stop('SIGTERM'), { code: 0, signal: null },
                          server.describe());
       }
+      assert.ok(fs.existsSync(path.join(state, 'baton', 'ledger.db')), 'the default ledger');
     });
   }
 });

@@ -278,7 +278,9 @@ TEST_F(LifecycleServerTest, StartUpSaysAContextWasCappedAndWarnsOfAnOpenAddressW
                        "max_position_embeddings)"),
               std::string::npos)
         << log;
-    EXPECT_NE(log.find("warning: --host 0.0.0.0 with no API key"), std::string::npos) << log;
+    EXPECT_NE(log.find("warning: listening on 0.0.0.0 (--host, --port) with no API key"),
+              std::string::npos)
+        << log;
   }
   ServeConfig keyed = config({model("b", 2)});
   keyed.host = "0.0.0.0";
@@ -313,7 +315,8 @@ TEST_F(LifecycleServerTest, APortInUseOrABadAddressIsToldBeforeAnyModelLoads) {
   ServeConfig nowhere = config({bad});
   nowhere.host = "999.1.1.1";
   const std::string address = construction_error(nowhere);
-  EXPECT_NE(address.find("--host 999.1.1.1: not an IPv4 or IPv6 address"), std::string::npos)
+  EXPECT_NE(address.find("999.1.1.1 (--host, --port): not an IPv4 or IPv6 address"),
+            std::string::npos)
       << address;
 }
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
+#include <string>
+
 #include "model/llama3_tokenizer.h"
 
 namespace baton {
@@ -32,6 +36,32 @@ TEST(OpenAiResponse, ACompletionsTopLogprobsListsTheMostProbableFirst) {
   ASSERT_NE(m, std::string::npos) << text;
   EXPECT_LT(z, a) << text;
   EXPECT_LT(a, m) << text;
+}
+
+// Lone bytes of UTF-8 sequences print as the same text (U+FFFD): the response has one key for
+// them, with the likelier token's value.
+TEST(OpenAiResponse, TwoTopTokensWithOneTextKeepTheLikelierValue) {
+  std::optional<TokenId> first, second;
+  std::map<std::string, TokenId> seen;
+  for (TokenId id = 0; id < static_cast<TokenId>(tokenizer().vocab_size()) && !second; ++id) {
+    const std::string text =
+        dump(nlohmann::json(tokenizer().decode({id}, false, BpeTokenizer::Decoding::continuation)));
+    if (const auto it = seen.find(text); it != seen.end()) {
+      first = it->second;
+      second = id;
+    }
+    seen.emplace(text, id);
+  }
+  ASSERT_TRUE(second.has_value()) << "no two tokens of the vocabulary print alike";
+  const ResponseIdentity identity{CompletionCall::Kind::text, "cmpl-1", 1, "m"};
+  GenerationResult result;
+  TokenLogprobs token{*first, -0.5f, {{*first, -0.5f}, {*second, -1.5f}}};
+  const std::vector<TokenLogprobs> logprobs = {token};
+  const nlohmann::json json =
+      nlohmann::json::parse(dump(completion_json(identity, result, &logprobs, tokenizer())));
+  const auto& top = json["choices"][0]["logprobs"]["top_logprobs"][0];
+  ASSERT_EQ(top.size(), 1u) << top.dump();
+  EXPECT_FLOAT_EQ(top.begin().value().get<float>(), -0.5f) << top.dump();
 }
 
 }  // namespace

@@ -567,5 +567,14 @@ TEST(ServeConfig, ClosestKey) {
   EXPECT_EQ(closest_key("pxxxxxl_chunk", known), std::nullopt);
 }
 
+// The server's address errors name what set the address: the file's keys, or the flags.
+TEST_F(ServeConfigTest, TheAddressIsNamedByTheKeysThatSetIt) {
+  EXPECT_EQ(read_serve_config(one_model("")).address_setting, "--host, --port");
+  EXPECT_EQ(read_serve_config(one_model("port = 9000")).address_setting,
+            "host, port in the config file");
+  EXPECT_EQ(read_serve_config(one_model("host = \"::1\"")).address_setting,
+            "host, port in the config file");
+}
+
 }  // namespace
 }  // namespace baton

@@ -194,6 +194,7 @@ void apply_server_flags(const ServeFlags& flags, const CLI::App& cmd, ServeConfi
   const ServeConfig& v = flags.values;
   if (given(cmd, "--host")) c.host = v.host;
   if (given(cmd, "--port")) c.port = v.port;
+  if (given(cmd, "--host") || given(cmd, "--port")) c.address_setting = v.address_setting;
   if (given(cmd, "--backend")) c.backend = v.backend;
   if (given(cmd, "--api-key")) c.api_key = v.api_key;
   if (given(cmd, "--shutdown-timeout")) c.shutdown_timeout_s = v.shutdown_timeout_s;

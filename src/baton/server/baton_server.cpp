@@ -58,12 +58,13 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   HttpServerOptions http;
   http.host = config_.host;
   http.port = config_.port;
+  http.setting = config_.address_setting;
   http.threads = config_.http_threads;
   http.max_body_bytes = config_.max_body_bytes;
   http_ = std::make_unique<HttpServer>(http, [this](const HttpRequest& r) { return router_->handle(r); });
   if (config_.api_key.empty() && !is_loopback_address(config_.host)) {
-    log << "baton serve: warning: --host " << config_.host
-        << " with no API key: anyone who reaches this address can use the models; set "
+    log << "baton serve: warning: listening on " << config_.host << " ("
+        << config_.address_setting << ") with no API key: anyone who reaches this address can use the models; set "
            "--api-key or BATON_API_KEY\n";
   }
   auto injector =
@@ -168,7 +169,10 @@ void BatonServer::open_ledger(const std::string& backend) {
 
 int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log) {
   http_->start();
-  out << "baton serve: listening on http://" << config_.host << ":" << http_->port() << std::endl;
+  // An IPv6 address is bracketed in a URL (RFC 3986), or the port would read as its last group.
+  const bool ipv6 = config_.host.find(':') != std::string::npos;
+  out << "baton serve: listening on http://" << (ipv6 ? "[" + config_.host + "]" : config_.host)
+      << ":" << http_->port() << std::endl;
   for (;;) {
     if (host_->faults().fatal()) {
       log << "baton serve: the device is in a fatal state (" << host_->faults().fatal()->detail

@@ -32,6 +32,11 @@ std::string token_text(const BpeTokenizer& tokenizer, TokenId token) {
   return tokenizer.decode({token}, false, BpeTokenizer::Decoding::continuation);
 }
 
+// `text` as a response prints it: each invalid UTF-8 sequence replaced by U+FFFD.
+std::string as_printed(const std::string& text) {
+  return nlohmann::json::parse(dump(nlohmann::json(text))).get<std::string>();
+}
+
 // Chat: {"content": [{token, logprob, bytes, top_logprobs}]}.
 json chat_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer& tokenizer) {
   json content = json::array();
@@ -63,7 +68,10 @@ json text_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer&
     out["tokens"].push_back(text);
     out["token_logprobs"].push_back(t.logprob);
     json top = json::object();
-    for (const TopLogprob& alt : t.top) top[token_text(tokenizer, alt.token)] = alt.logprob;
+    // Lone bytes of UTF-8 sequences all print as U+FFFD: keyed as printed, the likelier (first)
+    // keeps its value rather than two equal keys in the response.
+    for (const TopLogprob& alt : t.top)
+      top.emplace(as_printed(token_text(tokenizer, alt.token)), alt.logprob);
     out["top_logprobs"].push_back(std::move(top));
     out["text_offset"].push_back(offset);
     offset += text.size();

@@ -116,6 +116,8 @@ std::string_view kind_name(ModelSpec::Kind kind);
 struct ServeConfig {
   std::string host = "127.0.0.1";
   int port = 8080;               // 0: any free port (the server prints the one it got)
+  // What the user wrote to set host and port, named by the errors and warnings about them.
+  std::string address_setting = "--host, --port";
   std::string backend = "cpu";   // cpu|cuda
   TurnOptions turn;              // policy, quantum, decode_first, prefill_share, scope, name
   std::filesystem::path ledger;  // empty with no_ledger; default default_ledger_path()

@@ -71,6 +71,8 @@ std::optional<bool> parse_load(std::string_view name) {
   return std::nullopt;
 }
 
+// Errors about the address name the file's keys when the file set them (a flag resets it).
+constexpr const char* kFileAddress = "host, port in the config file";
 constexpr std::string_view kLoads[] = {"startup", "on-demand"};
 constexpr std::string_view kPolicies[] = {"concurrent", "serialize", "partition"};
 constexpr std::string_view kQuanta[] = {"burst", "layer", "op"};
@@ -237,8 +239,8 @@ ServeConfig TomlReader::read(const toml::table& root) const {
   using N = const toml::node&;
   using K = const std::string&;
   const Field fields[] = {
-      {"host", [&](N v, K k) { c.host = string(v, k); }},
-      {"port", [&](N v, K k) { c.port = integer<int>(v, k); }},
+      {"host", [&](N v, K k) { c.host = string(v, k); c.address_setting = kFileAddress; }},
+      {"port", [&](N v, K k) { c.port = integer<int>(v, k); c.address_setting = kFileAddress; }},
       {"backend", [&](N v, K k) { c.backend = string(v, k); }},
       {"policy", [&](N v, K k) { c.turn.policy = choice(v, k, parse_turn_policy, kPolicies); }},
       {"quantum", [&](N v, K k) { c.turn.quantum = choice(v, k, parse_quantum, kQuanta); }},

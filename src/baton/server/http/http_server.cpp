@@ -85,8 +85,8 @@ class HttpServer::State : public std::enable_shared_from_this<HttpServer::State>
     boost::system::error_code ec;
     const net::ip::address address = net::ip::make_address(options_.host, ec);
     if (ec) {
-      throw std::invalid_argument("--host " + options_.host +
-                                  ": not an IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
+      throw std::invalid_argument(options_.host + " (" + options_.setting +
+                                  "): not an IPv4 or IPv6 address (e.g. 127.0.0.1, 0.0.0.0, ::1)");
     }
     const tcp::endpoint endpoint(address, static_cast<unsigned short>(options_.port));
     try {
@@ -96,7 +96,7 @@ class HttpServer::State : public std::enable_shared_from_this<HttpServer::State>
       acceptor_.listen(net::socket_base::max_listen_connections);
     } catch (const boost::system::system_error& e) {
       throw std::runtime_error("cannot listen on " + endpoint_text(endpoint) +
-                               " (--host, --port): " + e.code().message());
+                               " (" + options_.setting + "): " + e.code().message());
     }
     port_ = acceptor_.local_endpoint().port();
   }

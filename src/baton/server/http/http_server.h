@@ -21,6 +21,7 @@ namespace baton {
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0: any free port (see port())
+  std::string setting = "--host, --port";  // where host and port were set, for errors
   int threads = 2;
   std::size_t max_body_bytes = std::size_t{8} << 20;
   std::chrono::seconds idle_timeout{75};   // a keep-alive connection with no request
