@@ -5,8 +5,7 @@
 // Thread-safety: none; the forward pass that reads and writes it runs one step at a time.
 #pragma once
 
-#include <vector>
-
+#include "baton/common/zeroed_pages.h"
 #include "baton/model/kv_block_pool.h"
 
 namespace baton {
@@ -20,14 +19,15 @@ class KvMemory {
 
   int block_tokens() const { return block_tokens_; }
   int blocks() const { return blocks_; }
-  float* keys(int layer, BlockId block) { return keys_.data() + offset(layer, block); }
-  float* values(int layer, BlockId block) { return values_.data() + offset(layer, block); }
-  const float* keys(int layer, BlockId block) const { return keys_.data() + offset(layer, block); }
+  float* keys(int layer, BlockId block) { return floats(keys_) + offset(layer, block); }
+  float* values(int layer, BlockId block) { return floats(values_) + offset(layer, block); }
+  const float* keys(int layer, BlockId block) const { return floats(keys_) + offset(layer, block); }
   const float* values(int layer, BlockId block) const {
-    return values_.data() + offset(layer, block);
+    return floats(values_) + offset(layer, block);
   }
 
  private:
+  static float* floats(const ZeroedPages& pages) { return static_cast<float*>(pages.data()); }
   std::size_t offset(int layer, BlockId block) const {
     return ((static_cast<std::size_t>(layer) * blocks_ + block) * block_tokens_) * row_floats_;
   }
@@ -35,8 +35,8 @@ class KvMemory {
   int block_tokens_;
   int blocks_;
   std::size_t row_floats_;  // kv_heads * head_dim
-  std::vector<float> keys_;    // [layer][block][slot][row]
-  std::vector<float> values_;  // same layout
+  ZeroedPages keys_;        // floats [layer][block][slot][row], zero until written
+  ZeroedPages values_;      // same layout
 };
 
 }  // namespace baton
