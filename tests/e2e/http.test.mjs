@@ -162,11 +162,13 @@ describe('errors', () => {
   test('400 token ids outside the vocabulary name the field and the range', async () => {
     const error = assertError(await post(completionsUrl, { model: 'chat-a', prompt: [1, 10_000_000] }),
                               400, { param: 'prompt' });
-    assert.match(error.message, /token id 10000000 \(prompt\[1\]\).*ids are 0 to \d+$/,
-                 error.message);
+    const range = /token id 10000000 \(prompt\[1\]\).*ids are 0 to (\d+)$/.exec(error.message);
+    assert.ok(range, error.message);
     const detok = assertError(await post(`${server.url}/detokenize`, { model: 'chat-a', tokens: [-1] }),
                               400, { param: 'tokens' });
-    assert.doesNotMatch(detok.message, /2147483647/, detok.message);
+    // The tokenizer's range (within the model's): not the range of the id's integer type.
+    const decodable = /token id -1 \(tokens\[0\]\).*ids are 0 to (\d+)$/.exec(detok.message);
+    assert.ok(decodable && Number(decodable[1]) <= Number(range[1]), detok.message);
     assertError(await post(embeddingsUrl, { model: 'embed', input: [[5, -3]] }), 400,
                 { param: 'input' });
   });
@@ -416,7 +418,10 @@ describe('clients that go away', () => {
 
   test('an aborted non-streaming request', async () => {
     const controller = new AbortController();
-    const pending = post(chatUrl, chat({ max_tokens: 400 }), { signal: controller.signal });
+    // This tiny model decodes 400 tokens in under 20 ms at times (3 runs of 12 were answered
+    // before the abort below): 1500, its EOS ignored, take 4 times longer.
+    const pending = post(chatUrl, chat({ max_tokens: 1500, ignore_eos: true }),
+                         { signal: controller.signal });
     await sleep(20);
     controller.abort();
     await assert.rejects(pending);
