@@ -1,0 +1,55 @@
+# The test files whose every suite starts no thread and no process (a scan by
+# scripts/thread-free-tests, which ctest's ThreadFreeTests re-checks): ThreadSanitizer can show
+# no race in them, so the TSan build leaves them out (tests/CMakeLists.txt).
+set(baton_thread_free_tests
+    analysis/ab_plan_test.cpp
+    analysis/csv_fields_test.cpp
+    analysis/csv_import_test.cpp
+    analysis/event_classes_test.cpp
+    analysis/exposure_test.cpp
+    analysis/iso_time_test.cpp
+    analysis/poisson_regression_test.cpp
+    analysis/prometheus_strata_test.cpp
+    analysis/rate_statistics_test.cpp
+    analysis/strata_test.cpp
+    analysis/stream_exposure_test.cpp
+    analysis/time_window_test.cpp
+    analysis/timeline_svg_test.cpp
+    analysis/uniform_placement_test.cpp
+    common/duration_test.cpp
+    common/env_test.cpp
+    common/percentiles_test.cpp
+    engine/input_processor_test.cpp
+    engine/piece_sizer_test.cpp
+    engine/stop_checker_test.cpp
+    errors/error_kind_test.cpp
+    gpu/overlap_meter_test.cpp
+    ledger/interval_merge_test.cpp
+    model/chat_template_test.cpp
+    model/files/ggml_blocks_test.cpp
+    model/files/gguf_file_test.cpp
+    model/files/half_test.cpp
+    model/files/mapped_file_test.cpp
+    model/files/safetensors_test.cpp
+    model/kv_block_pool_test.cpp
+    model/model_config_test.cpp
+    model/model_weights_test.cpp
+    model/pooling_test.cpp
+    model/q8_kernels_test.cpp
+    model/q8_matrix_test.cpp
+    model/sampler_test.cpp
+    model/simd_kernels_test.cpp
+    model/template/jinja_test.cpp
+    model/tokenizer/bpe_tokenizer_test.cpp
+    model/tokenizer/sentencepiece_bpe_test.cpp
+    model/weight_matrix_test.cpp
+    server/anthropic_messages_test.cpp
+    server/metrics_test.cpp
+    server/openai_response_test.cpp
+    server/q8_serve_config_test.cpp
+    server/responses_api_test.cpp
+    server/route_label_test.cpp
+    server/serve_config_test.cpp
+    server/tokenize_test.cpp
+    turn/share_controller_test.cpp
+)
