@@ -170,8 +170,6 @@ INSTANTIATE_TEST_SUITE_P(
         Refused{"StreamOptionsWithoutStream",
                 R"({"model": "m", "stream_options": {"include_usage": true}, )" + kMsgs + "}",
                 "stream_options", ""},
-        Refused{"LogitBias", R"({"model": "m", "logit_bias": {"1": 2}, )" + kMsgs + "}",
-                "logit_bias", "unsupported_parameter"},
         Refused{"JsonMode", R"({"model": "m", "response_format": {"type": "json_object"}, )" + kMsgs + "}",
                 "response_format", "unsupported_parameter"}),
     [](const testing::TestParamInfo<Refused>& param) { return std::string(param.param.name); });

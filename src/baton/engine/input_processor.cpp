@@ -37,6 +37,7 @@ SamplingParams InputProcessor::sampling(const SamplingRequest& r) const {
   p.presence_penalty = r.presence_penalty.value_or(0.0);  // generation_config has none
   p.frequency_penalty = r.frequency_penalty.value_or(0.0);
   p.seed = r.seed;
+  p.logit_bias = r.logit_bias;
   return p;
 }
 

@@ -25,6 +25,7 @@ struct SamplingRequest {
   std::optional<double> presence_penalty, frequency_penalty;  // OpenAI's; default 0
   std::optional<int> top_k;
   std::optional<std::uint64_t> seed;
+  LogitBias logit_bias;  // OpenAI's; only a request sets it (no model default)
 };
 
 class InputProcessor {

@@ -57,6 +57,8 @@ void LlmBatch::validate(const GenerationRequest& request) const {
     }
   }
   Sampler check(request.params.sampling);
+  check_logit_bias_tokens(request.params.sampling.logit_bias,
+                          static_cast<std::size_t>(model_.config().vocab_size));
   StopChecker stops(tokenizer_, request.params, end_tokens_, context_ - prompt);
   const GenerationParams& params = request.params;
   // A prompt must leave room for one token; an explicit max_tokens must fit whole.

@@ -30,6 +30,7 @@ void check(const SamplingParams& p) {
   if (p.top_logprobs < 0 || p.top_logprobs > 20) {
     throw std::invalid_argument("top_logprobs must be in [0, 20]");
   }
+  check_logit_bias(p.logit_bias);
 }
 
 bool in_vocab(TokenId t, std::size_t vocab) {
@@ -71,7 +72,7 @@ double log_normalizer(std::span<const float> logits) {
   return log_normalizer(logits, *std::max_element(logits.begin(), logits.end()));
 }
 
-// The `count` most likely tokens under the raw logits, most likely first (ties: lower id).
+// The `count` most likely tokens under the (biased) logits, most likely first (ties: lower id).
 std::vector<TopLogprob> top_logprobs(std::span<const float> logits, int count, double norm) {
   const auto n = std::min(static_cast<std::size_t>(count), logits.size());
   std::vector<TokenId> order(logits.size());
@@ -105,7 +106,7 @@ GreedyToken greedy_token(std::span<const float> logits) {
 
 bool is_plain_greedy(const SamplingParams& p) {
   return p.temperature == 0.0 && p.repetition_penalty == 1.0 && p.presence_penalty == 0.0 &&
-         p.frequency_penalty == 0.0 && p.top_logprobs == 0;
+         p.frequency_penalty == 0.0 && p.top_logprobs == 0 && p.logit_bias.empty();
 }
 
 Sampler::Sampler(const SamplingParams& params)
@@ -113,9 +114,17 @@ Sampler::Sampler(const SamplingParams& params)
   check(params_);
 }
 
-SampledToken Sampler::next(std::span<const float> logits, std::span<const TokenId> context,
+SampledToken Sampler::next(std::span<const float> model_logits, std::span<const TokenId> context,
                            std::span<const TokenId> generated) {
-  if (logits.empty()) throw std::invalid_argument("no logits to sample from");
+  if (model_logits.empty()) throw std::invalid_argument("no logits to sample from");
+  // OpenAI adds logit_bias to the model's logits before sampling and reports log-probs of
+  // the biased distribution, so from here on the biased row stands for the model's.
+  std::vector<float> biased;
+  std::span<const float> logits = model_logits;
+  if (!params_.logit_bias.empty()) {
+    biased = biased_logits(model_logits, params_.logit_bias);
+    logits = biased;
+  }
   const double norm = log_normalizer(logits);
   const auto argmax = [](std::span<const float> row) {
     return static_cast<TokenId>(std::max_element(row.begin(), row.end()) - row.begin());

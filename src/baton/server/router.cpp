@@ -7,6 +7,7 @@
 
 #include "baton/server/api/anthropic_messages.h"
 #include "baton/server/api/json_fields.h"
+#include "baton/server/api/logit_bias_field.h"
 #include "baton/server/completion_stream.h"
 #include "baton/server/embedding_response.h"
 #include "baton/server/http/api_error.h"
@@ -186,6 +187,9 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
     } else {
       request.prompt = input.text_prompt(*call.prompt);
     }
+    check_logit_bias_vocabulary(call.sampling.logit_bias,
+                                static_cast<std::size_t>(model.model->config().vocab_size),
+                                model.spec.name);
     GenerationParams& params = request.params;
     params.sampling = input.sampling(merged(call.sampling, model.spec.sampling));
     params.sampling.top_logprobs = call.logprobs ? call.top_logprobs : 0;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "baton/server/api/json_fields.h"
+#include "baton/server/api/logit_bias_field.h"
 #include "baton/server/api/sampling_limits.h"
 #include "baton/server/http/api_error.h"
 
@@ -141,6 +142,7 @@ void read_sampling(const json& object, CompletionCall& call) {
   s.repetition_penalty = limited(object, kRepetitionPenaltyLimit);
   s.presence_penalty = limited(object, kPresencePenaltyLimit);
   s.frequency_penalty = limited(object, kFrequencyPenaltyLimit);
+  if (const json* v = field(object, "logit_bias")) s.logit_bias = parse_logit_bias(*v);
   if (const json* v = field(object, "seed")) {
     s.seed =
         static_cast<std::uint64_t>(integer(*v, "seed", std::numeric_limits<std::int64_t>::min(),
@@ -259,10 +261,6 @@ CompletionCall parse_completion_call(std::string_view body, CompletionCall::Kind
     unsupported = {"suffix", "best_of"};
   }
   check_fields(object, known, unsupported);
-  if (const json* bias = field(object, "logit_bias"); bias != nullptr && !bias->empty()) {
-    throw bad_parameter("logit_bias", "'logit_bias' is not supported by baton",
-                        "unsupported_parameter");
-  }
   if (const json* echo = field(object, "echo"); echo != nullptr && boolean(*echo, "echo")) {
     throw bad_parameter("echo", "'echo' is not supported by baton", "unsupported_parameter");
   }
