@@ -141,6 +141,10 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
   cmd.add_option("--prefill-chunk", m.prefill_chunk, "Prompt tokens per step" + every)
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--step-tokens", flags.step_tokens,
+                 "Tokens per step, decodes first, then prompt chunks in what is left; 0: no "
+                 "budget (default: 64 on the cpu, none on cuda)" + every)
+      ->check(CLI::Range(0, 1 << 20));
   cmd.add_option("--queue-limit", m.queue_limit,
                  "Requests waiting before the server answers 429" + every)
       ->capture_default_str()
@@ -263,6 +267,7 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
   const std::optional<WeightFormat> weights = parse_weight_format(flags.weights);
   ModelSpec chat = flags.model;
   chat.weights = weights;
+  if (flags.step_tokens >= 0) chat.step_tokens = flags.step_tokens;
   if (flags.kv_budget == "auto") {
     chat.kv_mode = KvBudgetMode::sized;
   } else if (const auto mb = parse_kv_budget_mb(flags.kv_budget)) {

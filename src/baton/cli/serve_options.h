@@ -24,6 +24,7 @@ struct ServeFlags {
   std::string turn_scope = "process";
   std::string prefill_share = "0.5";  // auto|FLOAT
   std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
+  int step_tokens = -1;               // --step-tokens; -1: the backend's default
   std::string ledger;
   ModelSpec model;      // --max-batch, --kv-budget-mb, ...: every --model's settings
   std::string weights;  // --weights: every --model's and --embedding's; "": as stored
@@ -33,7 +34,7 @@ struct ServeFlags {
 // --embedding NAME=DIR (repeatable), the server's and the turn's settings, --ledger PATH or
 // --no-ledger, --api-key (default $BATON_API_KEY), --threads (cpu_threads), the settings of
 // every --model (--max-batch, --kv-budget-mb, --context-length, --prefill-chunk,
-// --queue-limit), --weights for every --model and --embedding, and the fault flags as repro has
+// --step-tokens, --queue-limit), --weights for every --model and --embedding, and the fault flags as repro has
 // them plus --inject-fault-engine NAME.
 void add_serve_options(CLI::App& cmd, ServeFlags& flags);
 

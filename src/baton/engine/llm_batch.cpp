@@ -31,6 +31,7 @@ LlmBatch::LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBa
   if (options_.max_batch < 1 || options_.prefill_chunk < 1) {
     throw std::invalid_argument("max_batch and prefill_chunk must be at least 1");
   }
+  if (options_.step_tokens < 0) throw std::invalid_argument("step_tokens must be 0 or more");
   for (const std::int64_t id : model.config().eos_token_ids) {
     end_tokens_.push_back(static_cast<TokenId>(id));
   }
@@ -125,11 +126,20 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
   return true;
 }
 
+int LlmBatch::prefill_budget() const {
+  if (options_.step_tokens <= 0) return options_.prefill_chunk;
+  const auto decodes = std::count_if(running_.begin(), running_.end(), [](const auto& e) {
+    return e->kv.length >= static_cast<int>(e->request.prompt.size());
+  });
+  const int left = options_.step_tokens - static_cast<int>(decodes);
+  return std::min(options_.prefill_chunk, std::max(left, options_.block_tokens));
+}
+
 std::optional<StepPlan> LlmBatch::next_step() {
   std::vector<SequenceStep> steps;
   bool prefills = false;
   bool greedy = true;  // every request in the step picks the most likely token
-  int budget = options_.prefill_chunk;
+  int budget = prefill_budget();
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     e->rows = 0;

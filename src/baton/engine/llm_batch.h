@@ -1,8 +1,10 @@
 // LlmBatch: the continuous batch of one LLM engine, without threads: which requests wait
 // for KV blocks, which run, and what the next step computes. Each step decodes one token
-// of every request past its prompt and prefills up to `prefill_chunk` prompt tokens of
-// the others (oldest first), so a long prompt is prefilled in chunks between decode steps
-// of the running batch instead of stalling it.
+// of every request past its prompt, then fills what is left of a token budget
+// (`step_tokens`, at most `prefill_chunk` of it prompt) with prompt chunks of the others,
+// oldest first: a new prompt holds the running streams for one budgeted step at a time,
+// never for its whole prefill (the chunked prefill of vLLM and SGLang). A prompt always
+// gets a block's worth, so a batch of decodes never starves the waiting prompts.
 //
 // KV blocks: a request is admitted only when the pool can hold its prompt plus
 // max_tokens, so a running request never runs out of blocks and never has to be
@@ -32,10 +34,10 @@
 #include "baton/common/clock.h"
 #include "baton/engine/generation.h"
 #include "baton/engine/stop_checker.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/forward_pass.h"
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/files/model_file_error.h"
 #include "baton/model/model_runner.h"
 
 namespace baton {
@@ -48,11 +50,18 @@ struct LlmBatchOptions {
   std::size_t kv_value_bytes = sizeof(float);
   int max_batch = 16;       // requests running at once
   int prefill_chunk = 256;  // prompt tokens per step, over all prefilling requests
+  // Tokens per step, decodes and prompt chunks together; 0: no budget but prefill_chunk.
+  // Each backend has its measured default (kCpuStepTokens).
+  int step_tokens = 0;
   bool prefix_cache = true;
   int queue_limit = 256;   // requests submitted but not yet admitted (the engine's); 0: none
   int context_length = 0;  // 0: the model's max_position_embeddings; else at most that
   int turn_priority = 0;   // the engine's (GpuTurn::set_priority): higher goes first
 };
+
+// The CPU's step budget: a step of 64 tokens of a 0.5B-shaped bf16 model takes about what a
+// decode step of 16 streams does on two cores (docs/benchmarks.md, "Streams beside a prefill").
+inline constexpr int kCpuStepTokens = 64;
 
 struct LlmBatchCounters {
   std::uint64_t steps = 0;
@@ -122,6 +131,8 @@ class LlmBatch {
   std::size_t context_tokens() const;
 
  private:
+  // Prompt tokens the next step may carry: what the decodes leave of step_tokens.
+  int prefill_budget() const;
   bool try_admit(Entry& entry, TimePoint now);
   int blocks_for(int positions) const;
   // Prompt plus the tokens it may generate: max_tokens, cut to the context.

@@ -102,6 +102,9 @@ void validate_model(const ModelSpec& m) {
   }
   require(m.max_batch >= 1, at + "max_batch", m.max_batch, ">= 1");
   require(m.prefill_chunk >= 1, at + "prefill_chunk", m.prefill_chunk, ">= 1");
+  if (m.step_tokens) {
+    require(*m.step_tokens >= 0, at + "step_tokens", *m.step_tokens, ">= 0 (0: no budget)");
+  }
   require(m.priority >= -100 && m.priority <= 100, at + "priority", m.priority, "in -100..100");
   require(m.queue_limit >= 0, at + "queue_limit", m.queue_limit, ">= 0");
   if (m.max_tokens) require(*m.max_tokens >= 1, at + "max_tokens", *m.max_tokens, ">= 1");

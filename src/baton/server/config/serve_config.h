@@ -35,6 +35,7 @@
 //   queue_limit = 64
 //   max_batch = 16             # this key and those below: chat models only
 //   prefill_chunk = 256
+//   step_tokens = 64           # decodes and prompt chunks per step (default by backend)
 //   priority = 0               # serialize: higher-priority models' bursts go first
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
@@ -95,6 +96,8 @@ struct ModelSpec {
   KvBudgetMode kv_mode = KvBudgetMode::preset;  // chat models: whether it is sized at load
   int max_batch = 16;              // chat: requests running at once
   int prefill_chunk = 256;         // chat: prompt tokens per step
+  // chat: tokens per step, decodes and prompt chunks; unset: the backend's (cpu 64, cuda none)
+  std::optional<int> step_tokens;
   int priority = 0;                // chat: its GPU turn priority (serialize): higher first
   int queue_limit = 256;           // requests waiting before 429
   std::string chat_template;       // empty: the model's; else chatml|llama3|mistral

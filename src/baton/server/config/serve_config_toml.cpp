@@ -79,8 +79,9 @@ constexpr std::string_view kQuanta[] = {"burst", "layer", "op"};
 constexpr std::string_view kScopes[] = {"process", "host"};
 constexpr std::string_view kKinds[] = {"chat", "embedding"};
 // The keys only a chat model takes; an embedding model naming one is a mistake.
-constexpr std::string_view kChatOnly[] = {"max_batch",     "prefill_chunk", "priority",
-                                          "chat_template", "max_tokens",    "sampling"};
+constexpr std::string_view kChatOnly[] = {"max_batch", "prefill_chunk", "step_tokens",
+                                          "priority",  "chat_template", "max_tokens",
+                                          "sampling"};
 
 // Reads typed values; every error names the file, the line, the column and the key.
 class TomlReader {
@@ -239,8 +240,16 @@ ServeConfig TomlReader::read(const toml::table& root) const {
   using N = const toml::node&;
   using K = const std::string&;
   const Field fields[] = {
-      {"host", [&](N v, K k) { c.host = string(v, k); c.address_setting = kFileAddress; }},
-      {"port", [&](N v, K k) { c.port = integer<int>(v, k); c.address_setting = kFileAddress; }},
+      {"host",
+       [&](N v, K k) {
+         c.host = string(v, k);
+         c.address_setting = kFileAddress;
+       }},
+      {"port",
+       [&](N v, K k) {
+         c.port = integer<int>(v, k);
+         c.address_setting = kFileAddress;
+       }},
       {"backend", [&](N v, K k) { c.backend = string(v, k); }},
       {"policy", [&](N v, K k) { c.turn.policy = choice(v, k, parse_turn_policy, kPolicies); }},
       {"quantum", [&](N v, K k) { c.turn.quantum = choice(v, k, parse_quantum, kQuanta); }},
@@ -314,6 +323,7 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {"queue_limit", [&](N v, K k) { m.queue_limit = integer<int>(v, k); }},
       {"max_batch", [&](N v, K k) { m.max_batch = integer<int>(v, k); }},
       {"prefill_chunk", [&](N v, K k) { m.prefill_chunk = integer<int>(v, k); }},
+      {"step_tokens", [&](N v, K k) { m.step_tokens = integer<int>(v, k); }},
       {"priority", [&](N v, K k) { m.priority = integer<int>(v, k); }},
       {"chat_template", [&](N v, K k) { m.chat_template = string(v, k); }},
       {"max_tokens", [&](N v, K k) { m.max_tokens = integer<int>(v, k); }},

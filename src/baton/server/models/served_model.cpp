@@ -79,6 +79,8 @@ std::unique_ptr<ServedModel> load_served_model(
     const std::unique_lock<std::mutex> sizing = size_kv(*served, host.device(), sizer, batch);
     batch.max_batch = spec.max_batch;
     batch.prefill_chunk = spec.prefill_chunk;
+    batch.step_tokens =
+        spec.step_tokens.value_or(host.device().backend() == "cpu" ? kCpuStepTokens : 0);
     batch.turn_priority = spec.priority;
     batch.queue_limit = spec.queue_limit;
     batch.context_length = spec.context_length;
