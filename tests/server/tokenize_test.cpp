@@ -101,24 +101,26 @@ TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
   a.text = "hi";
   a.finish = FinishReason::stop;
   GenerationResult result;
-  result.tokens = {5};
+  result.tokens = {4, 5};
   result.text = "hi";
   result.finish = FinishReason::stop;
   result.prompt_tokens = 3;
   std::string body = format.stream_open();
-  body += format.stream_token(TokenDelta{});
+  body += format.stream_token(TokenDelta{});  // a token whose text is not out yet
   body += format.stream_token(a);
   body += format.stream_close(result);
   const std::string role = R"("role":"assistant")";
   ASSERT_EQ(body.rfind("data: ", 0), 0u);
   EXPECT_NE(body.substr(0, body.find("\n\n")).find(role), std::string::npos);
   EXPECT_NE(body.find(R"("finish_reason":"stop")"), std::string::npos);
-  EXPECT_NE(body.find(R"("completion_tokens":1)"), std::string::npos);
+  EXPECT_NE(body.find(R"("completion_tokens":2)"), std::string::npos);
   EXPECT_TRUE(body.ends_with(sse_done()));
-  // Three events: role, the token, usage; the empty token made none.
+  // Four events: role, one per token (the first with empty content), usage: a client that
+  // counts the token chunks counts what usage says.
   std::size_t events = 0;
   for (std::size_t at = 0; (at = body.find("data: {", at)) != std::string::npos; ++at) ++events;
-  EXPECT_EQ(events, 3u);
+  EXPECT_EQ(events, 4u);
+  EXPECT_NE(body.find(R"("delta":{"content":""})"), std::string::npos) << body;
   EXPECT_EQ(format.stream_error(ApiError(500, "x", "server_error")),
             sse_event(ApiError(500, "x", "server_error").body()) + sse_done());
 
