@@ -23,6 +23,7 @@ set(baton_thread_free_tests
     engine/piece_sizer_test.cpp
     engine/stop_checker_test.cpp
     errors/error_kind_test.cpp
+    gpu/nvidia_driver_test.cpp
     gpu/overlap_meter_test.cpp
     ledger/interval_merge_test.cpp
     model/chat_template_test.cpp
@@ -32,6 +33,7 @@ set(baton_thread_free_tests
     model/files/mapped_file_test.cpp
     model/files/safetensors_test.cpp
     model/kv_block_pool_test.cpp
+    model/logit_bias_test.cpp
     model/model_config_test.cpp
     model/model_weights_test.cpp
     model/pooling_test.cpp
@@ -44,6 +46,7 @@ set(baton_thread_free_tests
     model/tokenizer/sentencepiece_bpe_test.cpp
     model/weight_matrix_test.cpp
     server/anthropic_messages_test.cpp
+    server/logit_bias_field_test.cpp
     server/metrics_test.cpp
     server/openai_response_test.cpp
     server/q8_serve_config_test.cpp

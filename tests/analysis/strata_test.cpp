@@ -151,9 +151,31 @@ TEST(Strata, PolicyBackendAndDayComeFromTheRunsAndTheClock) {
             (std::vector<std::string>{"policy=mixed", "policy=serialize", "day=2024-11-30"}));
 }
 
+// Two runs on two driver versions: busy time splits by driver, "mixed" while both ran.
+TEST(Strata, DriverComesFromTheRuns) {
+  ExposureInput input;
+  input.intervals = {{"a", 0, 3600, 64, "decode", "serialize", "cuda", "570.86.15"},
+                     {"b", 3600, 9000, 64, "decode", "serialize", "cuda", "580.159.04"},
+                     {"c", 8100, 9000, 64, "decode", "serialize", "cuda", "570.86.15"}};
+  input.hangs = {{100, "a", "hang"}, {5000, "b", "hang"}};
+  const Strata strata = stratify(input, 32768, kHangs, "");
+  std::map<std::string, std::pair<double, std::int64_t>> by_driver;  // hours, hangs
+  for (const Stratum& s : strata.strata) {
+    by_driver[s.state.driver].first += s.hours;
+    by_driver[s.state.driver].second += s.hangs;
+  }
+  EXPECT_DOUBLE_EQ(by_driver["570.86.15"].first, 1.0);
+  EXPECT_DOUBLE_EQ(by_driver["580.159.04"].first, 1.25);
+  EXPECT_DOUBLE_EQ(by_driver["mixed"].first, 0.25);
+  EXPECT_EQ(by_driver["570.86.15"].second, 1);
+  EXPECT_EQ(by_driver["580.159.04"].second, 1);
+  const PoissonDesign design = design_for(strata, {Factor::driver});
+  EXPECT_EQ(design.columns, (std::vector<std::string>{"driver=580.159.04", "driver=mixed"}));
+}
+
 TEST(Strata, FactorsHaveNames) {
   for (const char* name : {"busy", "dual", "prefill_in_flight", "long_context", "host", "policy",
-                           "backend", "day"}) {
+                           "backend", "driver", "day"}) {
     ASSERT_TRUE(parse_factor(name).has_value()) << name;
     EXPECT_EQ(to_string(*parse_factor(name)), name);
   }

@@ -200,5 +200,26 @@ TEST(LedgerReader, AVersionTwoLedgerHasNoStreamIntervalsAndKeepsNoneWhenUpgraded
   EXPECT_EQ(recent.input.stream_intervals->size(), 1u);
 }
 
+// Schema 4: a run records its GPU driver, and its intervals carry it; an older run, read
+// before or after the upgrade, has none.
+TEST(LedgerReader, ARunsDriverReachesItsIntervalsAndOlderRunsHaveNone) {
+  TempLedgerPath file;
+  write_version_two(file.path());
+  EXPECT_EQ(read_ledger(file.path()).input.intervals[0].driver, "");
+  {
+    Ledger upgraded(file.path());
+    const auto run = upgraded.begin_run({3000.0, "test", "cuda", "concurrent", true, "580.159.04"});
+    upgraded.record(IntervalRow{run, "d", "decode", 3001.0, 3002.0, 10, 1});
+    upgraded.end_run(run, 3003.0, 0);
+  }
+  const LedgerContents contents = read_ledger(file.path());
+  ASSERT_EQ(contents.runs.size(), 2u);
+  EXPECT_EQ(contents.runs[0].driver, "");
+  EXPECT_EQ(contents.runs[1].driver, "580.159.04");
+  ASSERT_EQ(contents.input.intervals.size(), 2u);
+  EXPECT_EQ(contents.input.intervals[0].driver, "");
+  EXPECT_EQ(contents.input.intervals[1].driver, "580.159.04");
+}
+
 }  // namespace
 }  // namespace baton

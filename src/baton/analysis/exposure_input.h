@@ -22,6 +22,7 @@ struct BusyInterval {
   std::string kind;  // prefill, decode, embed; empty when the source does not say (CSV)
   std::string policy;   // its run's GPU turn policy; empty when the source does not say
   std::string backend;  // its run's backend (cpu, cuda); likewise
+  std::string driver;   // its run's GPU driver version; empty: none (the CPU) or not said
 };
 
 struct HangRecord {

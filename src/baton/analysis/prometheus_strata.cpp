@@ -46,7 +46,8 @@ std::optional<StratumState> state_of(const json& metric) {
                       label(metric, "instance"),
                       label(metric, "policy"),
                       label(metric, "backend"),
-                      ""};
+                      "",   // driver: the counters carry none
+                      ""};  // day
 }
 
 // Whether the process behind a series started inside the window: the start time its

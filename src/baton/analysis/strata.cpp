@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
 constexpr double kSecondsPerDay = 86400.0;
-constexpr std::array<std::pair<Factor, std::string_view>, 8> kFactorNames{{
+constexpr std::array<std::pair<Factor, std::string_view>, 9> kFactorNames{{
     {Factor::busy, "busy"},
     {Factor::dual, "dual"},
     {Factor::prefill_in_flight, "prefill_in_flight"},
@@ -22,6 +22,7 @@ constexpr std::array<std::pair<Factor, std::string_view>, 8> kFactorNames{{
     {Factor::host, "host"},
     {Factor::policy, "policy"},
     {Factor::backend, "backend"},
+    {Factor::driver, "driver"},
     {Factor::day, "day"},
 }};
 
@@ -31,7 +32,7 @@ Spans joined(Spans spans) {
 }
 
 // A change of state at `time`: `counter` by `delta`. Counters: 0 busy engines, 1 prefill,
-// 2 long context, then one per run label (a policy or a backend value).
+// 2 long context, then one per run label (a policy, backend or driver value).
 struct Step {
   double time;
   std::size_t counter;
@@ -87,7 +88,8 @@ std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t thresh
                                  const std::string& host) {
   std::map<std::string, Spans> busy;
   Spans prefill, long_context;
-  std::map<std::pair<int, std::string>, Spans> by_label;  // (0 policy | 1 backend, value)
+  // (0 policy | 1 backend | 2 driver, value)
+  std::map<std::pair<int, std::string>, Spans> by_label;
   for (const BusyInterval& interval : input.intervals) {
     if (interval.kind == "embed" || !(interval.end > interval.start)) continue;
     const std::pair span{interval.start, interval.end};
@@ -98,6 +100,7 @@ std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t thresh
     }
     if (!interval.policy.empty()) by_label[{0, interval.policy}].push_back(span);
     if (!interval.backend.empty()) by_label[{1, interval.backend}].push_back(span);
+    if (!interval.driver.empty()) by_label[{2, interval.driver}].push_back(span);
   }
   std::vector<Step> steps;
   for (auto& [engine, spans] : busy) add_steps(steps, std::move(spans), 0);
@@ -115,9 +118,10 @@ std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t thresh
   for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
     depth[steps[i].counter] += steps[i].delta;
     if (steps[i + 1].time == steps[i].time || depth[0] == 0) continue;
-    add_segment(segments, steps[i].time, steps[i + 1].time,
-                {std::min(depth[0], 3), depth[1] > 0, depth[2] > 0, host,
-                 label_of(labels, depth, 0), label_of(labels, depth, 1), ""});
+    add_segment(
+        segments, steps[i].time, steps[i + 1].time,
+        {std::min(depth[0], 3), depth[1] > 0, depth[2] > 0, host, label_of(labels, depth, 0),
+         label_of(labels, depth, 1), label_of(labels, depth, 2), ""});
   }
   return segments;
 }
@@ -234,6 +238,9 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
         break;
       case Factor::backend:
         levels(factor, &StratumState::backend);
+        break;
+      case Factor::driver:
+        levels(factor, &StratumState::driver);
         break;
       case Factor::day:
         levels(factor, &StratumState::day);

@@ -6,8 +6,9 @@
 //   prefill_in_flight: some interval of kind "prefill" was open;
 //   long_context: some interval of at least the long-context threshold was open;
 //   host: the source (a ledger) it came from, for a fleet of several;
-//   policy, backend: those of the runs whose engines were busy ("mixed" when runs of two
-//     were busy at once, empty when the source does not say: CSV logs);
+//   policy, backend, driver: those of the runs whose engines were busy ("mixed" when runs
+//     of two were busy at once, empty when the source does not say: CSV logs, the CPU's
+//     driver);
 //   day: the UTC date (a stretch over midnight is split there).
 // A hang counts in the state at its time; hangs while no engine was busy are counted
 // apart (they have no exposure to be a rate of).
@@ -26,12 +27,23 @@
 
 namespace baton {
 
-enum class Factor { busy, dual, prefill_in_flight, long_context, host, policy, backend, day };
+enum class Factor {
+  busy,
+  dual,
+  prefill_in_flight,
+  long_context,
+  host,
+  policy,
+  backend,
+  driver,
+  day
+};
 
 // The names above; nullopt for another.
 std::optional<Factor> parse_factor(std::string_view name);
 std::string_view to_string(Factor factor);
-// "busy, dual, prefill_in_flight, long_context, host, policy, backend, day", for errors.
+// "busy, dual, prefill_in_flight, long_context, host, policy, backend, driver, day", for
+// errors.
 std::string known_factors();
 
 struct StratumState {
@@ -41,6 +53,7 @@ struct StratumState {
   std::string host;
   std::string policy;
   std::string backend;
+  std::string driver;
   std::string day;  // YYYY-MM-DD, UTC
   auto operator<=>(const StratumState&) const = default;
 };
@@ -73,7 +86,7 @@ Strata merge_strata(const std::vector<Strata>& parts);
 
 // The regression's table for `factors`: one cell per combination of their levels that
 // occurred, one column per level past the first (busy: "busy=2", "busy=3+"; host, policy,
-// backend, day: "host=NAME" for each past the first by name), one term per factor.
+// backend, driver, day: "host=NAME" for each past the first by name), one term per factor.
 PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factors);
 
 }  // namespace baton

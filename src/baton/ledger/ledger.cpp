@@ -39,10 +39,10 @@ Ledger::~Ledger() {
 std::int64_t Ledger::begin_run(const RunStart& run) {
   std::lock_guard lock(db_mu_);
   Statement insert(db_,
-                   "INSERT INTO runs (start, version, backend, policy, streams_recorded)"
-                   " VALUES (?, ?, ?, ?, ?)");
+                   "INSERT INTO runs (start, version, backend, policy, streams_recorded, driver)"
+                   " VALUES (?, ?, ?, ?, ?, nullif(?, ''))");
   insert.bind(1, run.start).bind(2, run.version).bind(3, run.backend).bind(4, run.policy);
-  insert.bind(5, std::int64_t{run.streams_recorded}).run();
+  insert.bind(5, std::int64_t{run.streams_recorded}).bind(6, run.driver).run();
   return db_.last_insert_rowid();
 }
 

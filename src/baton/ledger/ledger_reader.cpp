@@ -30,18 +30,23 @@ std::optional<std::int64_t> optional_int(const Statement& s, int column) {
   return s.column_int(column);
 }
 
+// Runs recorded the driver from version 4 on.
+std::string driver_column(std::int64_t version) {
+  return version >= 4 ? "coalesce(driver, '')" : "''";
+}
+
 std::vector<LedgerRun> read_runs(Database& db, std::int64_t version,
                                  const std::optional<std::string>& policy) {
   // Before version 3 no run recorded its streams.
   const char* streams_recorded = version >= 3 ? "streams_recorded" : "0";
   Statement s(db, std::string("SELECT id, start, stop, backend, policy, exit_code, ") +
-                      streams_recorded +
+                      streams_recorded + ", " + driver_column(version) +
                       " FROM runs WHERE (?1 IS NULL OR policy = ?1) ORDER BY id");
   bind_policy(s, policy);
   std::vector<LedgerRun> runs;
   while (s.step()) {
     runs.push_back({s.column_int(0), s.column_double(1), optional_double(s, 2), s.column_text(3),
-                    s.column_text(4), optional_int(s, 5), s.column_int(6) != 0});
+                    s.column_text(4), optional_int(s, 5), s.column_int(6) != 0, s.column_text(7)});
   }
   return runs;
 }
@@ -64,17 +69,19 @@ void check_policy_held(Database& db, const std::filesystem::path& path,
                               (held.empty() ? "; it holds no runs" : "; it holds: " + held));
 }
 
-std::vector<BusyInterval> read_intervals(Database& db, const std::optional<std::string>& policy) {
+std::vector<BusyInterval> read_intervals(Database& db, std::int64_t version,
+                                         const std::optional<std::string>& policy) {
   Statement s(db, std::string("SELECT engine, start, end, context_tokens, kind, ") +
                       "(SELECT coalesce(policy, '') FROM runs WHERE id = run_id), " +
-                      "(SELECT coalesce(backend, '') FROM runs WHERE id = run_id) FROM intervals" + kRunFilter +
-                      " ORDER BY start");
+                      "(SELECT coalesce(backend, '') FROM runs WHERE id = run_id), " + "(SELECT " +
+                      driver_column(version) + " FROM runs WHERE id = run_id)" + " FROM intervals" +
+                      kRunFilter + " ORDER BY start");
   bind_policy(s, policy);
   std::vector<BusyInterval> intervals;
   while (s.step()) {
     intervals.push_back({s.column_text(0), s.column_double(1), s.column_double(2),
-                         optional_int(s, 3), s.column_text(4), s.column_text(5),
-                         s.column_text(6)});
+                         optional_int(s, 3), s.column_text(4), s.column_text(5), s.column_text(6),
+                         s.column_text(7)});
   }
   return intervals;
 }
@@ -116,7 +123,7 @@ LedgerContents read_ledger(const std::filesystem::path& path,
   LedgerContents contents;
   contents.runs = read_runs(db, version, policy);
   check_policy_held(db, path, policy, contents.runs);
-  contents.input.intervals = read_intervals(db, policy);
+  contents.input.intervals = read_intervals(db, version, policy);
   contents.input.hangs = read_events(db, policy);
   contents.input.stream_intervals = read_stream_intervals(db, contents.runs, policy);
   return contents;

@@ -22,6 +22,7 @@ struct LedgerRun {
   std::string policy;
   std::optional<std::int64_t> exit_code;
   bool streams_recorded = false;  // false for runs written before schema version 3
+  std::string driver;             // empty: none recorded (the CPU, or before version 4)
 };
 
 struct LedgerContents {

@@ -44,6 +44,7 @@ struct RunStart {
   std::string backend;
   std::string policy;
   bool streams_recorded = false;  // the run writes stream intervals
+  std::string driver;             // the GPU driver's version; empty: none (the CPU)
 };
 
 }  // namespace baton

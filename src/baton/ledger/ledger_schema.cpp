@@ -15,7 +15,8 @@ CREATE TABLE IF NOT EXISTS runs (
   backend TEXT NOT NULL,
   policy TEXT NOT NULL,
   exit_code INTEGER,
-  streams_recorded INTEGER NOT NULL DEFAULT 0
+  streams_recorded INTEGER NOT NULL DEFAULT 0,
+  driver TEXT
 );
 CREATE TABLE IF NOT EXISTS intervals (
   id INTEGER PRIMARY KEY,
@@ -121,6 +122,7 @@ void upgrade(Database& db, std::int64_t from) {
   if (from == 1 || from == 2) {
     db.exec("ALTER TABLE runs ADD COLUMN streams_recorded INTEGER NOT NULL DEFAULT 0");
   }
+  if (from >= 1 && from <= 3) db.exec("ALTER TABLE runs ADD COLUMN driver TEXT");
   db.exec("PRAGMA user_version=" + std::to_string(kLedgerSchemaVersion));
 }
 

@@ -6,7 +6,8 @@
 // Versions: 1 intervals, events, runs; 2 added intervals.bursts; 3 added the
 // stream_intervals table (the GPU-side exposure) and runs.streams_recorded, which is 0
 // for the runs an older baton wrote: they have no stream intervals, and a reader must
-// not take that for zero.
+// not take that for zero; 4 added runs.driver, the GPU driver's version (NULL on the
+// CPU and for older runs).
 // Thread-safety: functions of one Database, which belongs to one thread at a time.
 #pragma once
 
@@ -19,7 +20,7 @@
 
 namespace baton {
 
-inline constexpr int kLedgerSchemaVersion = 3;
+inline constexpr int kLedgerSchemaVersion = 4;
 
 // "PATH is not a baton ledger: WHY" (or, for a newer schema, what wrote it).
 class LedgerFormatError : public std::invalid_argument {

@@ -10,6 +10,7 @@
 
 #include "baton/common/clock.h"
 #include "baton/common/exit_codes.h"
+#include "baton/gpu/nvidia_driver.h"
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
 #include "baton/host/make_workload.h"
@@ -172,7 +173,8 @@ ReproResult run_repro(const ReproOptions& options) {
     ledger.emplace(options.ledger_path);
     run_id = ledger->begin_run(
         {unix_seconds_now(), BATON_VERSION, backend,
-         options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy, true});
+         options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy, true,
+         backend == "cuda" ? installed_nvidia_driver() : ""});
     recorder.emplace(*ledger, run_id);
     // Both exposures: engines with requests in progress (bursts) and streams with work
     // in flight, on one clock so that they line up.

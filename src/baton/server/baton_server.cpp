@@ -8,6 +8,7 @@
 #include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
 #include "baton/common/ip_address.h"
+#include "baton/gpu/nvidia_driver.h"
 #include "baton/host/make_device.h"
 
 namespace baton {
@@ -162,7 +163,9 @@ void BatonServer::record(const LifecycleEvent& event) {
 void BatonServer::open_ledger(const std::string& backend) {
   if (config_.no_ledger) return;
   ledger_.emplace(config_.ledger);
-  run_id_ = ledger_->begin_run({unix_seconds_now(), BATON_VERSION, backend, describe(config_.turn), true});
+  const std::string driver = backend == "cuda" ? installed_nvidia_driver() : "";
+  run_id_ = ledger_->begin_run(
+      {unix_seconds_now(), BATON_VERSION, backend, describe(config_.turn), true, driver});
   recorder_.emplace(*ledger_, run_id_);
   streams_.emplace(*ledger_, run_id_, recorder_->wall());
 }

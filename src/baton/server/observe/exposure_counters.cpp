@@ -40,7 +40,7 @@ ExposureCounters::ExposureCounters(Options options, TimePoint start)
     for (const bool prefill : {false, true}) {
       for (const bool long_context : {false, true}) {
         const StratumState s{busy, prefill, long_context, "", options_.policy, options_.backend,
-                             ""};
+                             "",   ""};
         seconds_[s] = 0.0;
         states.push_back(s);
       }
