@@ -178,6 +178,46 @@ TEST(TimelineSvg, KnownIntervalLandsAtTheExpectedPixels) {
   EXPECT_NEAR(dual[0][0].width, 0.25 * width, 1.0);
 }
 
+// The x of every tag that starts with `prefix`, in document order (x1 for lines).
+std::vector<double> xs_of(const std::string& svg, const std::string& prefix) {
+  std::vector<double> xs;
+  const std::string name = prefix.rfind("<line", 0) == 0 ? "x1" : "x";
+  for (std::size_t at = svg.find(prefix); at != std::string::npos; at = svg.find(prefix, at + 1)) {
+    xs.push_back(attribute(svg, at, name));
+  }
+  return xs;
+}
+
+// Pins the coordinates the renderer gave before the broken axis existed: a ledger without
+// long idle gaps must still be drawn exactly so.
+TEST(TimelineSvg, ShortLedgerKeepsItsCoordinates) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 100), busy("b", 25, 50)};
+  input.hangs = {hang("a", 60), hang("", 80)};
+  TimelineOptions options;
+  options.width = 1000;
+  const std::string svg = render_timeline_svg(input, options);
+  EXPECT_NE(svg.find("viewBox=\"0 0 1000 208\""), std::string::npos);
+  const auto lanes = groups_of_rects(svg, "<g class=\"busy\"");
+  ASSERT_EQ(lanes.size(), 2u);
+  EXPECT_DOUBLE_EQ(lanes[0][0].x, 124.0);
+  EXPECT_DOUBLE_EQ(lanes[0][0].width, 812.0);
+  EXPECT_DOUBLE_EQ(lanes[1][0].x, 327.0);
+  EXPECT_DOUBLE_EQ(lanes[1][0].width, 203.0);
+  const auto dual = groups_of_rects(svg, "<g class=\"dual\"");
+  ASSERT_EQ(dual.size(), 1u);
+  EXPECT_DOUBLE_EQ(dual[0][0].x, 327.0);
+  const std::vector<double> markers = xs_of(svg, "<line x1=\"");
+  EXPECT_NE(std::find(markers.begin(), markers.end(), 611.2), markers.end());  // the hang
+  EXPECT_NE(std::find(markers.begin(), markers.end(), 773.6), markers.end());  // unattributed
+  const std::vector<double> ticks = xs_of(svg, "<text class=\"tick\"");
+  ASSERT_EQ(ticks.size(), 7u);  // every 15 s
+  EXPECT_DOUBLE_EQ(ticks.front(), 124.0);
+  EXPECT_DOUBLE_EQ(ticks[1], 245.8);
+  EXPECT_DOUBLE_EQ(ticks.back(), 854.8);
+  EXPECT_EQ(count(svg, "class=\"break"), 0u);
+}
+
 TEST(TimelineSvg, DualTimeNeedsTwoDifferentEngines) {
   ExposureInput input;
   input.intervals = {busy("a", 0, 60), busy("a", 30, 100), busy("b", 100, 120)};
