@@ -14,6 +14,7 @@ set(baton_thread_free_tests
     analysis/strata_test.cpp
     analysis/stream_exposure_test.cpp
     analysis/time_window_test.cpp
+    analysis/timeline_axis_test.cpp
     analysis/timeline_svg_test.cpp
     analysis/uniform_placement_test.cpp
     common/duration_test.cpp

@@ -83,6 +83,30 @@ TEST_F(AnalyzeCli, TableAndPlot) {
   EXPECT_NE(text.find("<svg"), std::string::npos);
 }
 
+// Two busy hours 30 days apart: the plot cuts the month between them out of its axis,
+// unless told to keep it; any other --plot-gaps is a usage error.
+TEST_F(AnalyzeCli, PlotGapsCollapseOrKeepTheIdleMonth) {
+  const std::string busy = write("busy.csv",
+                                 "engine,start,end\n"
+                                 "A,2024-11-01T09:00:00Z,2024-11-01T10:00:00Z\n"
+                                 "A,2024-12-01T09:00:00Z,2024-12-01T10:00:00Z\n");
+  const std::string hangs = write("hangs.csv", "time,engine\n2024-12-01T09:30:00Z,A\n");
+  auto plot = [&](const std::string& flags) {
+    const std::string svg = (dir_ / "timeline.svg").string();
+    const auto r = run_baton("analyze --intervals " + busy + " --events " + hangs + " --plot " +
+                             svg + flags);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    std::ifstream in(svg);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  };
+  EXPECT_NE(plot("").find(">29 d 23 h"), std::string::npos);  // one lane: no room for "idle"
+  EXPECT_EQ(plot(" --plot-gaps keep").find("class=\"break\""), std::string::npos);
+  EXPECT_EQ(run_baton("analyze --intervals " + busy + " --events " + hangs +
+                      " --plot-gaps maybe")
+                .exit_code,
+            2);
+}
+
 // CSV logs say when engines were busy, not when their streams had work in flight: the
 // report names the exposure of its figures and says the stream side was not recorded.
 TEST_F(AnalyzeCli, TheReportSaysWhichExposureItsFiguresUse) {

@@ -178,6 +178,171 @@ TEST(TimelineSvg, KnownIntervalLandsAtTheExpectedPixels) {
   EXPECT_NEAR(dual[0][0].width, 0.25 * width, 1.0);
 }
 
+// The x of every tag that starts with `prefix`, in document order (x1 for lines).
+std::vector<double> xs_of(const std::string& svg, const std::string& prefix) {
+  std::vector<double> xs;
+  const std::string name = prefix.rfind("<line", 0) == 0 ? "x1" : "x";
+  for (std::size_t at = svg.find(prefix); at != std::string::npos; at = svg.find(prefix, at + 1)) {
+    xs.push_back(attribute(svg, at, name));
+  }
+  return xs;
+}
+
+// Pins the coordinates the renderer gave before the broken axis existed: a ledger without
+// long idle gaps must still be drawn exactly so.
+TEST(TimelineSvg, ShortLedgerKeepsItsCoordinates) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 100), busy("b", 25, 50)};
+  input.hangs = {hang("a", 60), hang("", 80)};
+  TimelineOptions options;
+  options.width = 1000;
+  const std::string svg = render_timeline_svg(input, options);
+  EXPECT_NE(svg.find("viewBox=\"0 0 1000 208\""), std::string::npos);
+  const auto lanes = groups_of_rects(svg, "<g class=\"busy\"");
+  ASSERT_EQ(lanes.size(), 2u);
+  EXPECT_DOUBLE_EQ(lanes[0][0].x, 124.0);
+  EXPECT_DOUBLE_EQ(lanes[0][0].width, 812.0);
+  EXPECT_DOUBLE_EQ(lanes[1][0].x, 327.0);
+  EXPECT_DOUBLE_EQ(lanes[1][0].width, 203.0);
+  const auto dual = groups_of_rects(svg, "<g class=\"dual\"");
+  ASSERT_EQ(dual.size(), 1u);
+  EXPECT_DOUBLE_EQ(dual[0][0].x, 327.0);
+  const std::vector<double> markers = xs_of(svg, "<line x1=\"");
+  EXPECT_NE(std::find(markers.begin(), markers.end(), 611.2), markers.end());  // the hang
+  EXPECT_NE(std::find(markers.begin(), markers.end(), 773.6), markers.end());  // unattributed
+  const std::vector<double> ticks = xs_of(svg, "<text class=\"tick\"");
+  ASSERT_EQ(ticks.size(), 7u);  // every 15 s
+  EXPECT_DOUBLE_EQ(ticks.front(), 124.0);
+  EXPECT_DOUBLE_EQ(ticks[1], 245.8);
+  EXPECT_DOUBLE_EQ(ticks.back(), 854.8);
+  EXPECT_EQ(count(svg, "class=\"break"), 0u);
+}
+
+constexpr double kHour = 3600;
+constexpr double kDay = 86400;
+
+// Two busy days 30 days apart (12:00-20:00 UTC each, "b" beside "a" for a while) and a
+// hang on "a" at 14:00 on the second.
+ExposureInput two_busy_days() {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 8 * kHour), busy("b", 2 * kHour, 4 * kHour),
+                     busy("a", 30 * kDay, 30 * kDay + 8 * kHour),
+                     busy("b", 30 * kDay + 5 * kHour, 30 * kDay + 6 * kHour)};
+  input.hangs = {hang("a", 30 * kDay + 2 * kHour)};
+  return input;
+}
+
+// The plot area: the first lane's background.
+Rect plot_area(const std::string& svg) {
+  const std::size_t lane = svg.find("fill=\"#f3f3f3\"");
+  const std::size_t tag = svg.rfind("<rect ", lane);
+  return {attribute(svg, tag, "x"), attribute(svg, tag, "width")};
+}
+
+// Empty when every tag's x, x1, x2, y, y1, y2 (and x + width, y + height, a path's start)
+// lies within the viewBox "0 0 W H"; else the first tag that does not.
+std::string outside_view_box(const std::string& svg) {
+  const std::size_t box = svg.find("viewBox=\"0 0 ");
+  char* end = nullptr;
+  const double w = std::strtod(svg.c_str() + box + 13, &end);
+  const double h = std::strtod(end, nullptr);
+  for (std::size_t at = svg.find('<', box); at != std::string::npos; at = svg.find('<', at + 1)) {
+    const std::string tag = svg.substr(at, svg.find('>', at) - at);
+    auto number = [&](const std::string& name) {
+      const std::size_t a = tag.find(" " + name + "=\"");
+      return a == std::string::npos ? 0.0 : std::strtod(tag.c_str() + a + name.size() + 3, nullptr);
+    };
+    const double x = number("x");
+    const double y = number("y");
+    const std::size_t d = tag.find(" d=\"M");
+    const double mx = d == std::string::npos ? 0 : std::strtod(tag.c_str() + d + 5, &end);
+    const double my = d == std::string::npos ? 0 : std::strtod(end, nullptr);
+    for (const double v : {x, number("x1"), number("x2"), mx, x + number("width")}) {
+      if (v < 0 || v > w) return tag;
+    }
+    for (const double v : {y, number("y1"), number("y2"), my, y + number("height")}) {
+      if (v < 0 || v > h) return tag;
+    }
+  }
+  return "";
+}
+
+TEST(TimelineSvg, TwoBusyDaysAMonthApartEachGetMostOfTheWidth) {
+  const std::string svg = render_timeline_svg(two_busy_days(), {});
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(outside_view_box(svg), "");
+  const Rect plot = plot_area(svg);
+  const auto lanes = groups_of_rects(svg, "<g class=\"busy\"");
+  ASSERT_EQ(lanes.size(), 2u);
+  ASSERT_EQ(lanes[0].size(), 2u);  // "a": one rect a day, each the whole of its day
+  for (const Rect& day : lanes[0]) EXPECT_GE(day.width, 0.4 * plot.width);
+  EXPECT_NEAR(lanes[0][0].x, plot.x, 0.1);
+  EXPECT_NEAR(lanes[0][1].x + lanes[0][1].width, plot.x + plot.width, 0.1);
+  EXPECT_NEAR(lanes[0][0].width, lanes[0][1].width, 0.2);  // one scale: 8 h each
+
+  EXPECT_EQ(count(svg, "<g class=\"break\""), 1u);
+  EXPECT_NE(svg.find(">29 d 16 h idle</text>"), std::string::npos);  // 20:00 to 12:00
+  EXPECT_NE(svg.find("1 idle gap (29 d 16 h) cut from the axis"), std::string::npos);
+  EXPECT_GT(lanes[0][1].x, lanes[0][0].x + lanes[0][0].width + 20);  // the break between
+
+  // The hang at 14:00 on day two, and "b" beside "a" from 17:00 to 18:00: on that day's
+  // own scale, 2/8 and 5/8 of the way along its segment.
+  const Rect day2 = lanes[0][1];
+  const std::vector<double> hangs = xs_of(svg, "<g class=\"marker hang\"");
+  const std::size_t marker = svg.find("<g class=\"marker hang\"");
+  ASSERT_EQ(hangs.size(), 1u);
+  EXPECT_NEAR(attribute(svg, svg.find("<line ", marker), "x1"), day2.x + 0.25 * day2.width, 0.1);
+  const auto dual = groups_of_rects(svg, "<g class=\"dual\"");
+  ASSERT_EQ(dual.size(), 1u);
+  ASSERT_EQ(dual[0].size(), 2u);
+  EXPECT_NEAR(dual[0][1].x, day2.x + 0.625 * day2.width, 0.1);
+  EXPECT_NEAR(dual[0][1].width, 0.125 * day2.width, 0.2);
+  EXPECT_NEAR(dual[0][0].x, lanes[0][0].x + 0.25 * lanes[0][0].width, 0.1);
+
+  // True UTC ticks on each side of the break.
+  EXPECT_NE(svg.find(">2024-05-01</tspan>"), std::string::npos);
+  EXPECT_NE(svg.find(">2024-05-31</tspan>"), std::string::npos);
+  EXPECT_EQ(svg.find(">2024-05-15</tspan>"), std::string::npos);  // idle: cut
+}
+
+TEST(TimelineSvg, KeepingGapsDrawsTheMonthToOneScale) {
+  TimelineOptions options;
+  options.collapse_idle_gaps = false;
+  const std::string svg = render_timeline_svg(two_busy_days(), options);
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(count(svg, "class=\"break"), 0u);
+  const auto lanes = groups_of_rects(svg, "<g class=\"busy\"");
+  ASSERT_EQ(lanes.size(), 2u);
+  for (const Rect& day : lanes[0]) EXPECT_LT(day.width, 0.02 * plot_area(svg).width);
+}
+
+TEST(TimelineSvg, PausesUnderAnHourStayToScale) {
+  ExposureInput input;
+  input.intervals = {busy("a", 0, 600), busy("a", 3500, 4000), busy("b", 100, 200)};
+  input.hangs = {hang("a", 3600)};
+  TimelineOptions keep;
+  keep.collapse_idle_gaps = false;
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(count(svg, "class=\"break"), 0u);
+  EXPECT_EQ(svg, render_timeline_svg(input, keep));
+}
+
+TEST(TimelineSvg, ALoneFaultFarFromTheRestGetsItsOwnSegment) {
+  ExposureInput input = two_busy_days();
+  input.hangs.push_back(hang("", 15 * kDay));  // unattributed, in the idle month
+  const std::string svg = render_timeline_svg(input, {});
+  EXPECT_EQ(xml_problem(svg), "");
+  EXPECT_EQ(outside_view_box(svg), "");
+  EXPECT_EQ(count(svg, "<g class=\"break\""), 2u);
+  const std::size_t marker = svg.find("<g class=\"marker hang unattributed\"");
+  ASSERT_NE(marker, std::string::npos);
+  const double x = attribute(svg, svg.find("<line ", marker), "x1");
+  const auto lanes = groups_of_rects(svg, "<g class=\"busy\"");
+  EXPECT_GT(x, lanes[0][0].x + lanes[0][0].width);
+  EXPECT_LT(x, lanes[0][1].x);
+  EXPECT_NE(svg.find(">2024-05-16</tspan>"), std::string::npos);  // its own tick: 12:00
+}
+
 TEST(TimelineSvg, DualTimeNeedsTwoDifferentEngines) {
   ExposureInput input;
   input.intervals = {busy("a", 0, 60), busy("a", 30, 100), busy("b", 100, 120)};

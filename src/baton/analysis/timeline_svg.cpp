@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "baton/analysis/spans.h"
+#include "baton/analysis/timeline_axis.h"
 
 namespace baton {
 namespace {
@@ -33,12 +34,15 @@ constexpr double kCharWidth = 6.5;  // rough width of a 12px sans-serif characte
 constexpr int kMinWidth = 480;
 constexpr double kSecondsPerDay = 86400;
 constexpr double kTickSpacing = 100;  // pixels between ticks, at least
+constexpr double kBreakMargin = 36;   // pixels between a break and a tick: half a label and more
+constexpr double kBreakCharWidth = 0.5;  // em: a break's label is mostly digits and spaces
 
 constexpr std::string_view kBusyColor = "#6baed6";
 constexpr std::string_view kLongColor = "#08519c";
 constexpr std::string_view kDualColor = "#fd8d3c";
 constexpr std::string_view kHangColor = "#d62728";
 constexpr std::string_view kFaultColor = "#9467bd";
+constexpr std::string_view kBreakColor = "#999";
 constexpr std::string_view kDualLabel = "dual (\u22652 busy)";
 
 template <typename... Args>
@@ -120,6 +124,20 @@ double total(const Spans& spans) {
   return sum;
 }
 
+// When anything happened: every engine's intervals and every fault (an instant), joined.
+Spans busy_spans(const Lanes& lanes, const std::vector<HangRecord>& hangs) {
+  Spans busy;
+  for (const auto& [name, rows] : lanes) {
+    busy.insert(busy.end(), rows.normal.begin(), rows.normal.end());
+    busy.insert(busy.end(), rows.long_context.begin(), rows.long_context.end());
+  }
+  for (const HangRecord& hang : hangs) {
+    if (std::isfinite(hang.time)) busy.emplace_back(hang.time, hang.time);
+  }
+  std::sort(busy.begin(), busy.end());
+  return join_spans(busy, 0.0);
+}
+
 struct Range {
   double t0;
   double t1;
@@ -149,10 +167,11 @@ struct Frame {
   Range time{0, 1};  // never empty: a zero span is widened to one second
   double left = 0;   // plot area, pixels
   double right = 0;
+  TimeAxis axis;     // from time onto [left, right], maybe broken at idle gaps
   std::size_t lanes = 1;
   int legend_rows = 1;
 
-  double x(double t) const { return left + (t - time.t0) / (time.t1 - time.t0) * (right - left); }
+  double x(double t) const { return axis.x(t); }
   double lane_top(std::size_t i) const { return kLanesTop + kLanePitch * static_cast<double>(i); }
   double lanes_bottom() const { return lane_top(lanes); }
   double legend_y() const { return lanes_bottom() + 58; }  // first row's baseline
@@ -161,7 +180,8 @@ struct Frame {
 
 std::string lane_label(const std::string& engine) { return engine.empty() ? "(unnamed)" : engine; }
 
-Frame make_frame(Range range, const Lanes& lanes, int width) {
+// `busy`: where the axis may be broken (busy_spans); empty: it is not.
+Frame make_frame(Range range, const Lanes& lanes, int width, const Spans& busy) {
   Frame frame;
   if (range.t1 - range.t0 <= 0) range = Range{range.t0 - 0.5, range.t1 + 0.5};
   frame.time = range;
@@ -170,6 +190,10 @@ Frame make_frame(Range range, const Lanes& lanes, int width) {
   frame.left = std::clamp(kCharWidth * static_cast<double>(longest) + 20, 100.0, width / 3.0);
   frame.right = width - kRightMargin;
   frame.lanes = std::max<std::size_t>(lanes.size(), 1);
+  if (!busy.empty()) frame.axis = TimeAxis::broken(busy, frame.left, frame.right);
+  if (frame.axis.breaks().empty()) {  // exactly the scale of an axis that was never broken
+    frame.axis = TimeAxis::continuous(range.t0, range.t1, frame.left, frame.right);
+  }
   return frame;
 }
 
@@ -223,18 +247,30 @@ double decimal_step(double raw) {
   return 10 * magnitude;
 }
 
-// A round step (seconds, minutes, hours, days) that cuts `span` into at most `most`
-// (clamped to 2..9) parts: at most 10 ticks.
-double tick_step(double span, double most) {
+// The smallest round step (seconds, minutes, hours, days) that is at least `raw`.
+double round_step(double raw) {
   constexpr double kSteps[] = {1,     2,     5,     10,     15,     20,     30,     60,    120,
                                300,   600,   900,   1200,   1800,   3600,   7200,   10800, 14400,
                                21600, 43200, 86400, 172800, 432000, 604800, 1209600};
-  const double raw = span / std::clamp(std::floor(most), 2.0, 9.0);
   if (raw <= 1) return decimal_step(raw);
   for (const double step : kSteps) {
     if (step >= raw) return step;
   }
   return kSecondsPerDay * decimal_step(raw / kSecondsPerDay);
+}
+
+// A round step that cuts `span` into at most `most` (clamped to 2..9) parts: at most 10
+// ticks.
+double tick_step(double span, double most) {
+  return round_step(span / std::clamp(std::floor(most), 2.0, 9.0));
+}
+
+// The tick step of a segment `pixels` wide: a tick per kTickSpacing at most, so a segment
+// too narrow for two gets one or none.
+double segment_step(double span, double pixels) {
+  if (!(span > 0)) return 0;  // an instant: no round time to tick
+  if (pixels >= 2 * kTickSpacing) return tick_step(span, pixels / kTickSpacing);
+  return round_step(span * kTickSpacing / std::max(pixels, 1.0));
 }
 
 void open_svg(std::string& out, int width, double height) {
@@ -261,9 +297,9 @@ std::string range_text(Range range) {
                      utc_text(range.t1, two_days, false), duration_text(range.t1 - range.t0));
 }
 
-// The second line: dual time and fault counts.
+// The second line: dual time, fault counts and the idle time cut from the axis.
 void emit_summary(std::string& out, Range range, double dual_seconds,
-                  const std::vector<HangRecord>& hangs) {
+                  const std::vector<HangRecord>& hangs, const std::vector<AxisBreak>& breaks) {
   const double span = range.t1 - range.t0;
   const auto n_hangs = std::count_if(hangs.begin(), hangs.end(),
                                      [](const HangRecord& h) { return h.error_class == "hang"; });
@@ -272,6 +308,12 @@ void emit_summary(std::string& out, Range range, double dual_seconds,
   if (span > 0) put(text, " ({:.1f}% of the span)", 100 * dual_seconds / span);
   put(text, " \u00b7 {} hang{}, {} other fault{}", n_hangs, n_hangs == 1 ? "" : "s", n_other,
       n_other == 1 ? "" : "s");
+  if (!breaks.empty()) {
+    double idle = 0;
+    for (const AxisBreak& cut : breaks) idle += cut.t1 - cut.t0;
+    put(text, " \u00b7 {} idle gap{} ({}) cut from the axis", breaks.size(),
+        breaks.size() == 1 ? "" : "s", duration_text(idle));
+  }
   put(out, "<text x=\"10\" y=\"{}\" fill=\"#444\">{}</text>\n", kSummaryY, text);
 }
 
@@ -286,6 +328,50 @@ void emit_lane_backgrounds(std::string& out, const Frame& frame, const Lanes& la
     put(out, "<text class=\"lane-label\" x=\"{:.1f}\" y=\"{}\" text-anchor=\"end\">{}</text>\n",
         frame.left - 8, top + kLanePitch / 2 + 4, xml_escape(lane_label(name)));
     ++i;
+  }
+}
+
+// A zig-zag line down from (x, top) to `bottom`: the edge of a break.
+std::string zigzag(double x, double top, double bottom) {
+  std::string d = fmt::format("M{:.1f} {}", x, top);
+  for (int i = 0; top + 4.0 * (i + 1) <= bottom; ++i) put(d, "l{} 4", i % 2 == 0 ? 3 : -3);
+  return d;
+}
+
+// The idle time written down a break's column, centred: "29 d 16 h idle", or where the
+// column (one lane) is too short for that, the length alone, smaller if need be.
+void emit_break_label(std::string& out, double cx, double top, double bottom,
+                      const std::string& length) {
+  const double room = bottom - top - 4;
+  const std::string text = length + " idle";
+  auto fits = [&](const std::string& t, double size) {
+    return kBreakCharWidth * size * static_cast<double>(t.size()) <= room;
+  };
+  const std::string& label = fits(text, 10) ? text : length;
+  const int size = fits(label, 10) ? 10 : 8;
+  if (!fits(label, size)) return;  // the tooltip still says it
+  const double cy = (top + bottom) / 2;
+  put(out,
+      "<text class=\"break-label\" x=\"{0:.1f}\" y=\"{1:.1f}\" transform=\"rotate(-90 {0:.1f} "
+      "{2:.1f})\" text-anchor=\"middle\" font-size=\"{3}\" fill=\"#555\">{4}</text>",
+      cx, cy + 0.35 * size, cy, size, label);
+}
+
+// Each cut idle gap: a blank column across the lanes between zig-zag edges, with its
+// length written down it and the whole gap in its tooltip.
+void emit_breaks(std::string& out, const Frame& frame) {
+  const double top = kBandTop;
+  const double bottom = frame.lanes_bottom();
+  for (const AxisBreak& cut : frame.axis.breaks()) {
+    const std::string length = duration_text(cut.t1 - cut.t0);
+    put(out, "<g class=\"break\"><title>idle {} \u2192 {} UTC ({})</title>",
+        utc_text(cut.t0, true, false), utc_text(cut.t1, true, false), length);
+    put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\"/>", cut.x0,
+        top, kBreakWidth, bottom - top);
+    put(out, "<path d=\"{}{}\" stroke=\"{}\" fill=\"none\"/>", zigzag(cut.x0 + 3, top, bottom),
+        zigzag(cut.x1 - 6, top, bottom), kBreakColor);
+    emit_break_label(out, (cut.x0 + cut.x1) / 2, top, bottom, length);
+    out += "</g>\n";
   }
 }
 
@@ -330,23 +416,67 @@ std::string tick_label(double t, double x, double step, bool with_date) {
                      text.substr(0, 10));
 }
 
-void emit_axis(std::string& out, const Frame& frame) {
-  const double span = frame.time.t1 - frame.time.t0;
-  const double step = tick_step(span, (frame.right - frame.left) / kTickSpacing);
-  const double y = frame.lanes_bottom() + 4;
-  put(out, "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666\"/>\n", frame.left,
-      y, frame.right, y);
-  const auto first = static_cast<std::int64_t>(std::ceil(frame.time.t0 / step));
-  const auto last = static_cast<std::int64_t>(std::floor(frame.time.t1 / step));
-  for (std::int64_t k = first; k <= last; ++k) {
-    const double t = static_cast<double>(k) * step;
+void emit_tick(std::string& out, double t, double x, double step, bool with_date, double y) {
+  put(out,
+      "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#d0d0d0\"/>\n"
+      "<line x1=\"{0:.1f}\" y1=\"{2}\" x2=\"{0:.1f}\" y2=\"{3}\" stroke=\"#666\"/>\n"
+      "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>\n",
+      x, kBandTop, y, y + 5, y + 18, tick_label(t, x, step, with_date));
+}
+
+// The round times of one segment that get a tick: not within kBreakMargin of a break (its
+// label would run into the next segment's); when none is left, the segment's first instant.
+std::vector<double> segment_ticks(const Frame& frame, std::size_t k, double step) {
+  const AxisSegment& s = frame.axis.segments()[k];
+  const bool break_left = k > 0;
+  const bool break_right = k + 1 < frame.axis.segments().size();
+  std::vector<double> ticks;
+  const auto first = step > 0 ? static_cast<std::int64_t>(std::ceil(s.t0 / step)) : 0;
+  const auto last = step > 0 ? static_cast<std::int64_t>(std::floor(s.t1 / step)) : -1;
+  for (std::int64_t i = first; i <= last; ++i) {
+    const double t = static_cast<double>(i) * step;
     const double x = frame.x(t);
-    put(out,
-        "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#d0d0d0\"/>\n"
-        "<line x1=\"{0:.1f}\" y1=\"{2}\" x2=\"{0:.1f}\" y2=\"{3}\" stroke=\"#666\"/>\n"
-        "<text class=\"tick\" x=\"{0:.1f}\" y=\"{4}\" text-anchor=\"middle\">{5}</text>\n",
-        x, kBandTop, y, y + 5, y + 18, tick_label(t, x, step, span > kSecondsPerDay));
+    if ((break_left && x < s.x0 + kBreakMargin) || (break_right && x > s.x1 - kBreakMargin)) {
+      continue;
+    }
+    ticks.push_back(t);
   }
+  if (ticks.empty() && (break_left || break_right)) ticks.push_back(s.t0);
+  return ticks;
+}
+
+// A double slash across the axis line at each break.
+void emit_axis_breaks(std::string& out, const Frame& frame, double y) {
+  for (const AxisBreak& cut : frame.axis.breaks()) {
+    const double cx = (cut.x0 + cut.x1) / 2;
+    put(out,
+        "<path class=\"axis-break\" d=\"M{:.1f} {}l6 -12M{:.1f} {}l6 -12\" stroke=\"#666\" "
+        "fill=\"none\"/>\n",
+        cx - 7, y + 6, cx + 1, y + 6);
+  }
+}
+
+void emit_axis(std::string& out, const Frame& frame) {
+  const bool with_date = frame.time.t1 - frame.time.t0 > kSecondsPerDay;
+  const double y = frame.lanes_bottom() + 4;
+  double last_label = -INFINITY;
+  const auto& segments = frame.axis.segments();
+  for (std::size_t k = 0; k < segments.size(); ++k) {
+    const AxisSegment& s = segments[k];
+    put(out, "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666\"/>\n", s.x0, y,
+        s.x1, y);
+    const double step = segments.size() == 1
+                            ? tick_step(s.t1 - s.t0, (s.x1 - s.x0) / kTickSpacing)
+                            : segment_step(s.t1 - s.t0, s.x1 - s.x0);
+    const double label_chars = with_date ? 10 : step < 1 ? 12 : 8;  // the widest line
+    for (const double t : segment_ticks(frame, k, step)) {
+      const double x = frame.x(t);
+      if (x - last_label < kCharWidth * label_chars + 1) continue;  // would overlap the last
+      emit_tick(out, t, x, step, with_date, y);
+      last_label = x;
+    }
+  }
+  emit_axis_breaks(out, frame, y);
 }
 
 void emit_marker(std::string& out, const Frame& frame, const HangRecord& hang, int lane) {
@@ -380,24 +510,25 @@ void emit_markers(std::string& out, const Frame& frame, const std::vector<HangRe
   }
 }
 
-// A legend entry: a swatch (a box, or a line when `line`) and its text.
+// A legend entry: a swatch and its text.
+enum class Swatch { box, line, dashed_line, zigzag };
 struct LegendItem {
   std::string_view color;
-  bool line;
-  bool dashed;
+  Swatch swatch;
   std::string text;
 };
 
-std::vector<LegendItem> legend_items(const TimelineOptions& options) {
-  std::vector<LegendItem> items{{kBusyColor, false, false, "busy"}};
+std::vector<LegendItem> legend_items(const TimelineOptions& options, bool broken_axis) {
+  std::vector<LegendItem> items{{kBusyColor, Swatch::box, "busy"}};
   if (options.long_context) {
-    items.push_back({kLongColor, false, false,
+    items.push_back({kLongColor, Swatch::box,
                      fmt::format("busy, context \u2265 {} tokens", *options.long_context)});
   }
-  items.push_back({kDualColor, false, false, "dual: \u22652 engines busy"});
-  items.push_back({kHangColor, true, false, "hang"});
-  items.push_back({kFaultColor, true, false, "other fault (timeout, ...)"});
-  items.push_back({"#555", true, true, "unattributed (all lanes)"});
+  items.push_back({kDualColor, Swatch::box, "dual: \u22652 engines busy"});
+  items.push_back({kHangColor, Swatch::line, "hang"});
+  items.push_back({kFaultColor, Swatch::line, "other fault (timeout, ...)"});
+  items.push_back({"#555", Swatch::dashed_line, "unattributed (all lanes)"});
+  if (broken_axis) items.push_back({kBreakColor, Swatch::zigzag, "idle gap cut from the axis"});
   return items;
 }
 
@@ -425,11 +556,15 @@ void emit_legend(std::string& out, const Frame& frame, const std::vector<LegendI
     const LegendItem& item = items[i];
     const double x = places[i].first;
     const double y = frame.legend_y() + 18.0 * places[i].second;
-    if (item.line) {
+    if (item.swatch == Swatch::line || item.swatch == Swatch::dashed_line) {
       put(out,
           "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"{3}\" "
           "stroke-width=\"2\"{4}/>\n",
-          x + 7, y - 11, y + 2, item.color, item.dashed ? " stroke-dasharray=\"4 2\"" : "");
+          x + 7, y - 11, y + 2, item.color,
+          item.swatch == Swatch::dashed_line ? " stroke-dasharray=\"4 2\"" : "");
+    } else if (item.swatch == Swatch::zigzag) {
+      put(out, "<path d=\"{}\" stroke=\"{}\" fill=\"none\"/>\n", zigzag(x + 5, y - 11, y + 2),
+          item.color);
     } else {
       put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>\n", x, y - 9,
           item.color);
@@ -455,15 +590,17 @@ std::string render_timeline_svg(const ExposureInput& input, const TimelineOption
   const std::optional<Range> range = data_range(input);
   if (!range) return no_data_svg(width, options.title);
   const Lanes lanes = collect_lanes(input, options);
-  const std::vector<LegendItem> legend = legend_items(options);
-  Frame frame = make_frame(*range, lanes, width);
+  Frame frame = make_frame(*range, lanes, width,
+                           options.collapse_idle_gaps ? busy_spans(lanes, input.hangs) : Spans{});
+  const std::vector<LegendItem> legend = legend_items(options, !frame.axis.breaks().empty());
   frame.legend_rows = legend_places(legend, frame.left, frame.right).back().second + 1;
   const Spans dual = dual_time(lanes);
   std::string out;
   open_svg(out, width, frame.height());
   emit_title(out, options.title, range_text(*range));
-  emit_summary(out, *range, total(dual), input.hangs);
+  emit_summary(out, *range, total(dual), input.hangs, frame.axis.breaks());
   emit_lane_backgrounds(out, frame, lanes);
+  emit_breaks(out, frame);
   emit_axis(out, frame);
   emit_dual(out, frame, dual);
   emit_bars(out, frame, lanes);

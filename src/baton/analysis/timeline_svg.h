@@ -3,6 +3,11 @@
 // ("dual" time), the hangs and other faults as vertical markers, a UTC time axis and a
 // legend.
 //
+// Long idle gaps are cut out of the time axis (timeline_axis.h says which and why), so a
+// ledger of a few busy days over a month gives each busy stretch the width its own
+// duration earns instead of a sliver; each cut is a narrow break with the idle time written
+// in it, and the ticks on each side are true UTC times.
+//
 // The output stays small however many intervals there are: intervals of one engine that
 // would be drawn less than a pixel apart are drawn as one rectangle, so the size is
 // bounded by the width times the number of lanes, not by the number of intervals.
@@ -23,6 +28,7 @@ struct TimelineOptions {
   int width = 1200;                          // pixels; at least 480 is used
   std::optional<std::int64_t> long_context;  // intervals at or above are drawn darker
   std::string title;                         // empty: "baton timeline"
+  bool collapse_idle_gaps = true;            // false: one continuous axis, gaps to scale
 };
 
 // The whole SVG document. An input without intervals or hangs gives a small document

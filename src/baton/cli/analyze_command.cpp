@@ -83,6 +83,11 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
                   "submissions_ignored)");
   cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
   cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
+  cmd->add_option("--plot-gaps", plot_gaps,
+                  "collapse: cut idle gaps of an hour or more that would take over a tenth of "
+                  "the plot out of its time axis; keep: draw all time to one scale")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"collapse", "keep"}));
   cmd->add_flag("--json", json, "Print one JSON object instead of tables");
   cmd->add_option("--since", since,
                   "Only from this time on: Unix seconds, ISO-8601 with an offset, or a UTC "
@@ -281,6 +286,7 @@ int AnalyzeCommand::run() {
     TimelineOptions plot;
     plot.long_context = options.long_context;
     plot.title = sources.front().label;
+    plot.collapse_idle_gaps = plot_gaps == "collapse";
     write_timeline_svg(plot_path, sources.front().input, plot);
   }
   if (sources.size() == 1) {

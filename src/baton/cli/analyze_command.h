@@ -20,6 +20,7 @@ struct AnalyzeCommand {
   std::vector<std::string> classes;
   bool compare = false;
   std::string plot_path;
+  std::string plot_gaps = "collapse";  // --plot-gaps: cut long idle gaps from the axis, or keep
   bool json = false;
   std::vector<std::string> by;  // --by: factors of a stratified analysis (analysis/strata.h)
   std::string since, until;     // --since/--until: the window analysed (analysis/time_window.h)
