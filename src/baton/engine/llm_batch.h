@@ -59,8 +59,9 @@ struct LlmBatchOptions {
   int turn_priority = 0;   // the engine's (GpuTurn::set_priority): higher goes first
 };
 
-// The CPU's step budget: a step of 64 tokens of a 0.5B-shaped bf16 model takes about what a
-// decode step of 16 streams does on two cores (docs/benchmarks.md, "Streams beside a prefill").
+// The CPU's step budget: on two cores a 0.5B-shaped bf16 model computes about 250 prompt
+// tokens a second, so a step of 64 holds a stream's next token for at most about 0.25 s
+// (the side-by-side run in docs/benchmarks.md, "Streams beside a prefill").
 inline constexpr int kCpuStepTokens = 64;
 
 struct LlmBatchCounters {
