@@ -9,7 +9,7 @@ const dir = process.argv[2];
 const lines = readFileSync(`${dir}/results.jsonl`, "utf8").trim().split("\n").map((l) => JSON.parse(l));
 const machine = readFileSync(`${dir}/machine.txt`, "utf8");
 
-const names = { baton: "baton (default step budget)", baton0: "baton --step-tokens 0 (before)",
+const names = { baton: "baton", baton0: "baton --step-tokens 0 (before)",
                 llama: "llama-server" };
 const fmt = (x, digits) => (x === null || x === undefined || Number.isNaN(x) ? "-" : x.toFixed(digits));
 function range(values, digits) {
