@@ -104,12 +104,21 @@ TEST(LlmEnginePieces, AWaitingDecoderIsHeldBehindOnePieceNotAWholeLayer) {
   const LlmEngineStats stats = engine.stats();
   const int layers = static_cast<int>(model.layers().size());
   EXPECT_GT(stats.prefill_pieces, static_cast<std::uint64_t>(2 * layers));  // 2 chunks
+  // What keeps the waiter from waiting for a whole layer: a piece is a small share of the
+  // layer's rows (the budget is a 25th of the layer's time). Rows, unlike times, do not
+  // stretch when another process takes the core.
+  const double mean_piece_rows =
+      static_cast<double>(stats.prefill_piece_rows) / static_cast<double>(stats.prefill_pieces);
+  EXPECT_LE(mean_piece_rows, kChunk / 8.0);
   if (!kTimed) return;
+  // One wait may meet a preemption (CI, running other tests beside this one on 2 cores, once
+  // held a piece for 33 ms of a 64 ms layer), so the longest wait is held to the longest piece
+  // of the same run, and the bound against a whole layer is on the median wait.
   const double longest_wait = *std::max_element(waits.begin(), waits.end());
   EXPECT_LE(longest_wait, options.max_hold_ms + stats.longest_piece_ms + kSlackMs)
       << "budget " << options.max_hold_ms << " ms, longest piece " << stats.longest_piece_ms;
-  EXPECT_LT(longest_wait, layer_ms / 2) << "a whole layer takes " << layer_ms << " ms";
-  EXPECT_LT(stats.longest_piece_ms, layer_ms / 2);
+  std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
+  EXPECT_LT(waits[waits.size() / 2], layer_ms / 2) << "a whole layer takes " << layer_ms << " ms";
 }
 
 TEST(LlmEnginePieces, APrefillAloneRunsWholeLayers) {
