@@ -221,13 +221,19 @@ int main(int argc, char** argv) try {
   const double batch16 = bench.batch_decode(16, o.generate);
 
   baton::bench::Bandwidth bw1, bwn;
-  baton::bench::FmaPeak peak1, peakn;
+  baton::bench::FmaPeak peak1, peakn, pairs1, pairsn;
   if (o.limits) {
     bw1 = baton::bench::read_bandwidth(std::size_t{1} << 30, 1);
     bwn = baton::bench::read_bandwidth(std::size_t{1} << 30, threads);
     peak1 = baton::bench::fma_peak(1);
     peakn = baton::bench::fma_peak(threads);
+    pairs1 = baton::bench::bf16_pair_peak(1);
+    pairsn = baton::bench::bf16_pair_peak(threads);
   }
+  // The prefill's bound: the bf16 pair peak where the kernel set multiplies bf16 pairs.
+  const bool pairs_bound = baton::simd_kernels().dot_bf16x_rows != nullptr &&
+                           o.weights == baton::WeightFormat::bf16 && pairsn.gflops > 0.0;
+  const double prefill_peak = pairs_bound ? pairsn.gflops : peakn.gflops;
   const double bytes = static_cast<double>(model.weight_bytes());
   const double decode_bound = bwn.gbs * 1e9 / bytes;
   const double prefill_flops =
@@ -243,6 +249,10 @@ int main(int argc, char** argv) try {
                 bwn.gbs);
     std::printf("| FMA peak, 1 thread (%s) | %.1f GFLOP/s |\n", peak1.isa.c_str(), peak1.gflops);
     std::printf("| FMA peak, %d threads | %.1f GFLOP/s |\n", threads, peakn.gflops);
+    if (pairsn.gflops > 0.0) {
+      std::printf("| bf16 pair peak, 1 thread (vdpbf16ps) | %.1f GFLOP/s |\n", pairs1.gflops);
+      std::printf("| bf16 pair peak, %d threads | %.1f GFLOP/s |\n", threads, pairsn.gflops);
+    }
   }
   std::printf("| weights read per decode step | %.3f GB |\n", bytes / 1e9);
   std::printf("| prefill, %d-token prompt | %.1f ms, %.1f tokens/s, %.1f GFLOP/s |\n",
@@ -256,7 +266,8 @@ int main(int argc, char** argv) try {
   if (o.limits) {
     std::printf("| decode bound (bandwidth / weight bytes) | %.2f tokens/s |\n", decode_bound);
     std::printf("| decode batch 1 / bound | %.0f %% |\n", 100.0 * decode_tps / decode_bound);
-    std::printf("| prefill / FMA peak | %.0f %% |\n", 100.0 * prefill_gflops / peakn.gflops);
+    std::printf("| prefill / %s peak | %.0f %% |\n", pairs_bound ? "bf16 pair" : "FMA",
+                100.0 * prefill_gflops / prefill_peak);
   }
   std::printf(
       "json: {\"prefill_tokens_per_s\": %.2f, \"decode_tokens_per_s\": %.2f, "

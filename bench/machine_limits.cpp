@@ -143,6 +143,21 @@ std::vector<ReadKernel> read_kernels() {
   return total;
 }
 
+// The same with vdpbf16ps: each of 16 lanes adds two products of bf16 pairs (4 FLOPs).
+[[gnu::target("avx512f,avx512bf16")]] float bf16_pairs_avx512(long iterations) {
+  __m512 acc[12];
+  for (int i = 0; i < 12; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i) * 1e-3f);
+  const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.5f), _mm512_set1_ps(0.25f));
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(1e-7f), _mm512_set1_ps(1e-7f));
+  for (long n = 0; n < iterations; ++n) {
+#pragma GCC unroll 12
+    for (int i = 0; i < 12; ++i) acc[i] = _mm512_dpbf16_ps(acc[i], a, b);
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < 12; ++i) s = _mm512_add_ps(s, acc[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
 }  // namespace
 
 Bandwidth read_bandwidth(std::size_t bytes, int threads) {
@@ -185,6 +200,23 @@ FmaPeak fma_peak(int threads) {
   }
   if (sink.load() < 0) std::abort();
   return {best, avx512 ? "avx512" : "avx2"};
+}
+
+FmaPeak bf16_pair_peak(int threads) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) {
+    return {0.0, "none"};
+  }
+  constexpr long kIterations = 20'000'000;
+  std::atomic<int> sink{0};
+  double best = 0.0;
+  for (int pass = 0; pass < 3; ++pass) {
+    const double s = timed_on_threads(threads, [&](int) {
+      sink.fetch_add(bf16_pairs_avx512(kIterations) > 0.0f ? 1 : 0);
+    });
+    best = std::max(best, 4.0 * 12 * 16 * static_cast<double>(kIterations) * threads / s / 1e9);
+  }
+  if (sink.load() < 0) std::abort();
+  return {best, "avx512bf16"};
 }
 
 }  // namespace baton::bench

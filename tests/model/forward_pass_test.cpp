@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "baton/model/cpu/simd_kernels.h"
 #include "baton/model/model_writer.h"
 #include "model/safetensors_writer.h"
 
@@ -92,7 +93,10 @@ TEST(ForwardPass, LastTokenLogitsAreOneRowPerSequence) {
 
 // bf16 weights read in place (the direct kernel for up to 4 rows, widened tiles for more)
 // against the same weights widened to f32 at load, which is the path checked against
-// transformers: only the order of the sums differs.
+// transformers: only the order of the sums differs, unless the kernel set multiplies bf16
+// pairs (AVX-512 BF16), which rounds each activation to bf16 (up to 2^-9 of it) before
+// every product: then the logits of this model move by up to 2.6e-3 (measured), and 1e-2
+// still tells a wrong product (a weight or row out of place moves them by O(1)).
 TEST(ForwardPass, Bf16KeptInPlaceMatchesBf16WidenedAtLoad) {
   testing::TempDir dir;
   ModelShape shape = model_shape("tiny", ModelArch::qwen2);
@@ -104,6 +108,7 @@ TEST(ForwardPass, Bf16KeptInPlaceMatchesBf16WidenedAtLoad) {
   const LlamaModel widened = LlamaModel::load(dir.path(), {.weights = WeightFormat::f32});
   ASSERT_EQ(kept.config().dtype, "bfloat16");
   EXPECT_LT(kept.weight_bytes() * 3 / 2, widened.weight_bytes());
+  const bool rounded = simd_kernels().dot_bf16x_rows != nullptr;
   for (const int count : {1, 3, 9}) {
     KvCache a(kept.config(), 16), b(widened.config(), 16);
     const std::vector<float> la = forward(kept, tokens_of(count, count), a);
@@ -111,7 +116,7 @@ TEST(ForwardPass, Bf16KeptInPlaceMatchesBf16WidenedAtLoad) {
     ASSERT_EQ(la.size(), lb.size());
     float worst = 0.0f;
     for (std::size_t i = 0; i < la.size(); ++i) worst = std::max(worst, std::abs(la[i] - lb[i]));
-    EXPECT_LT(worst, 1e-4f) << count << " rows";
+    EXPECT_LT(worst, rounded ? 1e-2f : 1e-4f) << count << " rows";
   }
 }
 

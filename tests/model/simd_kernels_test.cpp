@@ -31,6 +31,10 @@ TEST(SimdKernels, ThePortableSetIsAlwaysThereAndTheChosenOneIsTheLast) {
   if (std::getenv("BATON_CPU_ISA") == nullptr) {
     EXPECT_EQ(&simd_kernels(), sets.back());
   }
+  // The tests of the bf16 pair products below run wherever the CPU has them.
+  if (avx512_bf16_simd_kernels() != nullptr && cpu_runs_avx512_bf16()) {
+    EXPECT_EQ(sets.back()->name, "avx512bf16");
+  }
 }
 
 // y = x . w over bf16 rows: within 1e-5 of the sum of |x_k w_k| (f32 sums of a few
@@ -59,6 +63,71 @@ TEST(SimdKernels, Bf16RowProductsMatchTheFloat64Reference) {
             for (int k = 0; k < in; ++k) {
               const double term = static_cast<double>(x[static_cast<std::size_t>(r) * in + k]) *
                                   bf16_to_float(w[static_cast<std::size_t>(o) * in + k]);
+              want += term;
+              magnitude += std::abs(term);
+            }
+            EXPECT_NEAR(got, want, 1e-5 * magnitude)
+                << set->name << " in " << in << " rows " << rows << " r " << r << " o " << o;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The sets that multiply bf16 pairs round x to the nearest even bf16 exactly as torch does
+// (float_to_bf16), ties and tails of every length included.
+TEST(SimdKernels, RoundingToBf16IsToNearestEven) {
+  std::mt19937 rng(5);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    if (set->round_to_bf16 == nullptr) continue;
+    for (const std::size_t n : {1, 15, 16, 17, 31, 32, 33, 100}) {
+      std::vector<float> x = random_floats(n, rng, -300.0f, 300.0f);
+      for (std::size_t i = 0; i < n; i += 3) {  // every third a tie: lower half 0x8000
+        std::uint32_t bits;
+        std::memcpy(&bits, &x[i], 4);
+        bits = (bits & 0xffff0000u) | 0x8000u;
+        std::memcpy(&x[i], &bits, 4);
+      }
+      std::vector<std::uint16_t> got(n + 1, 0x1234);
+      set->round_to_bf16(x.data(), n, got.data());
+      for (std::size_t i = 0; i < n; ++i) {
+        EXPECT_EQ(got[i], float_to_bf16(x[i])) << set->name << " n " << n << " i " << i;
+      }
+      EXPECT_EQ(got[n], 0x1234) << "written past the end";
+    }
+  }
+}
+
+// y = bf16(x) . w: within 1e-5 of the sum of |bf16(x_k) w_k|, against float64 sums of
+// the same bf16 values; the columns outside [first, first + count) untouched.
+TEST(SimdKernels, Bf16PairProductsMatchTheFloat64Reference) {
+  std::mt19937 rng(9);
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    if (set->dot_bf16x_rows == nullptr) continue;
+    for (const int in : {16, 37, 96, 160, 896, 4864}) {
+      for (const int rows : {1, 2, 3, 4, 5, 9}) {
+        const int out = 23, first = 3, count = 13;  // 13: two blocks of 6 and one left
+        std::vector<std::uint16_t> x(static_cast<std::size_t>(rows) * in);
+        for (std::uint16_t& b : x) b = float_to_bf16(random_floats(1, rng)[0]);
+        std::vector<std::uint16_t> w(static_cast<std::size_t>(out) * in);
+        for (std::uint16_t& b : w) b = float_to_bf16(random_floats(1, rng)[0]);
+        std::vector<std::byte> bytes(w.size() * 2 + 1);  // +1: an odd address, as a file may hold
+        std::memcpy(bytes.data() + 1, w.data(), w.size() * 2);
+        std::vector<float> y(static_cast<std::size_t>(rows) * out, -7.0f);
+        set->dot_bf16x_rows(x.data(), rows, in, bytes.data() + 1, first, count, out, y.data());
+        for (int r = 0; r < rows; ++r) {
+          for (int o = 0; o < out; ++o) {
+            const float got = y[static_cast<std::size_t>(r) * out + o];
+            if (o < first || o >= first + count) {
+              EXPECT_EQ(got, -7.0f);
+              continue;
+            }
+            double want = 0.0, magnitude = 0.0;
+            for (int k = 0; k < in; ++k) {
+              const double term =
+                  static_cast<double>(bf16_to_float(x[static_cast<std::size_t>(r) * in + k])) *
+                  bf16_to_float(w[static_cast<std::size_t>(o) * in + k]);
               want += term;
               magnitude += std::abs(term);
             }

@@ -16,7 +16,8 @@ namespace {
 
 // Up to this many rows (a decode batch) a bf16 or q8 product reads each tile of weights
 // from memory once, in blocks of 4 rows, the later blocks finding the tile in L2; more
-// rows (a prefill chunk) widen the tile to f32 for sgemm.
+// rows (a prefill chunk) widen the tile to f32 for sgemm, unless the CPU multiplies bf16
+// pairs: then every bf16 product, of any rows, takes x rounded to bf16 (dot_bf16x_rows).
 constexpr int kDirectRows = 16;
 
 // Weight rows per tile: 64K weights for a decode batch (128 KiB of bf16 stays in L2 for
@@ -24,8 +25,8 @@ constexpr int kDirectRows = 16;
 // every tile (8-row tiles of the 4864-wide down projection streamed at 27 GB/s, 32-row
 // ones at 38-43); 256K (1 MiB widened to f32) for sgemm, which packs x again for every
 // tile (with 64K a tile, packing took a fifth of a prefill; 512K were slower).
-int tile_rows(int cols, int rows) {
-  const int weights = rows > kDirectRows ? 256 * 1024 : 64 * 1024;
+int tile_rows(int cols, int rows, bool bf16_pairs) {
+  const int weights = rows > kDirectRows && !bf16_pairs ? 256 * 1024 : 64 * 1024;
   return std::max(32, (weights / std::max(cols, 1)) / 8 * 8);
 }
 
@@ -40,7 +41,12 @@ void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, c
 void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOutput> outputs) {
   if (outputs.empty()) return;
   const int in = outputs.front().w->cols();
-  const int tile = tile_rows(in, rows);
+  const SimdKernels& simd = simd_kernels();
+  const bool bf16_pairs =
+      simd.dot_bf16x_rows != nullptr &&
+      std::all_of(outputs.begin(), outputs.end(),
+                  [](const LinearOutput& o) { return o.w->bf16_data() != nullptr; });
+  const int tile = tile_rows(in, rows, bf16_pairs);
   std::vector<std::size_t> tiles_before;  // per output: the tiles of the outputs before it
   std::size_t tiles = 0;
   bool any_q8 = false;
@@ -55,6 +61,12 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
   thread_local Q8Activations quantized;
   if (direct && any_q8) quantize_activations(x, rows, in, quantized);
   const Q8Activations& x8 = quantized;
+  thread_local std::vector<std::uint16_t> rounded;  // x in bf16, for bf16_pairs
+  if (bf16_pairs) {
+    rounded.resize(static_cast<std::size_t>(rows) * in);
+    simd.round_to_bf16(x, rounded.size(), rounded.data());
+  }
+  const std::uint16_t* x16 = rounded.data();
   pool.parallel_for(tiles, [&](std::size_t index) {
     const auto which =
         static_cast<std::size_t>(std::upper_bound(tiles_before.begin(), tiles_before.end(), index) -
@@ -67,8 +79,10 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
     const float* weights = w.f32_data();
     if (direct && w.is_q8()) {
       q8_dot_rows(x8, w.q8(), first, count, y);  // 8-bit weights read once (q8_kernels.h)
+    } else if (bf16_pairs) {
+      simd.dot_bf16x_rows(x16, rows, in, w.bf16_data(), first, count, out, y);
     } else if (direct && weights == nullptr) {
-      simd_kernels().dot_bf16_rows(x, rows, in, w.bf16_data(), first, count, out, y);
+      simd.dot_bf16_rows(x, rows, in, w.bf16_data(), first, count, out, y);
     } else if (weights != nullptr) {
       weights += static_cast<std::size_t>(first) * in;
     } else {

@@ -301,7 +301,8 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 const SimdKernels* avx2_simd_kernels() {
   static const SimdKernels kernels{"avx2",      dot_bf16_rows, dot,
                                    add_scaled,  dot_strided,   add_scaled_strided,
-                                   exp_shifted, silu_mul,      sum_exp};
+                                   exp_shifted, silu_mul,      sum_exp,
+                                   nullptr,     nullptr};
   return &kernels;
 }
 

@@ -16,6 +16,14 @@ bool cpu_runs_avx512() {
 #endif
 }
 
+bool cpu_runs_avx512_bf16() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  return cpu_runs_avx512() && __builtin_cpu_supports("avx512bf16");
+#else
+  return false;
+#endif
+}
+
 bool cpu_runs_avx2() {
 #if defined(__x86_64__) && defined(__GNUC__)
   return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -34,10 +42,10 @@ const SimdKernels& choose() {
     if (set->name == wanted) return *set;
   }
   const std::string name = wanted;
-  if (name == "avx2" || name == "avx512") {
+  if (name == "avx2" || name == "avx512" || name == "avx512bf16") {
     throw std::invalid_argument("BATON_CPU_ISA=" + name + ": this CPU (or this build) lacks it");
   }
-  throw std::invalid_argument("BATON_CPU_ISA must be scalar, avx2 or avx512, not '" + name + "'");
+  throw std::invalid_argument("BATON_CPU_ISA must be scalar, avx2, avx512 or avx512bf16, not '" + name + "'");
 }
 
 }  // namespace
@@ -46,6 +54,9 @@ std::vector<const SimdKernels*> supported_simd_kernels() {
   std::vector<const SimdKernels*> sets{&scalar_simd_kernels()};
   if (avx2_simd_kernels() != nullptr && cpu_runs_avx2()) sets.push_back(avx2_simd_kernels());
   if (avx512_simd_kernels() != nullptr && cpu_runs_avx512()) sets.push_back(avx512_simd_kernels());
+  if (avx512_bf16_simd_kernels() != nullptr && cpu_runs_avx512_bf16()) {
+    sets.push_back(avx512_bf16_simd_kernels());
+  }
   return sets;
 }
 

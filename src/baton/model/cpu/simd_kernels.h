@@ -1,5 +1,5 @@
 // SimdKernels: the inner loops of the CPU forward pass, compiled once per instruction set
-// (portable C++, AVX2+FMA, AVX-512) and chosen at run time for the CPU it runs on: the
+// (portable C++, AVX2+FMA, AVX-512, AVX-512 with BF16) and chosen at run time for the CPU it runs on: the
 // bf16 matrix-vector product of a decode step, the dot products and weighted sums of
 // attention, the softmax's exponentials and the SwiGLU activation. Each set is its own
 // translation unit built with its own -m flags (model/cpu/simd_*.cpp), so nothing else is
@@ -16,7 +16,7 @@
 namespace baton {
 
 struct SimdKernels {
-  std::string_view name;  // "scalar", "avx2" or "avx512"
+  std::string_view name;  // "scalar", "avx2", "avx512" or "avx512bf16"
   // Few rows (a decode batch): y[r * out + o] = x[r] . w[o] for the output columns o in
   // [first, first + count), w row-major [out x in] in bf16 (little-endian, any
   // alignment), x row-major [rows x in]. Rows go in blocks (4 with AVX-512, 2 with AVX2),
@@ -43,21 +43,33 @@ struct SimdKernels {
   // below 4e-7 for arguments in [-87, 0] (those below count as e^-87), summed in f64 (the
   // normalizer of a vocabulary's log-softmax, which every generated token pays).
   double (*sum_exp)(const float* s, std::size_t n, float shift);
+  // Only where the CPU multiplies bf16 pairs (AVX-512 BF16), nullptr elsewhere: products of
+  // bf16 weights with their activations rounded to bf16 too, as llama.cpp's and PyTorch's
+  // bf16 products do (twice the products an instruction, no widening). out[i] = x[i]
+  // rounded to the nearest even bf16.
+  void (*round_to_bf16)(const float* x, std::size_t n, std::uint16_t* out);
+  // As dot_bf16_rows, with x's rows of `in` bf16 values (round_to_bf16).
+  void (*dot_bf16x_rows)(const std::uint16_t* x, int rows, int in, const std::byte* w, int first,
+                         int count, int out, float* y);
 };
 
-// The fastest set this CPU runs, unless $BATON_CPU_ISA names one (scalar, avx2, avx512):
+// The fastest set this CPU runs, unless $BATON_CPU_ISA names one (scalar, avx2, avx512,
+// avx512bf16):
 // then that one, or std::invalid_argument when the value is unknown or the CPU lacks it.
 const SimdKernels& simd_kernels();
 // Every set this CPU runs, portable first (what the tests compare).
 std::vector<const SimdKernels*> supported_simd_kernels();
 
-// What the CPU runs: AVX-512 F, BW, VL and DQ with FMA; AVX2 with FMA.
+// What the CPU runs: AVX-512 F, BW, VL and DQ with FMA; those and AVX-512 BF16; AVX2 with
+// FMA.
 bool cpu_runs_avx512();
+bool cpu_runs_avx512_bf16();
 bool cpu_runs_avx2();
 
 // The sets, each defined in its own file: nullptr where it was not compiled in.
 const SimdKernels& scalar_simd_kernels();
 const SimdKernels* avx2_simd_kernels();
 const SimdKernels* avx512_simd_kernels();
+const SimdKernels* avx512_bf16_simd_kernels();
 
 }  // namespace baton
