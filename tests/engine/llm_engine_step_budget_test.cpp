@@ -55,19 +55,24 @@ struct StreamTokens {
 class StepBudgetTest : public ::testing::Test {
  protected:
   // Runs kStreams short prompts until they all decode, then a long prompt beside them.
-  void run(int step_tokens) {
+  // An engine over the recording CPU runner, with a budget of `step_tokens`.
+  std::unique_ptr<LlmEngine> make_engine(int step_tokens) {
     LlmBatchOptions options;
     options.block_tokens = 8;
     options.kv_budget_bytes = std::size_t{4} << 20;
     options.step_tokens = step_tokens;
     const ModelRunnerFactory cpu = cpu_runner_factory();
-    const ModelRunnerFactory recording = [&](const LlamaModel& m, const KvBlockPool& pool,
-                                             ::baton::Stream& stream) {
+    const ModelRunnerFactory recording = [this, cpu](const LlamaModel& m, const KvBlockPool& pool,
+                                                     ::baton::Stream& stream) {
       return std::make_unique<RecordingRunner>(cpu(m, pool, stream), steps_, step_count_);
     };
-    auto turn = make_turn(TurnOptions{}, device_.default_stream());
-    LlmEngine engine("llm", model_, nullptr, options, device_.create_stream("llm"), *turn,
-                     recording);
+    return std::make_unique<LlmEngine>("llm", model_, nullptr, options,
+                                       device_.create_stream("llm"), *turn_, recording);
+  }
+
+  void run(int step_tokens) {
+    const std::unique_ptr<LlmEngine> engine_owner = make_engine(step_tokens);
+    LlmEngine& engine = *engine_owner;
     std::vector<std::future<GenerationResult>> futures;
     std::atomic<int> decoding{0};
     for (int i = 0; i < kStreams; ++i) {
@@ -91,6 +96,7 @@ class StepBudgetTest : public ::testing::Test {
   static constexpr int kLongPrompt = 200;
   const LlamaModel model_ = LlamaModel::load(kModels / "qwen2");
   cpu::CpuDevice device_{CommitLimits{}};
+  const std::unique_ptr<GpuTurn> turn_ = make_turn(TurnOptions{}, device_.default_stream());
   std::vector<StepShape> steps_;
   std::atomic<int> step_count_{0};
   StreamTokens streams_[kStreams];
@@ -100,8 +106,9 @@ class StepBudgetTest : public ::testing::Test {
 TEST_F(StepBudgetTest, EveryStreamGetsATokenEachStepAndNoStepExceedsTheBudget) {
   constexpr int kBudget = 24;
   run(kBudget);
-  // A step carries the budget, or its decodes and one block (8) of prompt when they fill it.
-  for (std::size_t i = 0; i < steps_.size(); ++i) {
+  // Once the streams decode, a step carries the budget, or its decodes and one block (8) of
+  // prompt when they fill it.
+  for (std::size_t i = static_cast<std::size_t>(long_prompt_step_); i < steps_.size(); ++i) {
     EXPECT_LE(steps_[i].rows, std::max(kBudget, steps_[i].sequences - 1 + 8)) << "step " << i;
   }
   // The long prompt took several steps (200 tokens, 12 a step beside 12 decodes)...
@@ -116,6 +123,16 @@ TEST_F(StepBudgetTest, EveryStreamGetsATokenEachStepAndNoStepExceedsTheBudget) {
       ASSERT_EQ(at[t] - at[t - 1], 1) << "stream " << i << " token " << t;
     }
   }
+}
+
+// With no stream decoding, nobody waits for the step: a prompt goes at the chunk's size
+// (256), not the budget's.
+TEST_F(StepBudgetTest, APromptWithNoStreamDecodingIsNotHeldToTheBudget) {
+  const std::unique_ptr<LlmEngine> engine = make_engine(24);
+  engine->submit(greedy_request(1, prompt_of(kLongPrompt, 7), 1)).get();
+  engine->stop();
+  ASSERT_FALSE(steps_.empty());
+  EXPECT_EQ(steps_.front().rows, kLongPrompt);
 }
 
 // The old schedule, for contrast: no budget puts the prompt's first 200 tokens in one step.

@@ -131,6 +131,9 @@ int LlmBatch::prefill_budget() const {
   const auto decodes = std::count_if(running_.begin(), running_.end(), [](const auto& e) {
     return e->kv.length >= static_cast<int>(e->request.prompt.size());
   });
+  // The budget keeps running streams' gaps short; with none running, a prompt goes at the
+  // chunk's full size (small steps re-read every weight for few rows).
+  if (decodes == 0) return options_.prefill_chunk;
   const int left = options_.step_tokens - static_cast<int>(decodes);
   return std::min(options_.prefill_chunk, std::max(left, options_.block_tokens));
 }

@@ -4,7 +4,8 @@
 // (`step_tokens`, at most `prefill_chunk` of it prompt) with prompt chunks of the others,
 // oldest first: a new prompt holds the running streams for one budgeted step at a time,
 // never for its whole prefill (the chunked prefill of vLLM and SGLang). A prompt always
-// gets a block's worth, so a batch of decodes never starves the waiting prompts.
+// gets a block's worth, so a batch of decodes never starves the waiting prompts; with no
+// stream decoding, prompts go at prefill_chunk a step.
 //
 // KV blocks: a request is admitted only when the pool can hold its prompt plus
 // max_tokens, so a running request never runs out of blocks and never has to be
@@ -132,7 +133,8 @@ class LlmBatch {
   std::size_t context_tokens() const;
 
  private:
-  // Prompt tokens the next step may carry: what the decodes leave of step_tokens.
+  // Prompt tokens the next step may carry: what the decodes leave of step_tokens, or
+  // prefill_chunk when nothing decodes.
   int prefill_budget() const;
   bool try_admit(Entry& entry, TimePoint now);
   int blocks_for(int positions) const;
