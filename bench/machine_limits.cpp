@@ -210,9 +210,8 @@ FmaPeak bf16_pair_peak(int threads) {
   std::atomic<int> sink{0};
   double best = 0.0;
   for (int pass = 0; pass < 3; ++pass) {
-    const double s = timed_on_threads(threads, [&](int) {
-      sink.fetch_add(bf16_pairs_avx512(kIterations) > 0.0f ? 1 : 0);
-    });
+    const double s = timed_on_threads(
+        threads, [&](int) { sink.fetch_add(bf16_pairs_avx512(kIterations) > 0.0f ? 1 : 0); });
     best = std::max(best, 4.0 * 12 * 16 * static_cast<double>(kIterations) * threads / s / 1e9);
   }
   if (sink.load() < 0) std::abort();

@@ -89,8 +89,8 @@ TEST(Linear, SeveralOutputsInOneLoopMatchEachAloneAndTheFloat64Reference) {
           for (int o = 0; o < matrices[m].rows(); ++o) {
             double want = m == 0 ? bias[o] : 0.0, magnitude = std::abs(want);
             for (int i = 0; i < kWidth; ++i) {
-              const float xi = rounds_x ? bf16_to_float(float_to_bf16(x[r * kWidth + i]))
-                                        : x[r * kWidth + i];
+              const float xi =
+                  rounds_x ? bf16_to_float(float_to_bf16(x[r * kWidth + i])) : x[r * kWidth + i];
               const double term = static_cast<double>(xi) * wm[o * kWidth + i];
               want += term;
               magnitude += std::abs(term);

@@ -42,10 +42,10 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
   if (outputs.empty()) return;
   const int in = outputs.front().w->cols();
   const SimdKernels& simd = simd_kernels();
-  const bool bf16_pairs =
-      simd.dot_bf16x_rows != nullptr &&
-      std::all_of(outputs.begin(), outputs.end(),
-                  [](const LinearOutput& o) { return o.w->bf16_data() != nullptr; });
+  const bool bf16_pairs = simd.dot_bf16x_rows != nullptr &&
+                          std::all_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
+                            return o.w->bf16_data() != nullptr;
+                          });
   const int tile = tile_rows(in, rows, bf16_pairs);
   std::vector<std::size_t> tiles_before;  // per output: the tiles of the outputs before it
   std::size_t tiles = 0;

@@ -19,8 +19,7 @@ namespace {
 constexpr int kPairs = 32;  // bf16 values a register
 
 __m512bh load_bf16(const void* row, int k) {
-  return reinterpret_cast<__m512bh>(
-      _mm512_loadu_si512(static_cast<const std::uint16_t*>(row) + k));
+  return reinterpret_cast<__m512bh>(_mm512_loadu_si512(static_cast<const std::uint16_t*>(row) + k));
 }
 
 // The `in - k` (< 32) values left of a row, zero beyond (a zero pair adds 0).
@@ -54,7 +53,8 @@ void dot_block(const std::uint16_t* x, int in, const std::byte* w, int o, int ou
     }
   };
   int k = 0;
-  for (; k + kPairs <= in; k += kPairs) step(k, [](const void* p, int at) { return load_bf16(p, at); });
+  for (; k + kPairs <= in; k += kPairs)
+    step(k, [](const void* p, int at) { return load_bf16(p, at); });
   if (k < in) step(k, [in](const void* p, int at) { return load_bf16_tail(p, at, in); });
 #pragma GCC unroll 8
   for (int i = 0; i < Outs; ++i) {
@@ -84,8 +84,8 @@ void dot_single(const std::uint16_t* x, int in, const std::byte* w, int first, i
       for (int u = 0; u < 4; ++u) {
         const std::byte* line = row + static_cast<std::size_t>(k + u * kPairs) * 2;
         _mm_prefetch(reinterpret_cast<const char*>(line + kPrefetchAhead), _MM_HINT_T1);
-        acc[u] = _mm512_dpbf16_ps(acc[u], load_bf16(row, k + u * kPairs),
-                                  load_bf16(x, k + u * kPairs));
+        acc[u] =
+            _mm512_dpbf16_ps(acc[u], load_bf16(row, k + u * kPairs), load_bf16(x, k + u * kPairs));
       }
     }
     for (; k + kPairs <= in; k += kPairs) {
@@ -94,8 +94,8 @@ void dot_single(const std::uint16_t* x, int in, const std::byte* w, int first, i
     if (k < in) {
       acc[1] = _mm512_dpbf16_ps(acc[1], load_bf16_tail(row, k, in), load_bf16_tail(x, k, in));
     }
-    y[o] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]),
-                                              _mm512_add_ps(acc[2], acc[3])));
+    y[o] = _mm512_reduce_add_ps(
+        _mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(acc[2], acc[3])));
   }
 }
 

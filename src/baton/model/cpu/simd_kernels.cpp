@@ -45,7 +45,8 @@ const SimdKernels& choose() {
   if (name == "avx2" || name == "avx512" || name == "avx512bf16") {
     throw std::invalid_argument("BATON_CPU_ISA=" + name + ": this CPU (or this build) lacks it");
   }
-  throw std::invalid_argument("BATON_CPU_ISA must be scalar, avx2, avx512 or avx512bf16, not '" + name + "'");
+  throw std::invalid_argument("BATON_CPU_ISA must be scalar, avx2, avx512 or avx512bf16, not '" +
+                              name + "'");
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // SimdKernels: the inner loops of the CPU forward pass, compiled once per instruction set
-// (portable C++, AVX2+FMA, AVX-512, AVX-512 with BF16) and chosen at run time for the CPU it runs on: the
-// bf16 matrix-vector product of a decode step, the dot products and weighted sums of
+// (portable C++, AVX2+FMA, AVX-512, AVX-512 with BF16) and chosen at run time for the CPU it runs
+// on: the bf16 matrix-vector product of a decode step, the dot products and weighted sums of
 // attention, the softmax's exponentials and the SwiGLU activation. Each set is its own
 // translation unit built with its own -m flags (model/cpu/simd_*.cpp), so nothing else is
 // compiled for instructions the CPU may lack.
