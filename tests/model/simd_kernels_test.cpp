@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <random>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,39 +38,62 @@ TEST(SimdKernels, ThePortableSetIsAlwaysThereAndTheChosenOneIsTheLast) {
   }
 }
 
-// y = x . w over bf16 rows: within 1e-5 of the sum of |x_k w_k| (f32 sums of a few
-// thousand terms), and the columns outside [first, first + count) untouched.
+// `count` random bf16 values, and the same at an odd address, as a file may hold them.
+struct Bf16Values {
+  std::vector<std::uint16_t> bits;
+  std::vector<std::byte> bytes;  // bits, one byte in
+  const std::byte* odd() const { return bytes.data() + 1; }
+};
+
+Bf16Values random_bf16(std::size_t count, std::mt19937& rng) {
+  Bf16Values v;
+  v.bits.resize(count);
+  for (std::uint16_t& b : v.bits) b = float_to_bf16(random_floats(1, rng)[0]);
+  v.bytes.resize(count * 2 + 1);
+  std::memcpy(v.bytes.data() + 1, v.bits.data(), count * 2);
+  return v;
+}
+
+constexpr int kOut = 23, kFirst = 3, kCount = 13;  // 13: two blocks of 6 and one left
+constexpr float kUntouched = -7.0f;
+
+// y (rows x kOut, filled with kUntouched before) against float64 sums of x (the values the
+// kernel multiplies) times w: within 1e-5 of the sum of the terms' magnitudes (f32 sums of
+// a few thousand terms), and the columns outside [kFirst, kFirst + kCount) untouched.
+void expect_products(std::string_view set, const std::vector<float>& x,
+                     const std::vector<std::uint16_t>& w, int rows, int in,
+                     const std::vector<float>& y) {
+  for (int r = 0; r < rows; ++r) {
+    for (int o = 0; o < kOut; ++o) {
+      const float got = y[static_cast<std::size_t>(r) * kOut + o];
+      if (o < kFirst || o >= kFirst + kCount) {
+        EXPECT_EQ(got, kUntouched);
+        continue;
+      }
+      double want = 0.0, magnitude = 0.0;
+      for (int k = 0; k < in; ++k) {
+        const double term = static_cast<double>(x[static_cast<std::size_t>(r) * in + k]) *
+                            bf16_to_float(w[static_cast<std::size_t>(o) * in + k]);
+        want += term;
+        magnitude += std::abs(term);
+      }
+      EXPECT_NEAR(got, want, 1e-5 * magnitude)
+          << set << " in " << in << " rows " << rows << " r " << r << " o " << o;
+    }
+  }
+}
+
+// y = x . w over bf16 rows.
 TEST(SimdKernels, Bf16RowProductsMatchTheFloat64Reference) {
   std::mt19937 rng(7);
   for (const SimdKernels* set : supported_simd_kernels()) {
     for (const int in : {16, 37, 96, 160, 896, 4864}) {  // 96, 160: a tail after 128-wide blocks
       for (const int rows : {1, 2, 3, 4, 5}) {
-        const int out = 23, first = 3, count = 13;
         const std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * in, rng);
-        std::vector<std::uint16_t> w(static_cast<std::size_t>(out) * in);
-        for (std::uint16_t& b : w) b = float_to_bf16(random_floats(1, rng)[0]);
-        std::vector<std::byte> bytes(w.size() * 2 + 1);  // +1: an odd address, as a file may hold
-        std::memcpy(bytes.data() + 1, w.data(), w.size() * 2);
-        std::vector<float> y(static_cast<std::size_t>(rows) * out, -7.0f);
-        set->dot_bf16_rows(x.data(), rows, in, bytes.data() + 1, first, count, out, y.data());
-        for (int r = 0; r < rows; ++r) {
-          for (int o = 0; o < out; ++o) {
-            const float got = y[static_cast<std::size_t>(r) * out + o];
-            if (o < first || o >= first + count) {
-              EXPECT_EQ(got, -7.0f);
-              continue;
-            }
-            double want = 0.0, magnitude = 0.0;
-            for (int k = 0; k < in; ++k) {
-              const double term = static_cast<double>(x[static_cast<std::size_t>(r) * in + k]) *
-                                  bf16_to_float(w[static_cast<std::size_t>(o) * in + k]);
-              want += term;
-              magnitude += std::abs(term);
-            }
-            EXPECT_NEAR(got, want, 1e-5 * magnitude)
-                << set->name << " in " << in << " rows " << rows << " r " << r << " o " << o;
-          }
-        }
+        const Bf16Values w = random_bf16(static_cast<std::size_t>(kOut) * in, rng);
+        std::vector<float> y(static_cast<std::size_t>(rows) * kOut, kUntouched);
+        set->dot_bf16_rows(x.data(), rows, in, w.odd(), kFirst, kCount, kOut, y.data());
+        expect_products(set->name, x, w.bits, rows, in, y);
       }
     }
   }
@@ -99,42 +123,20 @@ TEST(SimdKernels, RoundingToBf16IsToNearestEven) {
   }
 }
 
-// y = bf16(x) . w: within 1e-5 of the sum of |bf16(x_k) w_k|, against float64 sums of
-// the same bf16 values; the columns outside [first, first + count) untouched.
+// y = bf16(x) . w, against the same bf16 values of x.
 TEST(SimdKernels, Bf16PairProductsMatchTheFloat64Reference) {
   std::mt19937 rng(9);
   for (const SimdKernels* set : supported_simd_kernels()) {
     if (set->dot_bf16x_rows == nullptr) continue;
     for (const int in : {16, 37, 96, 160, 896, 4864}) {
       for (const int rows : {1, 2, 3, 4, 5, 9}) {
-        const int out = 23, first = 3, count = 13;  // 13: two blocks of 6 and one left
-        std::vector<std::uint16_t> x(static_cast<std::size_t>(rows) * in);
-        for (std::uint16_t& b : x) b = float_to_bf16(random_floats(1, rng)[0]);
-        std::vector<std::uint16_t> w(static_cast<std::size_t>(out) * in);
-        for (std::uint16_t& b : w) b = float_to_bf16(random_floats(1, rng)[0]);
-        std::vector<std::byte> bytes(w.size() * 2 + 1);  // +1: an odd address, as a file may hold
-        std::memcpy(bytes.data() + 1, w.data(), w.size() * 2);
-        std::vector<float> y(static_cast<std::size_t>(rows) * out, -7.0f);
-        set->dot_bf16x_rows(x.data(), rows, in, bytes.data() + 1, first, count, out, y.data());
-        for (int r = 0; r < rows; ++r) {
-          for (int o = 0; o < out; ++o) {
-            const float got = y[static_cast<std::size_t>(r) * out + o];
-            if (o < first || o >= first + count) {
-              EXPECT_EQ(got, -7.0f);
-              continue;
-            }
-            double want = 0.0, magnitude = 0.0;
-            for (int k = 0; k < in; ++k) {
-              const double term =
-                  static_cast<double>(bf16_to_float(x[static_cast<std::size_t>(r) * in + k])) *
-                  bf16_to_float(w[static_cast<std::size_t>(o) * in + k]);
-              want += term;
-              magnitude += std::abs(term);
-            }
-            EXPECT_NEAR(got, want, 1e-5 * magnitude)
-                << set->name << " in " << in << " rows " << rows << " r " << r << " o " << o;
-          }
-        }
+        const Bf16Values x = random_bf16(static_cast<std::size_t>(rows) * in, rng);
+        const Bf16Values w = random_bf16(static_cast<std::size_t>(kOut) * in, rng);
+        std::vector<float> y(static_cast<std::size_t>(rows) * kOut, kUntouched);
+        set->dot_bf16x_rows(x.bits.data(), rows, in, w.odd(), kFirst, kCount, kOut, y.data());
+        std::vector<float> values(x.bits.size());
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = bf16_to_float(x.bits[i]);
+        expect_products(set->name, values, w.bits, rows, in, y);
       }
     }
   }
