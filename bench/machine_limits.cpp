@@ -183,39 +183,44 @@ Bandwidth read_bandwidth(std::size_t bytes, int threads) {
   return best;
 }
 
+namespace {
+
+constexpr long kChainIterations = 20'000'000;
+
+// The best of 3 passes of `chains(kChainIterations)` on every thread, in GFLOP/s, where one
+// call does `flops_per_iteration` each iteration.
+template <typename Chains>
+double best_chain_rate(int threads, double flops_per_iteration, Chains chains) {
+  std::atomic<int> sink{0};
+  double best = 0.0;
+  for (int pass = 0; pass < 3; ++pass) {
+    const double s = timed_on_threads(
+        threads, [&](int) { sink.fetch_add(chains(kChainIterations) > 0.0f ? 1 : 0); });
+    best = std::max(
+        best, flops_per_iteration * static_cast<double>(kChainIterations) * threads / s / 1e9);
+  }
+  if (sink.load() < 0) std::abort();  // the results are used
+  return best;
+}
+
+}  // namespace
+
 FmaPeak fma_peak(int threads) {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   if (!avx512 && !avx2) return {0.0, "scalar"};
   const int lanes = avx512 ? 16 : 8;
-  constexpr long kIterations = 20'000'000;
-  std::atomic<int> sink{0};
-  double best = 0.0;
-  for (int pass = 0; pass < 3; ++pass) {
-    const double s = timed_on_threads(threads, [&](int) {
-      const float v = avx512 ? fma_avx512(kIterations) : fma_avx2(kIterations);
-      sink.fetch_add(v > 0.0f ? 1 : 0);
-    });
-    best = std::max(best, 2.0 * 12 * lanes * static_cast<double>(kIterations) * threads / s / 1e9);
-  }
-  if (sink.load() < 0) std::abort();
-  return {best, avx512 ? "avx512" : "avx2"};
+  const double gflops = best_chain_rate(threads, 2.0 * 12 * lanes, [avx512](long iterations) {
+    return avx512 ? fma_avx512(iterations) : fma_avx2(iterations);
+  });
+  return {gflops, avx512 ? "avx512" : "avx2"};
 }
 
 FmaPeak bf16_pair_peak(int threads) {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) {
     return {0.0, "none"};
   }
-  constexpr long kIterations = 20'000'000;
-  std::atomic<int> sink{0};
-  double best = 0.0;
-  for (int pass = 0; pass < 3; ++pass) {
-    const double s = timed_on_threads(
-        threads, [&](int) { sink.fetch_add(bf16_pairs_avx512(kIterations) > 0.0f ? 1 : 0); });
-    best = std::max(best, 4.0 * 12 * 16 * static_cast<double>(kIterations) * threads / s / 1e9);
-  }
-  if (sink.load() < 0) std::abort();
-  return {best, "avx512bf16"};
+  return {best_chain_rate(threads, 4.0 * 12 * 16, bf16_pairs_avx512), "avx512bf16"};
 }
 
 }  // namespace baton::bench
