@@ -7,6 +7,7 @@ set(baton_thread_free_tests
     analysis/csv_import_test.cpp
     analysis/event_classes_test.cpp
     analysis/exposure_test.cpp
+    analysis/gpu_clients_test.cpp
     analysis/iso_time_test.cpp
     analysis/poisson_regression_test.cpp
     analysis/prometheus_strata_test.cpp
