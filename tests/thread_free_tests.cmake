@@ -7,6 +7,7 @@ set(baton_thread_free_tests
     analysis/csv_import_test.cpp
     analysis/event_classes_test.cpp
     analysis/exposure_test.cpp
+    analysis/gpu_clients_test.cpp
     analysis/iso_time_test.cpp
     analysis/poisson_regression_test.cpp
     analysis/prometheus_strata_test.cpp
@@ -24,8 +25,11 @@ set(baton_thread_free_tests
     engine/piece_sizer_test.cpp
     engine/stop_checker_test.cpp
     errors/error_kind_test.cpp
+    gpu/gpu_poll_test.cpp
     gpu/nvidia_driver_test.cpp
+    gpu/nvml_library_test.cpp
     gpu/overlap_meter_test.cpp
+    gpu/proc_process_test.cpp
     ledger/interval_merge_test.cpp
     model/chat_template_test.cpp
     model/files/ggml_blocks_test.cpp

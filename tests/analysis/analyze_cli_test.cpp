@@ -301,6 +301,68 @@ TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
   EXPECT_EQ(run_baton("analyze --ledger " + paths[0] + " --by dual --compare").exit_code, 2);
 }
 
+// NVML polls in a ledger: engine x busy [1000, 4600); another process (omlx) at 96 % SM and
+// baton at 4 % over [1000, 2800), nothing over [2800, 4600). By hand: other mean
+// 1800 * 96 / 3600 = 48 % SM, max 96, busy half the time; baton 1800 * 4 / 3600 = 2 %.
+// One hang in each half.
+TEST_F(AnalyzeCli, OtherGpuClientsFromTheLedgersPolls) {
+  const fs::path path = dir_ / "polls.db";
+  {
+    Ledger ledger(path);
+    const auto run = ledger.begin_run({1000.0, "test", "cuda", "serialize/op", true, "580"});
+    ledger.record(IntervalRow{run, "x", "decode", 1000.0, 4600.0, 64, 1});
+    ledger.record(GpuPollRow{
+        run,
+        {1000.0, 2800.0, true, {{1, "baton", true, 4.0, 1.0}, {4242, "omlx", false, 96.0, 50.0}}}});
+    ledger.record(GpuPollRow{run, {2800.0, 4600.0, true, {}}});
+    ledger.record(EventRow{run, 2000.0, "hang", "x", "", 1, ""});
+    ledger.record(EventRow{run, 4000.0, "hang", "x", "", 1, ""});
+    ledger.end_run(run, 5000.0, 0);
+  }
+  const std::string ledger = " --ledger " + path.string();
+  const auto r = run_baton("analyze" + ledger + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto g = nlohmann::json::parse(r.output)["gpu_clients"];
+  EXPECT_DOUBLE_EQ(g["threshold_sm_percent"].get<double>(), 10.0);
+  EXPECT_NEAR(g["busy_hours"].get<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(g["sampled_busy_hours"].get<double>(), 1.0, 1e-12);
+  EXPECT_NEAR(g["other_mean_sm_percent"].get<double>(), 48.0, 1e-9);
+  EXPECT_NEAR(g["other_max_sm_percent"].get<double>(), 96.0, 1e-12);
+  EXPECT_NEAR(g["other_busy_share"].get<double>(), 0.5, 1e-12);
+  EXPECT_NEAR(g["baton_mean_sm_percent"].get<double>(), 2.0, 1e-9);
+  EXPECT_TRUE(g["unresolved"].is_null());
+  ASSERT_EQ(g["top_others"].size(), 1u);
+  EXPECT_EQ(g["top_others"][0]["process"], "omlx");
+  EXPECT_EQ(g["top_others"][0]["pid"], 4242);
+  EXPECT_EQ(g["verdict"],
+            "another GPU client was busy (at least 10% SM) for 50.0% of baton's polled busy time "
+            "(polls cover 100.0% of its busy time)");
+
+  const auto table = run_baton("analyze" + ledger);
+  ASSERT_EQ(table.exit_code, 0) << table.output;
+  EXPECT_NE(table.output.find("other processes: mean 48.0% SM, max 96.0%, busy 50.0%"),
+            std::string::npos)
+      << table.output;
+  EXPECT_NE(table.output.find("omlx (pid 4242)"), std::string::npos) << table.output;
+
+  const auto higher = run_baton("analyze" + ledger + " --other-gpu-busy 97 --json");
+  ASSERT_EQ(higher.exit_code, 0) << higher.output;
+  EXPECT_EQ(nlohmann::json::parse(higher.output)["gpu_clients"]["verdict"],
+            "ruled out: no other process reached 97% SM in baton's polled busy time (polls cover "
+            "100.0% of its busy time)");
+  EXPECT_EQ(run_baton("analyze" + ledger + " --other-gpu-busy 0").exit_code, 2);
+
+  const auto by = run_baton("analyze" + ledger + " --by other_gpu_client --json");
+  ASSERT_EQ(by.exit_code, 0) << by.output;
+  const auto cells = nlohmann::json::parse(by.output)["cells"];
+  ASSERT_EQ(cells.size(), 2u);  // idle (the reference) and busy
+  for (const auto& cell : cells) {
+    EXPECT_NEAR(cell["hours"].get<double>(), 0.5, 1e-12);
+    EXPECT_EQ(cell["hangs"], 1);
+    EXPECT_TRUE(cell["levels"].contains("other_gpu_client=busy"));
+  }
+}
+
 TEST_F(AnalyzeCli, PrometheusUsageErrorsExit2AndAnUnreachableServer1) {
   const std::string url = " --prometheus http://127.0.0.1:9";  // the discard port: closed
   for (const char* args : {"", " --by dual --range week", " --by dual --ledger x.db",

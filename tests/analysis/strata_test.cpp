@@ -173,9 +173,48 @@ TEST(Strata, DriverComesFromTheRuns) {
   EXPECT_EQ(design.columns, (std::vector<std::string>{"driver=580.159.04", "driver=mixed"}));
 }
 
+// Engine a busy [0, 3600). Polls: [0, 1800) another process at 50 % SM (busy), [1800,
+// 2700) nothing (idle); none after 2700 (unsampled). A hang in each: 0.5 h, 0.25 h and
+// 0.25 h, one hang each; idle is the regression's reference.
+TEST(Strata, OtherGpuClientComesFromThePolls) {
+  ExposureInput input;
+  input.intervals = {{"a", 0, 3600, 64, "decode"}};
+  input.hangs = {{100, "a", "hang"}, {2000, "a", "hang"}, {3000, "a", "hang"}};
+  input.gpu_polls = {{1, 0, 1800, true, {{4242, "omlx", false, 50.0, 10.0}}},
+                     {1, 1800, 2700, true, {}}};
+  const Strata strata = stratify(input, 32768, kHangs, "");
+  std::map<std::string, std::pair<double, std::int64_t>> by_client;  // hours, hangs
+  for (const Stratum& s : strata.strata) {
+    by_client[s.state.other_gpu_client].first += s.hours;
+    by_client[s.state.other_gpu_client].second += s.hangs;
+  }
+  ASSERT_EQ(by_client.size(), 3u);
+  EXPECT_DOUBLE_EQ(by_client["busy"].first, 0.5);
+  EXPECT_DOUBLE_EQ(by_client["idle"].first, 0.25);
+  EXPECT_DOUBLE_EQ(by_client["unsampled"].first, 0.25);
+  for (const char* level : {"busy", "idle", "unsampled"}) EXPECT_EQ(by_client[level].second, 1);
+  const PoissonDesign design = design_for(strata, {Factor::other_gpu_client});
+  EXPECT_EQ(design.columns,
+            (std::vector<std::string>{"other_gpu_client=busy", "other_gpu_client=unsampled"}));
+  // Above the threshold only: at 60 % the first half hour is idle too.
+  const Strata higher = stratify(input, 32768, kHangs, "", 60.0);
+  double busy_hours = 0.0;
+  for (const Stratum& s : higher.strata) {
+    if (s.state.other_gpu_client == "busy") busy_hours += s.hours;
+  }
+  EXPECT_EQ(busy_hours, 0.0);
+}
+
+// A source without polls says nothing: one empty level, no column.
+TEST(Strata, NoPollsNoOtherGpuClientLevels) {
+  const Strata strata = stratify(example(), 32768, kHangs, "");
+  for (const Stratum& s : strata.strata) EXPECT_EQ(s.state.other_gpu_client, "");
+  EXPECT_TRUE(design_for(strata, {Factor::other_gpu_client}).columns.empty());
+}
+
 TEST(Strata, FactorsHaveNames) {
   for (const char* name : {"busy", "dual", "prefill_in_flight", "long_context", "host", "policy",
-                           "backend", "driver", "day"}) {
+                           "backend", "driver", "other_gpu_client", "day"}) {
     ASSERT_TRUE(parse_factor(name).has_value()) << name;
     EXPECT_EQ(to_string(*parse_factor(name)), name);
   }

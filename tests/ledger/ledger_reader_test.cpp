@@ -221,5 +221,65 @@ TEST(LedgerReader, ARunsDriverReachesItsIntervalsAndOlderRunsHaveNone) {
   EXPECT_EQ(contents.input.intervals[1].driver, "580.159.04");
 }
 
+// A ledger of schema version 4, as the baton before GPU polls wrote it.
+void write_version_four(const std::filesystem::path& path) {
+  Database db(path);
+  db.exec(
+      "CREATE TABLE runs (id INTEGER PRIMARY KEY, start REAL NOT NULL, stop REAL,"
+      " version TEXT NOT NULL, backend TEXT NOT NULL, policy TEXT NOT NULL, exit_code INTEGER,"
+      " streams_recorded INTEGER NOT NULL DEFAULT 0, driver TEXT);"
+      "CREATE TABLE intervals (id INTEGER PRIMARY KEY, run_id INTEGER, engine TEXT NOT NULL,"
+      " kind TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL, context_tokens INTEGER,"
+      " request_id INTEGER, bursts INTEGER NOT NULL DEFAULT 1);"
+      "CREATE TABLE stream_intervals (id INTEGER PRIMARY KEY, run_id INTEGER,"
+      " stream TEXT NOT NULL, start REAL NOT NULL, end REAL NOT NULL);"
+      "CREATE TABLE events (id INTEGER PRIMARY KEY, run_id INTEGER, time REAL NOT NULL,"
+      " class TEXT NOT NULL, engine TEXT, stream TEXT, in_flight INTEGER, detail TEXT);"
+      "INSERT INTO runs VALUES (1, 1.0, 2.0, '0.1.0', 'cuda', 'concurrent', 0, 1, '580.159.04');"
+      "INSERT INTO intervals VALUES (1, 1, 'd', 'decode', 1.0, 1.5, 10, 1, 1);"
+      "PRAGMA user_version=4;");
+}
+
+// Schema 5: a run's GPU polls come back with their processes, in order; a version-4
+// ledger has none, and upgraded in place its old run still has none.
+TEST(LedgerReader, GpuPollsOfRunsThatPolledAndNoneBefore) {
+  TempLedgerPath file;
+  write_version_four(file.path());
+  EXPECT_TRUE(read_ledger(file.path()).input.gpu_polls.empty());
+  {
+    Ledger upgraded(file.path());
+    const auto run = upgraded.begin_run({10.0, "test", "cuda", "serialize/op", true, "580"});
+    upgraded.record(GpuPollRow{
+        run,
+        {10.0, 11.0, true, {{42, "omlx", false, 93.5, 12.0}, {7, std::nullopt, true, 5.0, 1.0}}}});
+    upgraded.record(GpuPollRow{run, {11.0, 20.0, false, {}}});
+    EXPECT_THROW(upgraded.record(GpuPollRow{run, {21.0, 20.0, true, {}}}), std::invalid_argument);
+    upgraded.end_run(run, 21.0, 0);
+  }
+  Database db(file.path());
+  EXPECT_EQ(db.user_version(), kLedgerSchemaVersion);
+  const LedgerContents contents = read_ledger(file.path());
+  ASSERT_EQ(contents.input.gpu_polls.size(), 2u);
+  const GpuUsePoll& first = contents.input.gpu_polls[0];
+  EXPECT_EQ(first.run, 2);
+  EXPECT_EQ(first.start, 10.0);
+  EXPECT_EQ(first.end, 11.0);
+  EXPECT_TRUE(first.host_pids);
+  ASSERT_EQ(first.processes.size(), 2u);
+  EXPECT_EQ(first.processes[0].pid, 42);
+  EXPECT_EQ(first.processes[0].process, "omlx");
+  EXPECT_FALSE(first.processes[0].own);
+  EXPECT_EQ(first.processes[0].sm_percent, 93.5);
+  EXPECT_EQ(first.processes[0].mem_percent, 12.0);
+  EXPECT_EQ(first.processes[1].pid, 7);
+  EXPECT_EQ(first.processes[1].process, "");  // not named
+  EXPECT_TRUE(first.processes[1].own);
+  const GpuUsePoll& second = contents.input.gpu_polls[1];
+  EXPECT_FALSE(second.host_pids);
+  EXPECT_TRUE(second.processes.empty());
+  // Under another policy the run's polls are left out with the run.
+  EXPECT_TRUE(read_ledger(file.path(), "concurrent").input.gpu_polls.empty());
+}
+
 }  // namespace
 }  // namespace baton

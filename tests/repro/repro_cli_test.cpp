@@ -134,6 +134,7 @@ TEST(ReproCli, HelpExitsWithZeroAndSaysWhatEachFlagDoes) {
   EXPECT_NE(r.output.find("serialize/op"), std::string::npos) << r.output;  // --compare
   EXPECT_NE(r.output.find("/OPS"), std::string::npos) << r.output;          // --engine
   EXPECT_NE(r.output.find("on the CPU backend"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--no-gpu-sampling"), std::string::npos) << r.output;
 }
 
 TEST(ReproCli, PartitionOnTheCpuSaysWhatItDoes) {

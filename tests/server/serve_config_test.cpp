@@ -92,6 +92,7 @@ max_body_bytes = 1048576
 http_threads = 4
 cpu_threads = 3
 watchdog_deadline = 90
+gpu_sampling = false
 
 [models.chat]
 kind = "chat"
@@ -132,6 +133,7 @@ queue_limit = 10
   EXPECT_EQ(c.turn.prefill_share, 0.25);
   EXPECT_EQ(c.ledger, "/var/lib/baton/ledger.db");
   EXPECT_FALSE(c.no_ledger);
+  EXPECT_FALSE(c.gpu_sampling);
   EXPECT_EQ(c.api_key, "sekrit");
   EXPECT_EQ(c.shutdown_timeout_s, 12.5);
   EXPECT_EQ(c.max_body_bytes, 1048576u);
@@ -190,6 +192,7 @@ path = "e"
   EXPECT_EQ(c.turn.prefill_share, 0.5);
   EXPECT_TRUE(c.ledger.empty());  // resolve() fills in default_ledger_path()
   EXPECT_FALSE(c.no_ledger);
+  EXPECT_TRUE(c.gpu_sampling);
   EXPECT_TRUE(c.api_key.empty());
   EXPECT_EQ(c.shutdown_timeout_s, 30.0);
   EXPECT_EQ(c.max_body_bytes, std::size_t{8} << 20);

@@ -119,6 +119,91 @@ std::string verdict(const Comparison& c, double alpha) {
                      c.a.label, a_lower ? "less" : "more", c.b.label, r.p_value, alpha, ci);
 }
 
+std::string process_label(const OtherGpuProcess& p) {
+  return p.process.empty() ? fmt::format("pid {} (unnamed)", p.pid)
+                           : fmt::format("{} (pid {})", p.process, p.pid);
+}
+
+// The figure in one sentence: ruled in, ruled out, or not known.
+std::string gpu_client_verdict(const GpuClients& g) {
+  if (g.sampled_busy_hours <= 0.0) {
+    return "no GPU poll covers baton's busy time: other clients are unknown";
+  }
+  const double covered = g.busy_hours > 0.0 ? g.sampled_busy_hours / g.busy_hours : 0.0;
+  const std::string cover = fmt::format("(polls cover {:.1f}% of its busy time)", 100.0 * covered);
+  if (g.other_busy_share > 0.0) {
+    return fmt::format(
+        "another GPU client was busy (at least {:g}% SM) for {:.1f}% of baton's polled busy "
+        "time {}",
+        g.threshold_sm_percent, 100.0 * g.other_busy_share, cover);
+  }
+  if (g.unresolved_busy_share > 0.0) {
+    return fmt::format(
+        "not known: processes that could not be told from baton used at least {:g}% SM for "
+        "{:.1f}% of baton's polled busy time {}",
+        g.threshold_sm_percent, 100.0 * g.unresolved_busy_share, cover);
+  }
+  return fmt::format("ruled out: no other process reached {:g}% SM in baton's polled busy time {}",
+                     g.threshold_sm_percent, cover);
+}
+
+json gpu_clients_json(const std::optional<GpuClients>& clients) {
+  if (!clients) return nullptr;
+  const GpuClients& g = *clients;
+  json top = json::array();
+  for (const OtherGpuProcess& p : g.top_others) {
+    top.push_back({{"pid", p.pid},
+                   {"process", p.process.empty() ? json(nullptr) : json(p.process)},
+                   {"mean_sm_percent", p.mean_sm_percent}});
+  }
+  json unresolved = nullptr;
+  if (g.unresolved) {
+    unresolved = {{"mean_sm_percent", g.unresolved_mean_sm},
+                  {"max_sm_percent", g.unresolved_max_sm},
+                  {"busy_share", g.unresolved_busy_share}};
+  }
+  return {{"threshold_sm_percent", g.threshold_sm_percent},
+          {"busy_hours", g.busy_hours},
+          {"sampled_busy_hours", g.sampled_busy_hours},
+          {"baton_mean_sm_percent", g.baton_mean_sm},
+          {"other_mean_sm_percent", g.other_mean_sm},
+          {"other_max_sm_percent", g.other_max_sm},
+          {"other_busy_share", g.other_busy_share},
+          {"unresolved", std::move(unresolved)},
+          {"top_others", std::move(top)},
+          {"verdict", gpu_client_verdict(g)}};
+}
+
+void print_gpu_clients(std::ostream& out, const std::optional<GpuClients>& clients) {
+  if (!clients) {
+    out << "Other GPU clients: not polled (CPU runs, runs before schema version 5, NVML\n"
+           "  unavailable or --no-gpu-sampling)\n";
+    return;
+  }
+  const GpuClients& g = *clients;
+  out << fmt::format(
+      "Other GPU clients (NVML; busy from {:g}% of SM time, other processes summed)\n",
+      g.threshold_sm_percent);
+  out << fmt::format("  LLM engines busy {:.4g} h, of which polled {:.4g} h\n", g.busy_hours,
+                     g.sampled_busy_hours);
+  if (g.sampled_busy_hours > 0.0) {
+    out << fmt::format(
+        "  other processes: mean {:.1f}% SM, max {:.1f}%, busy {:.1f}% of the polled time\n",
+        g.other_mean_sm, g.other_max_sm, 100.0 * g.other_busy_share);
+    out << fmt::format("  baton itself: mean {:.1f}% SM\n", g.baton_mean_sm);
+    if (g.unresolved) {
+      out << fmt::format(
+          "  not told apart from baton (a PID namespace of its own): mean {:.1f}% SM, max "
+          "{:.1f}%, busy {:.1f}%\n",
+          g.unresolved_mean_sm, g.unresolved_max_sm, 100.0 * g.unresolved_busy_share);
+    }
+    for (const OtherGpuProcess& p : g.top_others) {
+      out << fmt::format("    {:<36} mean {:.1f}% SM\n", process_label(p), p.mean_sm_percent);
+    }
+  }
+  out << "  " << gpu_client_verdict(g) << "\n";
+}
+
 }  // namespace
 
 Comparison compare_arms(Arm a, Arm b, double alpha) {
@@ -177,6 +262,7 @@ json to_json(const Analysis& a) {
         {"days_in_dual", d.days_in_dual},
         {"p_days", d.p_days}}},
       {"stream_exposure", stream_json(a.stream)},
+      {"gpu_clients", gpu_clients_json(a.gpu_clients)},
   };
 }
 
@@ -209,6 +295,7 @@ void print_analysis(std::ostream& out, const Analysis& a) {
   out << fmt::format("  exactly one engine long   {:>10.4g} h {:>6} hangs\n", l.exactly_one_hours,
                      l.exactly_one_hangs);
   print_tests(out, a);
+  print_gpu_clients(out, a.gpu_clients);
 }
 
 void print_comparison(std::ostream& out, const Comparison& c) {

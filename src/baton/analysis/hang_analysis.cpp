@@ -28,6 +28,7 @@ Analysis analyze_hangs(const ExposureInput& input, const AnalysisOptions& option
   a.single_rate = poisson_rate(single, std::max(0.0, e.busy_hours - e.dual_hours));
 
   if (input.stream_intervals) a.stream = measure_stream_exposure(*input.stream_intervals);
+  a.gpu_clients = measure_gpu_clients(input, options.other_client_sm_percent);
 
   const double share = a.dual_share.value_or(0.0);
   a.uniform = uniform_test(e.hangs, share);

@@ -1,5 +1,6 @@
 // The whole analysis of one set of busy intervals and hangs: exposure, rates, the
-// uniform-placement test and its dependence-robust variants, and the stream exposure.
+// uniform-placement test and its dependence-robust variants, the stream exposure, and
+// other GPU clients' use during the busy time.
 // `baton analyze` prints it.
 // Thread-safety: pure functions.
 #pragma once
@@ -10,6 +11,7 @@
 #include <string>
 
 #include "baton/analysis/exposure.h"
+#include "baton/analysis/gpu_clients.h"
 #include "baton/analysis/rate_statistics.h"
 #include "baton/analysis/stream_exposure.h"
 #include "baton/analysis/uniform_placement.h"
@@ -21,6 +23,8 @@ struct AnalysisOptions {
   double cluster_window_s = 45 * 60;
   // Event classes that count as hangs (the GPU stopped making progress).
   std::set<std::string> hang_classes{"hang", "timeout", "submissions_ignored"};
+  // Other processes' summed SM use (percent) from which another GPU client counts as busy.
+  double other_client_sm_percent = kDefaultOtherClientSmPercent;
 };
 
 struct HangCounts {
@@ -42,6 +46,7 @@ struct Analysis {
   RateEstimate single_rate;  // hangs while exactly one engine was busy, per such hour
   UniformTest uniform;
   DependenceTest dependence;
+  std::optional<GpuClients> gpu_clients;  // empty when the input holds no GPU poll
 };
 
 Analysis analyze_hangs(const ExposureInput& input, const AnalysisOptions& options);

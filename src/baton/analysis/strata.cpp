@@ -14,7 +14,7 @@ namespace {
 
 constexpr double kSecondsPerHour = 3600.0;
 constexpr double kSecondsPerDay = 86400.0;
-constexpr std::array<std::pair<Factor, std::string_view>, 9> kFactorNames{{
+constexpr std::array<std::pair<Factor, std::string_view>, 10> kFactorNames{{
     {Factor::busy, "busy"},
     {Factor::dual, "dual"},
     {Factor::prefill_in_flight, "prefill_in_flight"},
@@ -23,6 +23,7 @@ constexpr std::array<std::pair<Factor, std::string_view>, 9> kFactorNames{{
     {Factor::policy, "policy"},
     {Factor::backend, "backend"},
     {Factor::driver, "driver"},
+    {Factor::other_gpu_client, "other_gpu_client"},
     {Factor::day, "day"},
 }};
 
@@ -32,7 +33,8 @@ Spans joined(Spans spans) {
 }
 
 // A change of state at `time`: `counter` by `delta`. Counters: 0 busy engines, 1 prefill,
-// 2 long context, then one per run label (a policy, backend or driver value).
+// 2 long context, then one per label (a policy, backend or driver value of the runs, or the
+// other GPU clients' state).
 struct Step {
   double time;
   std::size_t counter;
@@ -85,11 +87,17 @@ void add_segment(std::vector<Segment>& segments, double start, double end, Strat
 }
 
 std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t threshold,
-                                 const std::string& host) {
+                                 const std::string& host, double other_client_sm_percent) {
   std::map<std::string, Spans> busy;
   Spans prefill, long_context;
-  // (0 policy | 1 backend | 2 driver, value)
+  // (0 policy | 1 backend | 2 driver | 3 other GPU clients, value)
   std::map<std::pair<int, std::string>, Spans> by_label;
+  for (const GpuUsePiece& piece : gpu_use_pieces(input.gpu_polls)) {
+    by_label[{3, other_client_state(piece, other_client_sm_percent)}].emplace_back(piece.start,
+                                                                                   piece.end);
+  }
+  // Outside every poll: not sampled, where the source has polls at all.
+  const std::string unsampled = input.gpu_polls.empty() ? "" : "unsampled";
   for (const BusyInterval& interval : input.intervals) {
     if (interval.kind == "embed" || !(interval.end > interval.start)) continue;
     const std::pair span{interval.start, interval.end};
@@ -118,10 +126,11 @@ std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t thresh
   for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
     depth[steps[i].counter] += steps[i].delta;
     if (steps[i + 1].time == steps[i].time || depth[0] == 0) continue;
-    add_segment(
-        segments, steps[i].time, steps[i + 1].time,
-        {std::min(depth[0], 3), depth[1] > 0, depth[2] > 0, host, label_of(labels, depth, 0),
-         label_of(labels, depth, 1), label_of(labels, depth, 2), ""});
+    const std::string other_client = label_of(labels, depth, 3);
+    add_segment(segments, steps[i].time, steps[i + 1].time,
+                {std::min(depth[0], 3), depth[1] > 0, depth[2] > 0, host,
+                 label_of(labels, depth, 0), label_of(labels, depth, 1), label_of(labels, depth, 2),
+                 "", other_client.empty() ? unsampled : other_client});
   }
   return segments;
 }
@@ -150,8 +159,10 @@ std::string known_factors() {
 }
 
 Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
-                const std::set<std::string>& hang_classes, const std::string& host) {
-  const std::vector<Segment> segments = segments_of(input, long_context_threshold, host);
+                const std::set<std::string>& hang_classes, const std::string& host,
+                double other_client_sm_percent) {
+  const std::vector<Segment> segments =
+      segments_of(input, long_context_threshold, host, other_client_sm_percent);
   std::map<StratumState, Stratum> by_state;
   for (const Segment& s : segments) {
     Stratum& stratum = by_state[s.state];
@@ -204,13 +215,22 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
     design.columns.push_back(std::move(name));
     value_of.push_back(std::move(f));
   };
-  // A factor of named levels: a column for each level past the first by name.
-  const auto levels = [&](Factor factor, std::string StratumState::*field) {
+  // A factor of named levels: a column for each level past the first, which is
+  // `reference` where it occurred, else the first by name.
+  const auto levels = [&](Factor factor, std::string StratumState::*field,
+                          const std::string& reference = "") {
     std::set<std::string> names;
     for (const Stratum& s : strata.strata) names.insert(s.state.*field);
-    for (auto it = std::next(names.begin(), names.empty() ? 0 : 1); it != names.end(); ++it) {
-      column(std::string(to_string(factor)) + "=" + *it,
-             [field, name = *it](const StratumState& s) { return s.*field == name ? 1.0 : 0.0; });
+    std::vector<std::string> ordered(names.begin(), names.end());
+    if (const auto it = std::find(ordered.begin(), ordered.end(), reference);
+        !reference.empty() && it != ordered.end()) {
+      std::rotate(ordered.begin(), it, std::next(it));
+    }
+    for (std::size_t k = 1; k < ordered.size(); ++k) {
+      column(std::string(to_string(factor)) + "=" + ordered[k],
+             [field, name = ordered[k]](const StratumState& s) {
+               return s.*field == name ? 1.0 : 0.0;
+             });
     }
   };
   for (const Factor factor : factors) {
@@ -241,6 +261,9 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
         break;
       case Factor::driver:
         levels(factor, &StratumState::driver);
+        break;
+      case Factor::other_gpu_client:
+        levels(factor, &StratumState::other_gpu_client, "idle");
         break;
       case Factor::day:
         levels(factor, &StratumState::day);

@@ -9,7 +9,10 @@
 //   policy, backend, driver: those of the runs whose engines were busy ("mixed" when runs
 //     of two were busy at once, empty when the source does not say: CSV logs, the CPU's
 //     driver);
-//   day: the UTC date (a stretch over midnight is split there).
+//   day: the UTC date (a stretch over midnight is split there);
+//   other_gpu_client: whether a process other than baton used the GPU then (gpu_clients.h):
+//     "busy" (at least the threshold of SM time), "idle", "unresolved" (pids that could not
+//     be told from baton's), "unsampled" (no poll then); empty when the source has no poll.
 // A hang counts in the state at its time; hangs while no engine was busy are counted
 // apart (they have no exposure to be a rate of).
 // Thread-safety: pure functions.
@@ -23,6 +26,7 @@
 #include <vector>
 
 #include "baton/analysis/exposure_input.h"
+#include "baton/analysis/gpu_clients.h"
 #include "baton/analysis/poisson_regression.h"
 
 namespace baton {
@@ -36,14 +40,15 @@ enum class Factor {
   policy,
   backend,
   driver,
+  other_gpu_client,
   day
 };
 
 // The names above; nullopt for another.
 std::optional<Factor> parse_factor(std::string_view name);
 std::string_view to_string(Factor factor);
-// "busy, dual, prefill_in_flight, long_context, host, policy, backend, driver, day", for
-// errors.
+// "busy, dual, prefill_in_flight, long_context, host, policy, backend, driver,
+// other_gpu_client, day", for errors.
 std::string known_factors();
 
 struct StratumState {
@@ -55,6 +60,7 @@ struct StratumState {
   std::string backend;
   std::string driver;
   std::string day;  // YYYY-MM-DD, UTC
+  std::string other_gpu_client;
   auto operator<=>(const StratumState&) const = default;
 };
 
@@ -77,16 +83,19 @@ struct Strata {
   std::vector<PlacedEvent> events;  // every counted one, in the input's order (stratify())
 };
 
-// The strata of one source. `hang_classes`: the event classes that count.
+// The strata of one source. `hang_classes`: the event classes that count;
+// `other_client_sm_percent`: the other use from which other_gpu_client is "busy".
 Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
-                const std::set<std::string>& hang_classes, const std::string& host);
+                const std::set<std::string>& hang_classes, const std::string& host,
+                double other_client_sm_percent = kDefaultOtherClientSmPercent);
 
 // Several sources' strata, summed (a fleet).
 Strata merge_strata(const std::vector<Strata>& parts);
 
 // The regression's table for `factors`: one cell per combination of their levels that
 // occurred, one column per level past the first (busy: "busy=2", "busy=3+"; host, policy,
-// backend, driver, day: "host=NAME" for each past the first by name), one term per factor.
+// backend, driver, day: "host=NAME" for each past the first by name; other_gpu_client:
+// each level but "idle", "other_gpu_client=busy"), one term per factor.
 PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factors);
 
 }  // namespace baton

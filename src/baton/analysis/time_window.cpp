@@ -21,6 +21,7 @@ ExposureInput within_window(ExposureInput input, std::optional<double> since,
   };
   clip(input.intervals);
   if (input.stream_intervals) clip(*input.stream_intervals);
+  clip(input.gpu_polls);
   std::erase_if(input.hangs, [&](const HangRecord& h) { return h.time < low || h.time >= high; });
   return input;
 }

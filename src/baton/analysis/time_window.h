@@ -1,5 +1,5 @@
-// A time window of an analysis (`baton analyze --since/--until`): the busy intervals
-// clipped to it and only the events in it, so that every figure is of that window alone.
+// A time window of an analysis (`baton analyze --since/--until`): the busy intervals and
+// GPU polls clipped to it and only the events in it, so that every figure is of that window alone.
 // Thread-safety: pure functions.
 #pragma once
 

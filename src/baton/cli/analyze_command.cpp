@@ -81,6 +81,11 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
   cmd->add_option("--class", classes,
                   "Event classes that count as hangs (default: hang, timeout, "
                   "submissions_ignored)");
+  cmd->add_option("--other-gpu-busy", options.other_client_sm_percent,
+                  "Percent of SM time from which other processes' GPU use (NVML polls) counts "
+                  "as another client busy")
+      ->capture_default_str()
+      ->check(CLI::Range(0.1, 100.0));
   cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
   cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
   cmd->add_option("--plot-gaps", plot_gaps,
@@ -245,8 +250,8 @@ int AnalyzeCommand::run_stratified() {
     parts.push_back(from_prometheus(*this));
   } else if (!intervals_csv.empty() || !events_csv.empty()) {
     const std::vector<Source> sources = load_sources(*this);
-    parts.push_back(
-        stratify(sources[0].input, options.long_context, options.hang_classes, sources[0].label));
+    parts.push_back(stratify(sources[0].input, options.long_context, options.hang_classes,
+                             sources[0].label, options.other_client_sm_percent));
   } else {
     std::vector<std::string> paths = ledgers;
     if (paths.empty()) paths.push_back(default_ledger_path().string());
@@ -254,7 +259,8 @@ int AnalyzeCommand::run_stratified() {
         policies.empty() ? std::nullopt : std::optional(policies[0]);
     for (const std::string& path : paths) {
       const Source source = windowed(from_ledger(path, policy), *this);
-      parts.push_back(stratify(source.input, options.long_context, options.hang_classes, path));
+      parts.push_back(stratify(source.input, options.long_context, options.hang_classes, path,
+                               options.other_client_sm_percent));
     }
   }
   const Stratified result = stratified_analysis(merge_strata(parts), std::move(factors));

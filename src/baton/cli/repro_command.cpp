@@ -69,6 +69,8 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_flag("--json", options.json, "Print one JSON object instead of a table");
   cmd->add_option("--ledger", options.ledger_path,
                   "Record every busy interval and fault event into this SQLite file");
+  cmd->add_flag("--no-gpu-sampling", no_gpu_sampling,
+                "cuda: record no process's GPU use (NVML) into the ledger");
   attach_fault_options(*cmd);
   cmd->add_flag("--compare", options.compare,
                 "Run each engine solo, then all together under concurrent, serialize/burst, "
@@ -175,6 +177,7 @@ int ReproCommand::run() {
   options.turn.scope = *parse_turn_scope(turn_scope);
   apply(options.turn, *parse_prefill_share(prefill_share));
   options.weights = *parse_weight_format(weights);
+  options.gpu_sampling = !no_gpu_sampling;
   options.faults.seed = fault_seed.value_or(options.seed);
   options.watchdog.deadline = std::chrono::milliseconds(
       static_cast<std::int64_t>(std::llround(watchdog_deadline_s * 1000.0)));

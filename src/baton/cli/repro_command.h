@@ -24,6 +24,7 @@ struct ReproCommand {
   double watchdog_deadline_s = 0.0;              // from options.watchdog when not given
   std::optional<double> slowdown_min_excess_ms;  // the backend's default when not given
   std::string scenario;                          // --scenario NAME; empty: the engines of --engine
+  bool no_gpu_sampling = false;                  // --no-gpu-sampling
   ScenarioInputs scenario_inputs;
 
   // Declares the verb's options on `app` and returns the subcommand.

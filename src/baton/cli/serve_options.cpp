@@ -113,6 +113,8 @@ void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
                      "Record busy intervals and fault events into this SQLite file (default: "
                      "$BATON_LEDGER, else the XDG state directory)");
   cmd.add_flag("--no-ledger", flags.values.no_ledger, "Record no ledger")->excludes(ledger);
+  cmd.add_flag("--no-gpu-sampling", flags.no_gpu_sampling,
+               "cuda: record no process's GPU use (NVML) into the ledger");
 }
 
 void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
@@ -231,6 +233,7 @@ void apply_ledger(const ServeFlags& flags, const CLI::App& cmd, ServeConfig& c) 
     c.ledger.clear();
     c.no_ledger = true;
   }
+  if (given(cmd, "--no-gpu-sampling")) c.gpu_sampling = false;
   if (c.no_ledger || !c.ledger.empty()) return;
   try {
     c.ledger = default_ledger_path();

@@ -26,16 +26,17 @@ struct ServeFlags {
   std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
   int step_tokens = -1;               // --step-tokens; -1: the backend's default
   std::string ledger;
+  bool no_gpu_sampling = false;  // --no-gpu-sampling
   ModelSpec model;      // --max-batch, --kv-budget-mb, ...: every --model's settings
   std::string weights;  // --weights: every --model's and --embedding's; "": as stored
 };
 
 // Adds every flag to `cmd` (the `serve` subcommand): --config FILE, --model NAME=DIR and
 // --embedding NAME=DIR (repeatable), the server's and the turn's settings, --ledger PATH or
-// --no-ledger, --api-key (default $BATON_API_KEY), --threads (cpu_threads), the settings of
-// every --model (--max-batch, --kv-budget-mb, --context-length, --prefill-chunk,
-// --step-tokens, --queue-limit), --weights for every --model and --embedding, and the fault flags as repro has
-// them plus --inject-fault-engine NAME.
+// --no-ledger, --no-gpu-sampling, --api-key (default $BATON_API_KEY), --threads (cpu_threads), the
+// settings of every --model (--max-batch, --kv-budget-mb, --context-length, --prefill-chunk,
+// --step-tokens, --queue-limit), --weights for every --model and --embedding, and the fault flags
+// as repro has them plus --inject-fault-engine NAME.
 void add_serve_options(CLI::App& cmd, ServeFlags& flags);
 
 // The file (if --config) with the flags given on top (a flag given explicitly wins), models

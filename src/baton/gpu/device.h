@@ -37,6 +37,9 @@ class Device {
   virtual std::string_view backend() const = 0;
   // A GPU's memory now; none for the CPU, whose memory the models share with the host.
   virtual std::optional<DeviceMemory> memory() const { return std::nullopt; }
+  // A GPU's PCI bus id ("0000:01:00.0"), which names it to tools that number devices their
+  // own way (NVML); empty for the CPU.
+  virtual std::string pci_bus_id() const { return {}; }
   // A new stream, owned by the caller, that reports to overlap(). Must not outlive the device.
   std::unique_ptr<Stream> create_stream(std::string name) {
     return make_stream(next_stream_id_.fetch_add(1), std::move(name));

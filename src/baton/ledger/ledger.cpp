@@ -76,6 +76,16 @@ void Ledger::record(StreamIntervalRow row) {
   ++queued_;
 }
 
+void Ledger::record(GpuPollRow row) {
+  if (!(row.poll.end >= row.poll.start)) {
+    throw std::invalid_argument("[ledger] bad GPU poll: start " + std::to_string(row.poll.start) +
+                                ", end " + std::to_string(row.poll.end));
+  }
+  std::lock_guard lock(mu_);
+  queue_.emplace_back(std::move(row));
+  ++queued_;
+}
+
 void Ledger::record(EventRow row) {
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
@@ -141,6 +151,8 @@ void Ledger::commit(std::vector<Row>& rows) {
         event.bind(1, e->run_id).bind(2, e->time).bind(3, e->error_class).bind(4, e->engine);
         event.bind(5, e->stream).bind(6, e->in_flight).bind(7, e->detail);
         event.run();
+      } else if (const auto* g = std::get_if<GpuPollRow>(&row)) {
+        insert_gpu_poll(*g);
       }
     }
     for (const IntervalRow& i : merge_consecutive(std::move(intervals), kMergeGapSeconds)) {
@@ -160,6 +172,26 @@ void Ledger::commit(std::vector<Row>& rows) {
     }
     std::lock_guard lock(mu_);
     if (!error_) error_ = error.what();
+  }
+}
+
+void Ledger::insert_gpu_poll(const GpuPollRow& row) {
+  Statement poll(db_, "INSERT INTO gpu_polls (run_id, start, end, host_pids) VALUES (?, ?, ?, ?)");
+  poll.bind(1, row.run_id).bind(2, row.poll.start).bind(3, row.poll.end);
+  poll.bind(4, std::int64_t{row.poll.host_pids}).run();
+  if (row.poll.processes.empty()) return;
+  const std::int64_t poll_id = db_.last_insert_rowid();
+  Statement sample(db_,
+                   "INSERT INTO gpu_process_samples (poll_id, pid, process, own, sm_percent,"
+                   " mem_percent) VALUES (?, ?, ?, ?, ?, ?)");
+  for (const GpuProcessUse& p : row.poll.processes) {
+    sample.bind(1, poll_id).bind(2, std::int64_t{p.pid});
+    if (p.process) {
+      sample.bind(3, *p.process);
+    } else {
+      sample.bind_null(3);
+    }
+    sample.bind(4, std::int64_t{p.own}).bind(5, p.sm_percent).bind(6, p.mem_percent).run();
   }
 }
 

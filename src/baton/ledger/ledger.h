@@ -1,10 +1,10 @@
 // Ledger: the SQLite file (WAL mode) that every busy interval (of engines and of
-// streams), fault event and run goes into, so that exposure can be counted afterwards. Writes are
-// queued and committed by a writer thread, off the engines' hot path, in one transaction at least
-// every `commit_every` (default 1 s): a crash or kill -9 loses at most that much, and WAL keeps the
-// file consistent. Consecutive bursts queued in one commit are merged into one interval where the
-// analysis loses nothing (see interval_merge.h). Thread-safety: every member is thread-safe. The
-// destructor commits what is queued and joins the writer thread.
+// streams), fault event, run and poll of the GPU's per-process use goes into, so that exposure can
+// be counted afterwards. Writes are queued and committed by a writer thread, off the engines' hot
+// path, in one transaction at least every `commit_every` (default 1 s): a crash or kill -9 loses at
+// most that much, and WAL keeps the file consistent. Consecutive bursts queued in one commit are
+// merged into one interval where the analysis loses nothing (see interval_merge.h). Thread-safety:
+// every member is thread-safe. The destructor commits what is queued and joins the writer thread.
 #pragma once
 
 #include <chrono>
@@ -46,16 +46,19 @@ class Ledger {
   // Throws std::invalid_argument for a stream interval that ends before it starts.
   void record(StreamIntervalRow row);
   void record(EventRow row);
+  // Throws std::invalid_argument for a poll that ends before it starts.
+  void record(GpuPollRow row);
   // Blocks until every row queued before the call is committed.
   void flush();
   // The first error the writer thread met, if any (the rows it could not write are lost).
   std::optional<std::string> writer_error() const;
 
  private:
-  using Row = std::variant<IntervalRow, StreamIntervalRow, EventRow>;
+  using Row = std::variant<IntervalRow, StreamIntervalRow, EventRow, GpuPollRow>;
 
   void write_loop(std::stop_token stop);
   void commit(std::vector<Row>& rows);
+  void insert_gpu_poll(const GpuPollRow& row);  // in commit()'s transaction
 
   const std::chrono::milliseconds commit_every_;
   Database db_;  // used by the writer thread, and by begin/end_run under db_mu_

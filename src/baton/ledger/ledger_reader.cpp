@@ -111,6 +111,32 @@ std::vector<HangRecord> read_events(Database& db, const std::optional<std::strin
   return events;
 }
 
+// The GPU polls (schema 5 on), each with its processes, in time order.
+std::vector<GpuUsePoll> read_gpu_polls(Database& db, std::int64_t version,
+                                       const std::optional<std::string>& policy) {
+  if (version < 5) return {};
+  Statement s(db,
+              "SELECT p.id, p.run_id, p.start, p.end, p.host_pids, s.pid, coalesce(s.process, ''),"
+              " s.own, s.sm_percent, s.mem_percent FROM gpu_polls p LEFT JOIN"
+              " gpu_process_samples s ON s.poll_id = p.id"
+              " WHERE (?1 IS NULL OR p.run_id IN (SELECT id FROM runs WHERE policy = ?1))"
+              " ORDER BY p.start, p.id, s.rowid");
+  bind_policy(s, policy);
+  std::vector<GpuUsePoll> polls;
+  std::int64_t last_id = 0;
+  while (s.step()) {
+    if (polls.empty() || s.column_int(0) != last_id) {
+      last_id = s.column_int(0);
+      polls.push_back(
+          {s.column_int(1), s.column_double(2), s.column_double(3), s.column_int(4) != 0, {}});
+    }
+    if (s.column_is_null(5)) continue;  // a poll that found no process
+    polls.back().processes.push_back({s.column_int(5), s.column_text(6), s.column_int(7) != 0,
+                                      s.column_double(8), s.column_double(9)});
+  }
+  return polls;
+}
+
 }  // namespace
 
 LedgerContents read_ledger(const std::filesystem::path& path,
@@ -126,6 +152,7 @@ LedgerContents read_ledger(const std::filesystem::path& path,
   contents.input.intervals = read_intervals(db, version, policy);
   contents.input.hangs = read_events(db, policy);
   contents.input.stream_intervals = read_stream_intervals(db, contents.runs, policy);
+  contents.input.gpu_polls = read_gpu_polls(db, version, policy);
   return contents;
 }
 

@@ -1,7 +1,7 @@
 // Reading a ledger back for the analysis: the busy intervals (of engines, and of streams
-// when every run recorded them) and fault events of its runs, optionally only of the runs
-// under one policy. Opens the file read-only, so a ledger that
-// a running server is writing can be analysed (WAL lets readers in).
+// when every run recorded them), fault events and GPU polls of its runs, optionally only
+// of the runs under one policy. Opens the file read-only, so a ledger that a running
+// server is writing can be analysed (WAL lets readers in).
 // Thread-safety: a pure function of the file.
 #pragma once
 

@@ -1,11 +1,13 @@
-// The rows of the ledger: busy intervals of engines and of streams, fault events and runs. Times
-// are seconds since the Unix epoch (REAL), so ledgers from different processes and machines line
-// up. Thread-safety: values.
+// The rows of the ledger: busy intervals of engines and of streams, fault events, runs and
+// the GPU's per-process use. Times are seconds since the Unix epoch (REAL), so ledgers from
+// different processes and machines line up. Thread-safety: values.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+
+#include "baton/gpu/gpu_poll.h"
 
 namespace baton {
 
@@ -36,6 +38,13 @@ struct EventRow {
   std::string stream;
   std::int64_t in_flight = 0;
   std::string detail;
+};
+
+// One poll of NVML (gpu_process_sampler.h): a row of gpu_polls and one of
+// gpu_process_samples per process.
+struct GpuPollRow {
+  std::int64_t run_id = 0;
+  GpuPoll poll;
 };
 
 struct RunStart {

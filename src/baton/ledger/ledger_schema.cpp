@@ -49,6 +49,23 @@ CREATE TABLE IF NOT EXISTS events (
   detail TEXT
 );
 CREATE INDEX IF NOT EXISTS events_by_time ON events(time);
+CREATE TABLE IF NOT EXISTS gpu_polls (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER REFERENCES runs(id),
+  start REAL NOT NULL,
+  end REAL NOT NULL CHECK (end >= start),
+  host_pids INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gpu_polls_by_start ON gpu_polls(start);
+CREATE TABLE IF NOT EXISTS gpu_process_samples (
+  poll_id INTEGER NOT NULL REFERENCES gpu_polls(id),
+  pid INTEGER NOT NULL,
+  process TEXT,
+  own INTEGER NOT NULL,
+  sm_percent REAL NOT NULL,
+  mem_percent REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS gpu_process_samples_by_poll ON gpu_process_samples(poll_id);
 )sql";
 
 LedgerFormatError not_a_ledger(const std::filesystem::path& path, const std::string& why) {
@@ -75,6 +92,7 @@ std::set<std::string> table_names(Database& db) {
 std::vector<std::string> tables_of(std::int64_t version) {
   std::vector<std::string> tables{"runs", "intervals", "events"};
   if (version >= 3) tables.push_back("stream_intervals");
+  if (version >= 5) tables.insert(tables.end(), {"gpu_polls", "gpu_process_samples"});
   return tables;
 }
 

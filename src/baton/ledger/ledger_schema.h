@@ -7,7 +7,8 @@
 // stream_intervals table (the GPU-side exposure) and runs.streams_recorded, which is 0
 // for the runs an older baton wrote: they have no stream intervals, and a reader must
 // not take that for zero; 4 added runs.driver, the GPU driver's version (NULL on the
-// CPU and for older runs).
+// CPU and for older runs); 5 added gpu_polls and gpu_process_samples, what NVML said each
+// process used of the GPU (none for older runs, CPU runs, or where NVML was unavailable).
 // Thread-safety: functions of one Database, which belongs to one thread at a time.
 #pragma once
 
@@ -20,7 +21,7 @@
 
 namespace baton {
 
-inline constexpr int kLedgerSchemaVersion = 4;
+inline constexpr int kLedgerSchemaVersion = 5;
 
 // "PATH is not a baton ledger: WHY" (or, for a newer schema, what wrote it).
 class LedgerFormatError : public std::invalid_argument {

@@ -52,6 +52,7 @@ struct ReproOptions {
   bool json = false;
   std::string ledger_path;    // empty: no ledger
   std::string ledger_policy;  // the run's policy in the ledger; empty: describe(turn)
+  bool gpu_sampling = true;   // cuda, with a ledger: other GPU clients' use (gpu_sampling.h)
   bool compare = false;       // run the engines solo and under every policy, side by side
   // The command-buffer caps; empty: CommitLimits::from_env(). `overpacked` turns them off.
   std::optional<CommitLimits> limits;

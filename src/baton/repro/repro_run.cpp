@@ -1,6 +1,7 @@
 #include "baton/repro/repro_run.h"
 
 #include <algorithm>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
 #include "baton/host/make_workload.h"
+#include "baton/ledger/gpu_sampling.h"
 #include "baton/ledger/ledger_recorder.h"
 #include "baton/ledger/stream_recorder.h"
 #include "baton/repro/burst_times.h"
@@ -182,6 +184,11 @@ ReproResult run_repro(const ReproOptions& options) {
     device->add_observer(*streams);
     streams->name_stream(device->default_stream().id(), device->default_stream().name());
   }
+  // After the ledger, so destroyed before it; stopped before the run ends.
+  std::unique_ptr<GpuProcessSampler> gpu_sampler;
+  if (ledger && options.gpu_sampling && backend == "cuda") {
+    gpu_sampler = start_gpu_sampling(*ledger, run_id, *device, std::cerr, "baton repro");
+  }
   EngineHost host(std::move(device), options.turn, options.watchdog, std::move(injector));
   host.add_burst_observer(times);
   if (recorder) {
@@ -261,6 +268,7 @@ ReproResult run_repro(const ReproOptions& options) {
   }
   result.turn_stats = host.turn().stats();
   result.faults = summarize_faults(host, result.events);
+  stop_gpu_sampling(gpu_sampler, std::cerr, "baton repro");  // its last poll in the run
   if (streams) streams->finish();  // every stream is idle: the host has stopped
   if (ledger) ledger->end_run(run_id, unix_seconds_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
   return result;

@@ -52,6 +52,7 @@ std::vector<std::string> child_args(const ReproOptions& o, const ReproEngine& en
   if (!o.ledger_path.empty()) {
     args.insert(args.end(), {"--ledger", o.ledger_path, "--ledger-policy", o.ledger_policy});
   }
+  if (!o.gpu_sampling) args.push_back("--no-gpu-sampling");
   return args;
 }
 

@@ -10,6 +10,7 @@
 #include "baton/common/ip_address.h"
 #include "baton/gpu/nvidia_driver.h"
 #include "baton/host/make_device.h"
+#include "baton/ledger/gpu_sampling.h"
 
 namespace baton {
 namespace {
@@ -74,6 +75,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   auto device = make_device(config_.backend, faults);
   const std::string backend(device->backend());
   open_ledger(backend);
+  start_gpu_sampling(*device, log);
   if (streams_) {
     device->add_observer(*streams_);
     streams_->name_stream(device->default_stream().id(), device->default_stream().name());
@@ -170,6 +172,11 @@ void BatonServer::open_ledger(const std::string& backend) {
   streams_.emplace(*ledger_, run_id_, recorder_->wall());
 }
 
+void BatonServer::start_gpu_sampling(const Device& device, std::ostream& log) {
+  if (!ledger_ || !config_.gpu_sampling || device.backend() != "cuda") return;
+  gpu_sampler_ = baton::start_gpu_sampling(*ledger_, run_id_, device, log, "baton serve");
+}
+
 int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log) {
   http_->start();
   // An IPv6 address is bracketed in a URL (RFC 3986), or the port would read as its last group.
@@ -185,7 +192,7 @@ int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log
       probe_.reset();
       models_.reset();
       host_->stop();
-      close_ledger(kExitGpuFatal);
+      close_ledger(kExitGpuFatal, log);
       return kExitGpuFatal;
     }
     if (!signals.wait(std::chrono::milliseconds(100)).empty()) break;
@@ -212,12 +219,13 @@ void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   (void)http_->wait_idle(std::chrono::seconds(2));
   http_->stop();
   models_.reset();
-  close_ledger(kExitOk);
+  close_ledger(kExitOk, log);
   log << "baton serve: stopped" << std::endl;
 }
 
-void BatonServer::close_ledger(int exit_code) {
+void BatonServer::close_ledger(int exit_code, std::ostream& log) {
   if (!ledger_) return;
+  stop_gpu_sampling(gpu_sampler_, log, "baton serve");  // its last poll is in the run
   if (streams_) streams_->finish();
   ledger_->end_run(run_id_, unix_seconds_now(), exit_code);  // commits what is queued
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "baton/common/signal_pipe.h"
+#include "baton/gpu/gpu_process_sampler.h"
 #include "baton/host/engine_host.h"
 #include "baton/ledger/ledger.h"
 #include "baton/ledger/ledger_recorder.h"
@@ -59,11 +60,12 @@ class BatonServer {
 
  private:
   void open_ledger(const std::string& backend);
+  void start_gpu_sampling(const Device& device, std::ostream& log);
   void seat_models(FaultInjector* faults);  // faults: aimed at fault_engine's seat
   void start_registry(std::ostream& log, const LoadProgress& progress);
   void record(const LifecycleEvent& event);
   void shut_down(SignalPipe& signals, std::ostream& log);
-  void close_ledger(int exit_code);
+  void close_ledger(int exit_code, std::ostream& log);
 
   const ServeConfig config_;
   // Declared in the order they must be built; destroyed the other way round: the HTTP
@@ -72,6 +74,7 @@ class BatonServer {
   std::optional<LedgerRecorder> recorder_;
   std::optional<StreamRecorder> streams_;
   std::int64_t run_id_ = 0;
+  std::unique_ptr<GpuProcessSampler> gpu_sampler_;  // cuda: other GPU clients, into the run
   EngineHealth health_;
   std::unique_ptr<ServerMetrics> metrics_;
   DualEngineClock busy_;

@@ -28,4 +28,10 @@ std::optional<DeviceMemory> CudaDevice::memory() const {
   return DeviceMemory{total_bytes, free_bytes};
 }
 
+std::string CudaDevice::pci_bus_id() const {
+  char id[32] = {};  // "0000:01:00.0" and its terminator, with room to spare
+  BATON_CUDA_CHECK(cudaDeviceGetPCIBusId(id, static_cast<int>(sizeof id), 0));
+  return id;
+}
+
 }  // namespace baton::cuda

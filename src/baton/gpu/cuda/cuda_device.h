@@ -16,6 +16,8 @@ class CudaDevice final : public Device {
   std::string_view backend() const override { return "cuda"; }
   // cudaMemGetInfo; a CUDA error is thrown as GpuError.
   std::optional<DeviceMemory> memory() const override;
+  // cudaDeviceGetPCIBusId; a CUDA error is thrown as GpuError.
+  std::string pci_bus_id() const override;
 
  protected:
   std::unique_ptr<Stream> make_stream(StreamId id, std::string name) override;

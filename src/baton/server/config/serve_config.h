@@ -15,6 +15,7 @@
 //   turn_name = "baton"        # host scope: the turn's name (/dev/shm/baton-turn-NAME)
 //   prefill_share = 0.5        # or "auto" (share_controller.h)
 //   ledger = "/var/lib/baton/ledger.db"   # or no_ledger = true; unset: default_ledger_path()
+//   gpu_sampling = true        # cuda: NVML's per-process GPU use into the ledger, each second
 //   api_key = "..."            # unset: $BATON_API_KEY (applied by resolve()); empty: none
 //   shutdown_timeout = 30      # seconds
 //   max_body_bytes = 8388608
@@ -125,6 +126,7 @@ struct ServeConfig {
   TurnOptions turn;              // policy, quantum, decode_first, prefill_share, scope, name
   std::filesystem::path ledger;  // empty with no_ledger; default default_ledger_path()
   bool no_ledger = false;
+  bool gpu_sampling = true;  // cuda, with a ledger: other GPU clients' use (gpu_sampling.h)
   std::string api_key;  // empty: no authentication
   double shutdown_timeout_s = 30.0;
   std::size_t max_body_bytes = 8u << 20;

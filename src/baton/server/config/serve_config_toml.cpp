@@ -260,6 +260,7 @@ ServeConfig TomlReader::read(const toml::table& root) const {
       {"prefill_share", [&](N v, K k) { read_prefill_share(v, k, c.turn); }},
       {"ledger", [&](N v, K k) { c.ledger = path(v, k); }},
       {"no_ledger", [&](N v, K k) { c.no_ledger = boolean(v, k); }},
+      {"gpu_sampling", [&](N v, K k) { c.gpu_sampling = boolean(v, k); }},
       {"api_key", [&](N v, K k) { c.api_key = string(v, k); }},
       {"shutdown_timeout", [&](N v, K k) { c.shutdown_timeout_s = real(v, k); }},
       {"max_body_bytes", [&](N v, K k) { c.max_body_bytes = integer<std::size_t>(v, k); }},
