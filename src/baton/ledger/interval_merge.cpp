@@ -15,13 +15,17 @@ std::optional<std::size_t> bucket_of(const std::optional<std::int64_t>& tokens) 
   return context_bucket(static_cast<std::size_t>(std::max<std::int64_t>(0, *tokens)));
 }
 
-bool mergeable(const IntervalRow& first, const IntervalRow& next, double max_gap_s) {
+MergeSide side_of(const IntervalRow& row) {
+  return {row.kind, row.request_id, row.context_tokens, row.start, row.end};
+}
+
+}  // namespace
+
+bool extends_interval(const MergeSide& first, const MergeSide& next, double max_gap_s) {
   return first.kind == next.kind && first.request_id == next.request_id &&
          bucket_of(first.context_tokens) == bucket_of(next.context_tokens) &&
          next.start >= first.start && next.start <= first.end + max_gap_s;
 }
-
-}  // namespace
 
 std::vector<IntervalRow> merge_consecutive(std::vector<IntervalRow> rows, double max_gap_s) {
   std::vector<IntervalRow> merged;
@@ -30,7 +34,7 @@ std::vector<IntervalRow> merge_consecutive(std::vector<IntervalRow> rows, double
   for (IntervalRow& row : rows) {
     auto key = std::make_pair(row.run_id, row.engine);
     auto it = last_of_engine.find(key);
-    if (it != last_of_engine.end() && mergeable(merged[it->second], row, max_gap_s)) {
+    if (it != last_of_engine.end() && extends_interval(side_of(merged[it->second]), side_of(row), max_gap_s)) {
       IntervalRow& into = merged[it->second];
       into.end = std::max(into.end, row.end);
       if (row.context_tokens) {

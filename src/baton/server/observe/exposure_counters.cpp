@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "baton/common/context_bucket.h"
+#include "baton/ledger/interval_merge.h"
 #include "baton/ledger/ledger.h"
 #include "baton/server/observe/metrics.h"
 
@@ -66,18 +66,17 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
                         options_.backend};
   std::lock_guard lock(mu_);
   if (!(interval.end > settled_)) return;
-  // The ledger's merge (interval_merge.h): a burst that follows its engine's last one of
-  // the same request, kind and context bucket within the gap extends it, so that both
-  // count the same busy time.
+  // The ledger's merge rule (interval_merge.h), so that both count the same busy time.
   const auto last = std::find_if(pending_.rbegin(), pending_.rend(), [&](const Pending& p) {
     return p.interval.engine == interval.engine;
   });
-  if (last != pending_.rend() && last->request == burst.request_id &&
-      last->interval.kind == interval.kind &&
-      context_bucket(static_cast<std::size_t>(*last->interval.context_tokens)) ==
-          context_bucket(burst.context_tokens) &&
-      interval.start >= last->interval.start &&
-      interval.start <= last->interval.end + Ledger::kMergeGapSeconds) {
+  const auto side = [](const BusyInterval& i, std::uint64_t request) {
+    return MergeSide{i.kind, static_cast<std::int64_t>(request), i.context_tokens, i.start,
+                     i.end};
+  };
+  if (last != pending_.rend() &&
+      extends_interval(side(last->interval, last->request),
+                       side(interval, burst.request_id), Ledger::kMergeGapSeconds)) {
     last->interval.end = std::max(last->interval.end, interval.end);
     last->interval.context_tokens =
         std::max(*last->interval.context_tokens, *interval.context_tokens);
