@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/common/clock.h"
+
 namespace baton {
 namespace {
 
@@ -218,17 +220,17 @@ TEST(TimelineSvg, ShortLedgerKeepsItsCoordinates) {
   EXPECT_EQ(count(svg, "class=\"break"), 0u);
 }
 
-constexpr double kHour = 3600;
 constexpr double kDay = 86400;
 
 // Two busy days 30 days apart (12:00-20:00 UTC each, "b" beside "a" for a while) and a
 // hang on "a" at 14:00 on the second.
 ExposureInput two_busy_days() {
   ExposureInput input;
-  input.intervals = {busy("a", 0, 8 * kHour), busy("b", 2 * kHour, 4 * kHour),
-                     busy("a", 30 * kDay, 30 * kDay + 8 * kHour),
-                     busy("b", 30 * kDay + 5 * kHour, 30 * kDay + 6 * kHour)};
-  input.hangs = {hang("a", 30 * kDay + 2 * kHour)};
+  input.intervals = {busy("a", 0, 8 * kSecondsPerHour),
+                     busy("b", 2 * kSecondsPerHour, 4 * kSecondsPerHour),
+                     busy("a", 30 * kDay, 30 * kDay + 8 * kSecondsPerHour),
+                     busy("b", 30 * kDay + 5 * kSecondsPerHour, 30 * kDay + 6 * kSecondsPerHour)};
+  input.hangs = {hang("a", 30 * kDay + 2 * kSecondsPerHour)};
   return input;
 }
 

@@ -15,11 +15,12 @@
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"
 #include "baton/turn/make_turn.h"
+#include "test_data.h"
 
 namespace baton {
 namespace {
 
-const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+using testing::kModels;
 
 // f32 on the CPU against f32 in torch, on unit vectors of 64 dims.
 constexpr double kTolerance = 2e-5;
@@ -31,7 +32,8 @@ nlohmann::json reference(const std::string& model) {
 
 EmbeddingRequest request_of(const nlohmann::json& ref) {
   EmbeddingRequest request{1, {}};
-  for (const auto& input : ref["inputs"]) request.inputs.push_back(input.get<std::vector<TokenId>>());
+  for (const auto& input : ref["inputs"])
+    request.inputs.push_back(input.get<std::vector<TokenId>>());
   return request;
 }
 
@@ -43,8 +45,8 @@ TEST_P(EmbeddingReference, MeanAndLastTokenPoolingMatchTransformers) {
   cpu::CpuDevice device{CommitLimits{}};
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   Worker executor("embedding-executor");
-  for (const auto& [mode, key] : {std::pair{PoolingMode::mean, "mean"},
-                                  std::pair{PoolingMode::last_token, "last"}}) {
+  for (const auto& [mode, key] :
+       {std::pair{PoolingMode::mean, "mean"}, std::pair{PoolingMode::last_token, "last"}}) {
     EmbeddingEngine engine(std::string("embed-") + key, model, Pooling{mode, true}, executor,
                            device.default_stream(), *turn);
     const EmbeddingResult result = engine.embed(request_of(ref)).get();

@@ -10,6 +10,7 @@
 
 #include "cli_util.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {

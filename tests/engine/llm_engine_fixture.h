@@ -15,10 +15,9 @@
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/model/forward_pass.h"
 #include "baton/turn/make_turn.h"
+#include "test_data.h"
 
 namespace baton::testing {
-
-inline const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
 
 inline std::vector<TokenId> prompt_of(int count, int salt) {
   std::vector<TokenId> t;

@@ -15,6 +15,7 @@
 #include "baton/turn/serial_turn.h"
 #include "engine/llm_engine_fixture.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 namespace baton {

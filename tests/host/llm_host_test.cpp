@@ -14,14 +14,15 @@
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"
 #include "baton/model/cpu/cpu_model_runner.h"
+#include "test_data.h"
 #include "test_util.h"
 
 namespace baton {
 namespace {
 
-using namespace std::chrono_literals;
+using testing::kModels;
 
-const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+using namespace std::chrono_literals;
 
 class BurstLog final : public BurstObserver {
  public:

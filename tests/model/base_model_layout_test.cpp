@@ -8,22 +8,25 @@
 #include <cmath>
 #include <fstream>
 #include <functional>
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "baton/engine/embedding_engine.h"
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
-#include "baton/model/llama_model.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/llama_model.h"
 #include "baton/turn/make_turn.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 namespace baton {
 namespace {
 
+using testing::kModels;
+
 namespace fs = std::filesystem;
-const fs::path kModels = fs::path(BATON_TEST_DATA) / "models";
 constexpr double kTolerance = 2e-5;  // as embedding_engine_test: f32 against torch's f32
 
 // Every tensor of `from`'s shards in one model.safetensors under `to`, renamed by `rename`

@@ -14,6 +14,7 @@
 #include "baton/model/cpu/simd_kernels.h"
 #include "baton/model/files/half.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {

@@ -11,13 +11,14 @@
 #include <vector>
 
 #include "baton/model/forward_pass.h"
+#include "test_data.h"
 
 namespace baton {
 namespace {
 
-const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+using testing::kModels;
 
-std::vector<TokenId> tokens_of(int count, int salt) {
+std::vector<TokenId> piece_tokens(int count, int salt) {
   std::vector<TokenId> t;
   for (int i = 0; i < count; ++i) t.push_back((i * 29 + salt * 13) % 250 + 3);
   return t;
@@ -31,7 +32,7 @@ struct Batch {
         sequences(history.size()) {
     for (std::size_t s = 0; s < history.size(); ++s) {
       for (int b = 0; b < 16; ++b) sequences[s].blocks.push_back(*pool.allocate());
-      const std::vector<TokenId> all = tokens_of(history[s] + fresh[s], static_cast<int>(s));
+      const std::vector<TokenId> all = piece_tokens(history[s] + fresh[s], static_cast<int>(s));
       if (history[s] > 0) {
         ForwardPass warm(model, memory, {{{all.begin(), all.begin() + history[s]}, &sequences[s]}},
                          LogitsFor::last_token);

@@ -23,9 +23,13 @@
 #include "baton/model/model_writer.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 namespace baton {
 namespace {
+
+using testing::read_json;
 
 const std::filesystem::path kGguf =
     std::filesystem::path(BATON_TEST_DATA) / "gguf" / "tiny-llama-bf16.gguf";
@@ -42,11 +46,6 @@ TEST(GgufModel, TokenizesAsLlamaCpp) {
     const auto text = entry["text"].get<std::string>();
     EXPECT_EQ(tokenizer.encode(text), entry["ids"].get<std::vector<TokenId>>()) << text;
   }
-}
-
-nlohmann::json read_json(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
 }
 
 TEST(GgufModel, ASentencePieceVocabularyTokenizesAsLlamaCpp) {

@@ -7,6 +7,7 @@
 #include "baton/model/llama_model.h"
 
 #include "baton/model/forward_pass.h"
+#include "test_data.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +19,8 @@
 namespace baton {
 namespace {
 
-const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
+using testing::kModels;
+
 constexpr float kTolerance = 1e-3f;
 
 struct Reference {

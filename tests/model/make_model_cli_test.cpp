@@ -12,10 +12,11 @@
 #include <fstream>
 #include <thread>
 
-#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/model_config.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "cli_util.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {
@@ -77,8 +78,10 @@ TEST(MakeModelCli, TheSizeIsCheckedBeforeWriting) {
   EXPECT_NE(refused.output.find("this model is 1.5 TiB, over the 4.0 GiB"), std::string::npos)
       << refused.output;
   // The largest shape allowed (petabytes): no disk has room for it.
-  const auto no_room = run_baton("make-model --arch llama --hidden 1048576 --layers 1024 --force "
-                                 "--out " + (dir.path() / "m").string());
+  const auto no_room = run_baton(
+      "make-model --arch llama --hidden 1048576 --layers 1024 --force "
+      "--out " +
+      (dir.path() / "m").string());
   EXPECT_EQ(no_room.exit_code, 2) << no_room.output;
   EXPECT_NE(no_room.output.find("free"), std::string::npos) << no_room.output;
   EXPECT_TRUE(fs::is_empty(dir.path()));

@@ -9,18 +9,19 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <map>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 
-#include "baton/model/forward_pass.h"
 #include "baton/model/files/half.h"
-#include "baton/model/llama_model.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/forward_pass.h"
+#include "baton/model/llama_model.h"
 #include "baton/model/weight_matrix.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {
@@ -29,7 +30,7 @@ namespace fs = std::filesystem;
 
 // One MLX-quantized weight: its codes, and bf16 scales and biases per group.
 struct Quantized {
-  std::vector<std::uint32_t> words;  // rows x (cols * bits / 32)
+  std::vector<std::uint32_t> words;           // rows x (cols * bits / 32)
   std::vector<std::uint16_t> scales, biases;  // bf16, rows x (cols / group)
 };
 

@@ -12,14 +12,18 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
-#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/forward_pass.h"
 #include "baton/model/llama_model.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/tokenizer_writer.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 namespace baton {
 namespace {
+
+using testing::read_json;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -27,8 +31,6 @@ using testing::TempDir;
 using namespace std::string_literals;
 
 ModelShape tiny(ModelArch arch) { return model_shape("tiny", arch); }
-
-json read_json(const fs::path& path) { return json::parse(read_file(path)); }
 
 class EachArch : public ::testing::TestWithParam<const char*> {
  protected:

@@ -15,6 +15,7 @@
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/weight_matrix.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {

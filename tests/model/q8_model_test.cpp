@@ -11,17 +11,14 @@
 #include "baton/model/forward_pass.h"
 #include "baton/model/model_writer.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
+#include "test_data.h"
 
 namespace baton {
 namespace {
 
-const std::filesystem::path kModels = std::filesystem::path(BATON_TEST_DATA) / "models";
-
-std::vector<TokenId> tokens_of(int count, int salt) {
-  std::vector<TokenId> t;
-  for (int i = 0; i < count; ++i) t.push_back((i * 37 + salt * 11) % 250 + 3);
-  return t;
-}
+using testing::kModels;
+using testing::tokens_of;
 
 // Logits of `tokens`: prefilled in one step, or (decode) one token per step.
 std::vector<float> logits_of(const LlamaModel& model, const std::vector<TokenId>& tokens,

@@ -1,8 +1,6 @@
 // Test helpers: safetensors bytes built in the test (a header given as JSON text, so that
-// tests can write malformed headers, plus data bytes), files in a temporary directory.
+// tests can write malformed headers, plus data bytes) and files written from them.
 #pragma once
-
-#include <stdlib.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -93,25 +91,5 @@ inline void write_tensors(const std::filesystem::path& file,
   }
   write_file(file, safetensors_bytes(header.dump(), data));
 }
-
-// A fresh directory under the temp directory, removed with its contents at the end.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "baton-model-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
 
 }  // namespace baton::testing

@@ -19,7 +19,7 @@ using testing::names;
 
 const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
 
-ApiError refusal(const std::string& body) {
+ApiError messages_refusal(const std::string& body) {
   try {
     (void)parse_anthropic_call(body);
   } catch (const ApiError& error) {
@@ -104,7 +104,7 @@ TEST(AnthropicRequest, RefusesWhatItCannotDoNamingTheField) {
       {head + user + R"(, "n": 2})", "n", "unknown_parameter"},
   };
   for (const Case& c : cases) {
-    const ApiError error = refusal(c.body);
+    const ApiError error = messages_refusal(c.body);
     EXPECT_EQ(error.status(), 400) << c.body;
     EXPECT_EQ(error.param(), c.param) << c.body;
     if (c.code) {

@@ -16,6 +16,7 @@
 #include "baton/server/baton_server.h"
 #include "model/safetensors_writer.h"
 #include "server/http_test_client.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {
@@ -178,9 +179,9 @@ TEST_F(LifecycleServerTest, ModelsLoadUnloadAndEvictOverHttpAndTheLedgerHasEvery
               models["memory"]["budget_bytes"].get<std::uint64_t>());
     EXPECT_EQ(server.stop(), 0);
   }
-  const std::vector<std::string> expected = {
-      "load a", "load b",  "evict a",  "load c", "evict b", "load_failed bad",
-      "load b", "unload b", "load a"};
+  const std::vector<std::string> expected = {"load a", "load b",   "evict a",
+                                             "load c", "evict b",  "load_failed bad",
+                                             "load b", "unload b", "load a"};
   EXPECT_EQ(ledger_events(), expected);
 }
 
@@ -259,10 +260,13 @@ TEST_F(LifecycleServerTest, FailedRequestsCountUnderTheirModelAndEngineCountersS
   EXPECT_GT(after["generated_tokens"].get<std::uint64_t>(), generated);
 
   const std::string requests = "baton_http_requests_total";
-  EXPECT_EQ(server.metric(requests + R"({model_name="a",route="/v1/chat/completions",status="503"})"), 1);
+  EXPECT_EQ(
+      server.metric(requests + R"({model_name="a",route="/v1/chat/completions",status="503"})"), 1);
   EXPECT_EQ(server.metric(requests + R"({model_name="a",route="/v1/messages",status="400"})"), 1);
-  EXPECT_EQ(server.metric(requests + R"({model_name="a",route="/v1/models/{id}/load",status="202"})"), 1);
-  EXPECT_EQ(server.metric(requests + R"({model_name="",route="/v1/chat/completions",status="503"})"), -1);
+  EXPECT_EQ(
+      server.metric(requests + R"({model_name="a",route="/v1/models/{id}/load",status="202"})"), 1);
+  EXPECT_EQ(
+      server.metric(requests + R"({model_name="",route="/v1/chat/completions",status="503"})"), -1);
 }
 
 TEST_F(LifecycleServerTest, StartUpSaysAContextWasCappedAndWarnsOfAnOpenAddressWithoutAKey) {

@@ -20,7 +20,7 @@ std::string chat_with(const std::string& bias) {
 }
 
 // The refusal of `bias`; fails the test when it parses.
-ApiError refusal(const std::string& bias) {
+ApiError bias_refusal(const std::string& bias) {
   try {
     (void)parse_completion_call(chat_with(bias), Kind::chat);
   } catch (const ApiError& error) {
@@ -31,7 +31,7 @@ ApiError refusal(const std::string& bias) {
 }
 
 void expect_refused(const std::string& bias, const std::string& names) {
-  const ApiError error = refusal(bias);
+  const ApiError error = bias_refusal(bias);
   EXPECT_EQ(error.status(), 400) << bias;
   EXPECT_EQ(error.param(), "logit_bias") << bias;
   EXPECT_NE(std::string(error.what()).find(names), std::string::npos)

@@ -17,6 +17,7 @@
 #include "baton/model/model_writer.h"
 #include "baton/server/http/api_error.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {
@@ -273,9 +274,11 @@ TEST_F(ModelRegistryTest, AtStartUpOneBadModelIsLoggedAndEveryBadModelThrows) {
   ModelSpec alone = bad;
   alone.name = "alone";
   host_->reserve_seat("alone", true);
-  ModelRegistry only({alone}, {}, [this](const ModelSpec& spec, const ModelRegistry::Progress& p) {
-    return load_served_model(*host_, spec, 1, nullptr, p);
-  }, estimated_memory_bytes, {});
+  ModelRegistry only({alone}, {},
+                     [this](const ModelSpec& spec, const ModelRegistry::Progress& p) {
+                       return load_served_model(*host_, spec, 1, nullptr, p);
+                     },
+                     estimated_memory_bytes, {});
   std::ostringstream log;
   EXPECT_THROW(only.load_startup(log), std::exception);
 }
@@ -402,8 +405,8 @@ TEST_F(ModelRegistryTest, TheWrongKindAndUnknownNamesAre404) {
   ModelSpec embed = model("embed", 3);
   embed.kind = ModelSpec::Kind::embedding;
   start({model("chat"), embed});
-  for (auto [name, chat] : {std::pair{"embed", true}, std::pair{"chat", false},
-                            std::pair{"nope", true}}) {
+  for (auto [name, chat] :
+       {std::pair{"embed", true}, std::pair{"chat", false}, std::pair{"nope", true}}) {
     try {
       registry_->acquire(name, chat, {});
       FAIL() << name;

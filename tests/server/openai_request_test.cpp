@@ -72,7 +72,8 @@ TEST(OpenAiRequest, VllmsPromptEndsAddGenerationPromptAndContinueFinalMessage) {
 
 TEST(OpenAiRequest, ReadsCompletionPromptsAsTextOrTokens) {
   auto call = parse_completion_call(R"({"model": "m", "prompt": "hi", "logprobs": 2,
-                                        "max_tokens": 3, "stop": "."})", Kind::text);
+                                        "max_tokens": 3, "stop": "."})",
+                                    Kind::text);
   EXPECT_EQ(call.prompt, "hi");
   EXPECT_TRUE(call.logprobs);
   EXPECT_EQ(call.top_logprobs, 2);
@@ -87,7 +88,8 @@ TEST(OpenAiRequest, ReadsCompletionPromptsAsTextOrTokens) {
 TEST(OpenAiRequest, NullMeansUnset) {
   const auto call = parse_completion_call(
       R"({"model": "m", "messages": [{"role": "user", "content": "x"}], "temperature": null,
-          "max_tokens": null, "stop": null, "seed": null})", Kind::chat);
+          "max_tokens": null, "stop": null, "seed": null})",
+      Kind::chat);
   EXPECT_FALSE(call.sampling.temperature.has_value());
   EXPECT_FALSE(call.max_tokens.has_value());
   EXPECT_TRUE(call.stop.empty());
@@ -116,7 +118,7 @@ struct Refused {
   std::string code;  // empty: none expected
 };
 
-class OpenAiRequestRefusal : public testing::TestWithParam<Refused> {};
+class OpenAiRequestRefusal : public ::testing::TestWithParam<Refused> {};
 
 TEST_P(OpenAiRequestRefusal, NamesTheParameter) {
   const Refused& r = GetParam();
@@ -133,22 +135,23 @@ const std::string kMsgs = R"("messages": [{"role": "user", "content": "x"}])";
 
 INSTANTIATE_TEST_SUITE_P(
     Chat, OpenAiRequestRefusal,
-    testing::Values(
+    ::testing::Values(
         Refused{"NoModel", "{" + kMsgs + "}", "model", ""},
         Refused{"ModelNotString", R"({"model": 1, )" + kMsgs + "}", "model", ""},
         Refused{"NoMessages", R"({"model": "m"})", "messages", ""},
         Refused{"EmptyMessages", R"({"model": "m", "messages": []})", "messages", ""},
         Refused{"BadRole", R"({"model": "m", "messages": [{"role": "tool", "content": "x"}]})",
                 "messages[0].role", "unsupported_parameter"},
-        Refused{"ImagePart",
-                R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
-                "messages[0].content[0].type", "unsupported_parameter"},
+        Refused{
+            "ImagePart",
+            R"({"model": "m", "messages": [{"role": "user", "content": [{"type": "image_url"}]}]})",
+            "messages[0].content[0].type", "unsupported_parameter"},
         Refused{"NGreaterThanOne", R"({"model": "m", "n": 2, )" + kMsgs + "}", "n",
                 "unsupported_parameter"},
         Refused{"Tools", R"({"model": "m", "tools": [], )" + kMsgs + "}", "tools",
                 "unsupported_parameter"},
-        Refused{"UnknownField", R"({"model": "m", "temprature": 1, )" + kMsgs + "}",
-                "temprature", "unknown_parameter"},
+        Refused{"UnknownField", R"({"model": "m", "temprature": 1, )" + kMsgs + "}", "temprature",
+                "unknown_parameter"},
         Refused{"NegativeTemperature", R"({"model": "m", "temperature": -1, )" + kMsgs + "}",
                 "temperature", ""},
         Refused{"TemperatureString", R"({"model": "m", "temperature": "hot", )" + kMsgs + "}",
@@ -156,8 +159,8 @@ INSTANTIATE_TEST_SUITE_P(
         Refused{"TopPZero", R"({"model": "m", "top_p": 0, )" + kMsgs + "}", "top_p", ""},
         Refused{"PenaltyOutOfRange", R"({"model": "m", "presence_penalty": 3, )" + kMsgs + "}",
                 "presence_penalty", ""},
-        Refused{"ZeroMaxTokens", R"({"model": "m", "max_tokens": 0, )" + kMsgs + "}",
-                "max_tokens", ""},
+        Refused{"ZeroMaxTokens", R"({"model": "m", "max_tokens": 0, )" + kMsgs + "}", "max_tokens",
+                ""},
         Refused{"FloatMaxTokens", R"({"model": "m", "max_tokens": 1.5, )" + kMsgs + "}",
                 "max_tokens", ""},
         Refused{"TooManyStops", R"({"model": "m", "stop": ["a","b","c","d","e"], )" + kMsgs + "}",
@@ -170,9 +173,10 @@ INSTANTIATE_TEST_SUITE_P(
         Refused{"StreamOptionsWithoutStream",
                 R"({"model": "m", "stream_options": {"include_usage": true}, )" + kMsgs + "}",
                 "stream_options", ""},
-        Refused{"JsonMode", R"({"model": "m", "response_format": {"type": "json_object"}, )" + kMsgs + "}",
+        Refused{"JsonMode",
+                R"({"model": "m", "response_format": {"type": "json_object"}, )" + kMsgs + "}",
                 "response_format", "unsupported_parameter"}),
-    [](const testing::TestParamInfo<Refused>& param) { return std::string(param.param.name); });
+    [](const ::testing::TestParamInfo<Refused>& param) { return std::string(param.param.name); });
 
 TEST(OpenAiRequest, RefusesCompletionOnlyMistakes) {
   EXPECT_EQ(refusal(R"({"model": "m"})", Kind::text).param(), "prompt");
@@ -187,7 +191,8 @@ TEST(OpenAiRequest, ReadsEmbeddingInputsOfEveryShape) {
   auto call = parse_embedding_call(R"({"model": "e", "input": "one"})");
   EXPECT_EQ(call.texts, std::vector<std::string>{"one"});
   EXPECT_FALSE(call.base64);
-  call = parse_embedding_call(R"({"model": "e", "input": ["a", "b"], "encoding_format": "base64"})");
+  call =
+      parse_embedding_call(R"({"model": "e", "input": ["a", "b"], "encoding_format": "base64"})");
   EXPECT_EQ(call.texts.size(), 2u);
   EXPECT_TRUE(call.base64);
   call = parse_embedding_call(R"({"model": "e", "input": [5, 6]})");
@@ -197,10 +202,10 @@ TEST(OpenAiRequest, ReadsEmbeddingInputsOfEveryShape) {
 }
 
 TEST(OpenAiRequest, RefusesBadEmbeddingInputs) {
-  for (const char* body : {R"({"model": "e"})", R"({"model": "e", "input": ""})",
-                           R"({"model": "e", "input": []})", R"({"model": "e", "input": [1, "a"]})",
-                           R"({"model": "e", "input": [4294967296]})",
-                           R"({"model": "e", "input": {}})"}) {
+  for (const char* body :
+       {R"({"model": "e"})", R"({"model": "e", "input": ""})", R"({"model": "e", "input": []})",
+        R"({"model": "e", "input": [1, "a"]})", R"({"model": "e", "input": [4294967296]})",
+        R"({"model": "e", "input": {}})"}) {
     try {
       (void)parse_embedding_call(body);
       ADD_FAILURE() << "accepted: " << body;

@@ -57,9 +57,9 @@ TEST(OpenAiResponse, TwoTopTokensWithOneTextKeepTheLikelierValue) {
   GenerationResult result;
   TokenLogprobs token{*first, -0.5f, {{*first, -0.5f}, {*second, -1.5f}}};
   const std::vector<TokenLogprobs> logprobs = {token};
-  const nlohmann::json json =
+  const nlohmann::json body =
       nlohmann::json::parse(dump(completion_json(identity, result, &logprobs, tokenizer())));
-  const auto& top = json["choices"][0]["logprobs"]["top_logprobs"][0];
+  const auto& top = body["choices"][0]["logprobs"]["top_logprobs"][0];
   ASSERT_EQ(top.size(), 1u) << top.dump();
   EXPECT_FLOAT_EQ(top.begin().value().get<float>(), -0.5f) << top.dump();
 }

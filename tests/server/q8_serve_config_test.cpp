@@ -8,6 +8,7 @@
 
 #include "baton/server/config/serve_config.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {

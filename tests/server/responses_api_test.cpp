@@ -15,7 +15,7 @@ using nlohmann::json;
 using testing::named_events;
 using testing::names;
 
-ApiError refusal(const std::string& body) {
+ApiError responses_refusal(const std::string& body) {
   try {
     (void)parse_responses_call(body);
   } catch (const ApiError& error) {
@@ -105,7 +105,7 @@ TEST(ResponsesRequest, RefusesStateToolsAndOtherInputsNamingTheField) {
       {R"({"input": "x"})", "model", std::nullopt},
   };
   for (const Case& c : cases) {
-    const ApiError error = refusal(c.body);
+    const ApiError error = responses_refusal(c.body);
     EXPECT_EQ(error.status(), 400) << c.body;
     EXPECT_EQ(error.param(), c.param) << c.body;
     if (c.code) {

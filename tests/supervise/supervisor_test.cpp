@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "temp_dir.h"
 #include "test_util.h"
 
 extern char** environ;
@@ -35,28 +36,9 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using namespace std::chrono_literals;
+using testing::TempDir;
 
 // ---- Helpers -----------------------------------------------------------------------------
-
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "baton-supervise-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -144,7 +126,7 @@ TEST(SupervisorBackoff, DoublesFromInitialAndStopsAtMax) {
 
 TEST(Supervisor, ChildExitingZeroRunsOnceAndGivesZero) {
   TempDir dir;
-  const std::string counter = dir.file("starts");
+  const std::string counter = (dir.path() / "starts").string();
   const Supervised r = supervise_script(count_start(counter) + "exit 0");
   EXPECT_EQ(r.outcome.exit_code, 0) << r.log;
   EXPECT_EQ(r.outcome.starts, 1);
@@ -156,7 +138,7 @@ TEST(Supervisor, ChildExitingZeroRunsOnceAndGivesZero) {
 TEST(Supervisor, OtherExitCodesEndTheSupervisionWithThatCode) {
   for (const int code : {3, 1, 127}) {
     TempDir dir;
-    const std::string counter = dir.file("starts");
+    const std::string counter = (dir.path() / "starts").string();
     const Supervised r = supervise_script(count_start(counter) + "exit " + std::to_string(code));
     EXPECT_EQ(r.outcome.exit_code, code) << r.log;
     EXPECT_EQ(r.outcome.starts, 1);
@@ -167,7 +149,7 @@ TEST(Supervisor, OtherExitCodesEndTheSupervisionWithThatCode) {
 
 TEST(Supervisor, RestartsAfterTheFatalCodeUntilTheChildSucceeds) {
   TempDir dir;
-  const std::string counter = dir.file("starts");
+  const std::string counter = (dir.path() / "starts").string();
   const Supervised r =
       supervise_script(count_start(counter) + "[ $n -le 2 ] && exit 70; exit 0", 5, "10ms:40ms");
   EXPECT_EQ(r.outcome.exit_code, 0) << r.log;
@@ -183,7 +165,7 @@ TEST(Supervisor, RestartsAfterTheFatalCodeUntilTheChildSucceeds) {
 
 TEST(Supervisor, RestartsAChildKilledByASignal) {
   TempDir dir;
-  const std::string counter = dir.file("starts");
+  const std::string counter = (dir.path() / "starts").string();
   const Supervised r =
       supervise_script(count_start(counter) + "[ $n -le 1 ] && kill -KILL $$; exit 0");
   EXPECT_EQ(r.outcome.exit_code, 0) << r.log;
@@ -194,7 +176,7 @@ TEST(Supervisor, RestartsAChildKilledByASignal) {
 
 TEST(Supervisor, GivesUpWith70WhenTheRestartsAreUsedUp) {
   TempDir dir;
-  const std::string counter = dir.file("starts");
+  const std::string counter = (dir.path() / "starts").string();
   const Supervised r = supervise_script(count_start(counter) + "exit 70", 2);
   EXPECT_EQ(r.outcome.exit_code, 70) << r.log;
   EXPECT_EQ(r.outcome.starts, 3);
@@ -226,7 +208,7 @@ TEST(Supervisor, LooksTheCommandUpInPath) {
 
 TEST(Supervisor, ACommandThatCannotBeExecutedGives127AndSaysWhy) {
   TempDir dir;
-  const std::string not_executable = dir.file("script");
+  const std::string not_executable = (dir.path() / "script").string();
   std::ofstream(not_executable) << "exit 0\n";
   const struct {
     std::string command;
@@ -371,8 +353,8 @@ class SupervisorSignals : public ::testing::TestWithParam<int> {};
 TEST_P(SupervisorSignals, AreForwardedAndTheSupervisorExitsAsTheChildDid) {
   const int sig = GetParam();
   TempDir dir;
-  const std::string pid_file = dir.file("child.pid");
-  const std::string log = dir.file("log");
+  const std::string pid_file = (dir.path() / "child.pid").string();
+  const std::string log = (dir.path() / "log").string();
   HelperProcess helper(publish_pid(pid_file) + "exec sleep 30", "10ms", log);
   ASSERT_TRUE(testing::eventually([&] { return fs::exists(pid_file); })) << read_file(log);
   const pid_t sleeper = std::stoi(read_file(pid_file));
@@ -399,9 +381,9 @@ INSTANTIATE_TEST_SUITE_P(Supervisor, SupervisorSignals, ::testing::Values(SIGTER
 
 TEST(SupervisorStop, AfterAForwardedSignalEvenTheFatalCodeIsNotRestarted) {
   TempDir dir;
-  const std::string starts = dir.file("starts");
-  const std::string pid_file = dir.file("child.pid");
-  const std::string log = dir.file("log");
+  const std::string starts = (dir.path() / "starts").string();
+  const std::string pid_file = (dir.path() / "child.pid").string();
+  const std::string log = (dir.path() / "log").string();
   HelperProcess helper("echo x >> '" + starts + "'; trap 'exit 70' TERM; " + publish_pid(pid_file) +
                            "while :; do sleep 0.05; done",
                        "10ms", log);
@@ -417,8 +399,8 @@ TEST(SupervisorStop, AfterAForwardedSignalEvenTheFatalCodeIsNotRestarted) {
 
 TEST(SupervisorStop, ASignalDuringTheBackoffStopsAtOnceWithoutANewChild) {
   TempDir dir;
-  const std::string starts = dir.file("starts");
-  const std::string log = dir.file("log");
+  const std::string starts = (dir.path() / "starts").string();
+  const std::string log = (dir.path() / "log").string();
   HelperProcess helper("echo x >> '" + starts + "'; exit 70", "30s", log);
   ASSERT_TRUE(testing::eventually([&] {
     return contains(read_file(log), "restart 1 of 3 in 30s");
@@ -465,10 +447,9 @@ TEST(SuperviseCli, ExitCodesAndMessages) {
 
 TEST(SuperviseCli, RestartsBatonAfterAFatalDeviceState) {
   // baton itself exits with 70 when the device turns fatal; the supervisor restarts it.
-  const std::string repro = std::string(BATON_BINARY) +
-                            " repro --engine decode --duration 30 --inject-fatal-after 0.2";
-  const CommandResult r =
-      run_baton("supervise --backoff 10ms --max-restarts 1 -- " + repro);
+  const std::string repro =
+      std::string(BATON_BINARY) + " repro --engine decode --duration 30 --inject-fatal-after 0.2";
+  const CommandResult r = run_baton("supervise --backoff 10ms --max-restarts 1 -- " + repro);
   EXPECT_EQ(r.exit_code, 70) << r.output;
   EXPECT_TRUE(contains(r.output, "restart 1 of 1")) << r.output;
   EXPECT_TRUE(contains(r.output, "giving up")) << r.output;

@@ -4,11 +4,10 @@
 #include <map>
 
 #include "baton/analysis/spans.h"
+#include "baton/common/clock.h"
 
 namespace baton {
 namespace {
-
-constexpr double kSecondsPerHour = 3600.0;
 
 // Sorts and joins overlapping spans in place (touching ones stay apart: the sweep adds
 // no segment between them, so the sums are the same).

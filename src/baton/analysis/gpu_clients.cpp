@@ -6,11 +6,11 @@
 #include <utility>
 
 #include "baton/analysis/spans.h"
+#include "baton/common/clock.h"
 
 namespace baton {
 namespace {
 
-constexpr double kSecondsPerHour = 3600.0;
 constexpr double kMaxPercent = 100.0;
 constexpr std::size_t kTopOthers = 5;
 

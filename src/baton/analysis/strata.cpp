@@ -8,12 +8,11 @@
 #include <map>
 
 #include "baton/analysis/spans.h"
+#include "baton/common/clock.h"
 
 namespace baton {
 namespace {
 
-constexpr double kSecondsPerHour = 3600.0;
-constexpr double kSecondsPerDay = 86400.0;
 constexpr std::array<std::pair<Factor, std::string_view>, 10> kFactorNames{{
     {Factor::busy, "busy"},
     {Factor::dual, "dual"},

@@ -5,11 +5,10 @@
 #include <string>
 
 #include "baton/analysis/spans.h"
+#include "baton/common/clock.h"
 
 namespace baton {
 namespace {
-
-constexpr double kSecondsPerHour = 3600.0;
 
 // Each stream's stretches, sorted and joined where they overlap.
 std::map<std::string, Spans> spans_by_stream(const std::vector<StreamInterval>& intervals) {

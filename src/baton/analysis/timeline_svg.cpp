@@ -17,6 +17,7 @@
 
 #include "baton/analysis/spans.h"
 #include "baton/analysis/timeline_axis.h"
+#include "baton/common/clock.h"
 
 namespace baton {
 namespace {
@@ -32,9 +33,8 @@ constexpr double kBarInset = 6;  // between a lane's edge and its bars
 constexpr double kRightMargin = 64;
 constexpr double kCharWidth = 6.5;  // rough width of a 12px sans-serif character
 constexpr int kMinWidth = 480;
-constexpr double kSecondsPerDay = 86400;
-constexpr double kTickSpacing = 100;  // pixels between ticks, at least
-constexpr double kBreakMargin = 36;   // pixels between a break and a tick: half a label and more
+constexpr double kTickSpacing = 100;     // pixels between ticks, at least
+constexpr double kBreakMargin = 36;      // pixels between a break and a tick: half a label and more
 constexpr double kBreakCharWidth = 0.5;  // em: a break's label is mostly digits and spaces
 
 constexpr std::string_view kBusyColor = "#6baed6";
@@ -167,7 +167,7 @@ struct Frame {
   Range time{0, 1};  // never empty: a zero span is widened to one second
   double left = 0;   // plot area, pixels
   double right = 0;
-  TimeAxis axis;     // from time onto [left, right], maybe broken at idle gaps
+  TimeAxis axis;  // from time onto [left, right], maybe broken at idle gaps
   std::size_t lanes = 1;
   int legend_rows = 1;
 
@@ -366,8 +366,8 @@ void emit_breaks(std::string& out, const Frame& frame) {
     const std::string length = duration_text(cut.t1 - cut.t0);
     put(out, "<g class=\"break\"><title>idle {} \u2192 {} UTC ({})</title>",
         utc_text(cut.t0, true, false), utc_text(cut.t1, true, false), length);
-    put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\"/>", cut.x0,
-        top, kBreakWidth, bottom - top);
+    put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\"/>", cut.x0, top,
+        kBreakWidth, bottom - top);
     put(out, "<path d=\"{}{}\" stroke=\"{}\" fill=\"none\"/>", zigzag(cut.x0 + 3, top, bottom),
         zigzag(cut.x1 - 6, top, bottom), kBreakColor);
     emit_break_label(out, (cut.x0 + cut.x1) / 2, top, bottom, length);
@@ -465,9 +465,8 @@ void emit_axis(std::string& out, const Frame& frame) {
     const AxisSegment& s = segments[k];
     put(out, "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666\"/>\n", s.x0, y,
         s.x1, y);
-    const double step = segments.size() == 1
-                            ? tick_step(s.t1 - s.t0, (s.x1 - s.x0) / kTickSpacing)
-                            : segment_step(s.t1 - s.t0, s.x1 - s.x0);
+    const double step = segments.size() == 1 ? tick_step(s.t1 - s.t0, (s.x1 - s.x0) / kTickSpacing)
+                                             : segment_step(s.t1 - s.t0, s.x1 - s.x0);
     const double label_chars = with_date ? 10 : step < 1 ? 12 : 8;  // the widest line
     for (const double t : segment_ticks(frame, k, step)) {
       const double x = frame.x(t);

@@ -4,11 +4,10 @@
 #include <functional>
 
 #include "baton/analysis/rate_statistics.h"
+#include "baton/common/clock.h"
 
 namespace baton {
 namespace {
-
-constexpr double kSecondsPerDay = 86400.0;
 
 // The hangs the test is about: blamed on an engine, and in busy time (the hypothesis
 // places hangs in busy time only).

@@ -7,6 +7,9 @@
 
 namespace baton {
 
+inline constexpr double kSecondsPerHour = 3600.0;
+inline constexpr double kSecondsPerDay = 86400.0;
+
 using Clock = std::chrono::steady_clock;
 using TimePoint = Clock::time_point;
 
@@ -21,8 +24,7 @@ inline double millis_between(TimePoint from, TimePoint to) {
 // Wall-clock time as Unix seconds, for what is recorded or compared across processes and
 // machines (ledger rows, Prometheus queries); never for measuring a duration.
 inline double unix_seconds_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // Nanoseconds on the steady clock, for timestamps that travel through atomics.

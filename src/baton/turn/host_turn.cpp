@@ -14,7 +14,7 @@ namespace {
 // that a dead waiter leaves the line before the turn reaches it.
 constexpr int kFullScanPolls = 25;
 
-std::int64_t ns(std::chrono::nanoseconds d) { return d.count(); }
+std::int64_t to_ns(std::chrono::nanoseconds d) { return d.count(); }
 
 void enqueue_locked(HostSharedState& s, std::int32_t slot, BurstKind kind, bool decode_first) {
   HostLine& line = s.line;
@@ -121,10 +121,10 @@ bool HostTurn::take_or_enqueue(const Client& client, BurstKind kind) {
 
 void HostTurn::wait_for_grant(const Client& client) const {
   HostClientSlot& slot = segment_->shared().clients[client.slot];
-  const std::int64_t spin_until = now_ns() + ns(options_.spin);
+  const std::int64_t spin_until = now_ns() + to_ns(options_.spin);
   while (slot.grant.load(std::memory_order_acquire) == 0 && now_ns() < spin_until) cpu_relax();
   const std::int64_t poll =
-      std::max<std::int64_t>(ns(options_.liveness_poll), ns(std::chrono::milliseconds(1)));
+      std::max<std::int64_t>(to_ns(options_.liveness_poll), to_ns(std::chrono::milliseconds(1)));
   std::int64_t next_check = now_ns() + poll;
   int polls = 0;
   while (slot.grant.load(std::memory_order_acquire) == 0) {

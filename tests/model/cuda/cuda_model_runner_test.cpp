@@ -22,6 +22,7 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/model_writer.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton::cuda {
 namespace {

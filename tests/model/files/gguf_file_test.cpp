@@ -13,16 +13,17 @@
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/model_config.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(BATON_TEST_DATA) / "gguf";
+const std::filesystem::path kGgufDir = std::filesystem::path(BATON_TEST_DATA) / "gguf";
 
 TEST(GgufHeader, MatchesNodeLlamaCppOnAPublishedLayout) {
-  const MappedFile file(kData / "tiny-qwen2-q8_0.gguf");
+  const MappedFile file(kGgufDir / "tiny-qwen2-q8_0.gguf");
   const GgufHeader header = read_gguf_header(file.bytes(), "tiny.gguf");
-  std::ifstream in(kData / "tiny-qwen2-q8_0.json");
+  std::ifstream in(kGgufDir / "tiny-qwen2-q8_0.json");
   const auto reference = nlohmann::ordered_json::parse(in);
   EXPECT_EQ(header.version, reference["version"].get<std::uint32_t>());
   ASSERT_EQ(header.metadata.size(), reference["metadata"].size());
@@ -51,7 +52,7 @@ TEST(GgufHeader, MatchesNodeLlamaCppOnAPublishedLayout) {
 
 // The config llama.cpp's metadata makes (gguf_config.h) for the Qwen2 file above.
 TEST(GgufHeader, AGgufFileGivesTheModelsConfig) {
-  const ModelConfig c = read_model_config(kData / "tiny-qwen2-q8_0.gguf");
+  const ModelConfig c = read_model_config(kGgufDir / "tiny-qwen2-q8_0.gguf");
   EXPECT_EQ(c.arch, ModelArch::qwen2);
   EXPECT_EQ(c.vocab_size, 640);
   EXPECT_EQ(c.hidden_size, 64);
@@ -73,7 +74,7 @@ TEST(GgufHeader, AGgufFileGivesTheModelsConfig) {
 TEST(GgufHeader, AFolderOfSeveralGgufFilesAsksForOne) {
   const testing::TempDir dir;
   for (const char* name : {"tiny-llama-bf16.gguf", "tiny-qwen2-q8_0.gguf"}) {
-    std::filesystem::copy_file(kData / name, dir.path() / name);
+    std::filesystem::copy_file(kGgufDir / name, dir.path() / name);
   }
   try {
     read_model_config(dir.path());

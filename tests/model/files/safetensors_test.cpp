@@ -12,6 +12,7 @@
 
 #include "baton/model/files/model_file_error.h"
 #include "model/safetensors_writer.h"
+#include "temp_dir.h"
 
 namespace baton {
 namespace {

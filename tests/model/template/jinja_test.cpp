@@ -17,7 +17,8 @@
 namespace baton::jinja {
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(BATON_TEST_DATA) / "chat_templates";
+const std::filesystem::path kTemplateDir =
+    std::filesystem::path(BATON_TEST_DATA) / "chat_templates";
 
 std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -49,19 +50,20 @@ Value fixed_strftime_now() {
     day.tm_wday = 5;  // a Friday
     char buffer[128];
     const std::string format = args.positional.empty() ? "" : args.positional[0].str();
-    return Value::from(std::string(buffer, std::strftime(buffer, sizeof buffer, format.c_str(), &day)));
+    return Value::from(
+        std::string(buffer, std::strftime(buffer, sizeof buffer, format.c_str(), &day)));
   }));
 }
 
 TEST(JinjaReference, PublishedChatTemplatesRenderAsTheReference) {
-  std::ifstream in(kData / "reference.json");
+  std::ifstream in(kTemplateDir / "reference.json");
   const auto reference = nlohmann::ordered_json::parse(in);
   ASSERT_GE(reference.size(), 48u);
   int compared = 0;
   for (const auto& entry : reference) {
     const std::string name = entry["template"];
     const std::string what = name + " / " + entry["case"].get<std::string>();
-    const JinjaTemplate t(read_text(kData / (name + ".jinja")));
+    const JinjaTemplate t(read_text(kTemplateDir / (name + ".jinja")));
     Value variables = Value::from_json(entry["variables"]);
     variables.dict->emplace_back("strftime_now", fixed_strftime_now());
     if (entry.contains("output") &&

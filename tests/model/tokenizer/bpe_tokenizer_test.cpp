@@ -8,18 +8,18 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "baton/model/tokenizer/byte_level.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/tokenizer/byte_level.h"
 
 namespace baton {
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(BATON_TEST_DATA) / "tokenizers";
+const std::filesystem::path kTokenizerDir = std::filesystem::path(BATON_TEST_DATA) / "tokenizers";
 
 class ReferenceIds : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ReferenceIds, MatchTokenizersExactlyAndRoundTrip) {
-  const auto folder = kData / GetParam();
+  const auto folder = kTokenizerDir / GetParam();
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(folder);
   std::ifstream in(folder / "reference.json");
   const auto reference = nlohmann::json::parse(in);
@@ -36,7 +36,7 @@ TEST_P(ReferenceIds, MatchTokenizersExactlyAndRoundTrip) {
 INSTANTIATE_TEST_SUITE_P(Styles, ReferenceIds, ::testing::Values("llama3_style", "gpt2_style"));
 
 TEST(BpeTokenizer, AnyBytesRoundTripIncludingInvalidUtf8) {
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama3_style");
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kTokenizerDir / "llama3_style");
   const std::string cases[] = {
       std::string("\xff\xfe invalid", 10),  // bytes that are never UTF-8
       "\xc3\x28 bad continuation",
@@ -56,7 +56,7 @@ TEST(BpeTokenizer, AnyBytesRoundTripIncludingInvalidUtf8) {
 }
 
 TEST(BpeTokenizer, SpecialTokensAreOneIdAndCanBeSkipped) {
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama3_style");
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kTokenizerDir / "llama3_style");
   const auto start = tokenizer.token_id("<|im_start|>");
   ASSERT_TRUE(start.has_value());
   EXPECT_TRUE(tokenizer.is_special(*start));
@@ -166,7 +166,7 @@ namespace {
 
 // llama3_style's tokenizer.json with `post_processor` set to `processor` (JSON text).
 BpeTokenizer with_post_processor(const std::string& processor) {
-  std::ifstream in(kData / "llama3_style" / "tokenizer.json");
+  std::ifstream in(kTokenizerDir / "llama3_style" / "tokenizer.json");
   nlohmann::json root = nlohmann::json::parse(in);
   root["post_processor"] = nlohmann::json::parse(processor);
   return BpeTokenizer(root.dump(), "dir/tokenizer.json");
@@ -176,7 +176,7 @@ BpeTokenizer with_post_processor(const std::string& processor) {
 // template), Qwen3-Embedding (the text, then <|endoftext|>), RoBERTa (cls, sep).
 TEST(BpePostProcessor, PutsTheTemplatesSpecialTokensAroundTheText) {
   const std::string text = "Hello, world";
-  const BpeTokenizer plain = BpeTokenizer::from_directory(kData / "llama3_style");
+  const BpeTokenizer plain = BpeTokenizer::from_directory(kTokenizerDir / "llama3_style");
   const std::vector<TokenId> ids = plain.encode(text);
   EXPECT_EQ(plain.encode_with_special(text), ids);  // no post_processor: nothing added
   const BpeTokenizer llama = with_post_processor(R"({"type": "Sequence", "processors": [

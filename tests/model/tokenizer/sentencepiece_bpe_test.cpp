@@ -15,12 +15,13 @@
 namespace baton {
 namespace {
 
-const std::filesystem::path kData = std::filesystem::path(BATON_TEST_DATA) / "tokenizers";
+const std::filesystem::path kSentencePieceDir =
+    std::filesystem::path(BATON_TEST_DATA) / "tokenizers";
 
 class SentencePieceReference : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SentencePieceReference, IdsAndDecodedTextMatchTokenizersJs) {
-  const auto folder = kData / GetParam();
+  const auto folder = kSentencePieceDir / GetParam();
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(folder);
   std::ifstream in(folder / "reference.json");
   const auto reference = nlohmann::json::parse(in);
@@ -40,7 +41,7 @@ INSTANTIATE_TEST_SUITE_P(Layouts, SentencePieceReference,
                          ::testing::Values("llama2_style", "mistral_style"));
 
 TEST(SentencePieceBpe, GeneratedTextKeepsTheSpaceOfItsFirstWord) {
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama2_style");
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kSentencePieceDir / "llama2_style");
   const std::vector<TokenId> ids = tokenizer.encode("a spaces");
   ASSERT_EQ(tokenizer.decode(ids), "a spaces");
   // A completion's tokens continue the prompt: "▁a▁spaces" is " a spaces" there.
@@ -50,7 +51,7 @@ TEST(SentencePieceBpe, GeneratedTextKeepsTheSpaceOfItsFirstWord) {
 }
 
 TEST(SentencePieceBpe, ACharacterSplitOverTokensComesBackWhole) {
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama2_style");
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kSentencePieceDir / "llama2_style");
   const std::string text = "x\u3001y";  // "、" is not in the vocabulary: three byte tokens
   const std::vector<TokenId> ids = tokenizer.encode(text);
   std::string streamed;
@@ -82,7 +83,7 @@ TEST(SentencePieceBpe, UnknownCharactersAreTheUnknownTokenFusedWhenTheFileSaysSo
 }
 
 TEST(SentencePieceBpe, InvalidUtf8FallsBackToBytesWithoutACrash) {
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kData / "llama2_style");
+  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(kSentencePieceDir / "llama2_style");
   const std::string text = "a\xff\xc3 b";
   const std::vector<TokenId> ids = tokenizer.encode(text);
   EXPECT_EQ(tokenizer.decode(ids), text);

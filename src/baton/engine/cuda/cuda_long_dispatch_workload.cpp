@@ -11,7 +11,7 @@
 namespace baton::cuda {
 namespace {
 
-constexpr std::size_t kBf16 = 2;
+constexpr std::size_t kBf16Bytes = 2;  // one bf16 value
 
 const AttentionShape& checked(const AttentionShape& s) {
   if (s.layers == 0 || s.heads == 0 || s.keys == 0 || s.head_dim != kLongAttentionHeadDim) {
@@ -32,8 +32,8 @@ std::vector<float> floats(const DeviceBuffer& buffer) {
 CudaLongDispatchWorkload::CudaLongDispatchWorkload(AttentionShape shape)
     : shape_(checked(shape)),
       q_(shape.heads * shape.head_dim * sizeof(float)),
-      k_(shape.cache_values() * kBf16),
-      v_(shape.cache_values() * kBf16),
+      k_(shape.cache_values() * kBf16Bytes),
+      v_(shape.cache_values() * kBf16Bytes),
       out_(shape.heads * shape.head_dim * sizeof(float)) {
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);

@@ -10,7 +10,7 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(std::string_view file, const std::string& problem) {
+[[noreturn]] void fail_post_processor(std::string_view file, const std::string& problem) {
   throw ModelFileError(file, "post_processor: " + problem);
 }
 
@@ -24,32 +24,37 @@ bool is_id(const json& id) {
 // the one Sequence item ("A").
 void read_template(const json& node, std::string_view file, PostProcessor& out) {
   const json& single = node.contains("single") ? node["single"] : json();
-  if (!single.is_array()) fail(file, "TemplateProcessing needs a \"single\" list");
+  if (!single.is_array()) fail_post_processor(file, "TemplateProcessing needs a \"single\" list");
   const json& specials = node.contains("special_tokens") ? node["special_tokens"] : json();
   bool seen_sequence = false;
   for (const json& item : single) {
     if (item.is_object() && item.contains("Sequence")) {
-      if (seen_sequence) fail(file, "TemplateProcessing's \"single\" has two sequences");
+      if (seen_sequence)
+        fail_post_processor(file, "TemplateProcessing's \"single\" has two sequences");
       seen_sequence = true;
       continue;
     }
     if (!item.is_object() || !item.contains("SpecialToken") ||
         !item["SpecialToken"].contains("id") || !item["SpecialToken"]["id"].is_string()) {
-      fail(file,
-           "a \"single\" item must be {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
+      fail_post_processor(
+          file,
+          "a \"single\" item must be {\"Sequence\": ...} or {\"SpecialToken\": {\"id\": ...}}");
     }
     const std::string name = item["SpecialToken"]["id"].get<std::string>();
     if (!specials.is_object() || !specials.contains(name) || !specials[name].contains("ids") ||
         !specials[name]["ids"].is_array()) {
-      fail(file, "special token '" + name + "' is not in special_tokens with its ids");
+      fail_post_processor(file,
+                          "special token '" + name + "' is not in special_tokens with its ids");
     }
     std::vector<TokenId>& side = seen_sequence ? out.after : out.before;
     for (const json& id : specials[name]["ids"]) {
-      if (!is_id(id)) fail(file, "special token '" + name + "' has an id that is not a token id");
+      if (!is_id(id))
+        fail_post_processor(file, "special token '" + name + "' has an id that is not a token id");
       side.push_back(id.get<TokenId>());
     }
   }
-  if (!seen_sequence) fail(file, "TemplateProcessing's \"single\" has no {\"Sequence\": ...}");
+  if (!seen_sequence)
+    fail_post_processor(file, "TemplateProcessing's \"single\" has no {\"Sequence\": ...}");
 }
 
 // RobertaProcessing / BertProcessing: "cls": ["<s>", 0] before, "sep": ["</s>", 2] after.
@@ -57,7 +62,7 @@ void read_cls_sep(const json& node, std::string_view file, PostProcessor& out) {
   for (const char* key : {"cls", "sep"}) {
     const json& pair = node.contains(key) ? node[key] : json();
     if (!pair.is_array() || pair.size() != 2 || !is_id(pair[1])) {
-      fail(file, std::string("\"") + key + "\" must be [token, id]");
+      fail_post_processor(file, std::string("\"") + key + "\" must be [token, id]");
     }
     (std::string_view(key) == "cls" ? out.before : out.after).push_back(pair[1].get<TokenId>());
   }
@@ -73,11 +78,12 @@ void read_into(const json& node, std::string_view file, PostProcessor& out) {
     read_cls_sep(node, file, out);
   } else if (type == "Sequence") {
     const json& steps = node.contains("processors") ? node["processors"] : json();
-    if (!steps.is_array()) fail(file, "Sequence needs a \"processors\" list");
+    if (!steps.is_array()) fail_post_processor(file, "Sequence needs a \"processors\" list");
     for (const json& step : steps) read_into(step, file, out);
   } else if (type != "ByteLevel") {
-    fail(file, "type '" + type + "' is not supported (TemplateProcessing, RobertaProcessing, "
-                                 "BertProcessing, ByteLevel and Sequence are)");
+    fail_post_processor(file, "type '" + type +
+                                  "' is not supported (TemplateProcessing, RobertaProcessing, "
+                                  "BertProcessing, ByteLevel and Sequence are)");
   }
 }
 

@@ -9,14 +9,14 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(std::string_view file, const std::string& problem) {
+[[noreturn]] void fail_normalizer(std::string_view file, const std::string& problem) {
   throw ModelFileError(file, "normalizer: " + problem);
 }
 
 std::string string_member(const json& node, const char* key, std::string_view file,
                           const std::string& type) {
   if (!node.contains(key) || !node[key].is_string()) {
-    fail(file, type + " needs a string \"" + key + "\"");
+    fail_normalizer(file, type + " needs a string \"" + key + "\"");
   }
   return node[key].get<std::string>();
 }
@@ -31,12 +31,12 @@ TextNormalizer TextNormalizer::read(const json& node, std::string_view file) {
 
 void TextNormalizer::add(const json& node, std::string_view file) {
   if (!node.is_object() || !node.contains("type") || !node["type"].is_string()) {
-    fail(file, "each normalizer must be an object with a \"type\"");
+    fail_normalizer(file, "each normalizer must be an object with a \"type\"");
   }
   const std::string type = node["type"].get<std::string>();
   if (type == "Sequence") {
     if (!node.contains("normalizers") || !node["normalizers"].is_array()) {
-      fail(file, "Sequence needs a \"normalizers\" list");
+      fail_normalizer(file, "Sequence needs a \"normalizers\" list");
     }
     for (const json& step : node["normalizers"]) add(step, file);
   } else if (type == "Prepend") {
@@ -44,13 +44,14 @@ void TextNormalizer::add(const json& node, std::string_view file) {
   } else if (type == "Replace") {
     const json& pattern = node.contains("pattern") ? node["pattern"] : json();
     if (!pattern.is_object() || !pattern.contains("String") || !pattern["String"].is_string()) {
-      fail(file, "Replace is supported with a {\"String\": ...} pattern only");
+      fail_normalizer(file, "Replace is supported with a {\"String\": ...} pattern only");
     }
     const std::string from = pattern["String"].get<std::string>();
-    if (from.empty()) fail(file, "Replace's pattern must not be empty");
+    if (from.empty()) fail_normalizer(file, "Replace's pattern must not be empty");
     steps_.push_back({Step::Kind::replace, from, string_member(node, "content", file, type)});
   } else if (type != "NFC") {
-    fail(file, "'" + type + "' is not supported (Prepend, Replace, NFC and Sequence are)");
+    fail_normalizer(file,
+                    "'" + type + "' is not supported (Prepend, Replace, NFC and Sequence are)");
   }
 }
 

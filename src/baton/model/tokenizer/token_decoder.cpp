@@ -10,10 +10,9 @@ namespace {
 
 using nlohmann::json;
 
-[[noreturn]] void fail(std::string_view file, const std::string& problem) {
+[[noreturn]] void fail_decoder(std::string_view file, const std::string& problem) {
   throw ModelFileError(file, "decoder: " + problem);
 }
-
 
 // The byte a "<0xNN>" token stands for, or -1.
 int fallback_byte(std::string_view token) {
@@ -74,13 +73,13 @@ TokenDecoder TokenDecoder::read(const json& node, std::string_view file) {
 
 void TokenDecoder::add(const json& node, std::string_view file) {
   if (!node.is_object() || !node.contains("type") || !node["type"].is_string()) {
-    fail(file, "each decoder must be an object with a \"type\"");
+    fail_decoder(file, "each decoder must be an object with a \"type\"");
   }
   const std::string type = node["type"].get<std::string>();
   Step step{};
   if (type == "Sequence") {
     if (!node.contains("decoders") || !node["decoders"].is_array()) {
-      fail(file, "Sequence needs a \"decoders\" list");
+      fail_decoder(file, "Sequence needs a \"decoders\" list");
     }
     for (const json& inner : node["decoders"]) add(inner, file);
     return;
@@ -89,7 +88,8 @@ void TokenDecoder::add(const json& node, std::string_view file) {
     if (!pattern.is_object() || !pattern.contains("String") || !pattern["String"].is_string() ||
         pattern["String"].get<std::string>().empty() || !node.contains("content") ||
         !node["content"].is_string()) {
-      fail(file, "Replace needs a non-empty {\"String\": ...} pattern and a string content");
+      fail_decoder(file,
+                   "Replace needs a non-empty {\"String\": ...} pattern and a string content");
     }
     step.kind = Step::Kind::replace;
     step.from = pattern["String"].get<std::string>();
@@ -109,8 +109,8 @@ void TokenDecoder::add(const json& node, std::string_view file) {
   } else if (type == "ByteLevel") {
     step.kind = Step::Kind::byte_level;
   } else {
-    fail(file, "'" + type + "' is not supported (Replace, ByteFallback, Fuse, Strip, " +
-                   "Metaspace, ByteLevel and Sequence are)");
+    fail_decoder(file, "'" + type + "' is not supported (Replace, ByteFallback, Fuse, Strip, " +
+                           "Metaspace, ByteLevel and Sequence are)");
   }
   steps_.push_back(std::move(step));
 }
@@ -131,7 +131,8 @@ std::string TokenDecoder::decode(std::vector<std::string> tokens, bool continuat
         for (std::size_t i = 0; i < tokens.size(); ++i) {
           const bool opens = i == 0 && !continuation;
           std::string& token = tokens[i];
-          if (step.kind == Step::Kind::replace) boost::algorithm::replace_all(token, step.from, step.to);
+          if (step.kind == Step::Kind::replace)
+            boost::algorithm::replace_all(token, step.from, step.to);
           if (step.kind == Step::Kind::strip) {
             token = strip(std::move(token), step.content, step.start, step.stop, !opens && i == 0);
           }

@@ -7,13 +7,11 @@
 namespace baton {
 namespace {
 
-using json = ResponseJson;
-
 bool is_chat(const ResponseIdentity& identity) {
   return identity.kind == CompletionCall::Kind::chat;
 }
 
-json base_object(const ResponseIdentity& identity, const char* chat_object) {
+ResponseJson base_object(const ResponseIdentity& identity, const char* chat_object) {
   return {{"id", identity.id},
           {"object", is_chat(identity) ? chat_object : "text_completion"},
           {"created", identity.created},
@@ -21,8 +19,8 @@ json base_object(const ResponseIdentity& identity, const char* chat_object) {
           {"system_fingerprint", nullptr}};
 }
 
-json token_bytes(const std::string& text) {
-  json bytes = json::array();
+ResponseJson token_bytes(const std::string& text) {
+  ResponseJson bytes = ResponseJson::array();
   for (const unsigned char c : text) bytes.push_back(static_cast<int>(c));
   return bytes;
 }
@@ -38,11 +36,12 @@ std::string as_printed(const std::string& text) {
 }
 
 // Chat: {"content": [{token, logprob, bytes, top_logprobs}]}.
-json chat_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer& tokenizer) {
-  json content = json::array();
+ResponseJson chat_logprobs(const std::vector<TokenLogprobs>& tokens,
+                           const BpeTokenizer& tokenizer) {
+  ResponseJson content = ResponseJson::array();
   for (const TokenLogprobs& t : tokens) {
     const std::string text = token_text(tokenizer, t.token);
-    json top = json::array();
+    ResponseJson top = ResponseJson::array();
     for (const TopLogprob& alt : t.top) {
       const std::string alt_text = token_text(tokenizer, alt.token);
       top.push_back(
@@ -57,17 +56,17 @@ json chat_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer&
 }
 
 // Completions: {tokens, token_logprobs, top_logprobs: [{token: logprob}], text_offset}.
-json text_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer& tokenizer,
-                   std::size_t offset) {
-  json out = {{"tokens", json::array()},
-              {"token_logprobs", json::array()},
-              {"top_logprobs", json::array()},
-              {"text_offset", json::array()}};
+ResponseJson text_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer& tokenizer,
+                           std::size_t offset) {
+  ResponseJson out = {{"tokens", ResponseJson::array()},
+                      {"token_logprobs", ResponseJson::array()},
+                      {"top_logprobs", ResponseJson::array()},
+                      {"text_offset", ResponseJson::array()}};
   for (const TokenLogprobs& t : tokens) {
     const std::string text = token_text(tokenizer, t.token);
     out["tokens"].push_back(text);
     out["token_logprobs"].push_back(t.logprob);
-    json top = json::object();
+    ResponseJson top = ResponseJson::object();
     // Lone bytes of UTF-8 sequences all print as U+FFFD: keyed as printed, the likelier (first)
     // keeps its value rather than two equal keys in the response.
     for (const TopLogprob& alt : t.top)
@@ -79,8 +78,9 @@ json text_logprobs(const std::vector<TokenLogprobs>& tokens, const BpeTokenizer&
   return out;
 }
 
-json logprobs_json(const ResponseIdentity& identity, const std::vector<TokenLogprobs>* logprobs,
-                   const BpeTokenizer& tokenizer) {
+ResponseJson logprobs_json(const ResponseIdentity& identity,
+                           const std::vector<TokenLogprobs>* logprobs,
+                           const BpeTokenizer& tokenizer) {
   if (logprobs == nullptr) return nullptr;
   return is_chat(identity) ? chat_logprobs(*logprobs, tokenizer)
                            : text_logprobs(*logprobs, tokenizer, 0);
@@ -97,51 +97,53 @@ ResponseIdentity new_identity(CompletionCall::Kind kind, const std::string& mode
       std::chrono::duration_cast<std::chrono::seconds>(now).count(), model};
 }
 
-json usage_json(int prompt_tokens, int completion_tokens, int cached_tokens) {
+ResponseJson usage_json(int prompt_tokens, int completion_tokens, int cached_tokens) {
   return {{"prompt_tokens", prompt_tokens},
           {"completion_tokens", completion_tokens},
           {"total_tokens", prompt_tokens + completion_tokens},
           {"prompt_tokens_details", {{"cached_tokens", cached_tokens}}}};
 }
 
-json completion_json(const ResponseIdentity& identity, const GenerationResult& result,
-                     const std::vector<TokenLogprobs>* logprobs, const BpeTokenizer& tokenizer) {
-  json choice = {{"index", 0},
-                 {"finish_reason", to_string(result.finish)},
-                 {"logprobs", logprobs_json(identity, logprobs, tokenizer)}};
+ResponseJson completion_json(const ResponseIdentity& identity, const GenerationResult& result,
+                             const std::vector<TokenLogprobs>* logprobs,
+                             const BpeTokenizer& tokenizer) {
+  ResponseJson choice = {{"index", 0},
+                         {"finish_reason", to_string(result.finish)},
+                         {"logprobs", logprobs_json(identity, logprobs, tokenizer)}};
   if (is_chat(identity)) {
     choice["message"] = {{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
   } else {
     choice["text"] = result.text;
   }
-  json out = base_object(identity, "chat.completion");
-  out["choices"] = json::array({std::move(choice)});
+  ResponseJson out = base_object(identity, "chat.completion");
+  out["choices"] = ResponseJson::array({std::move(choice)});
   out["usage"] = usage_json(result.prompt_tokens, static_cast<int>(result.tokens.size()),
                             result.cached_prompt_tokens);
   return out;
 }
 
-json chunk_json(const ResponseIdentity& identity, const std::string& text, bool first,
-                std::optional<FinishReason> finish, const std::vector<TokenLogprobs>* logprobs,
-                const BpeTokenizer& tokenizer) {
-  json choice = {{"index", 0},
-                 {"finish_reason", finish ? json(to_string(*finish)) : json(nullptr)},
-                 {"logprobs", logprobs_json(identity, logprobs, tokenizer)}};
+ResponseJson chunk_json(const ResponseIdentity& identity, const std::string& text, bool first,
+                        std::optional<FinishReason> finish,
+                        const std::vector<TokenLogprobs>* logprobs, const BpeTokenizer& tokenizer) {
+  ResponseJson choice = {
+      {"index", 0},
+      {"finish_reason", finish ? ResponseJson(to_string(*finish)) : ResponseJson(nullptr)},
+      {"logprobs", logprobs_json(identity, logprobs, tokenizer)}};
   if (is_chat(identity)) {
-    json delta = {{"content", text}};
+    ResponseJson delta = {{"content", text}};
     if (first) delta["role"] = "assistant";
     choice["delta"] = std::move(delta);
   } else {
     choice["text"] = text;
   }
-  json out = base_object(identity, "chat.completion.chunk");
-  out["choices"] = json::array({std::move(choice)});
+  ResponseJson out = base_object(identity, "chat.completion.chunk");
+  out["choices"] = ResponseJson::array({std::move(choice)});
   return out;
 }
 
-json usage_chunk_json(const ResponseIdentity& identity, const json& usage) {
-  json out = base_object(identity, "chat.completion.chunk");
-  out["choices"] = json::array();
+ResponseJson usage_chunk_json(const ResponseIdentity& identity, const ResponseJson& usage) {
+  ResponseJson out = base_object(identity, "chat.completion.chunk");
+  out["choices"] = ResponseJson::array();
   out["usage"] = usage;
   return out;
 }
@@ -166,14 +168,15 @@ std::string base64_floats(const std::vector<float>& values) {
   return out;
 }
 
-json embeddings_json(const std::string& model, const std::vector<std::vector<float>>& embeddings,
-                     bool base64, int prompt_tokens) {
-  json data = json::array();
+ResponseJson embeddings_json(const std::string& model,
+                             const std::vector<std::vector<float>>& embeddings, bool base64,
+                             int prompt_tokens) {
+  ResponseJson data = ResponseJson::array();
   for (std::size_t i = 0; i < embeddings.size(); ++i) {
-    data.push_back(
-        {{"object", "embedding"},
-         {"index", i},
-         {"embedding", base64 ? json(base64_floats(embeddings[i])) : json(embeddings[i])}});
+    data.push_back({{"object", "embedding"},
+                    {"index", i},
+                    {"embedding", base64 ? ResponseJson(base64_floats(embeddings[i]))
+                                         : ResponseJson(embeddings[i])}});
   }
   return {{"object", "list"},
           {"data", std::move(data)},

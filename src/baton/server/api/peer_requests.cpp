@@ -53,7 +53,7 @@ void read_top_p(const json& object, SamplingRequest& s) {
   }
 }
 
-void read_stream(const json& object, CompletionCall& call) {
+void read_stream_flag(const json& object, CompletionCall& call) {
   if (const json* v = field(object, "stream")) call.stream = boolean(*v, "stream");
 }
 
@@ -215,7 +215,7 @@ std::vector<std::pair<std::string, std::string>> metadata(const json& value) {
 }
 
 void read_responses_stream(const json& object, CompletionCall& call) {
-  read_stream(object, call);
+  read_stream_flag(object, call);
   read_stream_options(object, call.stream, [](const std::string& key, const json& value) {
     if (key != "include_obfuscation") return false;
     if (!value.is_null()) (void)boolean(value, "stream_options." + key);
@@ -247,7 +247,7 @@ CompletionCall parse_anthropic_call(std::string_view body) {
   if (const json* v = field(object, "top_k")) {
     s.top_k = static_cast<int>(integer(*v, "top_k", 0, std::numeric_limits<int>::max()));
   }
-  read_stream(object, call);
+  read_stream_flag(object, call);
   if (const json* v = field(object, "metadata"); v != nullptr && !v->is_object()) {
     throw bad_parameter("metadata", "'metadata' must be an object");
   }
