@@ -189,5 +189,27 @@ TEST(Sampler, TopLogprobsAreTheRawDistributionsMostLikelyTokens) {
   EXPECT_TRUE(none.next(logits, {}, {}).top.empty());
 }
 
+// Many ties, over a vocabulary longer than a few SIMD lanes: the greedy pick and the top
+// list are those of a stable sort by logit (ties: the lower id first).
+TEST(Sampler, TiesGoToTheLowerIdAsAStableSortPutsThem) {
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> level(0, 9);
+  std::vector<float> logits(3001);
+  for (float& l : logits) l = static_cast<float>(level(rng)) * 0.5f;
+  std::vector<TokenId> order(logits.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](TokenId a, TokenId b) { return logits[a] > logits[b]; });
+
+  Sampler greedy({.temperature = 0.0, .top_logprobs = 20});
+  const SampledToken t = greedy.next(logits, {}, {});
+  EXPECT_EQ(t.id, order[0]);
+  ASSERT_EQ(t.top.size(), 20u);
+  for (std::size_t i = 0; i < t.top.size(); ++i) EXPECT_EQ(t.top[i].token, order[i]) << i;
+  // The largest logit alone in the last, partial group of lanes.
+  logits.back() = 100.0f;
+  EXPECT_EQ(Sampler({.temperature = 0.0}).next(logits, {}, {}).id, 3000);
+}
+
 }  // namespace
 }  // namespace baton

@@ -1,8 +1,9 @@
 #include "baton/model/sampler.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
-#include <numeric>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -31,6 +32,29 @@ void check(const SamplingParams& p) {
     throw std::invalid_argument("top_logprobs must be in [0, 20]");
   }
   check_logit_bias(p.logit_bias);
+}
+
+// The largest logit (NaN ignored; -infinity when there is none), in eight independent
+// lanes: std::max_element's one chain of compares took 0.3 ms over a 152K vocabulary.
+float largest(std::span<const float> x) {
+  constexpr std::size_t kLanes = 8;
+  constexpr float kNone = -std::numeric_limits<float>::infinity();
+  std::array<float, kLanes> lane;
+  lane.fill(kNone);
+  std::size_t i = 0;
+  for (; i + kLanes <= x.size(); i += kLanes) {
+    for (std::size_t j = 0; j < kLanes; ++j) lane[j] = x[i + j] > lane[j] ? x[i + j] : lane[j];
+  }
+  float m = kNone;
+  for (; i < x.size(); ++i) m = x[i] > m ? x[i] : m;
+  for (const float l : lane) m = l > m ? l : m;
+  return m;
+}
+
+// The most likely token: the lowest id among the largest logits (0 when every one is NaN).
+TokenId first_largest(std::span<const float> x) {
+  const auto at = std::find(x.begin(), x.end(), largest(x));
+  return at == x.end() ? 0 : static_cast<TokenId>(at - x.begin());
 }
 
 bool in_vocab(TokenId t, std::size_t vocab) {
@@ -69,22 +93,29 @@ double log_normalizer(std::span<const float> logits, float best) {
   return best + std::log(simd_kernels().sum_exp(logits.data(), logits.size(), best));
 }
 double log_normalizer(std::span<const float> logits) {
-  return log_normalizer(logits, *std::max_element(logits.begin(), logits.end()));
+  return log_normalizer(logits, largest(logits));
 }
 
-// The `count` most likely tokens under the (biased) logits, most likely first (ties: lower id).
+// The `count` most likely tokens under the (biased) logits, most likely first (ties: lower
+// id), in one pass: a token is compared with the least likely of those kept so far.
 std::vector<TopLogprob> top_logprobs(std::span<const float> logits, int count, double norm) {
   const auto n = std::min(static_cast<std::size_t>(count), logits.size());
-  std::vector<TokenId> order(logits.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(n), order.end(),
-                    [&](TokenId a, TokenId b) {
-                      return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
-                    });
-  std::vector<TopLogprob> top;
-  for (std::size_t i = 0; i < n; ++i) {
-    top.push_back({order[i], static_cast<float>(logits[order[i]] - norm)});
+  if (n == 0) return {};
+  std::vector<TokenId> kept;
+  kept.reserve(n + 1);
+  // Below this, a token cannot enter: the least likely kept once n are (else any number).
+  float floor = -std::numeric_limits<float>::infinity();
+  for (std::size_t i = 0; i < logits.size(); ++i) {
+    const float v = logits[i];
+    if (!(v > floor) && (kept.size() == n || std::isnan(v))) continue;
+    const auto at = std::upper_bound(kept.begin(), kept.end(), v,
+                                     [&](float value, TokenId k) { return value > logits[k]; });
+    kept.insert(at, static_cast<TokenId>(i));
+    if (kept.size() > n) kept.pop_back();
+    if (kept.size() == n) floor = logits[kept.back()];
   }
+  std::vector<TopLogprob> top;
+  for (const TokenId t : kept) top.push_back({t, static_cast<float>(logits[t] - norm)});
   return top;
 }
 
@@ -126,15 +157,12 @@ SampledToken Sampler::next(std::span<const float> model_logits, std::span<const 
     logits = biased;
   }
   const double norm = log_normalizer(logits);
-  const auto argmax = [](std::span<const float> row) {
-    return static_cast<TokenId>(std::max_element(row.begin(), row.end()) - row.begin());
-  };
   const bool penalized = params_.repetition_penalty != 1.0 || params_.presence_penalty != 0.0 ||
                          params_.frequency_penalty != 0.0;
   TokenId chosen = 0;
   if (!penalized) {
     // The logits as they are: no copy of the vocabulary.
-    chosen = params_.temperature > 0.0 ? draw(logits) : argmax(logits);
+    chosen = params_.temperature > 0.0 ? draw(logits) : first_largest(logits);
   } else {
     std::vector<float> scores(logits.begin(), logits.end());
     if (params_.repetition_penalty != 1.0) {
@@ -144,7 +172,7 @@ SampledToken Sampler::next(std::span<const float> model_logits, std::span<const 
       apply_openai_penalties(scores, generated, params_.presence_penalty,
                              params_.frequency_penalty);
     }
-    chosen = params_.temperature > 0.0 ? draw(scores) : argmax(scores);
+    chosen = params_.temperature > 0.0 ? draw(scores) : first_largest(scores);
   }
   SampledToken out{chosen, static_cast<float>(logits[chosen] - norm), {}};
   if (params_.top_logprobs > 0) out.top = top_logprobs(logits, params_.top_logprobs, norm);
@@ -161,7 +189,7 @@ TokenId Sampler::draw(std::span<const float> scores) {
     float weight;
     TokenId id;
   };
-  const float best = *std::max_element(scores.begin(), scores.end());
+  const float best = largest(scores);
   const auto inverse_t = static_cast<float>(1.0 / params_.temperature);
   std::vector<Candidate> candidates(scores.size());
   for (std::size_t i = 0; i < scores.size(); ++i) {
