@@ -52,8 +52,7 @@ class Pause {
   std::shared_future<void> resumed_ = resume_.get_future().share();
 };
 
-// KV for a few hundred blocks: ample for these tests, and quick to allocate (the default
-// 256 MB takes seconds under TSan, which these tests are meant to be repeated under).
+// KV for a few hundred blocks: ample for these tests.
 constexpr std::size_t kSmallKvBudget = std::size_t{4} << 20;
 
 bool engine_drained(const LlmEngine& engine) {
