@@ -54,6 +54,7 @@ class ModelRegistryTest : public ::testing::Test {
     spec.name = name;
     spec.dir = dir_.path() / name;
     spec.kv_budget_mb = 4;
+    spec.kv_mode = KvBudgetMode::given;  // as a config's kv_budget_mb; not sized on a GPU
     spec.max_batch = 4;
     write_model(spec.dir, ModelArch::qwen2, model_shape("tiny", ModelArch::qwen2), seed);
     return spec;
