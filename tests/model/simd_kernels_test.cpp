@@ -32,8 +32,10 @@ TEST(SimdKernels, ThePortableSetIsAlwaysThereAndTheChosenOneIsTheLast) {
   if (std::getenv("BATON_CPU_ISA") == nullptr) {
     EXPECT_EQ(&simd_kernels(), sets.back());
   }
-  // The tests of the bf16 pair products below run wherever the CPU has them.
-  if (avx512_bf16_simd_kernels() != nullptr && cpu_runs_avx512_bf16()) {
+  // The tests of the bf16 pair products and the tiles below run wherever the CPU has them.
+  if (amx_bf16_simd_kernels() != nullptr && cpu_runs_amx_bf16()) {
+    EXPECT_EQ(sets.back()->name, "amxbf16");
+  } else if (avx512_bf16_simd_kernels() != nullptr && cpu_runs_avx512_bf16()) {
     EXPECT_EQ(sets.back()->name, "avx512bf16");
   }
 }
@@ -54,19 +56,24 @@ Bf16Values random_bf16(std::size_t count, std::mt19937& rng) {
   return v;
 }
 
-constexpr int kOut = 23, kFirst = 3, kCount = 13;  // 13: two blocks of 6 and one left
+// The output columns a product computes: [first, first + count) of out.
+struct Columns {
+  int out, first, count;
+};
+constexpr Columns kColumns{23, 3, 13};  // 13: two blocks of 6 and one left
 constexpr float kUntouched = -7.0f;
 
-// y (rows x kOut, filled with kUntouched before) against float64 sums of x (the values the
+// y (rows x out, filled with kUntouched before) against float64 sums of x (the values the
 // kernel multiplies) times w: within 1e-5 of the sum of the terms' magnitudes (f32 sums of
-// a few thousand terms), and the columns outside [kFirst, kFirst + kCount) untouched.
+// a few thousand terms), and the columns outside [first, first + count) untouched.
 void expect_products(std::string_view set, const std::vector<float>& x,
                      const std::vector<std::uint16_t>& w, int rows, int in,
-                     const std::vector<float>& y) {
+                     const std::vector<float>& y, Columns columns = kColumns) {
+  const auto [out, first, count] = columns;
   for (int r = 0; r < rows; ++r) {
-    for (int o = 0; o < kOut; ++o) {
-      const float got = y[static_cast<std::size_t>(r) * kOut + o];
-      if (o < kFirst || o >= kFirst + kCount) {
+    for (int o = 0; o < out; ++o) {
+      const float got = y[static_cast<std::size_t>(r) * out + o];
+      if (o < first || o >= first + count) {
         EXPECT_EQ(got, kUntouched);
         continue;
       }
@@ -79,6 +86,7 @@ void expect_products(std::string_view set, const std::vector<float>& x,
       }
       EXPECT_NEAR(got, want, 1e-5 * magnitude)
           << set << " in " << in << " rows " << rows << " r " << r << " o " << o;
+      if (::testing::Test::HasFailure()) return;  // one report, not thousands
     }
   }
 }
@@ -90,9 +98,10 @@ TEST(SimdKernels, Bf16RowProductsMatchTheFloat64Reference) {
     for (const int in : {16, 37, 96, 160, 896, 4864}) {  // 96, 160: a tail after 128-wide blocks
       for (const int rows : {1, 2, 3, 4, 5}) {
         const std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * in, rng);
-        const Bf16Values w = random_bf16(static_cast<std::size_t>(kOut) * in, rng);
-        std::vector<float> y(static_cast<std::size_t>(rows) * kOut, kUntouched);
-        set->dot_bf16_rows(x.data(), rows, in, w.odd(), kFirst, kCount, kOut, y.data());
+        const Bf16Values w = random_bf16(static_cast<std::size_t>(kColumns.out) * in, rng);
+        std::vector<float> y(static_cast<std::size_t>(rows) * kColumns.out, kUntouched);
+        set->dot_bf16_rows(x.data(), rows, in, w.odd(), kColumns.first, kColumns.count,
+                           kColumns.out, y.data());
         expect_products(set->name, x, w.bits, rows, in, y);
       }
     }
@@ -131,15 +140,44 @@ TEST(SimdKernels, Bf16PairProductsMatchTheFloat64Reference) {
     for (const int in : {16, 37, 96, 160, 896, 4864}) {
       for (const int rows : {1, 2, 3, 4, 5, 9}) {
         const Bf16Values x = random_bf16(static_cast<std::size_t>(rows) * in, rng);
-        const Bf16Values w = random_bf16(static_cast<std::size_t>(kOut) * in, rng);
-        std::vector<float> y(static_cast<std::size_t>(rows) * kOut, kUntouched);
-        set->dot_bf16x_rows(x.bits.data(), rows, in, w.odd(), kFirst, kCount, kOut, y.data());
+        const Bf16Values w = random_bf16(static_cast<std::size_t>(kColumns.out) * in, rng);
+        std::vector<float> y(static_cast<std::size_t>(rows) * kColumns.out, kUntouched);
+        set->dot_bf16x_rows(x.bits.data(), rows, in, w.odd(), kColumns.first, kColumns.count,
+                            kColumns.out, y.data());
         std::vector<float> values(x.bits.size());
         for (std::size_t i = 0; i < values.size(); ++i) values[i] = bf16_to_float(x.bits[i]);
         expect_products(set->name, values, w.bits, rows, in, y);
       }
     }
   }
+}
+
+// The tile unit's products (AMX) of many rows: bf16(x) . w as dot_bf16x_rows computes it,
+// laid out by tile_bf16x first; rows and widths that fill no whole tile, and 50 outputs
+// (a block of 32, one of 16 and 2 left to the AVX-512 BF16 kernel).
+TEST(SimdKernels, TiledProductsMatchTheFloat64Reference) {
+  std::mt19937 rng(11);
+  const Columns columns{70, 3, 50};
+  bool tested = false;
+  for (const SimdKernels* set : supported_simd_kernels()) {
+    if (set->dot_tiled_bf16x_rows == nullptr) continue;
+    tested = true;
+    for (const int in : {16, 37, 96, 160, 896, 4864}) {
+      for (const int rows : {1, 15, 17, 32, 33, 64, 70}) {
+        const Bf16Values x = random_bf16(static_cast<std::size_t>(rows) * in, rng);
+        const Bf16Values w = random_bf16(static_cast<std::size_t>(columns.out) * in, rng);
+        std::vector<std::uint16_t> tiled(set->tiled_bf16x_size(rows, in), 0x7fff);
+        set->tile_bf16x(x.bits.data(), rows, in, tiled.data());
+        std::vector<float> y(static_cast<std::size_t>(rows) * columns.out, kUntouched);
+        set->dot_tiled_bf16x_rows(tiled.data(), x.bits.data(), rows, in, w.odd(), columns.first,
+                                  columns.count, columns.out, y.data());
+        std::vector<float> values(x.bits.size());
+        for (std::size_t i = 0; i < values.size(); ++i) values[i] = bf16_to_float(x.bits[i]);
+        expect_products(set->name, values, w.bits, rows, in, y, columns);
+      }
+    }
+  }
+  if (!tested) GTEST_SKIP() << "this CPU has no AMX-BF16 tiles";
 }
 
 // dot and add_scaled: within 1e-6 of the magnitude of the terms.

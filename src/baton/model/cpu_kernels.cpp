@@ -17,7 +17,8 @@ namespace {
 // Up to this many rows (a decode batch) a bf16 or q8 product reads each tile of weights
 // from memory once, in blocks of 4 rows, the later blocks finding the tile in L2; more
 // rows (a prefill chunk) widen the tile to f32 for sgemm, unless the CPU multiplies bf16
-// pairs: then every bf16 product, of any rows, takes x rounded to bf16 (dot_bf16x_rows).
+// pairs: then every bf16 product, of any rows, takes x rounded to bf16 (dot_bf16x_rows),
+// and more rows go to the tile unit where the CPU has AMX (dot_tiled_bf16x_rows).
 constexpr int kDirectRows = 16;
 
 // Weight rows per tile: 64K weights for a decode batch (128 KiB of bf16 stays in L2 for
@@ -67,6 +68,14 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
     simd.round_to_bf16(x, rounded.size(), rounded.data());
   }
   const std::uint16_t* x16 = rounded.data();
+  // Past a decode batch, on AMX: x laid out once for the tile unit, then tiles of weights.
+  const bool tiled = bf16_pairs && !direct && simd.dot_tiled_bf16x_rows != nullptr;
+  thread_local std::vector<std::uint16_t> tiled_x;
+  if (tiled) {
+    tiled_x.resize(simd.tiled_bf16x_size(rows, in));
+    simd.tile_bf16x(x16, rows, in, tiled_x.data());
+  }
+  const std::uint16_t* x_tiles = tiled_x.data();
   pool.parallel_for(tiles, [&](std::size_t index) {
     const auto which =
         static_cast<std::size_t>(std::upper_bound(tiles_before.begin(), tiles_before.end(), index) -
@@ -79,6 +88,8 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
     const float* weights = w.f32_data();
     if (direct && w.is_q8()) {
       q8_dot_rows(x8, w.q8(), first, count, y);  // 8-bit weights read once (q8_kernels.h)
+    } else if (tiled) {
+      simd.dot_tiled_bf16x_rows(x_tiles, x16, rows, in, w.bf16_data(), first, count, out, y);
     } else if (bf16_pairs) {
       simd.dot_bf16x_rows(x16, rows, in, w.bf16_data(), first, count, out, y);
     } else if (direct && weights == nullptr) {

@@ -1,6 +1,6 @@
 // SimdKernels: the inner loops of the CPU forward pass, compiled once per instruction set
-// (portable C++, AVX2+FMA, AVX-512, AVX-512 with BF16) and chosen at run time for the CPU it runs
-// on: the bf16 matrix-vector product of a decode step, the dot products and weighted sums of
+// (portable C++, AVX2+FMA, AVX-512, AVX-512 with BF16, AMX) and chosen at run time for the CPU it
+// runs on: the bf16 matrix-vector product of a decode step, the dot products and weighted sums of
 // attention, the softmax's exponentials and the SwiGLU activation. Each set is its own
 // translation unit built with its own -m flags (model/cpu/simd_*.cpp), so nothing else is
 // compiled for instructions the CPU may lack.
@@ -16,7 +16,7 @@
 namespace baton {
 
 struct SimdKernels {
-  std::string_view name;  // "scalar", "avx2", "avx512" or "avx512bf16"
+  std::string_view name;  // "scalar", "avx2", "avx512", "avx512bf16" or "amxbf16"
   // Few rows (a decode batch): y[r * out + o] = x[r] . w[o] for the output columns o in
   // [first, first + count), w row-major [out x in] in bf16 (little-endian, any
   // alignment), x row-major [rows x in]. Rows go in blocks (4 with AVX-512, 2 with AVX2),
@@ -51,10 +51,18 @@ struct SimdKernels {
   // As dot_bf16_rows, with x's rows of `in` bf16 values (round_to_bf16).
   void (*dot_bf16x_rows)(const std::uint16_t* x, int rows, int in, const std::byte* w, int first,
                          int count, int out, float* y);
+  // Only where the CPU has AMX tiles with BF16, nullptr elsewhere: many rows of bf16 x at
+  // once. tile_bf16x lays x out in the tile unit's order, into tiled_bf16x_size(rows, in)
+  // values; dot_tiled_bf16x_rows is then dot_bf16x_rows on that (x itself for the last
+  // outputs, fewer than 16, done by dot_bf16x_rows).
+  std::size_t (*tiled_bf16x_size)(int rows, int in);
+  void (*tile_bf16x)(const std::uint16_t* x, int rows, int in, std::uint16_t* tiled);
+  void (*dot_tiled_bf16x_rows)(const std::uint16_t* tiled, const std::uint16_t* x, int rows, int in,
+                               const std::byte* w, int first, int count, int out, float* y);
 };
 
 // The fastest set this CPU runs, unless $BATON_CPU_ISA names one (scalar, avx2, avx512,
-// avx512bf16):
+// avx512bf16, amxbf16):
 // then that one, or std::invalid_argument when the value is unknown or the CPU lacks it.
 const SimdKernels& simd_kernels();
 // Every set this CPU runs, portable first (what the tests compare).
@@ -64,6 +72,8 @@ std::vector<const SimdKernels*> supported_simd_kernels();
 // FMA.
 bool cpu_runs_avx512();
 bool cpu_runs_avx512_bf16();
+// AMX tiles with BF16, and the kernel's leave to use them (asked once, for the process).
+bool cpu_runs_amx_bf16();
 bool cpu_runs_avx2();
 
 // The sets, each defined in its own file: nullptr where it was not compiled in.
@@ -71,5 +81,6 @@ const SimdKernels& scalar_simd_kernels();
 const SimdKernels* avx2_simd_kernels();
 const SimdKernels* avx512_simd_kernels();
 const SimdKernels* avx512_bf16_simd_kernels();
+const SimdKernels* amx_bf16_simd_kernels();
 
 }  // namespace baton
