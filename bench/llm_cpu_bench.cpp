@@ -221,7 +221,7 @@ int main(int argc, char** argv) try {
   const double batch16 = bench.batch_decode(16, o.generate);
 
   baton::bench::Bandwidth bw1, bwn;
-  baton::bench::FmaPeak peak1, peakn, pairs1, pairsn;
+  baton::bench::FmaPeak peak1, peakn, pairs1, pairsn, tiles1, tilesn;
   if (o.limits) {
     bw1 = baton::bench::read_bandwidth(std::size_t{1} << 30, 1);
     bwn = baton::bench::read_bandwidth(std::size_t{1} << 30, threads);
@@ -229,11 +229,18 @@ int main(int argc, char** argv) try {
     peakn = baton::bench::fma_peak(threads);
     pairs1 = baton::bench::bf16_pair_peak(1);
     pairsn = baton::bench::bf16_pair_peak(threads);
+    tiles1 = baton::bench::amx_bf16_peak(1);
+    tilesn = baton::bench::amx_bf16_peak(threads);
   }
-  // The prefill's bound: the bf16 pair peak where the kernel set multiplies bf16 pairs.
-  const bool pairs_bound = baton::simd_kernels().dot_bf16x_rows != nullptr &&
-                           o.weights == baton::WeightFormat::bf16 && pairsn.gflops > 0.0;
-  const double prefill_peak = pairs_bound ? pairsn.gflops : peakn.gflops;
+  // The prefill's bound: the tile peak where the kernel set multiplies on AMX tiles, else
+  // the bf16 pair peak where it multiplies bf16 pairs, else the FMA peak.
+  const baton::SimdKernels& simd = baton::simd_kernels();
+  const bool bf16 = o.weights == baton::WeightFormat::bf16;
+  const bool tiles_bound = bf16 && simd.dot_tiled_bf16x_rows != nullptr && tilesn.gflops > 0.0;
+  const bool pairs_bound = bf16 && simd.dot_bf16x_rows != nullptr && pairsn.gflops > 0.0;
+  const double prefill_peak =
+      tiles_bound ? tilesn.gflops : (pairs_bound ? pairsn.gflops : peakn.gflops);
+  const char* prefill_peak_name = tiles_bound ? "AMX tile" : (pairs_bound ? "bf16 pair" : "FMA");
   const double bytes = static_cast<double>(model.weight_bytes());
   const double decode_bound = bwn.gbs * 1e9 / bytes;
   const double prefill_flops =
@@ -253,6 +260,10 @@ int main(int argc, char** argv) try {
       std::printf("| bf16 pair peak, 1 thread (vdpbf16ps) | %.1f GFLOP/s |\n", pairs1.gflops);
       std::printf("| bf16 pair peak, %d threads | %.1f GFLOP/s |\n", threads, pairsn.gflops);
     }
+    if (tilesn.gflops > 0.0) {
+      std::printf("| AMX tile peak, 1 thread (tdpbf16ps) | %.1f GFLOP/s |\n", tiles1.gflops);
+      std::printf("| AMX tile peak, %d threads | %.1f GFLOP/s |\n", threads, tilesn.gflops);
+    }
   }
   std::printf("| weights read per decode step | %.3f GB |\n", bytes / 1e9);
   std::printf("| prefill, %d-token prompt | %.1f ms, %.1f tokens/s, %.1f GFLOP/s |\n",
@@ -266,7 +277,7 @@ int main(int argc, char** argv) try {
   if (o.limits) {
     std::printf("| decode bound (bandwidth / weight bytes) | %.2f tokens/s |\n", decode_bound);
     std::printf("| decode batch 1 / bound | %.0f %% |\n", 100.0 * decode_tps / decode_bound);
-    std::printf("| prefill / %s peak | %.0f %% |\n", pairs_bound ? "bf16 pair" : "FMA",
+    std::printf("| prefill / %s peak | %.0f %% |\n", prefill_peak_name,
                 100.0 * prefill_gflops / prefill_peak);
   }
   std::printf(

@@ -18,6 +18,8 @@
 #include <thread>
 #include <vector>
 
+#include "baton/model/cpu/simd_kernels.h"
+
 namespace baton::bench {
 namespace {
 
@@ -158,6 +160,45 @@ std::vector<ReadKernel> read_kernels() {
   return _mm512_reduce_add_ps(s);
 }
 
+// The same on the tile unit: four accumulator tiles (16 x 16 f32) each add the products of
+// two operand tiles held in registers, 16 x 16 x 32 pairs (32,768 FLOPs) a tdpbf16ps.
+struct alignas(64) AmxTileConfig {
+  std::uint8_t palette = 1;
+  std::uint8_t start_row = 0;
+  std::uint8_t reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+[[gnu::target("amx-tile,amx-bf16")]] float amx_tiles(long iterations) {
+  AmxTileConfig config;
+  for (int t = 0; t < 8; ++t) {
+    config.colsb[t] = 64;
+    config.rows[t] = 16;
+  }
+  _tile_loadconfig(&config);
+  alignas(64) std::uint16_t operand[512];
+  for (std::uint16_t& v : operand) v = 0x3400;  // bf16 of 2^-23: sums stay finite
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  _tile_loadd(6, operand, 64);
+  _tile_loadd(7, operand, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (long n = 0; n < iterations; ++n) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  alignas(64) float sums[256];
+  _tile_stored(0, sums, 64);
+  _tile_release();
+  return sums[0];
+}
+
 }  // namespace
 
 Bandwidth read_bandwidth(std::size_t bytes, int threads) {
@@ -187,17 +228,18 @@ namespace {
 
 constexpr long kChainIterations = 20'000'000;
 
-// The best of 3 passes of `chains(kChainIterations)` on every thread, in GFLOP/s, where one
-// call does `flops_per_iteration` each iteration.
+// The best of 3 passes of `chains(iterations)` on every thread, in GFLOP/s, where one call
+// does `flops_per_iteration` each iteration.
 template <typename Chains>
-double best_chain_rate(int threads, double flops_per_iteration, Chains chains) {
+double best_chain_rate(int threads, double flops_per_iteration, Chains chains,
+                       long iterations = kChainIterations) {
   std::atomic<int> sink{0};
   double best = 0.0;
   for (int pass = 0; pass < 3; ++pass) {
-    const double s = timed_on_threads(
-        threads, [&](int) { sink.fetch_add(chains(kChainIterations) > 0.0f ? 1 : 0); });
-    best = std::max(
-        best, flops_per_iteration * static_cast<double>(kChainIterations) * threads / s / 1e9);
+    const double s =
+        timed_on_threads(threads, [&](int) { sink.fetch_add(chains(iterations) > 0.0f ? 1 : 0); });
+    best =
+        std::max(best, flops_per_iteration * static_cast<double>(iterations) * threads / s / 1e9);
   }
   if (sink.load() < 0) std::abort();  // the results are used
   return best;
@@ -221,6 +263,12 @@ FmaPeak bf16_pair_peak(int threads) {
     return {0.0, "none"};
   }
   return {best_chain_rate(threads, 4.0 * 12 * 16, bf16_pairs_avx512), "avx512bf16"};
+}
+
+FmaPeak amx_bf16_peak(int threads) {
+  if (!cpu_runs_amx_bf16()) return {0.0, "none"};
+  constexpr double kFlops = 4 * 2.0 * 16 * 16 * 32;  // four tdpbf16ps an iteration
+  return {best_chain_rate(threads, kFlops, amx_tiles, kChainIterations / 20), "amxbf16"};
 }
 
 }  // namespace baton::bench

@@ -29,5 +29,8 @@ FmaPeak fma_peak(int threads);
 // The peak of vdpbf16ps (AVX-512 BF16: products of bf16 pairs summed into f32), the bound
 // of the bf16 products where the CPU has it; {0, "none"} where it does not.
 FmaPeak bf16_pair_peak(int threads);
+// The peak of tdpbf16ps (AMX-BF16 tiles), the bound of the bf16 products of many rows where
+// the CPU has it; {0, "none"} where it does not.
+FmaPeak amx_bf16_peak(int threads);
 
 }  // namespace baton::bench

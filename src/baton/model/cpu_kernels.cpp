@@ -26,9 +26,13 @@ constexpr int kDirectRows = 16;
 // every tile (8-row tiles of the 4864-wide down projection streamed at 27 GB/s, 32-row
 // ones at 38-43); 256K (1 MiB widened to f32) for sgemm, which packs x again for every
 // tile (with 64K a tile, packing took a fifth of a prefill; 512K were slower).
-int tile_rows(int cols, int rows, bool bf16_pairs) {
+// On AMX tiles (`tiled`), a multiple of 32 rows: the tile unit takes weights 32 rows at a
+// time, and the rows left over go to the slower pair kernel (72-row tiles of the 896-wide
+// gate/up projections ran at 300 GFLOP/s a thread, 64-row ones at 500-690).
+int tile_rows(int cols, int rows, bool bf16_pairs, bool tiled) {
   const int weights = rows > kDirectRows && !bf16_pairs ? 256 * 1024 : 64 * 1024;
-  return std::max(32, (weights / std::max(cols, 1)) / 8 * 8);
+  const int multiple = tiled ? 32 : 8;
+  return std::max(32, (weights / std::max(cols, 1)) / multiple * multiple);
 }
 
 }  // namespace
@@ -47,7 +51,10 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
                           std::all_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
                             return o.w->bf16_data() != nullptr;
                           });
-  const int tile = tile_rows(in, rows, bf16_pairs);
+  // Past a decode batch, on AMX: x laid out once for the tile unit, then tiles of weights.
+  const bool direct = rows <= kDirectRows;
+  const bool tiled = bf16_pairs && !direct && simd.dot_tiled_bf16x_rows != nullptr;
+  const int tile = tile_rows(in, rows, bf16_pairs, tiled);
   std::vector<std::size_t> tiles_before;  // per output: the tiles of the outputs before it
   std::size_t tiles = 0;
   bool any_q8 = false;
@@ -58,7 +65,6 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
     any_q8 = any_q8 || o.w->is_q8();
   }
   // 8-bit weights: x is quantized once for every tile (per-thread scratch, reused).
-  const bool direct = rows <= kDirectRows;
   thread_local Q8Activations quantized;
   if (direct && any_q8) quantize_activations(x, rows, in, quantized);
   const Q8Activations& x8 = quantized;
@@ -68,8 +74,6 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
     simd.round_to_bf16(x, rounded.size(), rounded.data());
   }
   const std::uint16_t* x16 = rounded.data();
-  // Past a decode batch, on AMX: x laid out once for the tile unit, then tiles of weights.
-  const bool tiled = bf16_pairs && !direct && simd.dot_tiled_bf16x_rows != nullptr;
   thread_local std::vector<std::uint16_t> tiled_x;
   if (tiled) {
     tiled_x.resize(simd.tiled_bf16x_size(rows, in));
