@@ -18,7 +18,7 @@ namespace {
 // from memory once, in blocks of 4 rows, the later blocks finding the tile in L2; more
 // rows (a prefill chunk) widen the tile to f32 for sgemm, unless the CPU multiplies bf16
 // pairs: then every bf16 product, of any rows, takes x rounded to bf16 (dot_bf16x_rows),
-// and more rows go to the tile unit where the CPU has AMX (dot_tiled_bf16x_rows).
+// and two rows or more go to the tile unit where the CPU has AMX (dot_tiled_bf16x_rows).
 constexpr int kDirectRows = 16;
 
 // Weight rows per tile: 64K weights for a decode batch (128 KiB of bf16 stays in L2 for
@@ -51,9 +51,10 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
                           std::all_of(outputs.begin(), outputs.end(), [](const LinearOutput& o) {
                             return o.w->bf16_data() != nullptr;
                           });
-  // Past a decode batch, on AMX: x laid out once for the tile unit, then tiles of weights.
+  // Two rows or more, on AMX: x laid out once for the tile unit, then tiles of weights
+  // (from 2 rows on faster than the pair kernel, 4.5x at 16: docs/benchmarks.md).
   const bool direct = rows <= kDirectRows;
-  const bool tiled = bf16_pairs && !direct && simd.dot_tiled_bf16x_rows != nullptr;
+  const bool tiled = bf16_pairs && rows >= 2 && simd.dot_tiled_bf16x_rows != nullptr;
   const int tile = tile_rows(in, rows, bf16_pairs, tiled);
   std::vector<std::size_t> tiles_before;  // per output: the tiles of the outputs before it
   std::size_t tiles = 0;
