@@ -61,8 +61,9 @@ struct LlmBatchOptions {
 };
 
 // The CPU's step budget: on two cores a 0.5B-shaped bf16 model computes about 250 prompt
-// tokens a second, so a step of 64 holds a stream's next token for at most about 0.25 s
-// (the side-by-side run in docs/benchmarks.md, "Streams beside a prefill").
+// tokens a second on the bf16 pair kernels (500-740 on AMX tiles), so a step of 64 holds a
+// stream's next token for at most about 0.25 s (the side-by-side runs in
+// docs/benchmarks.md, "Streams beside a prefill").
 inline constexpr int kCpuStepTokens = 64;
 
 struct LlmBatchCounters {

@@ -27,8 +27,7 @@ constexpr int kDirectRows = 16;
 // ones at 38-43); 256K (1 MiB widened to f32) for sgemm, which packs x again for every
 // tile (with 64K a tile, packing took a fifth of a prefill; 512K were slower).
 // On AMX tiles (`tiled`), a multiple of 32 rows: the tile unit takes weights 32 rows at a
-// time, and the rows left over go to the slower pair kernel (72-row tiles of the 896-wide
-// gate/up projections ran at 300 GFLOP/s a thread, 64-row ones at 500-690).
+// time, and the rows left over would go to the pair kernel, many times slower.
 int tile_rows(int cols, int rows, bool bf16_pairs, bool tiled) {
   const int weights = rows > kDirectRows && !bf16_pairs ? 256 * 1024 : 64 * 1024;
   const int multiple = tiled ? 32 : 8;
@@ -52,7 +51,7 @@ void linear(ThreadPool& pool, const float* x, int rows, std::span<const LinearOu
                             return o.w->bf16_data() != nullptr;
                           });
   // Two rows or more, on AMX: x laid out once for the tile unit, then tiles of weights
-  // (from 2 rows on faster than the pair kernel, 4.5x at 16: docs/benchmarks.md).
+  // (faster than the pair kernel from 2 rows on: docs/benchmarks.md, "AMX tiles").
   const bool direct = rows <= kDirectRows;
   const bool tiled = bf16_pairs && rows >= 2 && simd.dot_tiled_bf16x_rows != nullptr;
   const int tile = tile_rows(in, rows, bf16_pairs, tiled);
