@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "baton/model/cpu/amx_tile_config.h"
 #include "baton/model/cpu/simd_kernels.h"
 
 namespace baton::bench {
@@ -161,22 +162,10 @@ std::vector<ReadKernel> read_kernels() {
 }
 
 // The same on the tile unit: four accumulator tiles (16 x 16 f32) each add the products of
-// two operand tiles held in registers, 16 x 16 x 32 pairs (32,768 FLOPs) a tdpbf16ps.
-struct alignas(64) AmxTileConfig {
-  std::uint8_t palette = 1;
-  std::uint8_t start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
+// two operand tiles held in registers: 16 x 16 sums of 32 products (16,384 FLOPs) a tdpbf16ps.
 [[gnu::target("amx-tile,amx-bf16")]] float amx_tiles(long iterations) {
-  AmxTileConfig config;
-  for (int t = 0; t < 8; ++t) {
-    config.colsb[t] = 64;
-    config.rows[t] = 16;
-  }
-  _tile_loadconfig(&config);
+  static constexpr AmxTileConfig kConfig = full_tiles_config();
+  _tile_loadconfig(&kConfig);
   alignas(64) std::uint16_t operand[512];
   for (std::uint16_t& v : operand) v = 0x3400;  // bf16 of 2^-23: sums stay finite
   _tile_loadd(4, operand, 64);

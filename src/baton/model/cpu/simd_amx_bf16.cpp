@@ -19,6 +19,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "baton/model/cpu/amx_tile_config.h"
+
 namespace baton {
 namespace {
 
@@ -28,21 +30,9 @@ constexpr int kTileWords = 512;  // bf16 values a tile holds
 
 // tmm0-3 accumulate (16 outputs x 16 activation rows, f32), tmm4-5 hold weights (16
 // rows x 32 values), tmm6-7 activations (16 pairs along k x 16 rows).
-struct alignas(64) TileConfig {
-  std::uint8_t palette = 1;
-  std::uint8_t start_row = 0;
-  std::uint8_t reserved[14] = {};
-  std::uint16_t colsb[16] = {};
-  std::uint8_t rows[16] = {};
-};
-
 void configure_tiles() {
-  TileConfig config;
-  for (int t = 0; t < 8; ++t) {
-    config.colsb[t] = 64;
-    config.rows[t] = kTile;
-  }
-  _tile_loadconfig(&config);
+  static constexpr AmxTileConfig kConfig = full_tiles_config();
+  _tile_loadconfig(&kConfig);
 }
 
 int k_blocks(int in) { return (in + kTileK - 1) / kTileK; }
