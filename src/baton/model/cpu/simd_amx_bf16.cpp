@@ -35,6 +35,12 @@ void configure_tiles() {
   _tile_loadconfig(&kConfig);
 }
 
+// Lane i holds i * stride: the offsets of a gather of 16 values `stride` apart.
+__m512i lane_offsets(int stride) {
+  const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  return _mm512_mullo_epi32(lanes, _mm512_set1_epi32(stride));
+}
+
 int k_blocks(int in) { return (in + kTileK - 1) / kTileK; }
 int row_blocks(int rows) { return (rows + kTile - 1) / kTile; }
 
@@ -47,8 +53,7 @@ std::size_t tiled_bf16x_size(int rows, int in) {
 // (zeros past the rows and past `in`).
 void tile_bf16x(const std::uint16_t* x, int rows, int in, std::uint16_t* tiled) {
   const int blocks = k_blocks(in);
-  const __m512i lanes = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-  const __m512i row_starts = _mm512_mullo_epi32(lanes, _mm512_set1_epi32(in));
+  const __m512i row_starts = lane_offsets(in);
   for (int b = 0; b < row_blocks(rows); ++b) {
     const int valid = std::min(kTile, rows - b * kTile);
     const auto row_mask = static_cast<__mmask16>((1u << valid) - 1);
@@ -114,9 +119,7 @@ void tile_block(const std::uint16_t* tiled, int rows, int in, const std::byte* w
   if constexpr (As > 1) _tile_stored(2, c[2], 64);
   if constexpr (As > 1 && Bs > 1) _tile_stored(3, c[3], 64);
   // Column n of an accumulator is activation row n's 16 outputs: one gather each.
-  const __m512i column =
-      _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                         _mm512_set1_epi32(kTile));
+  const __m512i column = lane_offsets(kTile);
   for (int a = 0; a < As; ++a) {
     for (int bb = 0; bb < Bs; ++bb) {
       const float* acc = &c[a * 2 + bb][0][0];
