@@ -70,6 +70,24 @@ async function waitFor(page, what, fn, ...args) {
   }
 }
 
+// Clicks `selector` once it is in the page and enabled, as a user would wait for it. Should
+// the page replace the node between puppeteer's find and its click ("detached"), finds it
+// again: the test waits for states, never for time.
+async function clickWhenReady(page, what, selector) {
+  for (let attempt = 1; ; ++attempt) {
+    await waitFor(page, what, (s) => {
+      const node = document.querySelector(s);
+      return node && !node.disabled;
+    }, selector);
+    try {
+      await page.click(selector);
+      return;
+    } catch (error) {
+      if (attempt >= 5 || !/detached|not clickable|No node found/i.test(error.message)) throw error;
+    }
+  }
+}
+
 const cell = (page, engine, cls) => page.$eval(
   `#engines tr[data-engine="${engine}"] td.${cls}`, (td) => td.textContent);
 
@@ -120,7 +138,7 @@ describe('the dashboard of a server with an API key', () => {
     assert.equal(await page.$eval('#error', (box) => box.hidden), true,
                  await page.$eval('#error', (box) => box.textContent));
     await page.type('#key-input', API_KEY);
-    await page.click('#key-form button[type=submit]');
+    await clickWhenReady(page, 'the key form\'s button', '#key-form button[type=submit]');
     await waitFor(page, 'a row per engine', () =>
       ['chat-a', 'chat-b', 'embed'].every((e) => document.querySelector(
         `#engines tr[data-engine="${e}"]`)));
@@ -150,7 +168,7 @@ describe('the dashboard of a server with an API key', () => {
   });
 
   test('both engines busy at once shows in the overlap lane', async () => {
-    await page.click('#window-buttons button[data-seconds="60"]');
+    await clickWhenReady(page, 'the 1-minute button', '#window-buttons button[data-seconds="60"]');
     await waitFor(page, 'the 1-minute window',
                   () => document.querySelector('#timeline svg')?.dataset.seconds === '60');
     // chat-a generates for 2.5 s, chat-b from 1 s to 3.5 s: 1.5 s of both at once.
@@ -174,14 +192,28 @@ describe('the dashboard of a server with an API key', () => {
     await screenshot(page, 'after-request.png');
   });
 
+  // A click that began before a poll must land: the poll updates the buttons in place.
+  test('the model buttons stay the same nodes from poll to poll', async () => {
+    const button = await page.$('#models tr[data-model="chat-a"] button.unload');
+    assert.ok(button, 'chat-a has an Unload button');
+    const polls = Number(await page.$eval('#updated', (e) => e.dataset.polls));
+    await waitFor(page, 'two more polls', (n) => Number(document.querySelector('#updated')
+      .dataset.polls) >= n + 2, polls);
+    assert.equal(await button.evaluate((node) => node.isConnected), true,
+                 'the Unload button was replaced by a poll');
+    await button.dispose();
+  });
+
   test('the Unload and Load buttons unload and load a model', async () => {
-    await page.click('#models tr[data-model="chat-b"] button.unload');
+    await clickWhenReady(page, 'chat-b\'s Unload button',
+                         '#models tr[data-model="chat-b"] button.unload');
     await waitFor(page, 'chat-b unloaded', () =>
       document.querySelector('#models tr[data-model="chat-b"]')?.dataset.state === 'unloaded');
     assert.match(await page.$eval('#model-message', (e) => e.textContent), /unload chat-b/);
     await waitFor(page, 'chat-b\'s engine unloaded', () =>
       document.querySelector('#engines tr[data-engine="chat-b"]')?.dataset.state === 'unloaded');
-    await page.click('#models tr[data-model="chat-b"] button.load');
+    await clickWhenReady(page, 'chat-b\'s Load button',
+                         '#models tr[data-model="chat-b"] button.load');
     await waitFor(page, 'chat-b ready again', () =>
       document.querySelector('#models tr[data-model="chat-b"]')?.dataset.state === 'ready');
     assert.deepEqual(errors, [], 'no script error on the page');
@@ -208,7 +240,7 @@ describe('the dashboard after an injected hang', () => {
     await waitFor(page, 'engines A and B', () =>
       document.querySelector('#engines tr[data-engine="A"]') &&
       document.querySelector('#engines tr[data-engine="B"]'));
-    await page.click('#window-buttons button[data-seconds="60"]');
+    await clickWhenReady(page, 'the 1-minute button', '#window-buttons button[data-seconds="60"]');
     // B generates for 3 s; A is asked twice meanwhile, and each time its stream hangs.
     const t0 = Date.now();
     const driveB = async () => {

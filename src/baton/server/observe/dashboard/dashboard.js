@@ -317,15 +317,52 @@
     pollSoon();
   }
 
-  function stateCell(m) {
-    const cell = el('td', { cls: 'state' }, [badge(m.state || dash)]);
+  // A model's row, cells and buttons stay in the page from poll to poll; only their text
+  // changes. A button replaced under the pointer would lose a click begun before the poll.
+  const modelRows = new Map();  // id -> {row, cells, load, unload}
+
+  function modelRow(id) {
+    const known = modelRows.get(id);
+    if (known) return known;
+    const load = el('button', { cls: 'load', text: 'Load', attrs: { type: 'button' } });
+    const unload = el('button', { cls: 'unload', text: 'Unload', attrs: { type: 'button' } });
+    load.addEventListener('click', () => lifecycle(id, 'load'));
+    unload.addEventListener('click', () => lifecycle(id, 'unload'));
+    const cells = {
+      name: el('td', { cls: 'name', text: id }), kind: el('td'), state: el('td', { cls: 'state' }),
+      load: el('td'), memory: el('td', { cls: 'num' }), expiry: el('td'), lastUsed: el('td'),
+    };
+    const row = el('tr', { attrs: { 'data-model': id } },
+      [...Object.values(cells), el('td', {}, [load, ' ', unload])]);
+    const entry = { row, cells, load, unload };
+    modelRows.set(id, entry);
+    return entry;
+  }
+
+  function stateCellContents(m) {
+    const parts = [badge(m.state || dash)];
     if (m.progress && m.progress.total_bytes) {
       const pct = (100 * m.progress.done_bytes) / m.progress.total_bytes;
-      cell.append(' ', el('span', { cls: 'meter' }, [el('span', { attrs: { style: `width:${pct}%` } })]),
+      parts.push(' ', el('span', { cls: 'meter' }, [el('span', { attrs: { style: `width:${pct}%` } })]),
         ` ${pct.toFixed(0)} %`);
     }
-    if (m.reason) cell.append(el('div', { cls: 'detail', text: m.reason }));
-    return cell;
+    if (m.reason) parts.push(el('div', { cls: 'detail', text: m.reason }));
+    return parts;
+  }
+
+  function updateModelRow(m, nowS) {
+    const { row, cells, load, unload } = modelRow(m.id);
+    row.dataset.state = m.state || '';
+    load.disabled = m.state === 'ready' || m.state === 'loading';
+    unload.disabled = m.state === 'unloaded' || m.state === 'unloading';
+    cells.kind.textContent = m.kind ?? dash;
+    cells.state.replaceChildren(...stateCellContents(m));
+    cells.load.textContent = `${m.load ?? dash}${m.pinned ? ', pinned' : ''}`;
+    cells.memory.textContent = m.memory_bytes ? bytes(m.memory_bytes) : dash;
+    cells.expiry.textContent = m.idle_ttl_s ? `${duration(m.idle_ttl_s)} idle` +
+      (m.expires_at ? `, unloads ${ago(m.expires_at, nowS)}` : '') : dash;
+    cells.lastUsed.textContent = ago(m.last_used, nowS);
+    return row;
   }
 
   function renderModels(data, nowS) {
@@ -334,27 +371,16 @@
       ? `memory: ${bytes(memory.used_bytes)} used` +
         (memory.budget_bytes ? ` of a ${bytes(memory.budget_bytes)} budget` : ' (no budget)')
       : '';
-    const rows = data.data.map((m) => {
-      const load = el('button', { cls: 'load', text: 'Load', attrs: { type: 'button' } });
-      const unload = el('button', { cls: 'unload', text: 'Unload', attrs: { type: 'button' } });
-      load.disabled = m.state === 'ready' || m.state === 'loading';
-      unload.disabled = m.state === 'unloaded' || m.state === 'unloading';
-      load.addEventListener('click', () => lifecycle(m.id, 'load'));
-      unload.addEventListener('click', () => lifecycle(m.id, 'unload'));
-      const expiry = m.idle_ttl_s ? `${duration(m.idle_ttl_s)} idle` +
-        (m.expires_at ? `, unloads ${ago(m.expires_at, nowS)}` : '') : dash;
-      return el('tr', { attrs: { 'data-model': m.id, 'data-state': m.state || '' } }, [
-        el('td', { cls: 'name', text: m.id }),
-        el('td', { text: m.kind ?? dash }),
-        stateCell(m),
-        el('td', { text: `${m.load ?? dash}${m.pinned ? ', pinned' : ''}` }),
-        el('td', { cls: 'num', text: m.memory_bytes ? bytes(m.memory_bytes) : dash }),
-        el('td', { text: expiry }),
-        el('td', { text: ago(m.last_used, nowS) }),
-        el('td', {}, [load, ' ', unload]),
-      ]);
+    const rows = data.data.map((m) => updateModelRow(m, nowS));
+    const ids = new Set(data.data.map((m) => m.id));
+    for (const [id, { row }] of modelRows) {
+      if (!ids.has(id)) { row.remove(); modelRows.delete(id); }
+    }
+    // Rows already in their place are not moved (moving one detaches it for a moment).
+    const body = $('#models tbody');
+    rows.forEach((row, i) => {
+      if (body.children[i] !== row) body.insertBefore(row, body.children[i] || null);
     });
-    $('#models tbody').replaceChildren(...rows);
   }
 
   // --- the loop -------------------------------------------------------------------------
