@@ -1,4 +1,4 @@
-// A model holds each weight once (llama_model.h): a generated bf16 model of 82 MB (llama,
+// A model holds each weight once (llama_model.h): a generated bf16 model of 78 MiB (llama,
 // hidden 512, 8 layers, MLP 1536, vocabulary 16384, untied), loaded and run once so that
 // every weight read in place is paged in, grows this process's resident memory
 // (/proc/self/statm) by at most 1.1 times its weights (plus 8 MiB for the pass's buffers);
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iostream>
 
 #include "baton/model/forward_pass.h"
 #include "baton/model/llama_model.h"
@@ -57,7 +58,9 @@ TEST(ModelMemory, ResidentMemoryAfterLoadIsTheWeightsOnce) {
   const testing::TempDir dir;
   write_model(dir.path(), ModelArch::llama, medium_shape(), 5);
   const auto [growth, weights] = load_and_run(dir.path());
-  EXPECT_GT(weights, 80 * kMiB);
+  EXPECT_GT(weights, 75 * kMiB);
+  std::cout << "RSS grew " << growth / kMiB << " MiB for " << weights / kMiB
+            << " MiB of weights\n";
   EXPECT_LE(growth, weights * 11 / 10 + 8 * kMiB)
       << "RSS grew " << growth / kMiB << " MiB for " << weights / kMiB << " MiB of weights";
 }
