@@ -76,5 +76,24 @@ TEST(ModelMemory, TwentyLoadsAndUnloadsGiveTheMemoryBack) {
       << "RSS " << settled / kMiB << " MiB after one load, " << end / kMiB << " after 21";
 }
 
+// What CudaModel does once it has uploaded a model loaded for upload: no bf16 copy on the
+// host, and after release_host_pages() neither the map's pages (RSS back to within 8 MiB
+// of before the load, host_bytes() only the f32 vectors), the weights still readable.
+TEST(ModelMemory, AModelLoadedForUploadHoldsNoHostCopyOnceReleased) {
+  const testing::TempDir dir;
+  write_model(dir.path(), ModelArch::llama, medium_shape(), 7);
+  const std::uint64_t before = rss_bytes();
+  const LlamaModel model = LlamaModel::load(dir.path(), {.threads = 2, .use = WeightUse::upload});
+  KvCache cache(model.config(), 8);
+  const std::vector<TokenId> prompt{1, 2, 3, 4};
+  const std::vector<float> logits = forward(model, prompt, cache);  // every page read
+  EXPECT_GT(rss_bytes(), before + model.upload_bytes() / 2);
+  model.release_host_pages();
+  EXPECT_LE(rss_bytes(), before + 8 * kMiB) << "RSS " << (rss_bytes() - before) / kMiB << " MiB";
+  EXPECT_LT(model.host_bytes(), kMiB);
+  KvCache again(model.config(), 8);
+  EXPECT_EQ(forward(model, prompt, again), logits);  // read back from the file
+}
+
 }  // namespace
 }  // namespace baton
