@@ -89,6 +89,19 @@ TEST(ServerMetrics, ReportsEachModelsLifecycleAndTheBudget) {
   EXPECT_EQ(s.at("baton_memory_budget_bytes"), 8u << 20);
 }
 
+TEST(ServerMetrics, ReportsEachModelsHostAndDeviceMemory) {
+  ServerMetrics metrics({"a"});
+  HostGauges host;
+  host.models = {{.model = "a",
+                  .state = "ready",
+                  .memory_bytes = 5u << 20,
+                  .host_memory_bytes = 1u << 20,
+                  .device_memory_bytes = 4u << 20}};
+  const auto s = samples(metrics.render(host));
+  EXPECT_EQ(s.at(R"(baton_model_host_memory_bytes{model_name="a"})"), 1u << 20);
+  EXPECT_EQ(s.at(R"(baton_model_device_memory_bytes{model_name="a"})"), 4u << 20);
+}
+
 TEST(ServerMetrics, CountsANameNoModelHasAsNoModel) {
   ServerMetrics metrics({"a"});
   for (int i = 0; i < 100; ++i) {

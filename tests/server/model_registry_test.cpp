@@ -131,6 +131,20 @@ class ModelRegistryTest : public ::testing::Test {
   std::vector<std::string> events_;
 };
 
+// Where a loaded model's memory is: on the CPU its weights (each once) and KV cache are
+// host memory, none on a device; /v1/models, /metrics and the start-up line say so.
+TEST_F(ModelRegistryTest, ALoadedCpuModelReportsItsHostAndDeviceMemory) {
+  ModelRegistry& registry = start({model("now")});
+  const ModelStatus status = registry.status("now");
+  ModelRegistry::Lease served = lease("now");
+  ASSERT_NE(served, nullptr);
+  const std::uint64_t kv = std::uint64_t{served->spec.kv_budget_mb} << 20;
+  EXPECT_EQ(status.host_memory_bytes, served->model->host_bytes() + kv);
+  EXPECT_GE(served->model->host_bytes(), served->model->weight_bytes());
+  EXPECT_EQ(status.device_memory_bytes, 0u);
+  EXPECT_EQ(registry.status("now").host_memory_bytes, status.host_memory_bytes);
+}
+
 TEST_F(ModelRegistryTest, StartupModelsLoadAndOnDemandOnesLoadForTheirFirstRequest) {
   ModelSpec later = model("later", 2);
   later.on_demand = true;

@@ -1,6 +1,8 @@
 #include "baton/model/gguf_config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "baton/model/files/mapped_file.h"
@@ -20,22 +22,50 @@ class Metadata {
     const auto it = header_.metadata.find(key);
     return it == header_.metadata.end() ? nullptr : &*it;
   }
+  // Integer key `key`, which must be positive and fit an int (the forward pass's sizes).
   std::int64_t integer(const std::string& key) const {
     const ordered_json* value = find(key);
     if (value == nullptr) throw ModelFileError(file_, "GGUF: no metadata key '" + key + "'");
-    if (!value->is_number_integer()) {
-      throw ModelFileError(file_, "GGUF: metadata key '" + key + "' is not an integer");
-    }
-    return value->get<std::int64_t>();
+    return positive_int(key, *value);
   }
-  // Copies key `key`, when present, into `out[name]` if it has the JSON type of a number.
-  void copy_number(const std::string& key, json& out, const char* name) const {
-    if (const ordered_json* value = find(key); value != nullptr && value->is_number()) {
-      out[name] = *value;
+  // Copies integer key `key`, when present, into `out[name]`; checked as integer().
+  void copy_int(const std::string& key, json& out, const char* name) const {
+    if (const ordered_json* value = find(key); value != nullptr) {
+      out[name] = positive_int(key, *value);
     }
+  }
+  // Copies number key `key`, when present, into `out[name]`; it must be positive and finite.
+  void copy_number(const std::string& key, json& out, const char* name) const {
+    const ordered_json* value = find(key);
+    if (value == nullptr) return;
+    if (!value->is_number()) fail(key, "is not a number");
+    const auto number = value->get<double>();
+    if (!std::isfinite(number) || number <= 0) {
+      fail(key, "is " + value->dump() + "; it must be a positive finite number");
+    }
+    out[name] = *value;
+  }
+  [[noreturn]] void fail(const std::string& key, const std::string& problem) const {
+    throw ModelFileError(file_, "GGUF: metadata key '" + key + "' " + problem);
   }
 
  private:
+  std::int64_t positive_int(const std::string& key, const ordered_json& value) const {
+    if (!value.is_number_integer()) fail(key, "is not an integer");
+    // An unsigned 64-bit value above INT64_MAX would read as negative.
+    if (value.is_number_unsigned() &&
+        value.get<std::uint64_t>() > std::uint64_t{std::numeric_limits<int>::max()}) {
+      fail(key, "is " + value.dump() + "; at most " +
+                    std::to_string(std::numeric_limits<int>::max()));
+    }
+    const auto number = value.get<std::int64_t>();
+    if (number <= 0 || number > std::numeric_limits<int>::max()) {
+      fail(key, "is " + value.dump() + "; it must be a positive integer of at most " +
+                    std::to_string(std::numeric_limits<int>::max()));
+    }
+    return number;
+  }
+
   const GgufHeader& header_;
   std::string file_;
 };
@@ -59,6 +89,23 @@ std::int64_t vocab_size(const GgufHeader& header, const Metadata& m, const std::
   return 0;
 }
 
+// RoPE turns every pair of a head's dimensions here: a file that rotates fewer (or none)
+// would be run wrongly, so it is refused.
+void check_rope_dimensions(const Metadata& m, const std::string& arch, const json& config) {
+  const std::string key = arch + ".rope.dimension_count";
+  if (m.find(key) == nullptr) return;
+  json rotated;
+  m.copy_int(key, rotated, "n");
+  const std::int64_t head_dim =
+      config.contains("head_dim")
+          ? config["head_dim"].get<std::int64_t>()
+          : config["hidden_size"].get<std::int64_t>() / config["num_attention_heads"].get<std::int64_t>();
+  if (rotated["n"].get<std::int64_t>() != head_dim) {
+    m.fail(key, "is " + rotated["n"].dump() + "; only RoPE over the whole head (" +
+                    std::to_string(head_dim) + " dimensions) is supported");
+  }
+}
+
 // config.json's keys, from the metadata.
 json hf_config(const GgufHeader& header, const Metadata& m, const std::string& file) {
   const ordered_json* arch_value = m.find("general.architecture");
@@ -79,9 +126,9 @@ json hf_config(const GgufHeader& header, const Metadata& m, const std::string& f
             {"tie_word_embeddings", !has_tensor(header, "output.weight")},
             {"attention_bias", has_tensor(header, "blk.0.attn_q.bias")},
             {"eos_token_id", json::array()}};
-  m.copy_number(arch + ".attention.head_count_kv", c, "num_key_value_heads");
-  m.copy_number(arch + ".attention.key_length", c, "head_dim");
-  m.copy_number(arch + ".context_length", c, "max_position_embeddings");
+  m.copy_int(arch + ".attention.head_count_kv", c, "num_key_value_heads");
+  m.copy_int(arch + ".attention.key_length", c, "head_dim");
+  m.copy_int(arch + ".context_length", c, "max_position_embeddings");
   m.copy_number(arch + ".attention.layer_norm_rms_epsilon", c, "rms_norm_eps");
   m.copy_number(arch + ".rope.freq_base", c, "rope_theta");
   if (const ordered_json* type = m.find(arch + ".rope.scaling.type");
@@ -89,7 +136,11 @@ json hf_config(const GgufHeader& header, const Metadata& m, const std::string& f
     c["rope_scaling"] = {{"type", *type}};
     m.copy_number(arch + ".rope.scaling.factor", c["rope_scaling"], "factor");
   }
-  m.copy_number("tokenizer.ggml.bos_token_id", c, "bos_token_id");
+  check_rope_dimensions(m, arch, c);
+  if (const ordered_json* bos = m.find("tokenizer.ggml.bos_token_id");
+      bos != nullptr && bos->is_number_integer()) {
+    c["bos_token_id"] = *bos;
+  }
   for (const char* key : {"tokenizer.ggml.eos_token_id", "tokenizer.ggml.eot_token_id",
                           "tokenizer.ggml.eom_token_id"}) {
     const ordered_json* id = m.find(key);

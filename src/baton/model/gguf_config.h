@@ -6,7 +6,10 @@
 // (one divisor per frequency). Bias and q/k norms follow from the tensors present, tied
 // embeddings from a missing output.weight, the vocabulary size from the token list (or the
 // embedding), BOS and the end tokens (eos, eot, eom) from tokenizer.ggml.*. The values go
-// through the same checks as a config.json's (model_config.h).
+// through the same checks as a config.json's (model_config.h), and before that: sizes and
+// .context_length are positive integers that fit an int, .rope.freq_base, the epsilon and
+// the scaling factor positive finite numbers, .rope.dimension_count (when given) the whole
+// head.
 // Throws ModelFileError naming the file and the key.
 // Thread-safety: a pure function.
 #pragma once

@@ -1,5 +1,7 @@
 #include "baton/model/llama_model.h"
 
+#include <malloc.h>
+
 #include "baton/model/cpu_kernels.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
@@ -56,7 +58,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   const WeightFormat format =
       options.weights ? *options.weights : stored_format(weights_);
   const auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
-    return WeightMatrix::load(weights_, name, rows, cols, format);
+    return WeightMatrix::load(weights_, name, rows, cols, format, options.use);
   };
   const auto optional = [&](const std::string& name, std::int64_t size, bool wanted) {
     return wanted ? load_vector(weights_, name, size) : std::vector<float>{};
@@ -98,6 +100,9 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
     layers_.push_back(std::move(l));
     report(i + 1);
   }
+  // The staging copies (dequantized values, widened rows) are freed; hand their heap pages
+  // back too, or the process keeps them as if they were still held.
+  ::malloc_trim(0);
 }
 
 namespace {
@@ -118,6 +123,52 @@ std::size_t sum_matrices(const LlamaModel& model, Measure measure) {
 
 std::size_t LlamaModel::weight_bytes() const {
   return sum_matrices(*this, [](const WeightMatrix& m) { return m.bytes(); });
+}
+
+namespace {
+
+// Every matrix the model holds (the embedding and output once each) and every vector.
+template <typename Matrix, typename Vector>
+std::size_t sum_all(const LlamaModel& model, Matrix matrix, Vector vector) {
+  std::size_t total = matrix(model.embedding()) + vector(model.final_norm()) +
+                      vector(model.inverse_frequencies());
+  if (&model.output() != &model.embedding()) total += matrix(model.output());
+  for (const LlamaModel::Layer& l : model.layers()) {
+    for (const WeightMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
+      total += matrix(*m);
+    }
+    for (const std::vector<float>* v :
+         {&l.attn_norm, &l.q_bias, &l.k_bias, &l.v_bias, &l.q_norm, &l.k_norm, &l.mlp_norm}) {
+      total += vector(*v);
+    }
+  }
+  return total;
+}
+
+std::size_t vector_bytes(const std::vector<float>& v) { return v.size() * sizeof(float); }
+
+}  // namespace
+
+std::size_t LlamaModel::host_bytes() const {
+  const bool released = pages_released_->load(std::memory_order_relaxed);
+  return sum_all(
+      *this,
+      [released](const WeightMatrix& m) { return released && m.in_map() ? 0 : m.bytes(); },
+      vector_bytes);
+}
+
+std::size_t LlamaModel::upload_bytes() const {
+  return sum_all(
+      *this,
+      [](const WeightMatrix& m) {
+        return static_cast<std::size_t>(m.rows()) * static_cast<std::size_t>(m.cols()) * 2;
+      },
+      vector_bytes);
+}
+
+void LlamaModel::release_host_pages() const {
+  weights_.release_resident();
+  pages_released_->store(true, std::memory_order_relaxed);
 }
 
 std::size_t LlamaModel::weight_count() const {

@@ -3,11 +3,13 @@
 // query heads (q/k/v bias for qwen2, per-head q/k RMSNorm for qwen3, a sliding window for
 // mistral when set), SwiGLU MLP, tied or separate output embedding. Matrices are in the
 // format asked for (weight_matrix.h: bf16 in the memory map by default, f32 or q8);
-// norms and biases are f32.
+// norms and biases are f32. Each weight is held once: in the map where read in place, else
+// in its copy, the map's pages of it released (and malloc's freed staging trimmed).
 // Thread-safety: immutable after load, except the kernel thread pool, which serializes
 // its callers; forward passes may run on several threads at once, each on its own blocks.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -28,6 +30,9 @@ struct ModelLoadOptions {
   // else bf16.
   std::optional<WeightFormat> weights;
   int threads = 0;  // kernel threads; 0: default_cpu_threads()
+  // upload: the weights go to a device (CudaModel), which then calls release_host_pages():
+  // bf16 matrices are read in place wherever they lie, never copied on the host.
+  WeightUse use = WeightUse::cpu_kernels;
   // Called after the embedding and after each layer with the bytes of the weight files
   // read so far (by layer) and in all, for a progress bar.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
@@ -65,6 +70,15 @@ class LlamaModel {
   std::size_t weight_bytes() const;
   // The weights counted in weight_bytes(), one per element whatever its format.
   std::size_t weight_count() const;
+  // Host memory its weights hold: every matrix (the embedding too) and vector, those read
+  // in place from the map until release_host_pages().
+  std::size_t host_bytes() const;
+  // Device memory a copy of the weights takes as CudaModel holds them: every matrix as
+  // bf16, the vectors (norms, biases, RoPE's frequencies) as f32.
+  std::size_t upload_bytes() const;
+  // Once its weights are on a device: drops the memory map's pages from the process (the
+  // matrices read in place stay readable, from the file). Thread-safe.
+  void release_host_pages() const;
 
  private:
   ModelConfig config_;
@@ -76,6 +90,7 @@ class LlamaModel {
   std::vector<Layer> layers_;
   std::vector<float> inverse_frequencies_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<std::atomic<bool>> pages_released_ = std::make_unique<std::atomic<bool>>(false);
 };
 
 }  // namespace baton

@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/finite_check.h"
 
 namespace baton {
 namespace {
@@ -16,6 +18,16 @@ std::string stem_of(const std::string& name) {
 
 [[noreturn]] void fail(const TensorView& t, const std::string& problem) {
   throw ModelFileError(t.file, "tensor '" + t.name + "' (MLX affine): " + problem);
+}
+
+// The scales or biases of a weight: a NaN or an infinity among them would make a group of
+// the weight one, so it is refused naming the tensor.
+std::vector<float> finite_floats(const TensorView& t) {
+  std::vector<float> values = to_float(t);
+  if (const auto bad = first_nonfinite(values)) {
+    fail(t, "holds an infinity or a NaN (element " + std::to_string(*bad) + ")");
+  }
+  return values;
 }
 
 }  // namespace
@@ -45,8 +57,8 @@ std::vector<float> dequantize_mlx_affine(const ModelWeights& weights, const std:
   if (group != 32 && group != 64 && group != 128) {
     fail(codes, "groups of " + std::to_string(group) + " (32, 64 or 128)");
   }
-  const std::vector<float> scale = to_float(scales);
-  const std::vector<float> bias = to_float(biases);
+  const std::vector<float> scale = finite_floats(scales);
+  const std::vector<float> bias = finite_floats(biases);
   const auto words = static_cast<std::size_t>(codes.shape[1]);
   std::vector<std::uint32_t> row_words(words + 1, 0);  // one spare word: a code may straddle
   const std::uint64_t mask = (std::uint64_t{1} << bits) - 1;
@@ -61,6 +73,7 @@ std::vector<float> dequantize_mlx_affine(const ModelWeights& weights, const std:
       out[static_cast<std::size_t>(r * cols + c)] = scale[g] * code + bias[g];
     }
   }
+  for (const TensorView* t : {&codes, &scales, &biases}) release_mapped_pages(t->bytes);
   return out;
 }
 

@@ -19,7 +19,8 @@ namespace baton {
 bool is_mlx_affine(const ModelWeights& weights, const std::string& name);
 
 // Its [rows x cols] values, row-major; ModelFileError naming the tensor for shapes or types
-// that do not fit.
+// that do not fit, and for scales or biases holding an infinity or a NaN. The three
+// tensors' pages of the memory map are released once read (release_mapped_pages).
 std::vector<float> dequantize_mlx_affine(const ModelWeights& weights, const std::string& name,
                                          std::int64_t rows, std::int64_t cols);
 

@@ -1,6 +1,8 @@
 #include "baton/model/model_config.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
@@ -137,6 +139,14 @@ void check_shapes(const Reader& r, const ModelConfig& c) {
     r.fail("num_key_value_heads", "must divide num_attention_heads");
   }
   if (c.head_dim <= 0 || c.head_dim % 2 != 0) r.fail("head_dim", "must be a positive even number");
+  // Context lengths are ints downstream (a request's maximum context, the KV plan).
+  if (c.max_position_embeddings <= 0 ||
+      c.max_position_embeddings > std::numeric_limits<int>::max()) {
+    r.fail("max_position_embeddings", "must be a positive integer that fits an int");
+  }
+  if (!std::isfinite(c.rope_theta) || c.rope_theta <= 0) {
+    r.fail("rope_theta", "must be a positive finite number");
+  }
 }
 
 }  // namespace

@@ -123,6 +123,11 @@ std::vector<std::string_view> ModelWeights::names() const {
   return names;
 }
 
+void ModelWeights::release_resident() const noexcept {
+  for (const auto& [name, shard] : shards_) shard.release_resident();
+  if (gguf_) gguf_->release_resident();
+}
+
 std::vector<fs::path> ModelWeights::files() const {
   std::vector<fs::path> files;
   for (const auto& [name, shard] : shards_) files.emplace_back(shard.name());

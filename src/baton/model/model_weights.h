@@ -45,6 +45,9 @@ class ModelWeights {
   std::vector<std::string_view> names() const;
   // The shard files opened, in name order (one entry for a single file).
   std::vector<std::filesystem::path> files() const;
+  // Drops every file's mapped pages from this process's memory, once the tensors read in
+  // place have gone where they are used (a device): views stay valid, read from the file.
+  void release_resident() const noexcept;
 
  private:
   ModelWeights() = default;

@@ -1,7 +1,5 @@
 #include "baton/model/weight_matrix.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +9,9 @@
 #include <stdexcept>
 
 #include "baton/model/files/ggml_blocks.h"
+#include "baton/model/files/mapped_file.h"
+#include "baton/model/finite_check.h"
+#include "baton/model/weight_buffer.h"
 #include "baton/model/files/half.h"
 #include "baton/model/mlx_affine.h"
 #include "baton/model/files/model_file_error.h"
@@ -34,6 +35,14 @@ void check_shape(const TensorView& t, const std::string& name,
   }
 }
 
+[[noreturn]] void fail_nonfinite(const std::string& file, const std::string& name,
+                                  std::size_t element, std::size_t cols) {
+  throw ModelFileError(file, "tensor '" + name + "' holds an infinity or a NaN (row " +
+                                 std::to_string(element / cols) + ", column " +
+                                 std::to_string(element % cols) +
+                                 "): a model with it would answer in NaNs");
+}
+
 // Quantizes tensor `t` [rows x cols] a few rows at a time, so that no f32 copy of the
 // whole tensor (the embedding's can be hundreds of MB) is ever held.
 std::shared_ptr<const Q8Matrix> quantize(const TensorView& t, const std::string& name, int rows,
@@ -43,14 +52,16 @@ std::shared_ptr<const Q8Matrix> quantize(const TensorView& t, const std::string&
   std::vector<float> buffer(static_cast<std::size_t>(chunk) * cols);
   for (int first = 0; first < rows; first += chunk) {
     const int count = std::min(chunk, rows - first);
-    to_float(t, static_cast<std::size_t>(first) * cols,
-             {buffer.data(), static_cast<std::size_t>(count) * cols});
+    const std::span<float> rows_read(buffer.data(), static_cast<std::size_t>(count) * cols);
+    to_float(t, static_cast<std::size_t>(first) * cols, rows_read);
+    if (const auto bad = first_nonfinite(rows_read)) {
+      fail_nonfinite(t.file, name, static_cast<std::size_t>(first) * cols + *bad,
+                     static_cast<std::size_t>(cols));
+    }
     q->quantize_rows(first, count, buffer.data());
   }
-  if (!q->finite()) {
-    throw ModelFileError(t.file, "tensor '" + name +
-                                     "' holds an infinity or a NaN, which q8 cannot hold "
-                                     "(load it as bf16 or f32)");
+  if (!q->finite()) {  // a scale past f32's range
+    throw ModelFileError(t.file, "tensor '" + name + "' holds values too large for q8's scales");
   }
   return q;
 }
@@ -81,51 +92,99 @@ std::shared_ptr<const Q8Matrix> copy_q8_0(const TensorView& t, const std::string
   return q;
 }
 
-// A copy of `bytes` on a 64-byte boundary, or a 2 MiB one with huge pages asked for when
-// it is that large (fewer TLB misses while a decode step streams it).
-std::shared_ptr<const std::byte> aligned_copy(std::span<const std::byte> bytes) {
-  constexpr std::size_t kHugePage = std::size_t{2} << 20;
-  const std::size_t align = bytes.size() >= kHugePage ? kHugePage : 64;
-  const std::size_t size = (bytes.size() + align - 1) / align * align;
-  auto* raw = static_cast<std::byte*>(std::aligned_alloc(align, size));
-  if (raw == nullptr) throw std::bad_alloc();
-  std::shared_ptr<const std::byte> owner(
-      raw, [](const std::byte* p) { std::free(const_cast<std::byte*>(p)); });
-  // Only a hint: without huge pages the copy works the same.
-  if (align == kHugePage) static_cast<void>(::madvise(raw, size, MADV_HUGEPAGE));
-  std::memcpy(raw, bytes.data(), bytes.size());
-  return owner;
+// Bytes copied, converted or checked at a time: a slice is checked while still in cache.
+constexpr std::size_t kSliceBytes = std::size_t{256} << 10;
+
+// Checks bf16 tensor `t` where it lies (its first read: the pages come in now, not at the
+// first request).
+void check_bf16(const TensorView& t, const std::string& name, std::size_t cols) {
+  if (const auto bad = first_nonfinite_bf16(t.bytes)) fail_nonfinite(t.file, name, *bad, cols);
+}
+
+// A 64-byte-aligned copy of bf16 tensor `t`, checked slice by slice as it is copied.
+std::shared_ptr<const std::byte> checked_copy(const TensorView& t, const std::string& name,
+                                              std::size_t cols) {
+  std::shared_ptr<std::byte> copy = allocate_weight_buffer(t.bytes.size());
+  for (std::size_t at = 0; at < t.bytes.size(); at += kSliceBytes) {
+    const std::size_t n = std::min(kSliceBytes, t.bytes.size() - at);
+    std::memcpy(copy.get() + at, t.bytes.data() + at, n);
+    if (const auto bad = first_nonfinite_bf16({copy.get() + at, n})) {
+      fail_nonfinite(t.file, name, at / 2 + *bad, cols);
+    }
+  }
+  return copy;
+}
+
+// Tensor `t` (bf16, f16 or f32) widened to f32, checked slice by slice as it is widened.
+std::vector<float> checked_floats(const TensorView& t, const std::string& name,
+                                  std::size_t cols) {
+  std::vector<float> values(t.element_count());
+  constexpr std::size_t kSlice = kSliceBytes / sizeof(float);
+  for (std::size_t at = 0; at < values.size(); at += kSlice) {
+    const std::span<float> slice(values.data() + at, std::min(kSlice, values.size() - at));
+    to_float(t, at, slice);
+    if (const auto bad = first_nonfinite(slice)) fail_nonfinite(t.file, name, at + *bad, cols);
+  }
+  return values;
+}
+
+// `values` rounded to bf16 in a 64-byte-aligned buffer, checked slice by slice: a value
+// that is not finite, or too large for bf16, is refused.
+std::shared_ptr<const std::byte> checked_bf16(const std::vector<float>& values,
+                                              const std::string& name, const std::string& file,
+                                              std::size_t cols) {
+  std::shared_ptr<std::byte> out = allocate_weight_buffer(values.size() * 2);
+  constexpr std::size_t kSlice = kSliceBytes / 2;
+  for (std::size_t at = 0; at < values.size(); at += kSlice) {
+    const std::size_t n = std::min(kSlice, values.size() - at);
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint16_t bits = float_to_bf16(values[at + i]);
+      std::memcpy(out.get() + (at + i) * 2, &bits, 2);
+    }
+    if (const auto bad = first_nonfinite_bf16({out.get() + at * 2, n * 2})) {
+      fail_nonfinite(file, name, at + *bad, cols);
+    }
+  }
+  return out;
 }
 
 }  // namespace
 
 WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& name,
-                                std::int64_t rows, std::int64_t cols, WeightFormat format) {
-  if (is_mlx_affine(weights, name)) {
+                                std::int64_t rows, std::int64_t cols, WeightFormat format,
+                                WeightUse use) {
+  if (is_mlx_affine(weights, name)) {  // its codes, scales and biases released there
     return from_values(dequantize_mlx_affine(weights, name, rows, cols), name,
                        weights.at(name).file, rows, cols, format);
   }
   const TensorView& t = weights.at(name);
   check_shape(t, name, {rows, cols});
-  if (t.ggml_type && format != WeightFormat::q8) {  // GGUF blocks: dequantized, as MLX's
-    return from_values(to_float(t), name, t.file, rows, cols, format);
-  }
+  const auto width = static_cast<std::size_t>(cols);
   WeightMatrix m;
-  m.rows_ = static_cast<int>(rows);
-  m.cols_ = static_cast<int>(cols);
-  if (format == WeightFormat::q8 && t.ggml_type == kGgmlQ8_0 && cols % Q8Matrix::kGroup == 0) {
-    m.q8_ = copy_q8_0(t, name, m.rows_, m.cols_);
+  if (t.ggml_type && format != WeightFormat::q8) {  // GGUF blocks: dequantized, as MLX's
+    m = from_values(to_float(t), name, t.file, rows, cols, format);
+  } else if (format == WeightFormat::q8 && t.ggml_type == kGgmlQ8_0 &&
+             cols % Q8Matrix::kGroup == 0) {
+    m.q8_ = copy_q8_0(t, name, static_cast<int>(rows), static_cast<int>(cols));
   } else if (format == WeightFormat::q8) {
-    m.q8_ = quantize(t, name, m.rows_, m.cols_);
+    m.q8_ = quantize(t, name, static_cast<int>(rows), static_cast<int>(cols));
   } else if (format == WeightFormat::bf16 && t.dtype == DType::bf16) {
     m.bf16_ = t;
-    if (reinterpret_cast<std::uintptr_t>(t.bytes.data()) % 64 != 0) {
-      m.aligned_ = aligned_copy(t.bytes);
-      m.bf16_.bytes = {m.aligned_.get(), t.bytes.size()};
+    // Read in place where aligned, or where a device takes it (read once, to upload).
+    if (reinterpret_cast<std::uintptr_t>(t.bytes.data()) % 64 == 0 || use == WeightUse::upload) {
+      check_bf16(t, name, width);
+      m.rows_ = static_cast<int>(rows);
+      m.cols_ = static_cast<int>(cols);
+      return m;  // the map's pages are the weight
     }
+    m.aligned_ = checked_copy(t, name, width);
+    m.bf16_.bytes = {m.aligned_.get(), t.bytes.size()};
   } else {
-    m.f32_ = to_float(t);
+    m.f32_ = checked_floats(t, name, width);
   }
+  m.rows_ = static_cast<int>(rows);
+  m.cols_ = static_cast<int>(cols);
+  release_mapped_pages(t.bytes);  // held once: in its copy
   return m;
 }
 
@@ -134,18 +193,18 @@ WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::str
                                        std::int64_t cols, WeightFormat format) {
   TensorView view{name, DType::f32, {rows, cols},
                   std::as_bytes(std::span<const float>(values)), file};
+  const auto width = static_cast<std::size_t>(cols);
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);
   if (format == WeightFormat::q8) {
     m.q8_ = quantize(view, name, m.rows_, m.cols_);
   } else if (format == WeightFormat::bf16) {
-    std::vector<std::uint16_t> bf16(values.size());
-    for (std::size_t i = 0; i < values.size(); ++i) bf16[i] = float_to_bf16(values[i]);
-    const auto bytes = std::as_bytes(std::span<const std::uint16_t>(bf16));
-    m.aligned_ = aligned_copy(bytes);
-    m.bf16_ = TensorView{name, DType::bf16, {rows, cols}, {m.aligned_.get(), bytes.size()}, file};
+    m.aligned_ = checked_bf16(values, name, file, width);
+    m.bf16_ = TensorView{name, DType::bf16, {rows, cols},
+                         {m.aligned_.get(), values.size() * 2}, file};
   } else {
+    if (const auto bad = first_nonfinite(values)) fail_nonfinite(file, name, *bad, width);
     m.f32_ = std::move(values);
   }
   return m;
@@ -182,7 +241,13 @@ std::vector<float> load_vector(const ModelWeights& weights, const std::string& n
                                std::int64_t size) {
   const TensorView& t = weights.at(name);
   check_shape(t, name, {size});
-  return to_float(t);
+  std::vector<float> values = to_float(t);
+  if (const auto bad = first_nonfinite(values)) {
+    throw ModelFileError(t.file, "tensor '" + name + "' holds an infinity or a NaN (element " +
+                                     std::to_string(*bad) + ")");
+  }
+  release_mapped_pages(t.bytes);
+  return values;
 }
 
 }  // namespace baton

@@ -25,14 +25,22 @@
 
 namespace baton {
 
+// What the matrix is loaded for: the CPU kernels (bf16 read in place only where aligned),
+// or an upload to a device (bf16 read in place wherever it lies, uploaded once).
+enum class WeightUse { cpu_kernels, upload };
+
 class WeightMatrix {
  public:
   WeightMatrix() = default;
   // Tensor `name` of `weights`, which must have shape [rows x cols] (ModelFileError naming
-  // the file, the tensor and both shapes otherwise), in `format` (see above); q8 also
-  // rejects a tensor holding an infinity or a NaN (ModelFileError).
+  // the file, the tensor and both shapes otherwise), in `format` (see above). A tensor
+  // holding an infinity or a NaN is refused (ModelFileError naming it, its row and column),
+  // found in the pass that copies or converts it (or, read in place, its first read). A
+  // tensor copied or converted has its pages of the memory map released
+  // (release_mapped_pages): each weight is held once.
   static WeightMatrix load(const ModelWeights& weights, const std::string& name, std::int64_t rows,
-                           std::int64_t cols, WeightFormat format);
+                           std::int64_t cols, WeightFormat format,
+                           WeightUse use = WeightUse::cpu_kernels);
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -42,6 +50,8 @@ class WeightMatrix {
   bool is_q8() const { return q8_ != nullptr; }
   // Bytes held for this matrix (in the memory map or its aligned copy for bf16).
   std::size_t bytes() const;
+  // Whether it is read in place from the memory map (bf16 not copied).
+  bool in_map() const { return is_bf16() && aligned_ == nullptr; }
   // Rows [first, first + count) as f32, row-major, into `out` (count * cols floats);
   // dequantized for q8.
   void rows_to_float(int first, int count, float* out) const;
@@ -66,7 +76,8 @@ class WeightMatrix {
   std::shared_ptr<const Q8Matrix> q8_;        // q8 only
 };
 
-// Reads vector tensor `name` of `size` floats (norm weights, biases), checked as above.
+// Reads vector tensor `name` of `size` floats (norm weights, biases), checked as above
+// (its shape, and no infinity or NaN).
 std::vector<float> load_vector(const ModelWeights& weights, const std::string& name,
                                std::int64_t size);
 

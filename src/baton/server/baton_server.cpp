@@ -44,10 +44,11 @@ std::string describe_model(const ServedModel& m) {
   const bool say = !m.kv_source.empty() && m.kv_source != "given";
   const std::string how = say ? " (" + m.kv_how + ")" : "";
   return fmt::format("model {} ({}): {} {}, {:.1f}M parameters, {} weights, {} layers, "
-                     "context {}{}, {} {} MB{}",
+                     "context {}{}, {} {} MB{}; memory: host {}, device {}",
                      m.spec.name, m.kind_name(), to_string(c.arch), format, params / 1e6,
                      human_bytes(m.model->weight_bytes()), c.num_layers, context, capped,
-                     m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb, how);
+                     m.chat() ? "KV cache" : "tokens per call", m.spec.kv_budget_mb, how,
+                     human_bytes(m.host_memory_bytes()), human_bytes(m.device_memory_bytes()));
 }
 
 }  // namespace

@@ -72,6 +72,8 @@ json model_json(const ModelStatus& s) {
             {"load", spec.on_demand ? "on-demand" : "startup"},
             {"pinned", spec.pin},
             {"memory_bytes", s.memory_bytes},
+            {"host_memory_bytes", s.host_memory_bytes},
+            {"device_memory_bytes", s.device_memory_bytes},
             {"idle_ttl_s", spec.idle_ttl_s > 0 ? json(spec.idle_ttl_s) : json(nullptr)},
             {"expires_at", optional_json(s.expires_at)},
             {"last_used", optional_json(s.last_used)}};
@@ -176,8 +178,13 @@ HttpResponse Router::metrics() const {
     host.engines.push_back(std::move(gauge));
   }
   for (const ModelStatus& status : context_.models.statuses()) {
-    host.models.push_back({status.spec.name, std::string(to_string(status.state)),
-                           status.memory_bytes, status.kv_budget_bytes, status.kv_source});
+    host.models.push_back({.model = status.spec.name,
+                           .state = std::string(to_string(status.state)),
+                           .memory_bytes = status.memory_bytes,
+                           .kv_budget_bytes = status.kv_budget_bytes,
+                           .kv_source = status.kv_source,
+                           .host_memory_bytes = status.host_memory_bytes,
+                           .device_memory_bytes = status.device_memory_bytes});
   }
   host.memory_budget_bytes = context_.models.budget_bytes();
   host.turn = context_.host.turn().stats();

@@ -86,6 +86,8 @@ CudaModel::CudaModel(const LlamaModel& model) : config_(model.config()) {
   inverse_frequencies_ = upload(model.inverse_frequencies());
   // A step reads one embedding row per token, but the whole output matrix.
   step_bytes_ = lm_head_ ? bytes_ - embedding_bytes : bytes_;
+  // The weights now live here: the host's pages of the files go (each weight held once).
+  model.release_host_pages();
 }
 
 }  // namespace baton::cuda

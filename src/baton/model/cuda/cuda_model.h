@@ -2,7 +2,8 @@
 // Matrices are bf16 (f16 and f32 files are rounded to bf16 at upload); q, k and v are one
 // fused matrix, as are gate and up, so that each is one matrix product. Norm weights,
 // biases and RoPE's inverse frequencies stay f32. The host model is read only while
-// uploading.
+// uploading, and its memory map's pages are released after (LlamaModel::release_host_pages:
+// loaded with WeightUse::upload, it then holds no bf16 weight on the host).
 // Thread-safety: immutable after construction; any number of streams may read it.
 #pragma once
 

@@ -210,13 +210,40 @@ GgufHeader read_gguf_header(std::span<const std::byte> file, std::string_view na
   return header;
 }
 
+namespace {
+
+// A model path that is a file can only be a GGUF file: say so when it is not one, rather
+// than let it be taken for a model directory ("config.json: Not a directory").
+void check_gguf_magic(const std::filesystem::path& file) {
+  char magic[4] = {};
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw ModelFileError(file.string(), "cannot be opened");
+  in.read(magic, sizeof magic);
+  const auto got = static_cast<std::size_t>(in.gcount());
+  if (got < sizeof magic) {
+    throw ModelFileError(file.string(), "not a GGUF file: " + std::to_string(got) +
+                                            " bytes, too short for a GGUF header");
+  }
+  if (std::memcmp(magic, "GGUF", 4) != 0) {
+    std::string hex;
+    for (const char c : magic) {
+      static constexpr char kDigits[] = "0123456789abcdef";
+      const auto byte = static_cast<unsigned char>(c);
+      hex += std::string(hex.empty() ? "" : " ") + kDigits[byte >> 4] + kDigits[byte & 15];
+    }
+    throw ModelFileError(file.string(), "not a GGUF file: bad magic (it starts with " + hex +
+                                            ", a GGUF file with \"GGUF\")");
+  }
+}
+
+}  // namespace
+
 std::filesystem::path find_gguf(const std::filesystem::path& model_path) {
   namespace fs = std::filesystem;
   std::error_code error;
   if (fs::is_regular_file(model_path, error)) {
-    char magic[4] = {};
-    std::ifstream(model_path, std::ios::binary).read(magic, sizeof magic);
-    return std::memcmp(magic, "GGUF", 4) == 0 ? model_path : fs::path();
+    check_gguf_magic(model_path);
+    return model_path;
   }
   if (!fs::is_directory(model_path, error) || fs::exists(model_path / "config.json", error)) {
     return {};

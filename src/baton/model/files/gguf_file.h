@@ -56,9 +56,10 @@ const GgmlTypeTraits* ggml_type_traits(std::uint32_t type);
 // ggml's name of a type ("q4_K"), or "type N".
 std::string ggml_type_name(std::uint32_t type);
 
-// The GGUF file a model path names: the path itself when it is a file that starts with
-// "GGUF", else the one *.gguf in a directory without config.json; empty when neither.
-// ModelFileError naming them when the directory holds several.
+// The GGUF file a model path names: the path itself when it is a file (ModelFileError
+// "not a GGUF file" when it does not start with "GGUF" or is shorter than that), else the
+// one *.gguf in a directory without config.json; empty when neither. ModelFileError naming
+// them when the directory holds several.
 std::filesystem::path find_gguf(const std::filesystem::path& model_path);
 
 }  // namespace baton

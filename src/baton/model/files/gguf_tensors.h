@@ -32,6 +32,8 @@ class GgufTensors {
 
   const GgufHeader& header() const { return header_; }
   const std::filesystem::path& path() const { return file_.path(); }
+  // Drops the map's pages from this process's memory (MappedFile::release_resident).
+  void release_resident() const noexcept { file_.release_resident(); }
   // Every tensor, in the file's order, under its Hugging Face name.
   const std::deque<TensorView>& tensors() const { return views_; }
 

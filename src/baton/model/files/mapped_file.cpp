@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -45,6 +46,16 @@ std::size_t regular_file_size(const std::filesystem::path& path, int fd) {
 }
 
 }  // namespace
+
+void release_mapped_pages(std::span<const std::byte> bytes) noexcept {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto start = reinterpret_cast<std::uintptr_t>(bytes.data());
+  const std::uintptr_t first = (start + page - 1) / page * page;  // whole pages only: the
+  const std::uintptr_t end = (start + bytes.size()) / page * page;  // edges may be shared
+  // Only advice: a failure leaves the pages resident, which is what happened before.
+  if (end > first) static_cast<void>(::madvise(reinterpret_cast<void*>(first), end - first,
+                                               MADV_DONTNEED));
+}
 
 MappedFile::MappedFile(const std::filesystem::path& path) : path_(path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block

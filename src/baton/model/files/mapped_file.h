@@ -16,6 +16,12 @@
 
 namespace baton {
 
+// Drops the pages wholly inside `bytes`, a part of a MappedFile's map, from this process's
+// resident memory (madvise MADV_DONTNEED): its RSS falls, and the bytes stay readable (a
+// later read brings them back from the file). For bytes copied or converted elsewhere at
+// load, so that each weight is held once. Thread-safe: readers at the time read the file.
+void release_mapped_pages(std::span<const std::byte> bytes) noexcept;
+
 class MappedFile {
  public:
   // Maps `path`. Throws ModelFileError if it cannot be opened, is not a regular file, or
@@ -30,6 +36,8 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
+  // Drops every page of the map from this process's memory (release_mapped_pages).
+  void release_resident() const noexcept { release_mapped_pages(bytes()); }
   std::size_t size() const { return size_; }
   const std::filesystem::path& path() const { return path_; }
 

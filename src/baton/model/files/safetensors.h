@@ -58,6 +58,8 @@ class SafetensorsFile {
   std::span<const TensorView> tensors() const { return tensors_; }
   const Metadata& metadata() const { return metadata_; }
   const std::string& name() const { return name_; }
+  // Drops the map's pages from this process's memory (MappedFile::release_resident).
+  void release_resident() const noexcept { file_.release_resident(); }
 
  private:
   SafetensorsFile() = default;

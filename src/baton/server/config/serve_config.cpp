@@ -70,13 +70,13 @@ void validate_model_dir(const ModelSpec& model) {
       model.flag.empty() ? fmt::format("models.{}.path", model.name) : model.flag;
   std::error_code ec;
   // A GGUF file (or a folder of one): its metadata must make a config.
-  if (!find_gguf(model.dir).empty()) {
-    try {
+  try {
+    if (!find_gguf(model.dir).empty()) {
       read_model_config(model.dir);
-    } catch (const ModelFileError& error) {
-      fail(fmt::format("{}: {}", where, error.what()));
+      return;
     }
-    return;
+  } catch (const ModelFileError& error) {
+    fail(fmt::format("{}: {}", where, error.what()));
   }
   if (!std::filesystem::is_directory(model.dir, ec)) {
     fail(fmt::format("{}: {} is not a directory", where, model.dir.string()));

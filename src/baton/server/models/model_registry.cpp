@@ -179,6 +179,10 @@ ModelStatus ModelRegistry::status_locked(const Entry& e) const {
   }
   s.totals = e.earlier;
   if (e.model) s.totals += e.model->totals();
+  if (e.state == ModelState::ready) {
+    s.host_memory_bytes = e.model->host_memory_bytes();
+    s.device_memory_bytes = e.model->device_memory_bytes();
+  }
   if (e.state == ModelState::ready && e.model->llm != nullptr) {
     s.context_length = e.model->llm->context_length();
     s.kv_budget_bytes = std::uint64_t{e.model->spec.kv_budget_mb} << 20;

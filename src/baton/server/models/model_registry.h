@@ -51,6 +51,8 @@ struct ModelStatus {
   std::uint64_t progress_total = 0;
   std::string reason;                 // why it failed
   std::uint64_t memory_bytes = 0;     // what it holds (estimated while loading), else 0
+  std::uint64_t host_memory_bytes = 0;    // of a loaded model: where it holds it (ServedModel)
+  std::uint64_t device_memory_bytes = 0;
   std::optional<double> last_used;    // Unix seconds
   std::optional<double> expires_at;   // Unix seconds, with idle_ttl
   int context_length = 0;             // of the loaded engine; 0 when not loaded

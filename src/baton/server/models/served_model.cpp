@@ -68,6 +68,9 @@ std::unique_ptr<ServedModel> load_served_model(
   options.threads = cpu_threads;
   options.weights = spec.weights;
   options.progress = progress;
+  served->on_device = host.device().backend() != "cpu";
+  // On a device the weights are uploaded, then their host pages released (CudaModel).
+  if (served->on_device) options.use = WeightUse::upload;
   served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
   served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
   if (served->chat()) {

@@ -47,6 +47,7 @@ struct ServedModel {
   std::function<void()> release;         // takes the engine out of its host
   std::string kv_source;                 // chat models: given, default or auto (kv_sizing.h)
   std::string kv_how;                    // that, and for auto the figures ("auto: 0.9 of ...")
+  bool on_device = false;                // runs on a GPU (weights uploaded), not the CPU
 
   ServedModel() = default;
   ServedModel(const ServedModel&) = delete;
@@ -70,6 +71,15 @@ struct ServedModel {
   std::uint64_t memory_bytes() const {
     return (model ? model->weight_bytes() : 0) + (std::uint64_t{spec.kv_budget_mb} << 20);
   }
+  // Where it holds them: host memory (the weights left on the host; on the CPU, the KV cache
+  // too) and device memory (on a GPU, the uploaded weights and the KV cache).
+  std::uint64_t host_memory_bytes() const {
+    return (model ? model->host_bytes() : 0) + (on_device ? 0 : kv_bytes());
+  }
+  std::uint64_t device_memory_bytes() const {
+    return on_device ? (model ? model->upload_bytes() : 0) + kv_bytes() : 0;
+  }
+  std::uint64_t kv_bytes() const { return std::uint64_t{spec.kv_budget_mb} << 20; }
 };
 
 // Loads `spec`'s files (ModelFileError and the like for bad ones) and hosts its engine on

@@ -86,6 +86,18 @@ void render_lifecycle(std::string& out, const HostGauges& host) {
     sample(out, "baton_model_memory_bytes", model_label(m.model),
            static_cast<double>(m.memory_bytes));
   }
+  header(out, "baton_model_host_memory_bytes", "gauge",
+         "A loaded model's weights (and on the CPU its KV cache) in host memory.");
+  for (const ModelGauge& m : host.models) {
+    sample(out, "baton_model_host_memory_bytes", model_label(m.model),
+           static_cast<double>(m.host_memory_bytes));
+  }
+  header(out, "baton_model_device_memory_bytes", "gauge",
+         "A loaded model's weights and KV cache in device (GPU) memory; 0 on the CPU.");
+  for (const ModelGauge& m : host.models) {
+    sample(out, "baton_model_device_memory_bytes", model_label(m.model),
+           static_cast<double>(m.device_memory_bytes));
+  }
   header(out, "baton_model_kv_budget_bytes", "gauge",
          "A loaded chat model's KV cache, and where its size came from (given, default, auto: "
          "sized from the device's free memory).");

@@ -51,6 +51,8 @@ struct ModelGauge {
   std::uint64_t memory_bytes = 0;
   std::uint64_t kv_budget_bytes = 0;  // a loaded chat model's KV cache, else 0
   std::string kv_source;              // given, default or auto (kv_sizing.h)
+  std::uint64_t host_memory_bytes = 0;    // a loaded model's, in host memory
+  std::uint64_t device_memory_bytes = 0;  // and in device memory
 };
 
 struct HostGauges {
