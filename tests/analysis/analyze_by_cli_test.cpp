@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "baton/ledger/ledger.h"
@@ -64,9 +65,9 @@ TEST_F(AnalyzeByCli, AWindowWithoutBusyTimeSaysSoAndExits1) {
   for (const std::string& args :
        {"--ledger " + empty, "--ledger " + data + " --since 2000-01-01",
         "--intervals " + busy + " --events " + hangs + " --since 2025-01-01"}) {
-    for (const char* json : {"", " --json"}) {
-      const auto r = run_baton("analyze --by dual " + args + json);
-      EXPECT_EQ(r.exit_code, 1) << args << json << "\n" << r.output;
+    for (const char* as_json : {"", " --json"}) {
+      const auto r = run_baton("analyze --by dual " + args + as_json);
+      EXPECT_EQ(r.exit_code, 1) << args << as_json << "\n" << r.output;
       EXPECT_NE(r.output.find("no busy time in the window"), std::string::npos) << r.output;
     }
   }
@@ -83,14 +84,13 @@ TEST_F(AnalyzeByCli, TheSameLedgerGivenTwiceCountsOnce) {
   ASSERT_EQ(once.exit_code, 0) << once.output;
   const json reference = json::parse(once.output);
   for (const std::string& second : {a, link, (dir_.path() / "." / "a.db").string()}) {
-    const auto r = run_baton("analyze --by host --json --ledger " + a + " --ledger " + second +
-                             " 2>/dev/null");
+    const auto r = run_baton("analyze --by host --json --ledger " + a + " --ledger " + second);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_EQ(json::parse(r.output)["cells"], reference["cells"]) << second;
-    const auto noted = run_baton("analyze --by host --ledger " + a + " --ledger " + second);
-    EXPECT_NE(noted.output.find("note: " + second + " is the same file as " + a + ": counted once"),
+    EXPECT_EQ(json::parse(r.output.substr(r.output.find('{')))["cells"], reference["cells"])
+        << second;
+    EXPECT_NE(r.output.find("note: " + second + " is the same file as " + a + ": counted once"),
               std::string::npos)
-        << noted.output;
+        << r.output;
   }
   const auto compare = run_baton("analyze --compare --ledger " + a + " --ledger " + link);
   EXPECT_EQ(compare.exit_code, 2) << compare.output;
@@ -107,7 +107,7 @@ TEST_F(AnalyzeByCli, NoHangsGiveNoEstimatesInWords) {
   EXPECT_NE(table.output.find("dual                         no estimate: no hangs at all"),
             std::string::npos)
       << table.output;
-  EXPECT_EQ(table.output.find("e-"), std::string::npos) << table.output;
+  EXPECT_FALSE(std::regex_search(table.output, std::regex("[0-9]e-[0-9]"))) << table.output;
   EXPECT_EQ(table.output.find("inf"), std::string::npos) << table.output;
   const auto r = run_baton("analyze --by dual --json --ledger " + ledger);
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -140,7 +140,7 @@ TEST_F(AnalyzeByCli, AReferenceLevelWithoutHangsIsUnboundedNotAHugeNumber) {
   }
   EXPECT_EQ(j["coefficients"][0]["rate_ratio"], 0.0);
   const auto table = run_baton("analyze --by busy --ledger " + ledger);
-  EXPECT_EQ(table.output.find("e+"), std::string::npos) << table.output;
+  EXPECT_FALSE(std::regex_search(table.output, std::regex("[0-9]e\\+[0-9]"))) << table.output;
   EXPECT_NE(table.output.find("unbounded"), std::string::npos) << table.output;
 }
 

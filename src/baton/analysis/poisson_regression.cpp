@@ -223,6 +223,11 @@ PoissonFit fit_poisson(const PoissonDesign& design, double confidence) {
     const double se =
         std::sqrt(covariance(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k)));
     int infinite = column == 0 ? (reference_rate_zero ? -1 : 0) : infinite_direction(d, column);
+    // Infinite where no single column shows it (a reference level without events, say).
+    const int side = beta > 0 ? +1 : -1;
+    const bool hidden = column != 0 && infinite == 0 && !no_events &&
+                        ran_off(d, kept, k, beta, side, full.deviance);
+    if (hidden) infinite = side;
     const double target = full.deviance + rise;
     if (no_events && column != 0) {
       c.no_estimate = "no hangs at all: no rates to compare";
@@ -230,25 +235,20 @@ PoissonFit fit_poisson(const PoissonDesign& design, double confidence) {
       c.high = profile_bound(d, kept, k, -kFarAway, target, +1, 1.0, 2.0 * kFarAway);
       if (!c.high) c.no_estimate = "no hangs at the reference, and no bound on its rate";
     } else if (infinite != 0) {
-      result.notes.push_back("no events " + std::string(infinite < 0 ? "with" : "without") + " '" +
-                             c.name + "': its rate ratio is " + (infinite < 0 ? "0" : "unbounded") +
-                             ", only one bound is known");
+      result.notes.push_back(
+          (hidden ? "no finite estimate for '" + c.name +
+                        "' given the other factors (a level without events)"
+                  : "no events " + std::string(infinite < 0 ? "with" : "without") + " '" +
+                        c.name + "'") +
+          ": its rate ratio is " + (infinite < 0 ? "0" : "unbounded") +
+          ", only one bound is known");
       const double edge = infinite * kFarAway;
       (infinite < 0 ? c.high : c.low) =
           profile_bound(d, kept, k, edge, target, -infinite, 1.0, 2.0 * kFarAway);
     } else {
       c.low = profile_bound(d, kept, k, beta, target, -1, se);
       c.high = profile_bound(d, kept, k, beta, target, +1, se);
-      const int side = beta > 0 ? +1 : -1;
-      if (!(side > 0 ? c.high : c.low) && ran_off(d, kept, k, beta, side, full.deviance)) {
-        // No single column shows it (a reference level without events, say): the same
-        // one-sided answer as above, the bound found on the other side kept.
-        infinite = side;
-        result.notes.push_back("no finite estimate for '" + c.name +
-                               "' given the other factors (a level without events): its rate "
-                               "ratio is " + (infinite < 0 ? "0" : "unbounded") +
-                               ", only one bound is known");
-      } else if (!c.low && !c.high) {
+      if (!c.low && !c.high) {
         c.no_estimate = "the data bound it on neither side";
       } else {
         c.estimate = beta;
