@@ -156,8 +156,9 @@ TEST_F(AnalyzeByCli, TheReportNamesItsReferenceAndOrdersLevels) {
     busy.push_back({"x", t, t + 7200});
     busy.push_back({"y", t + 3600, t + 7200});
   }
-  write_ledger(ledger, busy,
-               {1732924800.0 + 5000, 1733011200.0 + 5000, 1733097600.0 + 5000, 1733097600.0 + 9000});
+  write_ledger(
+      ledger, busy,
+      {1732924800.0 + 5000, 1733011200.0 + 5000, 1733097600.0 + 5000, 1733097600.0 + 9000});
   const auto r = run_baton("analyze --by day --by host --ledger " + ledger);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("each against the reference: day=2024-11-30, host=" + ledger),
@@ -172,8 +173,7 @@ TEST_F(AnalyzeByCli, TheReportNamesItsReferenceAndOrdersLevels) {
   EXPECT_LT(position(r.output, "\n  (reference"), position(r.output, "\n  day=2024-12-01"));
   EXPECT_LT(position(r.output, "\n  day=2024-12-01"), position(r.output, "\n  day=2024-12-02"));
   EXPECT_NE(r.output.find("1 hang while no LLM engine was busy"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("3 of 3 attributed hangs in dual time"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("3 of 3 attributed hangs in dual time"), std::string::npos) << r.output;
 
   const auto by_busy = run_baton("analyze --by busy --ledger " + ledger + " --until 2024-12-01");
   ASSERT_EQ(by_busy.exit_code, 0) << by_busy.output;

@@ -226,7 +226,8 @@ TEST_F(AnalyzeCli, APolicyWithoutItsOptionsSelectsTheRunsThatCarryThem) {
     }
   }
   const std::string ledger = " --ledger " + path.string();
-  const auto r = run_baton("analyze --compare" + ledger + " --policy concurrent --policy serialize/layer");
+  const auto r =
+      run_baton("analyze --compare" + ledger + " --policy concurrent --policy serialize/layer");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("note: --policy serialize/layer is serialize/layer+decode-first in " +
                           path.string()),
@@ -268,7 +269,8 @@ TEST_F(AnalyzeCli, TheReadmeCompareExampleRuns) {
   };
   const auto repro = run_baton(command("build/release/baton repro --compare"), 120);
   ASSERT_EQ(repro.exit_code, 0) << repro.output;
-  const auto analyze = run_baton(command("build/release/baton analyze --ledger /tmp/ab.db --compare"));
+  const auto analyze =
+      run_baton(command("build/release/baton analyze --ledger /tmp/ab.db --compare"));
   EXPECT_EQ(analyze.exit_code, 0) << analyze.output;
   EXPECT_NE(analyze.output.find("[serialize/layer"), std::string::npos) << analyze.output;
 }

@@ -48,9 +48,8 @@ std::string fleet_of_one(const PrometheusQuery& q) {
   const auto add_series = [&](json labels, double per_second) {
     std::string values = "[";
     for (double t = first; t <= q.time; t += kScrape) {
-      values += (values.size() > 1 ? "," : "") + json::array({t, std::to_string(
-                                                                      std::llround(t * per_second))})
-                                                     .dump();
+      values += (values.size() > 1 ? "," : "") +
+                json::array({t, std::to_string(std::llround(t * per_second))}).dump();
     }
     result.push_back({{"metric", std::move(labels)}, {"values", json::parse(values + "]")}});
   };
@@ -112,8 +111,7 @@ TEST(AnalyzePrometheusCli, AServerThatNeverAnswersTimesOut) {
   const FakePrometheus silent([](const PrometheusQuery&) { return std::string(); },
                               FakePrometheus::Family::ipv4, false);
   const auto start = std::chrono::steady_clock::now();
-  const auto r =
-      run_baton("analyze --by dual --prometheus " + silent.url() + " --timeout 1", 60);
+  const auto r = run_baton("analyze --by dual --prometheus " + silent.url() + " --timeout 1", 60);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(r.exit_code, 1) << r.output;
@@ -121,16 +119,15 @@ TEST(AnalyzePrometheusCli, AServerThatNeverAnswersTimesOut) {
             std::string::npos)
       << r.output;
   EXPECT_LT(seconds, 10.0);
-  EXPECT_EQ(run_baton("analyze --by dual --prometheus " + silent.url() + " --timeout soon")
-                .exit_code,
-            2);
+  EXPECT_EQ(
+      run_baton("analyze --by dual --prometheus " + silent.url() + " --timeout soon").exit_code, 2);
 }
 
 TEST(AnalyzePrometheusCli, ASelectorThatMatchesNothingHasNoBusyTime) {
   const FakePrometheus empty([](const PrometheusQuery&) { return success(json::array()); });
-  const auto r = run_baton("analyze --by dual --prometheus " + empty.url() +
-                               " --selector '{job=\"none\"}' --range 1h",
-                           60);
+  const auto r = run_baton(
+      "analyze --by dual --prometheus " + empty.url() + " --selector '{job=\"none\"}' --range 1h",
+      60);
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("no busy time in the window"), std::string::npos) << r.output;
 }
@@ -141,8 +138,8 @@ TEST(AnalyzePrometheusCli, BadSamplesAreNamedNotLeakedAsLibraryErrors) {
   for (const json& sample : {json::array({1.0, 5}), json::array({1.0, "lots"}),
                              json::array({"one", "5"}), json::array({1.0})}) {
     const FakePrometheus bad([&](const PrometheusQuery&) {
-      return success(json::array({{{"metric", {{"busy", "1"}, {"instance", "h1"}}},
-                                   {"values", json::array({sample})}}}));
+      return success(json::array(
+          {{{"metric", {{"busy", "1"}, {"instance", "h1"}}}, {"values", json::array({sample})}}}));
     });
     const auto r = run_baton("analyze --by dual --prometheus " + bad.url() + " --range 1h", 60);
     EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -170,8 +167,8 @@ TEST(AnalyzePrometheusCli, ABracketedIpv6HostIsReached) {
     GTEST_SKIP() << "no IPv6 loopback here";
   }
   ASSERT_EQ(prometheus->url().rfind("http://[::1]:", 0), 0u);
-  const auto r = run_baton("analyze --by busy --json --range 1h --prometheus " + prometheus->url(),
-                           60);
+  const auto r =
+      run_baton("analyze --by busy --json --range 1h --prometheus " + prometheus->url(), 60);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NEAR(total_hours(json::parse(r.output)), 78.0 * (3600.0 - kScrape) / 3600.0, 1e-6);
   const auto unbracketed = run_baton("analyze --by dual --prometheus http://::1:9090");

@@ -136,9 +136,10 @@ class FakePrometheus {
       queries_.push_back(query);
     }
     const std::string body = handler_(query);
-    const std::string reply = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                              "Content-Length: " +
-                              std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+    const std::string reply =
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
     for (std::size_t sent = 0; sent < reply.size();) {
       const ssize_t n = ::send(fd, reply.data() + sent, reply.size() - sent, MSG_NOSIGNAL);
       if (n <= 0) return;  // the client gave up (a body over its limit)

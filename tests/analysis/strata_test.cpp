@@ -110,7 +110,9 @@ TEST(Strata, LevelsComeInTheirOrderAndNameTheirReference) {
   EXPECT_EQ(by_busy.cells[2].covariates, (std::vector<double>{0, 1}));  // busy=3+
 
   std::vector<Strata> hosts;
-  for (const char* host : {"h10", "h2", "h1"}) hosts.push_back(stratify(input, 32768, kHangs, host));
+  for (const char* host : {"h10", "h2", "h1"}) {
+    hosts.push_back(stratify(input, 32768, kHangs, host));
+  }
   const PoissonDesign by_host = design_for(merge_strata(hosts), {Factor::host});
   EXPECT_EQ(by_host.terms[0].reference, "host=h1");
   EXPECT_EQ(by_host.columns, (std::vector<std::string>{"host=h2", "host=h10"}));

@@ -98,8 +98,9 @@ nlohmann::json to_json(const Stratified& r) {
                             {"low", number(c.low)},
                             {"high", number(c.high)},
                             {"wald_p", number(c.wald_p)},
-                            {"no_estimate", c.no_estimate.empty() ? nlohmann::json(nullptr)
-                                                                  : nlohmann::json(c.no_estimate)}});
+                            {"no_estimate", c.no_estimate.empty()
+                                                ? nlohmann::json(nullptr)
+                                                : nlohmann::json(c.no_estimate)}});
   }
   nlohmann::json tests = nlohmann::json::array();
   for (std::size_t i = 0; i < r.fit.tests.size(); ++i) {

@@ -309,10 +309,12 @@ Strata from_prometheus(const AnalyzeCommand& c) {
     throw std::invalid_argument("--range: '" + range_text +
                                 "' is not a duration of some time, such as 7d or 90m");
   }
-  const std::optional<double> timeout = parse_duration_seconds(c.timeout.empty() ? "30s" : c.timeout);
+  const std::optional<double> timeout =
+      parse_duration_seconds(c.timeout.empty() ? "30s" : c.timeout);
   if (!timeout || !(*timeout >= 0.001) || *timeout > 86400.0) {
     throw std::invalid_argument("--timeout: '" + c.timeout +
-                                "' is not a duration of some time up to a day, such as 30s, 2m or 0.5");
+                                "' is not a duration of some time up to a day, such as 30s, 2m "
+                                "or 0.5");
   }
   if (!c.selector.empty() && (c.selector.front() != '{' || c.selector.back() != '}')) {
     throw std::invalid_argument("--selector: '" + c.selector + "' is not {label=\"value\",...}");
