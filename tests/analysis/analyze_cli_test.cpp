@@ -7,6 +7,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include <fmt/format.h>
+
+#include "baton/analysis/timeline_axis.h"
 #include "baton/ledger/ledger.h"
 #include "baton/ledger/sqlite.h"
 #include "cli_util.h"
@@ -204,6 +207,114 @@ TEST_F(AnalyzeCli, APolicyTheLedgerDoesNotHoldExitsWith2AndNamesThoseItHolds) {
   EXPECT_NE(compare.output.find(holds), std::string::npos) << compare.output;
 
   EXPECT_EQ(run_baton("analyze --ledger " + ledger.string() + " --policy concurrent").exit_code, 0);
+}
+
+// A policy given without the options its runs' name carries selects them, as the README's
+// example does (`repro` names its runs "serialize/layer+decode-first"); one that could mean
+// two policies is refused with both named.
+TEST_F(AnalyzeCli, APolicyWithoutItsOptionsSelectsTheRunsThatCarryThem) {
+  const fs::path path = dir_ / "options.db";
+  {
+    Ledger ledger(path);
+    for (const char* policy : {"concurrent", "serialize/layer+decode-first", "serialize/op+a",
+                               "serialize/op+b"}) {
+      const auto run = ledger.begin_run(
+          {.start = 1000.0, .version = "test", .backend = "cpu", .policy = policy});
+      ledger.record(IntervalRow{
+          .run_id = run, .engine = "decode", .kind = "decode", .start = 1001.0, .end = 1002.0});
+      ledger.end_run(run, 1003.0, 0);
+    }
+  }
+  const std::string ledger = " --ledger " + path.string();
+  const auto r =
+      run_baton("analyze --compare" + ledger + " --policy concurrent --policy serialize/layer");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("note: --policy serialize/layer is serialize/layer+decode-first in " +
+                          path.string()),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("== " + path.string() + " [serialize/layer+decode-first]"),
+            std::string::npos)
+      << r.output;
+  const auto two = run_baton("analyze" + ledger + " --policy serialize/op");
+  EXPECT_EQ(two.exit_code, 2) << two.output;
+  EXPECT_NE(two.output.find("serialize/op+a, serialize/op+b"), std::string::npos) << two.output;
+  EXPECT_EQ(run_baton("analyze" + ledger + " --policy serialize").exit_code, 2);
+}
+
+// The README's `repro --compare` then `analyze --compare` example, as written there but
+// for a shorter run and a ledger of the test's own.
+TEST_F(AnalyzeCli, TheReadmeCompareExampleRuns) {
+  std::ifstream in(std::string(BATON_TEST_DATA) + "/../../README.md");
+  const std::string readme((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto command = [&](const std::string& start) {
+    const std::size_t from = readme.find(start);
+    EXPECT_NE(from, std::string::npos) << start;
+    std::string line;
+    for (std::size_t i = from; i < readme.size() && readme[i] != '\n'; ++i) {
+      if (readme[i] == '\\' && i + 1 < readme.size() && readme[i + 1] == '\n') {
+        i += 1;  // a continued line: the next one's indent is a space like another
+        continue;
+      }
+      line += readme[i];
+    }
+    const auto replace = [&line](const std::string& what, const std::string& with) {
+      const std::size_t at = line.find(what);
+      if (at != std::string::npos) line.replace(at, what.size(), with);
+    };
+    replace("build/release/baton ", "");
+    replace("/tmp/ab.db", (dir_ / "ab.db").string());
+    replace("--duration 20", "--duration 1");
+    return line;
+  };
+  const auto repro = run_baton(command("build/release/baton repro --compare"), 120);
+  ASSERT_EQ(repro.exit_code, 0) << repro.output;
+  const auto analyze =
+      run_baton(command("build/release/baton analyze --ledger /tmp/ab.db --compare"));
+  EXPECT_EQ(analyze.exit_code, 0) << analyze.output;
+  EXPECT_NE(analyze.output.find("[serialize/layer"), std::string::npos) << analyze.output;
+}
+
+// A ledger whose pages are damaged: the message names the file and the problem, and not
+// the SQL statement that met it.
+TEST_F(AnalyzeCli, ADamagedLedgerIsNamedWithItsProblemNotItsSql) {
+  const fs::path path = dir_ / "damaged.db";
+  {
+    Ledger ledger(path);
+    const auto run = ledger.begin_run(
+        {.start = 1000.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
+    for (int i = 0; i < 2000; ++i) {
+      ledger.record(IntervalRow{.run_id = run,
+                                .engine = "decode",
+                                .kind = "decode",
+                                .start = 1001.0 + i,
+                                .end = 1001.5 + i});
+    }
+    ledger.end_run(run, 5000.0, 0);
+  }
+  {
+    std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(4096 * 3);
+    const std::string garbage(4096 * 8, '\x5a');
+    file.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  const auto r = run_baton("analyze --ledger " + path.string());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot read the ledger " + path.string() +
+                          ": database disk image is malformed"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("SELECT"), std::string::npos) << r.output;
+}
+
+// The help says what --plot-gaps does with the share of idle time the code uses.
+TEST_F(AnalyzeCli, PlotGapsHelpGivesTheShareTheCodeUses) {
+  const auto r = run_baton("analyze --help");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(fmt::format("at most {:g}% of the time", 100.0 * kMaxIdleShare)),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("tenth"), std::string::npos) << r.output;
 }
 
 TEST_F(AnalyzeCli, ARunThatWasNeverClosedIsAWarning) {

@@ -122,6 +122,54 @@ TEST(PoissonRegression, SaysWhatTheDataCannotSeparateOrBound) {
   EXPECT_FALSE(no_events.coefficients[2].low.has_value());
 }
 
+PoissonDesign busy_design(std::int64_t reference_events, std::int64_t other_events = 2) {
+  return PoissonDesign{
+      .columns = {"busy=2", "busy=3+"},
+      .terms = {PoissonTerm{.name = "busy", .columns = {0, 1}, .reference = "busy=1"}},
+      .cells = {PoissonCell{.covariates = {0, 0}, .events = reference_events, .hours = 2.0},
+                PoissonCell{.covariates = {1, 0}, .events = other_events, .hours = 1.0},
+                PoissonCell{.covariates = {0, 1}, .events = other_events, .hours = 1.0}}};
+}
+
+// No event at all: no ratio to estimate (before: e^-20-ish numbers with [0, inf]); the
+// reference rate is 0 with the profile bound of a Poisson count of 0 in its 2 hours:
+// the deviance 2 mu reaches the chi-square(1) 95% quantile at mu = 3.841459 / 2.
+TEST(PoissonRegression, NoEventsAtAllGiveNoRatioAndAZeroReferenceRate) {
+  const PoissonFit fit = fit_poisson(busy_design(0, 0));
+  for (std::size_t k = 1; k <= 2; ++k) {
+    const PoissonCoefficient& c = fit.coefficients[k];
+    EXPECT_EQ(c.no_estimate, "no hangs at all: no rates to compare") << c.name;
+    EXPECT_FALSE(c.ratio || c.estimate || c.low || c.high || c.wald_p) << c.name;
+  }
+  EXPECT_EQ(fit.coefficients[0].ratio, 0.0);
+  ASSERT_TRUE(fit.coefficients[0].high.has_value());
+  EXPECT_NEAR(*fit.coefficients[0].high, 3.841458820694124 / 2.0 / 2.0, 1e-6);
+}
+
+// The reference level alone without events: no single column is without events on one
+// side, yet both ratios are unbounded (before: e^22 with Wald p = 1). Each one's lower
+// bound in closed form: with busy=3+ fitted exactly, the profile deviance of busy=2's log
+// ratio b over the reference (0 events in 2 h) and busy=2 (2 in 1 h) is
+// 4 log(1 + 2 e^-b), which reaches 3.841459 at e^b = 2 / (e^(3.841459 / 4) - 1).
+TEST(PoissonRegression, AReferenceLevelWithoutEventsLeavesTheRatiosUnbounded) {
+  const PoissonFit f = fit_poisson(busy_design(0));
+  EXPECT_EQ(f.coefficients[0].ratio, 0.0);
+  const double low = 2.0 / (std::exp(3.841458820694124 / 4.0) - 1.0);
+  for (std::size_t k = 1; k <= 2; ++k) {
+    const PoissonCoefficient& c = f.coefficients[k];
+    EXPECT_TRUE(c.no_estimate.empty()) << c.name;
+    EXPECT_FALSE(c.ratio || c.estimate || c.wald_p || c.high) << c.name;
+    ASSERT_TRUE(c.low.has_value()) << c.name;
+    EXPECT_NEAR(*c.low, low, 1e-6 * low) << c.name;
+  }
+  // With one event at the reference every ratio is finite again, Wald p and all.
+  const PoissonFit finite = fit_poisson(busy_design(1));
+  for (const PoissonCoefficient& c : finite.coefficients) {
+    EXPECT_TRUE(c.ratio && c.low && c.high) << c.name;
+  }
+  EXPECT_NEAR(*finite.coefficients[1].ratio, 4.0, 1e-6);  // 2/h against 1 in 2 h
+}
+
 // Simulated exposure over three factors, hangs at 0.5 an hour where `cause` is on and
 // 0.05 elsewhere: the regression names that factor and no other (fixed seed; 400 hours
 // per cell, so the true ratio 10 is far from 1 and the others' p-values are uniform).

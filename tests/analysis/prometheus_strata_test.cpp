@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "baton/analysis/prometheus_matrix.h"
+
 namespace baton {
 namespace {
 
@@ -72,6 +74,57 @@ TEST(PrometheusStrata, RefusesWhatIsNotAMatrixOfItsCounters) {
   data.starts = matrix(json::array());
   EXPECT_THROW(strata_from_prometheus(data, {"hang"}), std::invalid_argument);
   data.exposure = matrix({series({{"busy", "7"}}, samples({{0, "1"}}))});
+  EXPECT_THROW(strata_from_prometheus(data, {"hang"}), std::invalid_argument);
+}
+
+// Two pieces of one range: the sample at their common edge kept once, each series'
+// samples in time order, a series only one piece has kept.
+TEST(PrometheusMatrix, PiecesMergeBySeriesAndTime) {
+  MatrixMerger merged("exposure");
+  merged.add(matrix({series({{"instance", "h1"}}, samples({{100, "5"}, {115, "6"}})),
+                     series({{"instance", "h2"}}, samples({{115, "1"}}))}));
+  merged.add(matrix({series({{"instance", "h1"}}, samples({{85, "4"}, {100, "5"}}))}));
+  const json result = merged.result();
+  EXPECT_EQ(result["resultType"], "matrix");
+  ASSERT_EQ(result["result"].size(), 2u);
+  EXPECT_EQ(result["result"][0]["metric"]["instance"], "h1");
+  EXPECT_EQ(result["result"][0]["values"], samples({{85, "4"}, {100, "5"}, {115, "6"}}));
+  EXPECT_EQ(result["result"][1]["values"], samples({{115, "1"}}));
+}
+
+// What is wrong in a sample, said with its series; never a library's message (stod,
+// nlohmann's type_error).
+TEST(PrometheusMatrix, BadSamplesAreNamed) {
+  const json s = series({{"busy", "1"}}, json::array());
+  const auto message = [&](const json& sample) {
+    try {
+      prometheus_sample(sample, s, "exposure");
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("(accepted)");
+  };
+  EXPECT_EQ(message(json::array({1.5, "x"})),
+            "Prometheus: the exposure series {busy=\"1\"} has a sample [1.5,\"x\"]: its value is "
+            "not a finite number");
+  EXPECT_NE(message(json::array({1, 2})).find("its value is not a string"), std::string::npos);
+  EXPECT_NE(message(json::array({"1", "2"})).find("its time is not a number"), std::string::npos);
+  EXPECT_NE(message(json::array({1})).find("not [time, \"value\"]"), std::string::npos);
+  EXPECT_NE(message(json::array({1, "NaN"})).find("not a finite number"), std::string::npos);
+  EXPECT_EQ(prometheus_sample(json::array({1.5, "2e3"}), s, "exposure").value, 2000.0);
+  PrometheusSeries data;
+  const json labels = {{"busy", "1"}, {"prefill_in_flight", "false"}, {"long_context", "false"}};
+  data.exposure = matrix({series(labels, samples({{0, "1"}, {1, "lots"}}))});
+  data.faults = matrix(json::array());
+  data.starts = matrix(json::array());
+  try {
+    strata_from_prometheus(data, {"hang"});
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("has a sample [1.0,\"lots\"]"), std::string::npos)
+        << e.what();
+  }
+  data.exposure = {{"resultType", 7}, {"result", json::array()}};
   EXPECT_THROW(strata_from_prometheus(data, {"hang"}), std::invalid_argument);
 }
 

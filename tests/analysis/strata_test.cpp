@@ -85,6 +85,39 @@ TEST(Strata, BusyIsAThreeLevelFactor) {
   for (const PoissonCell& cell : design.cells) EXPECT_DOUBLE_EQ(cell.hours, 0.5);
 }
 
+// The table lists each factor's levels in their order, whatever the order of the columns'
+// zeros and ones (before: busy=1, busy=3+, busy=2; the days likewise out of order), hosts
+// in natural order (h2 before h10), and each factor names its reference level.
+TEST(Strata, LevelsComeInTheirOrderAndNameTheirReference) {
+  ExposureInput input;
+  for (int day = 0; day < 3; ++day) {
+    const double t = 1732924800.0 + 86400.0 * day;  // 2024-11-30 on
+    input.intervals.push_back({"a", t, t + 3600, std::nullopt, "decode"});
+    input.intervals.push_back({"b", t + 1800, t + 3600, std::nullopt, "decode"});
+    input.intervals.push_back({"c", t + 2700, t + 3600, std::nullopt, "decode"});
+  }
+  const Strata strata = stratify(input, 32768, kHangs, "");
+  const PoissonDesign by_day = design_for(strata, {Factor::day});
+  EXPECT_EQ(by_day.terms[0].reference, "day=2024-11-30");
+  ASSERT_EQ(by_day.cells.size(), 3u);
+  EXPECT_EQ(by_day.cells[0].covariates, (std::vector<double>{0, 0}));
+  EXPECT_EQ(by_day.cells[1].covariates, (std::vector<double>{1, 0}));  // day=2024-12-01
+  EXPECT_EQ(by_day.cells[2].covariates, (std::vector<double>{0, 1}));
+  const PoissonDesign by_busy = design_for(strata, {Factor::busy});
+  EXPECT_EQ(by_busy.terms[0].reference, "busy=1");
+  ASSERT_EQ(by_busy.cells.size(), 3u);
+  EXPECT_EQ(by_busy.cells[1].covariates, (std::vector<double>{1, 0}));  // busy=2
+  EXPECT_EQ(by_busy.cells[2].covariates, (std::vector<double>{0, 1}));  // busy=3+
+
+  std::vector<Strata> hosts;
+  for (const char* host : {"h10", "h2", "h1"}) {
+    hosts.push_back(stratify(input, 32768, kHangs, host));
+  }
+  const PoissonDesign by_host = design_for(merge_strata(hosts), {Factor::host});
+  EXPECT_EQ(by_host.terms[0].reference, "host=h1");
+  EXPECT_EQ(by_host.columns, (std::vector<std::string>{"host=h2", "host=h10"}));
+}
+
 // Two engines in one-minute slots (busy with p 0.5, a busy slot a prefill with p 0.3), so
 // that prefills are in flight more often in dual time; hangs at 2 an hour while `cause`
 // holds and 0.2 otherwise (bench/simulated_ledger writes the same as a ledger).

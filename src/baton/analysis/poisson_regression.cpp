@@ -16,6 +16,7 @@ using Eigen::VectorXd;
 constexpr int kMaxIterations = 100;
 constexpr double kTolerance = 1e-10;  // relative change of the deviance, as glm's epsilon
 constexpr double kFarAway = 40.0;     // a log rate ratio past e^40 is no bound
+constexpr double kRanOff = 20.0;      // how far ran_off() looks past an estimate
 
 // The strata with exposure: the design with its intercept column first, counts, log hours.
 struct Data {
@@ -40,6 +41,7 @@ Data data_of(const PoissonDesign& design) {
     }
     if (cell.hours > 0.0) used.push_back(&cell);
   }
+  if (used.empty()) throw std::invalid_argument("no cell has exposure: there is nothing to fit");
   Data d{MatrixXd(static_cast<Eigen::Index>(used.size()), static_cast<Eigen::Index>(p + 1)),
          VectorXd(static_cast<Eigen::Index>(used.size())),
          VectorXd(static_cast<Eigen::Index>(used.size()))};
@@ -156,6 +158,14 @@ double profile_deviance(const Data& d, const std::vector<Eigen::Index>& kept, st
   return irls(columns_of(d.x, others), d.y, offset).deviance;
 }
 
+// Whether coefficient `k` ran off to infinity with the fit where no single column shows it
+// (a factor's reference level without events, say): moving it further from `beta` in
+// direction `sign` leaves the deviance as it is, the others making up for it.
+bool ran_off(const Data& d, const std::vector<Eigen::Index>& kept, std::size_t k, double beta,
+             int sign, double deviance) {
+  return profile_deviance(d, kept, k, beta + sign * kRanOff) - deviance < 1e-3;
+}
+
 // Where the profile deviance reaches `target` going from `from` in direction `sign`;
 // nullopt when it does not within `reach`.
 std::optional<double> profile_bound(const Data& d, const std::vector<Eigen::Index>& kept,
@@ -191,7 +201,8 @@ PoissonFit fit_poisson(const PoissonDesign& design, double confidence) {
   const MatrixXd covariance = full.information.ldlt().solve(
       MatrixXd::Identity(full.information.rows(), full.information.cols()));
   // No event where an indicator is 0: the rate at the reference (all covariates 0) is 0.
-  bool reference_rate_zero = false;
+  const bool no_events = d.y.sum() == 0.0;
+  bool reference_rate_zero = no_events || ran_off(d, kept, 0, full.beta(0), -1, full.deviance);
   for (const Eigen::Index column : kept) reference_rate_zero |= infinite_direction(d, column) > 0;
   const boost::math::normal normal;
   const double rise = boost::math::quantile(boost::math::chi_squared(1.0), confidence);
@@ -211,29 +222,44 @@ PoissonFit fit_poisson(const PoissonDesign& design, double confidence) {
     const double beta = full.beta(static_cast<Eigen::Index>(k));
     const double se =
         std::sqrt(covariance(static_cast<Eigen::Index>(k), static_cast<Eigen::Index>(k)));
-    const int infinite =
-        column == 0 ? (reference_rate_zero ? -1 : 0) : infinite_direction(d, column);
+    int infinite = column == 0 ? (reference_rate_zero ? -1 : 0) : infinite_direction(d, column);
+    // Infinite where no single column shows it (a reference level without events, say).
+    const int side = beta > 0 ? +1 : -1;
+    const bool hidden = column != 0 && infinite == 0 && !no_events &&
+                        ran_off(d, kept, k, beta, side, full.deviance);
+    if (hidden) infinite = side;
     const double target = full.deviance + rise;
-    if (infinite != 0 && column == 0) {
+    if (no_events && column != 0) {
+      c.no_estimate = "no hangs at all: no rates to compare";
+    } else if (infinite != 0 && column == 0) {
       c.high = profile_bound(d, kept, k, -kFarAway, target, +1, 1.0, 2.0 * kFarAway);
+      if (!c.high) c.no_estimate = "no hangs at the reference, and no bound on its rate";
     } else if (infinite != 0) {
-      result.notes.push_back("no events " + std::string(infinite < 0 ? "with" : "without") + " '" +
-                             c.name + "': its rate ratio is " + (infinite < 0 ? "0" : "unbounded") +
-                             ", only one bound is known");
+      result.notes.push_back(
+          (hidden ? "no finite estimate for '" + c.name +
+                        "' given the other factors (a level without events)"
+                  : "no events " + std::string(infinite < 0 ? "with" : "without") + " '" +
+                        c.name + "'") +
+          ": its rate ratio is " + (infinite < 0 ? "0" : "unbounded") +
+          ", only one bound is known");
       const double edge = infinite * kFarAway;
       (infinite < 0 ? c.high : c.low) =
           profile_bound(d, kept, k, edge, target, -infinite, 1.0, 2.0 * kFarAway);
     } else {
-      c.estimate = beta;
-      c.std_error = se;
-      c.wald_p = 2.0 * boost::math::cdf(boost::math::complement(normal, std::abs(beta / se)));
       c.low = profile_bound(d, kept, k, beta, target, -1, se);
       c.high = profile_bound(d, kept, k, beta, target, +1, se);
+      if (!c.low && !c.high) {
+        c.no_estimate = "the data bound it on neither side";
+      } else {
+        c.estimate = beta;
+        c.std_error = se;
+        c.wald_p = 2.0 * boost::math::cdf(boost::math::complement(normal, std::abs(beta / se)));
+      }
     }
     if (c.estimate) c.ratio = std::exp(*c.estimate);
     if (c.low) c.low = std::exp(*c.low);
     if (c.high) c.high = std::exp(*c.high);
-    if (infinite < 0) c.ratio = 0.0;
+    if (infinite < 0 && c.no_estimate.empty()) c.ratio = 0.0;
     result.coefficients.push_back(std::move(c));
   }
 

@@ -4,7 +4,10 @@
 // terms where the data cannot say more:
 //   - each factor's rate ratio exp(b), with its Wald p-value and a profile-likelihood
 //     interval (exact enough when counts are small, and one-sided when a level saw no
-//     event: the ratio is then 0 or unbounded, never a meaningless huge estimate);
+//     event: the ratio is then 0 or unbounded, never a meaningless huge estimate, also
+//     where no single column shows it: a factor's reference level without events);
+//   - no estimate at all, said in words, where the data bound a ratio on neither side
+//     (no events anywhere: there is no rate to compare);
 //   - a likelihood-ratio test per term (a factor of one or more columns), as drop1();
 //   - columns that are linear combinations of the others in the exposure (two factors
 //     always on together) are named and left out, as R's NA coefficients, with a
@@ -31,6 +34,7 @@ struct PoissonCell {
 struct PoissonTerm {
   std::string name;
   std::vector<std::size_t> columns;
+  std::string reference;  // the level its columns are compared with, in words ("busy=1")
 };
 
 struct PoissonDesign {
@@ -50,6 +54,9 @@ struct PoissonCoefficient {
   std::optional<double> ratio;
   std::optional<double> low;
   std::optional<double> high;
+  // Why the data give neither an estimate nor a bound ("no hangs at all"); empty when
+  // they give one. The numbers above are then all nullopt.
+  std::string no_estimate;
 };
 
 struct PoissonTermTest {
@@ -70,7 +77,8 @@ struct PoissonFit {
 };
 
 // Fits `design`. std::invalid_argument for a cell whose covariates do not match the
-// columns, negative hours or events, or events in a cell of zero hours.
+// columns, negative hours or events, events in a cell of zero hours, or no cell with
+// hours at all.
 PoissonFit fit_poisson(const PoissonDesign& design, double confidence = 0.95);
 
 }  // namespace baton

@@ -5,19 +5,12 @@
 #include <map>
 #include <stdexcept>
 
+#include "baton/analysis/prometheus_matrix.h"
+
 namespace baton {
 namespace {
 
 using nlohmann::json;
-
-const json& series_of(const json& data, const char* what) {
-  if (!data.is_object() || data.value("resultType", "") != "matrix" || !data.contains("result") ||
-      !data["result"].is_array()) {
-    throw std::invalid_argument(std::string("Prometheus: the ") + what +
-                                " query did not return a matrix");
-  }
-  return data["result"];
-}
 
 std::string label(const json& metric, const char* name) {
   const auto it = metric.find(name);
@@ -40,14 +33,13 @@ std::optional<StratumState> state_of(const json& metric) {
   if (busy != "1" && busy != "2" && busy != "3+") {
     throw std::invalid_argument("Prometheus: label busy=\"" + busy + "\" is not 0, 1, 2 or 3+");
   }
-  return StratumState{busy == "3+" ? 3 : std::stoi(busy),
-                      flag(metric, "prefill_in_flight"),
-                      flag(metric, "long_context"),
-                      label(metric, "instance"),
-                      label(metric, "policy"),
-                      label(metric, "backend"),
-                      "",   // driver: the counters carry none
-                      ""};  // day
+  // driver and day: the counters carry none
+  return StratumState{.busy = busy == "3+" ? 3 : std::stoi(busy),
+                      .prefill_in_flight = flag(metric, "prefill_in_flight"),
+                      .long_context = flag(metric, "long_context"),
+                      .host = label(metric, "instance"),
+                      .policy = label(metric, "policy"),
+                      .backend = label(metric, "backend")};
 }
 
 // Whether the process behind a series started inside the window: the start time its
@@ -55,19 +47,19 @@ std::optional<StratumState> state_of(const json& metric) {
 class ProcessStarts {
  public:
   ProcessStarts(const json& data, double window_start) : window_start_(window_start) {
-    for (const json& series : series_of(data, "process start")) {
-      auto& samples = by_instance_[label(series.at("metric"), "instance")];
-      for (const json& sample : series.at("values")) {
-        samples.emplace_back(sample.at(0).get<double>(),
-                             std::stod(sample.at(1).get<std::string>()));
+    for (const json& series : matrix_series(data, "process start")) {
+      auto& samples = by_instance_[label(series["metric"], "instance")];
+      for (const json& sample : series["values"]) {
+        const PrometheusSample s = prometheus_sample(sample, series, "process start");
+        samples.emplace_back(s.time, s.value);
       }
     }
   }
   bool started_inside(const json& series) const {
-    const auto it = by_instance_.find(label(series.at("metric"), "instance"));
-    const json& values = series.at("values");
+    const auto it = by_instance_.find(label(series["metric"], "instance"));
+    const json& values = series["values"];
     if (it == by_instance_.end() || values.empty()) return false;
-    const double first = values.at(0).at(0).get<double>();
+    const double first = prometheus_sample(values[0], series, "counter").time;
     const auto nearest = std::min_element(
         it->second.begin(), it->second.end(), [first](const auto& a, const auto& b) {
           return std::abs(a.first - first) < std::abs(b.first - first);
@@ -86,8 +78,9 @@ double counter_increase(const json& values, bool from_zero) {
   double increase = 0.0;
   std::optional<double> previous;
   if (from_zero) previous = 0.0;
+  const json unnamed = json::object();
   for (const json& sample : values) {
-    const double value = std::stod(sample.at(1).get<std::string>());
+    const double value = prometheus_sample(sample, unnamed, "counter").value;
     if (previous) increase += value >= *previous ? value - *previous : value;
     previous = value;
   }
@@ -97,22 +90,23 @@ double counter_increase(const json& values, bool from_zero) {
 Strata strata_from_prometheus(const PrometheusSeries& data,
                               const std::set<std::string>& hang_classes) {
   const ProcessStarts starts(data.starts, data.window_start);
-  const auto increase = [&](const json& series) {
-    return counter_increase(series.at("values"), starts.started_inside(series));
+  const auto increase = [&](const json& series, const char* what) {
+    for (const json& sample : series["values"]) prometheus_sample(sample, series, what);
+    return counter_increase(series["values"], starts.started_inside(series));
   };
   std::map<StratumState, Stratum> by_state;
-  for (const json& series : series_of(data.exposure, "exposure")) {
-    const std::optional<StratumState> state = state_of(series.at("metric"));
+  for (const json& series : matrix_series(data.exposure, "exposure")) {
+    const std::optional<StratumState> state = state_of(series["metric"]);
     if (!state) continue;
     Stratum& s = by_state[*state];
     s.state = *state;
-    s.hours += increase(series) / 3600.0;
+    s.hours += increase(series, "exposure") / 3600.0;
   }
   Strata result;
-  for (const json& series : series_of(data.faults, "faults")) {
-    const json& metric = series.at("metric");
+  for (const json& series : matrix_series(data.faults, "faults")) {
+    const json& metric = series["metric"];
     if (!hang_classes.contains(label(metric, "class"))) continue;
-    const auto count = std::llround(increase(series));
+    const auto count = std::llround(increase(series, "faults"));
     const std::optional<StratumState> state = state_of(metric);
     if (!state) {
       result.hangs_while_idle += count;

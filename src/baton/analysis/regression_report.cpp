@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "baton/analysis/counted.h"
 #include "baton/analysis/rate_statistics.h"
 
 namespace baton {
@@ -17,6 +18,16 @@ std::string text(const std::optional<double>& value, const char* missing) {
   return value ? fmt::format("{:.3g}", *value) : std::string(missing);
 }
 
+// The levels every rate ratio compares with: "busy=1, host=a.db".
+std::string reference_levels(const PoissonDesign& design) {
+  std::string levels;
+  for (const PoissonTerm& term : design.terms) {
+    if (term.reference.empty()) continue;
+    levels += (levels.empty() ? "" : ", ") + term.reference;
+  }
+  return levels;
+}
+
 // The cell's levels in words: "busy=2, prefill_in_flight" (a reference level says nothing).
 std::string cell_label(const PoissonDesign& design, const PoissonCell& cell) {
   std::string label;
@@ -24,7 +35,29 @@ std::string cell_label(const PoissonDesign& design, const PoissonCell& cell) {
     if (cell.covariates[j] == 0.0) continue;
     label += (label.empty() ? "" : ", ") + design.columns[j];
   }
-  return label.empty() ? "(reference)" : label;
+  return label.empty() ? "(reference: " + reference_levels(design) + ")" : label;
+}
+
+// The level of `term` that every cell with exposure is at, in words; nullopt when the
+// cells are at two or more (there is something to compare).
+std::optional<std::string> only_level(const PoissonDesign& design, const PoissonTerm& term) {
+  std::optional<std::string> level;
+  for (const PoissonCell& cell : design.cells) {
+    if (!(cell.hours > 0.0)) continue;
+    std::string name = term.reference;
+    for (const std::size_t column : term.columns) {
+      if (cell.covariates[column] != 0.0) name = design.columns[column];
+    }
+    if (level && *level != name) return std::nullopt;
+    level = name;
+  }
+  return level;
+}
+
+// A coefficient's ratio, "unbounded" where the data bound it on one side only.
+std::string ratio_text(const PoissonCoefficient& c) {
+  if (c.ratio) return fmt::format("{:.3g}", *c.ratio);
+  return "unbounded";
 }
 
 }  // namespace
@@ -64,16 +97,22 @@ nlohmann::json to_json(const Stratified& r) {
                             {"rate_ratio", number(c.ratio)},
                             {"low", number(c.low)},
                             {"high", number(c.high)},
-                            {"wald_p", number(c.wald_p)}});
+                            {"wald_p", number(c.wald_p)},
+                            {"no_estimate", c.no_estimate.empty()
+                                                ? nlohmann::json(nullptr)
+                                                : nlohmann::json(c.no_estimate)}});
   }
   nlohmann::json tests = nlohmann::json::array();
-  for (const PoissonTermTest& t : r.fit.tests) {
+  for (std::size_t i = 0; i < r.fit.tests.size(); ++i) {
+    const PoissonTermTest& t = r.fit.tests[i];
     tests.push_back({{"factor", t.name},
+                     {"reference", r.design.terms[i].reference},
                      {"df", t.df},
                      {"statistic", t.statistic},
                      {"p_value", t.df > 0 ? nlohmann::json(t.p_value) : nlohmann::json(nullptr)}});
   }
-  return {{"cells", cells},
+  return {{"reference", reference_levels(r.design)},
+          {"cells", cells},
           {"hangs_while_idle", r.strata.hangs_while_idle},
           {"coefficients", coefficients},
           {"tests", tests},
@@ -95,11 +134,12 @@ void print_stratified(std::ostream& out, const Stratified& r) {
                        cell.events, static_cast<double>(cell.events) / cell.hours);
   }
   if (r.strata.hangs_while_idle > 0) {
-    out << fmt::format("  {} hangs while no LLM engine was busy (no exposure: left out)\n",
-                       r.strata.hangs_while_idle);
+    out << fmt::format("  {} while no LLM engine was busy (no exposure: left out)\n",
+                       count_of(r.strata.hangs_while_idle, "hang"));
   }
   out << "\nPoisson regression, busy hours as exposure: rate ratios with 95% "
          "profile-likelihood intervals\n";
+  out << "  each against the reference: " << reference_levels(r.design) << "\n";
   out << fmt::format("  {:<28} {:>10} {:>22} {:>10}\n", "", "ratio", "interval", "Wald p");
   for (const PoissonCoefficient& c : r.fit.coefficients) {
     if (!c.estimable) {
@@ -107,14 +147,22 @@ void print_stratified(std::ostream& out, const Stratified& r) {
       continue;
     }
     const bool intercept = c.name == "(intercept)";
-    out << fmt::format("  {:<28} {:>10} {:>22} {:>10}\n",
-                       intercept ? "hangs/h at the reference" : c.name, text(c.ratio, "inf"),
-                       fmt::format("[{}, {}]", text(c.low, "0"), text(c.high, "inf")),
+    const std::string name = intercept ? "hangs/h at the reference" : c.name;
+    if (!c.no_estimate.empty()) {
+      out << fmt::format("  {:<28} no estimate: {}\n", name, c.no_estimate);
+      continue;
+    }
+    out << fmt::format("  {:<28} {:>10} {:>22} {:>10}\n", name, ratio_text(c),
+                       fmt::format("[{}, {}]", text(c.low, "0"), text(c.high, "unbounded")),
                        intercept ? "" : text(c.wald_p, "-"));
   }
   out << "\nLikelihood-ratio test of each factor (deviance dropped by leaving it out)\n";
-  for (const PoissonTermTest& t : r.fit.tests) {
-    if (t.df == 0) {
+  for (std::size_t i = 0; i < r.fit.tests.size(); ++i) {
+    const PoissonTermTest& t = r.fit.tests[i];
+    const std::optional<std::string> one = only_level(r.design, r.design.terms[i]);
+    if (one) {
+      out << fmt::format("  {:<28} one level only here ({}): nothing to compare\n", t.name, *one);
+    } else if (t.df == 0) {
       out << fmt::format("  {:<28} not separable from the others in this exposure\n", t.name);
     } else {
       out << fmt::format("  {:<28} chi2 = {:.3g} on {} df, p = {:.3g}\n", t.name, t.statistic, t.df,
@@ -123,9 +171,10 @@ void print_stratified(std::ostream& out, const Stratified& r) {
   }
   for (const std::string& note : r.fit.notes) out << "note: " << note << "\n";
   out << fmt::format(
-      "\nUniform placement over all of it: {} of {} attributed hangs in dual time, dual share "
+      "\nUniform placement over all of it: {} of {} in dual time, dual share "
       "{:.1f}%, p = {:.3g} (exact binomial tail)\n",
-      r.uniform.in_dual, r.uniform.n, 100.0 * r.dual_share, r.uniform.p);
+      r.uniform.in_dual, count_of(r.uniform.n, "attributed hang"), 100.0 * r.dual_share,
+      r.uniform.p);
 }
 
 }  // namespace baton

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <ctime>
+#include <cctype>
 #include <functional>
 #include <map>
 
@@ -134,6 +135,45 @@ std::vector<Segment> segments_of(const ExposureInput& input, std::int64_t thresh
   return segments;
 }
 
+// Names in natural order: digit runs compare as numbers ("h9" before "h10"); dates
+// (YYYY-MM-DD) come out in time order either way.
+bool natural_less(const std::string& a, const std::string& b) {
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    if (std::isdigit(static_cast<unsigned char>(a[i])) != 0 &&
+        std::isdigit(static_cast<unsigned char>(b[j])) != 0) {
+      const std::size_t i0 = i, j0 = j;
+      while (i < a.size() && std::isdigit(static_cast<unsigned char>(a[i])) != 0) ++i;
+      while (j < b.size() && std::isdigit(static_cast<unsigned char>(b[j])) != 0) ++j;
+      std::string x = a.substr(i0, i - i0), y = b.substr(j0, j - j0);
+      x.erase(0, std::min(x.find_first_not_of('0'), x.size()));
+      y.erase(0, std::min(y.find_first_not_of('0'), y.size()));
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+    } else {
+      if (a[i] != b[j]) return a[i] < b[j];
+      ++i;
+      ++j;
+    }
+  }
+  if (a.size() - i != b.size() - j) return a.size() - i < b.size() - j;
+  return a < b;  // equal but for leading zeros: any fixed order
+}
+
+// Each term's level of a cell: 0 at its reference, k at its k-th column, so that the table
+// lists busy=1, 2, 3+ and days in their order.
+std::vector<std::size_t> levels_of(const PoissonDesign& design, const PoissonCell& cell) {
+  std::vector<std::size_t> levels;
+  for (const PoissonTerm& term : design.terms) {
+    std::size_t level = 0;
+    for (std::size_t k = 0; k < term.columns.size() && level == 0; ++k) {
+      if (cell.covariates[term.columns[k]] != 0.0) level = k + 1;
+    }
+    levels.push_back(level);
+  }
+  return levels;
+}
+
 }  // namespace
 
 std::optional<Factor> parse_factor(std::string_view name) {
@@ -188,6 +228,12 @@ Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
   return result;
 }
 
+double busy_hours(const Strata& strata) {
+  double hours = 0.0;
+  for (const Stratum& s : strata.strata) hours += s.hours;
+  return hours;
+}
+
 Strata merge_strata(const std::vector<Strata>& parts) {
   std::map<StratumState, Stratum> by_state;
   Strata result;
@@ -215,15 +261,19 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
     value_of.push_back(std::move(f));
   };
   // A factor of named levels: a column for each level past the first, which is
-  // `reference` where it occurred, else the first by name.
+  // `reference` where it occurred, else the first in natural order.
   const auto levels = [&](Factor factor, std::string StratumState::*field,
                           const std::string& reference = "") {
     std::set<std::string> names;
     for (const Stratum& s : strata.strata) names.insert(s.state.*field);
     std::vector<std::string> ordered(names.begin(), names.end());
+    std::sort(ordered.begin(), ordered.end(), natural_less);
     if (const auto it = std::find(ordered.begin(), ordered.end(), reference);
         !reference.empty() && it != ordered.end()) {
       std::rotate(ordered.begin(), it, std::next(it));
+    }
+    if (!ordered.empty()) {
+      design.terms.back().reference = std::string(to_string(factor)) + "=" + ordered[0];
     }
     for (std::size_t k = 1; k < ordered.size(); ++k) {
       column(std::string(to_string(factor)) + "=" + ordered[k],
@@ -233,20 +283,24 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
     }
   };
   for (const Factor factor : factors) {
-    design.terms.push_back({std::string(to_string(factor)), {}});
+    design.terms.push_back(PoissonTerm{.name = std::string(to_string(factor))});
     switch (factor) {
       case Factor::busy:
+        design.terms.back().reference = "busy=1";
         column("busy=2", [](const StratumState& s) { return s.busy == 2 ? 1.0 : 0.0; });
         column("busy=3+", [](const StratumState& s) { return s.busy >= 3 ? 1.0 : 0.0; });
         break;
       case Factor::dual:
+        design.terms.back().reference = "one engine busy";
         column("dual", [](const StratumState& s) { return s.busy >= 2 ? 1.0 : 0.0; });
         break;
       case Factor::prefill_in_flight:
+        design.terms.back().reference = "no prefill in flight";
         column("prefill_in_flight",
                [](const StratumState& s) { return s.prefill_in_flight ? 1.0 : 0.0; });
         break;
       case Factor::long_context:
+        design.terms.back().reference = "no long context";
         column("long_context", [](const StratumState& s) { return s.long_context ? 1.0 : 0.0; });
         break;
       case Factor::host:
@@ -279,6 +333,10 @@ PoissonDesign design_for(const Strata& strata, const std::vector<Factor>& factor
     cell.events += s.hangs;
   }
   for (auto& [x, cell] : cells) design.cells.push_back(std::move(cell));
+  std::stable_sort(design.cells.begin(), design.cells.end(),
+                   [&](const PoissonCell& a, const PoissonCell& b) {
+                     return levels_of(design, a) < levels_of(design, b);
+                   });
   return design;
 }
 

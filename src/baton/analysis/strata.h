@@ -89,6 +89,9 @@ Strata stratify(const ExposureInput& input, std::int64_t long_context_threshold,
                 const std::set<std::string>& hang_classes, const std::string& host,
                 double other_client_sm_percent = kDefaultOtherClientSmPercent);
 
+// The busy hours of all the strata; 0 when no LLM engine was busy (nothing to fit).
+double busy_hours(const Strata& strata);
+
 // Several sources' strata, summed (a fleet).
 Strata merge_strata(const std::vector<Strata>& parts);
 

@@ -8,13 +8,18 @@
 #include <set>
 #include <stdexcept>
 
+#include <fmt/format.h>
+#include <sys/stat.h>
+
 #include "baton/analysis/analysis_report.h"
+#include "baton/analysis/counted.h"
 #include "baton/analysis/csv_import.h"
 #include "baton/analysis/event_classes.h"
 #include "baton/analysis/prometheus_strata.h"
 #include "baton/analysis/regression_report.h"
 #include "baton/analysis/strata.h"
 #include "baton/analysis/time_window.h"
+#include "baton/analysis/timeline_axis.h"
 #include "baton/analysis/timeline_svg.h"
 #include "baton/cli/prometheus_client.h"
 #include "baton/common/clock.h"
@@ -22,6 +27,8 @@
 #include "baton/common/exit_codes.h"
 #include "baton/ledger/ledger_path.h"
 #include "baton/ledger/ledger_reader.h"
+#include "baton/ledger/ledger_schema.h"
+#include "baton/ledger/sqlite.h"
 
 namespace baton {
 namespace {
@@ -52,10 +59,74 @@ void warn_of_open_runs(const std::string& path, const std::vector<LedgerRun>& ru
   }
 }
 
+// The ledger's runs under `policy`. A policy given without the options that the runs'
+// name carries ("serialize/layer" for "serialize/layer+decode-first") selects those runs
+// when they are the only ones it can mean, with a note that says so.
+LedgerContents read_policy(const std::string& path, const std::optional<std::string>& policy) {
+  try {
+    return read_ledger(path, policy);
+  } catch (const LedgerFormatError&) {
+    throw;
+  } catch (const std::invalid_argument&) {
+    if (!policy || !std::filesystem::is_regular_file(path)) throw;
+    std::set<std::string> with_options;
+    for (const LedgerRun& run : read_ledger(path).runs) {
+      if (run.policy.starts_with(*policy + "+")) with_options.insert(run.policy);
+    }
+    if (with_options.size() != 1) throw;
+    const std::string& held = *with_options.begin();
+    std::cerr << "baton analyze: note: --policy " << *policy << " is " << held << " in " << path
+              << "\n";
+    return read_ledger(path, held);
+  }
+}
+
+// read_policy(), a file SQLite cannot read (damaged, cut short) named by its path and the
+// problem, not by the statement that met it.
+LedgerContents read_contents(const std::string& path, const std::optional<std::string>& policy) {
+  try {
+    return read_policy(path, policy);
+  } catch (const SqliteError& error) {
+    const bool damaged = error.code() == SQLITE_CORRUPT || error.code() == SQLITE_NOTADB;
+    throw std::invalid_argument(
+        "cannot read the ledger " + path + ": " + sqlite3_errstr(error.code()) +
+        (damaged ? " (the file is damaged; `sqlite3 " + path + " .recover` may save what is left)"
+                 : std::string()));
+  }
+}
+
 Source from_ledger(const std::string& path, const std::optional<std::string>& policy) {
-  LedgerContents contents = read_ledger(path, policy);
+  LedgerContents contents = read_contents(path, policy);
   warn_of_open_runs(path, contents.runs);
-  return {policy ? path + " [" + *policy + "]" : path, std::move(contents.input)};
+  std::string label = path;
+  if (policy) label += " [" + (contents.runs.empty() ? *policy : contents.runs[0].policy) + "]";
+  return {std::move(label), std::move(contents.input)};
+}
+
+// The ledgers of a fleet, each file once, with a note for one given again (the same path,
+// another spelling or a link to it: the same device and inode): counted twice, its hangs
+// would be two hosts' hangs. A path that is not there is kept for read_ledger to refuse.
+std::vector<std::string> distinct_files(const std::vector<std::string>& paths) {
+  std::vector<std::pair<std::pair<dev_t, ino_t>, std::string>> seen;
+  std::vector<std::string> kept;
+  for (const std::string& path : paths) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+      kept.push_back(path);
+      continue;
+    }
+    const std::pair id{st.st_dev, st.st_ino};
+    const auto same = std::find_if(seen.begin(), seen.end(),
+                                   [&](const auto& s) { return s.first == id; });
+    if (same != seen.end()) {
+      std::cerr << "baton analyze: note: " << path << " is the same file as " << same->second
+                << ": counted once\n";
+      continue;
+    }
+    seen.emplace_back(id, path);
+    kept.push_back(path);
+  }
+  return kept;
 }
 
 }  // namespace
@@ -89,8 +160,10 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
   cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
   cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
   cmd->add_option("--plot-gaps", plot_gaps,
-                  "collapse: cut idle gaps of an hour or more that would take over a tenth of "
-                  "the plot out of its time axis; keep: draw all time to one scale")
+                  fmt::format("collapse: cut idle gaps of an hour or more out of the time axis, "
+                              "longest first, until those left take at most {:g}% of the time "
+                              "drawn; keep: draw all time to one scale",
+                              100.0 * kMaxIdleShare))
       ->capture_default_str()
       ->check(CLI::IsMember({"collapse", "keep"}));
   cmd->add_flag("--json", json, "Print one JSON object instead of tables");
@@ -101,15 +174,21 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
   cmd->add_option("--prometheus", prometheus,
                   "Read the fleet's counters (baton_exposure_*) from this Prometheus server "
                   "(http://HOST:PORT) instead of ledgers; needs --by");
-  cmd->add_option("--range", range, "With --prometheus: the window ending now (7d, 36h, 90m)")
-      ->capture_default_str();
+  cmd->add_option("--range", range,
+                  "With --prometheus: the window ending now (7d, 36h, 90m; default 7d), read "
+                  "a day at a time");
   cmd->add_option("--selector", selector,
                   "With --prometheus: the series to read, as a PromQL label matcher "
                   "('{job=\"baton\"}')");
+  cmd->add_option("--timeout", timeout,
+                  "With --prometheus: how long one request may take before analyze gives up "
+                  "with exit code 1 (default 30s)");
   cmd->add_option("--by", by,
                   "Split busy time and hangs by a factor and fit a Poisson regression over "
                   "them (repeat it): " +
-                      known_factors() + ". Several --ledger are then one fleet, host a factor");
+                      known_factors() +
+                      ". Several --ledger are then one fleet, host a factor (a file given twice "
+                      "counts once). A window without busy time exits with 1");
   return cmd;
 }
 
@@ -157,6 +236,11 @@ std::vector<Source> load_sources(const AnalyzeCommand& c) {
     if (!two_ledgers && !two_policies) {
       throw std::invalid_argument("--compare needs two ledgers, or one ledger and two policies");
     }
+    if (two_ledgers && distinct_files(ledgers).size() == 1) {
+      throw std::invalid_argument("--compare: " + ledgers[0] + " and " + ledgers[1] +
+                                  " are the same ledger: give two ledgers, or one ledger and "
+                                  "two policies");
+    }
   } else if (ledgers.size() > 1 || c.policies.size() > 1) {
     throw std::invalid_argument("two ledgers or two policies need --compare");
   }
@@ -201,6 +285,16 @@ std::optional<double> prometheus_duration(const std::string& text) {
   return std::stod(text.substr(0, text.size() - 1)) * unit.at(text.back());
 }
 
+// --range, --selector and --timeout mean nothing without --prometheus: ignoring them would
+// analyse another window or other series than the user asked for.
+void check_prometheus_flags(const AnalyzeCommand& c) {
+  if (c.prometheus.empty() && (!c.range.empty() || !c.selector.empty() || !c.timeout.empty())) {
+    throw std::invalid_argument(
+        "--range, --selector and --timeout go with --prometheus (a ledger's window is "
+        "--since/--until)");
+  }
+}
+
 // The fleet's strata from the raw samples of its counters over --range.
 Strata from_prometheus(const AnalyzeCommand& c) {
   if (!c.ledgers.empty() || !c.intervals_csv.empty() || !c.policies.empty() || !c.since.empty() ||
@@ -209,16 +303,28 @@ Strata from_prometheus(const AnalyzeCommand& c) {
         "--prometheus reads the fleet's counters: drop --ledger, --intervals, --policy, "
         "--since and --until (the window is --range, ending now)");
   }
-  const std::optional<double> range = prometheus_duration(c.range);
-  if (!range) {
-    throw std::invalid_argument("--range: '" + c.range + "' is not a duration such as 7d or 90m");
+  const std::string range_text = c.range.empty() ? "7d" : c.range;
+  const std::optional<double> range = prometheus_duration(range_text);
+  if (!range || !(*range > 0.0)) {
+    throw std::invalid_argument("--range: '" + range_text +
+                                "' is not a duration of some time, such as 7d or 90m");
+  }
+  const std::optional<double> timeout =
+      parse_duration_seconds(c.timeout.empty() ? "30s" : c.timeout);
+  if (!timeout || !(*timeout >= 0.001) || *timeout > 86400.0) {
+    throw std::invalid_argument("--timeout: '" + c.timeout +
+                                "' is not a duration of some time up to a day, such as 30s, 2m "
+                                "or 0.5");
   }
   if (!c.selector.empty() && (c.selector.front() != '{' || c.selector.back() != '}')) {
     throw std::invalid_argument("--selector: '" + c.selector + "' is not {label=\"value\",...}");
   }
+  const PrometheusServer server{
+      .url = c.prometheus,
+      .timeout = std::chrono::milliseconds(std::llround(*timeout * 1000.0))};
   const double now = unix_seconds_now();
   const auto series = [&](const char* name) {
-    return prometheus_query(c.prometheus, name + c.selector + "[" + c.range + "]", now);
+    return prometheus_samples(server, name + c.selector, now - *range, now);
   };
   return strata_from_prometheus(
       {series("baton_exposure_seconds_total"), series("baton_exposure_faults_total"),
@@ -253,7 +359,7 @@ int AnalyzeCommand::run_stratified() {
     parts.push_back(stratify(sources[0].input, options.long_context, options.hang_classes,
                              sources[0].label, options.other_client_sm_percent));
   } else {
-    std::vector<std::string> paths = ledgers;
+    std::vector<std::string> paths = distinct_files(ledgers);
     if (paths.empty()) paths.push_back(default_ledger_path().string());
     const std::optional<std::string> policy =
         policies.empty() ? std::nullopt : std::optional(policies[0]);
@@ -263,7 +369,17 @@ int AnalyzeCommand::run_stratified() {
                                options.other_client_sm_percent));
     }
   }
-  const Stratified result = stratified_analysis(merge_strata(parts), std::move(factors));
+  Strata strata = merge_strata(parts);
+  if (!(busy_hours(strata) > 0.0)) {
+    std::cerr << "baton analyze: no busy time in the window: no LLM engine was busy in what "
+                 "was read"
+              << (strata.hangs_while_idle > 0
+                      ? " (" + count_of(strata.hangs_while_idle, "hang") + " while idle)"
+                      : std::string())
+              << ", so there is nothing to split by --by\n";
+    return kExitFailure;
+  }
+  const Stratified result = stratified_analysis(std::move(strata), std::move(factors));
   if (json) {
     std::cout << to_json(result).dump(2) << "\n";
   } else {
@@ -273,6 +389,7 @@ int AnalyzeCommand::run_stratified() {
 }
 
 int AnalyzeCommand::run() {
+  check_prometheus_flags(*this);
   const auto window = parse_duration_seconds(cluster_window);
   if (!window) {
     throw std::invalid_argument("--cluster-window: '" + cluster_window +

@@ -25,8 +25,9 @@ struct AnalyzeCommand {
   std::vector<std::string> by;  // --by: factors of a stratified analysis (analysis/strata.h)
   std::string since, until;     // --since/--until: the window analysed (analysis/time_window.h)
   std::string prometheus;       // --prometheus URL: a fleet's counters instead of ledgers
-  std::string range = "7d";     // --range: the window ending now, in Prometheus's units
-  std::string selector;         // --selector '{job="baton"}': which series
+  std::string range;     // --range: the window ending now, in Prometheus's units; empty: 7d
+  std::string selector;  // --selector '{job="baton"}': which series
+  std::string timeout;   // --timeout: of each Prometheus request; empty: 30s
   AnalysisOptions options;
 
   CLI::App* attach(CLI::App& app);
