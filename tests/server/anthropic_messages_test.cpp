@@ -17,8 +17,6 @@ using nlohmann::json;
 using testing::named_events;
 using testing::names;
 
-const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
-
 ApiError messages_refusal(const std::string& body) {
   try {
     (void)parse_anthropic_call(body);
@@ -32,7 +30,7 @@ ApiError messages_refusal(const std::string& body) {
 // A result whose tokens spell `all` and whose text is its first `text_size` bytes.
 GenerationResult result_of(const std::string& all, std::size_t text_size, FinishReason finish) {
   GenerationResult result;
-  result.tokens = tokenizer().encode(all);
+  result.tokens = testing::llama3_tokenizer().encode(all);
   result.text = all.substr(0, text_size);
   result.finish = finish;
   result.prompt_tokens = 20;
@@ -114,7 +112,7 @@ TEST(AnthropicRequest, RefusesWhatItCannotDoNamingTheField) {
 }
 
 TEST(AnthropicFormat, AMessageWithItsStopReasonAndUsage) {
-  AnthropicFormat format("msg_1", "m", {"never", "STOP"}, 20, tokenizer());
+  AnthropicFormat format("msg_1", "m", {"never", "STOP"}, 20, testing::llama3_tokenizer());
   json body = json::parse(format.whole(result_of("hello STOP more", 6, FinishReason::stop)));
   EXPECT_EQ(body["id"], "msg_1");
   EXPECT_EQ(body["type"], "message");
@@ -126,7 +124,8 @@ TEST(AnthropicFormat, AMessageWithItsStopReasonAndUsage) {
   // Anthropic's meaning: input_tokens are those not read from the cache.
   EXPECT_EQ(body["usage"]["input_tokens"], 4);
   EXPECT_EQ(body["usage"]["cache_read_input_tokens"], 16);
-  EXPECT_EQ(body["usage"]["output_tokens"], tokenizer().encode("hello STOP more").size());
+  EXPECT_EQ(body["usage"]["output_tokens"],
+            testing::llama3_tokenizer().encode("hello STOP more").size());
 
   body = json::parse(format.whole(result_of("hello", 5, FinishReason::stop)));
   EXPECT_EQ(body["stop_reason"], "end_turn");
@@ -136,7 +135,7 @@ TEST(AnthropicFormat, AMessageWithItsStopReasonAndUsage) {
 }
 
 TEST(AnthropicFormat, StreamsTheEventsInAnthropicsOrder) {
-  AnthropicFormat format("msg_2", "m", {}, 20, tokenizer());
+  AnthropicFormat format("msg_2", "m", {}, 20, testing::llama3_tokenizer());
   TokenDelta held_back;  // text not final yet: no event
   TokenDelta a;
   a.text = "he";
@@ -164,7 +163,8 @@ TEST(AnthropicFormat, StreamsTheEventsInAnthropicsOrder) {
   EXPECT_EQ(events[4].data["index"], 0);
   EXPECT_EQ(events[6].data["delta"]["stop_reason"], "max_tokens");
   EXPECT_TRUE(events[6].data["delta"]["stop_sequence"].is_null());
-  EXPECT_EQ(events[6].data["usage"]["output_tokens"], tokenizer().encode("hello").size());
+  EXPECT_EQ(events[6].data["usage"]["output_tokens"],
+            testing::llama3_tokenizer().encode("hello").size());
 }
 
 TEST(AnthropicFormat, ErrorsInAnthropicsShapeWithStatusAndRetryAfter) {
@@ -176,7 +176,7 @@ TEST(AnthropicFormat, ErrorsInAnthropicsShapeWithStatusAndRetryAfter) {
   EXPECT_EQ(anthropic_error_type(500), "api_error");
   EXPECT_EQ(anthropic_error_type(503), "overloaded_error");
 
-  AnthropicFormat format("msg_3", "m", {}, 1, tokenizer());
+  AnthropicFormat format("msg_3", "m", {}, 1, testing::llama3_tokenizer());
   ApiError full(429, "queue full", "rate_limit_error", "queue_full");
   full.with_retry_after(2);
   const HttpResponse response = format.error_response(full);

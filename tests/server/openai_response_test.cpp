@@ -11,12 +11,10 @@
 namespace baton {
 namespace {
 
-const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
-
 // The token ids of three one-letter texts whose alphabetical order is not their
 // probabilities' order.
 TokenId id_of(const std::string& text) {
-  const std::vector<TokenId> ids = tokenizer().encode(text);
+  const std::vector<TokenId> ids = testing::llama3_tokenizer().encode(text);
   EXPECT_EQ(ids.size(), 1u) << text;
   return ids.front();
 }
@@ -28,7 +26,8 @@ TEST(OpenAiResponse, ACompletionsTopLogprobsListsTheMostProbableFirst) {
   TokenLogprobs token{id_of("z"), -0.1f, {}};
   token.top = {{id_of("z"), -0.1f}, {id_of("a"), -2.5f}, {id_of("m"), -3.0f}};
   const std::vector<TokenLogprobs> logprobs = {token};
-  const std::string text = dump(completion_json(identity, result, &logprobs, tokenizer()));
+  const std::string text =
+      dump(completion_json(identity, result, &logprobs, testing::llama3_tokenizer()));
   const std::size_t z = text.find(R"("z":-0.1)"), a = text.find(R"("a":-2.5)"),
                     m = text.find(R"("m":-3)");
   ASSERT_NE(z, std::string::npos) << text;
@@ -43,9 +42,10 @@ TEST(OpenAiResponse, ACompletionsTopLogprobsListsTheMostProbableFirst) {
 TEST(OpenAiResponse, TwoTopTokensWithOneTextKeepTheLikelierValue) {
   std::optional<TokenId> first, second;
   std::map<std::string, TokenId> seen;
-  for (TokenId id = 0; id < static_cast<TokenId>(tokenizer().vocab_size()) && !second; ++id) {
-    const std::string text =
-        dump(nlohmann::json(tokenizer().decode({id}, false, BpeTokenizer::Decoding::continuation)));
+  for (TokenId id = 0;
+       id < static_cast<TokenId>(testing::llama3_tokenizer().vocab_size()) && !second; ++id) {
+    const std::string text = dump(nlohmann::json(
+        testing::llama3_tokenizer().decode({id}, false, BpeTokenizer::Decoding::continuation)));
     if (const auto it = seen.find(text); it != seen.end()) {
       first = it->second;
       second = id;
@@ -57,8 +57,8 @@ TEST(OpenAiResponse, TwoTopTokensWithOneTextKeepTheLikelierValue) {
   GenerationResult result;
   TokenLogprobs token{*first, -0.5f, {{*first, -0.5f}, {*second, -1.5f}}};
   const std::vector<TokenLogprobs> logprobs = {token};
-  const nlohmann::json body =
-      nlohmann::json::parse(dump(completion_json(identity, result, &logprobs, tokenizer())));
+  const nlohmann::json body = nlohmann::json::parse(
+      dump(completion_json(identity, result, &logprobs, testing::llama3_tokenizer())));
   const auto& top = body["choices"][0]["logprobs"]["top_logprobs"][0];
   ASSERT_EQ(top.size(), 1u) << top.dump();
   EXPECT_FLOAT_EQ(top.begin().value().get<float>(), -0.5f) << top.dump();
