@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
 
 #include "baton/model/template/jinja_arithmetic.h"
@@ -233,6 +234,16 @@ std::string escape_html(const std::string& s) {
   return out;
 }
 
+// Python's float(s) for a stripped string: decimal or scientific, inf, nan; nullopt for
+// anything else (strtod's hexadecimal is not Python's).
+std::optional<double> python_float(const std::string& s) {
+  if (s.empty() || s.find_first_of("xX") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return d;
+}
+
 Value to_number(const Value& v, bool integer, const CallArgs& args) {
   const Value fallback =
       args.get(0, "default").value_or(integer ? Value::from(std::int64_t{0}) : Value::from(0.0));
@@ -244,25 +255,20 @@ Value to_number(const Value& v, bool integer, const CallArgs& args) {
   }
   if (v.is(Kind::boolean)) return to_number(Value::from(std::int64_t{v.boolean}), integer, args);
   if (!v.is(Kind::string)) return fallback;
-  try {
-    std::size_t used = 0;
-    const std::string s = python_strip(v.string, true, true);
-    if (integer) {
-      std::int64_t i = 0;
-      const auto [end, error] = std::from_chars(s.data() + (s.starts_with('+') ? 1 : 0),
-                                                s.data() + s.size(), i);
-      if (error == std::errc::result_out_of_range) fail("int: " + s + " is out of 64-bit range");
-      if (error == std::errc() && end == s.data() + s.size()) return Value::from(i);
-      // As Jinja's int: "42.5" is int(float("42.5")).
-      const double d = std::stod(s, &used);
-      if (used == s.size() && !std::isnan(d)) return Value::from(to_int64(d, "int"));
-    } else {
-      const double d = std::stod(s, &used);
-      if (used == s.size()) return Value::from(d);
-    }
-  } catch (const std::exception&) {
+  const std::string s = python_strip(v.string, true, true);
+  if (integer) {
+    std::int64_t i = 0;
+    const char* first = s.data() + (s.starts_with('+') ? 1 : 0);
+    const auto [end, error] = std::from_chars(first, s.data() + s.size(), i);
+    if (error == std::errc::result_out_of_range) fail("int: " + s + " is out of 64-bit range");
+    if (error == std::errc() && end == s.data() + s.size() && !s.empty()) return Value::from(i);
   }
-  return fallback;
+  // As Jinja's int and float: Python's float(s), and int("42.5") is int(float("42.5")).
+  const std::optional<double> d = python_float(s);
+  if (!d) return fallback;
+  if (!integer) return Value::from(*d);
+  if (std::isnan(*d)) return fallback;
+  return Value::from(to_int64(*d, "int"));
 }
 
 // Jinja's dictsort(case_sensitive=false, by="key", reverse=false): (key, value) pairs in
