@@ -208,9 +208,9 @@ std::string replace_text(const std::string& s, const std::string& from, const st
 }
 
 std::string escape_html(const std::string& s) {
-  check_value_size(s.size() * 5);  // every character may become "&amp;"
   std::string out;
   for (const char c : s) {
+    check_value_size(out.size() + 5);  // "&amp;" at most
     switch (c) {
       case '&':
         out += "&amp;";
@@ -480,7 +480,11 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     }
     return value;
   }
-  if (value.is(Kind::undefined) && name != "length" && name != "count" && name != "list") {
+  // select/reject/map treat undefined as Jinja does any falsy value: as empty.
+  const bool empty_when_falsy = name == "select" || name == "reject" || name == "selectattr" ||
+                                name == "rejectattr" || name == "map";
+  if (value.is(Kind::undefined) && name != "length" && name != "count" && name != "list" &&
+      !empty_when_falsy) {
     fail("'" + value.undefined_name + "' is undefined (filter " + name + ")");
   }
   if (name == "trim") {
