@@ -11,7 +11,8 @@
 
 #include "baton/model/template/jinja_template.h"
 
-namespace baton::jinja {
+// A namespace of its own: the unity build compiles this file beside jinja_test.cpp.
+namespace baton::jinja::numbers_test {
 namespace {
 
 std::string render(const std::string& source) { return JinjaTemplate(source).render({}); }
@@ -108,4 +109,4 @@ TEST(JinjaNumbers, FuzzFindingsAreOverflowErrors) {
 }
 
 }  // namespace
-}  // namespace baton::jinja
+}  // namespace baton::jinja::numbers_test

@@ -13,7 +13,8 @@
 
 #include "baton/model/template/jinja_template.h"
 
-namespace baton::jinja {
+// A namespace of its own: the unity build compiles this file beside jinja_test.cpp.
+namespace baton::jinja::transformers_test {
 namespace {
 
 const std::filesystem::path kTemplateDir =
@@ -136,4 +137,4 @@ TEST(JinjaAsTransformers, EveryFilterCountsTowardTheOutputLimitBeforeItAllocates
 }
 
 }  // namespace
-}  // namespace baton::jinja
+}  // namespace baton::jinja::transformers_test
