@@ -46,7 +46,9 @@ set(baton_thread_free_tests
     model/q8_matrix_test.cpp
     model/sampler_test.cpp
     model/simd_kernels_test.cpp
+    model/template/jinja_numbers_test.cpp
     model/template/jinja_test.cpp
+    model/template/jinja_transformers_test.cpp
     model/tokenizer/bpe_tokenizer_test.cpp
     model/tokenizer/sentencepiece_bpe_test.cpp
     model/weight_matrix_test.cpp

@@ -52,6 +52,21 @@ TEST_F(InputProcessorTest, WithoutATemplateRawTextStillWorksAndAChatSaysWhy) {
   EXPECT_FALSE(forced.chat_prompt(chat).empty());
 }
 
+// A template that is there but does not parse refuses the model at load, naming the file
+// and the problem; before, it loaded as a model without a template and every chat got
+// "has no chat template".
+TEST_F(InputProcessorTest, ATemplateThatDoesNotParseRefusesTheModelAtLoad) {
+  std::ofstream(dir_.path() / "chat_template.jinja") << "{% for m in messages %}\n{{ m.content }\n";
+  try {
+    const InputProcessor input(dir_.path(), *tokenizer_, {});
+    ADD_FAILURE() << "loaded; template " << input.template_name();
+  } catch (const ModelFileError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("chat_template.jinja"), std::string::npos) << what;
+    EXPECT_NE(what.find("line 2"), std::string::npos) << what;
+  }
+}
+
 TEST_F(InputProcessorTest, SamplingComesFromTheRequestThenTheModelThenGreedy) {
   const InputProcessor greedy(dir_.path(), *tokenizer_, {});
   EXPECT_EQ(greedy.sampling({}).temperature, 0.0);

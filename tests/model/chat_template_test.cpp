@@ -332,6 +332,45 @@ TEST(ChatTemplateRender, WhatTheModelsTemplateRefusesIsTheRequestsError) {
   EXPECT_EQ(render(t, one, ChatEnd::as_is), "x");
 }
 
+// transformers' apply_chat_template passes tools=None and documents=None when a request
+// has none: they are defined, and none. Before, they were undefined, and templates that
+// loop over tools rendered where transformers raises.
+TEST(ChatTemplateRender, ToolsAndDocumentsAreNoneAsTransformersPassesThem) {
+  TempDir dir;
+  write_file(dir.path() / "chat_template.jinja",
+             "{{ tools is defined }} {{ tools is none }} {{ documents is defined }} "
+             "{{ documents is none }} {{ add_generation_prompt }}");
+  const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
+  EXPECT_EQ(prompt(t, {{"user", "Hi"}}), "True True True True True");
+  write_file(dir.path() / "chat_template.jinja",
+             "{% for tool in tools %}{{ tool }}{% endfor %}{{ messages[0].content }}");
+  EXPECT_THROW(prompt(load_chat_template(dir.path(), std::nullopt), {{"user", "Hi"}}),
+               ChatTemplateError);
+}
+
+// A template that fails (not one that refuses the conversation by raise_exception) is the
+// model's defect: a ChatTemplateError, not the request's std::invalid_argument; and no
+// error names the server's directories, only the template's file.
+TEST(ChatTemplateRender, ATemplateThatFailsIsTheModelsErrorAndNamesNoPath) {
+  TempDir dir;
+  write_file(dir.path() / "chat_template.jinja", "x\n{{ messages[0].nothing.deeper }}");
+  const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
+  try {
+    prompt(t, {{"user", "Hi"}});
+    ADD_FAILURE() << "no ChatTemplateError";
+  } catch (const ChatTemplateError& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(what.find(dir.path().string()), std::string::npos) << what;
+    EXPECT_NE(what.find("chat_template.jinja"), std::string::npos) << what;
+    EXPECT_NE(what.find("line 2: 'nothing' is undefined"), std::string::npos) << what;
+  }
+  write_file(dir.path() / "chat_template.jinja", "{{ raise_exception('no system role') }}");
+  const std::string refused =
+      render_error(load_chat_template(dir.path(), std::nullopt), {{"user", "Hi"}});
+  EXPECT_NE(refused.find("no system role"), std::string::npos) << refused;
+  EXPECT_EQ(refused.find(dir.path().string()), std::string::npos) << refused;
+}
+
 TEST(ChatTemplateLoad, MissingTemplate) {
   TempDir dir;
   write_config(dir, {{"bos_token", "<s>"}});

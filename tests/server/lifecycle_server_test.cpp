@@ -221,6 +221,34 @@ TEST_F(LifecycleServerTest, AChatWithAModelWithoutATemplateIs400AndACompletionIs
   EXPECT_EQ(server.send("POST", "/v1/completions", completion.dump()).status, 200);
 }
 
+// A model's template that fails on a chat is the server's fault, not the client's: a 500
+// naming the model, without the server's path to it and without blaming "messages". A
+// template that does not parse refuses the model at load, with the parse error.
+TEST_F(LifecycleServerTest, ABrokenChatTemplateIs500NamingTheModelAndOneThatDoesNotParseFailsTheLoad) {
+  ModelSpec broken = model("broken", 1), unparsed = model("unparsed", 2);
+  unparsed.on_demand = true;
+  std::ofstream(broken.dir / "chat_template.jinja") << "x\n{{ messages[0].nothing.deeper }}";
+  std::ofstream(unparsed.dir / "chat_template.jinja") << "{% for m in messages %}\n{{ m }\n";
+  LifecycleServer server(config({broken, unparsed}));
+  int status = 0;
+  const std::string body = server.chat("broken", &status);
+  EXPECT_EQ(status, 500) << body;
+  EXPECT_NE(body.find("model 'broken'"), std::string::npos) << body;
+  EXPECT_NE(body.find("'nothing' is undefined"), std::string::npos) << body;
+  EXPECT_NE(body.find("chat_template_error"), std::string::npos) << body;
+  EXPECT_EQ(body.find(dir_.path().string()), std::string::npos) << body;
+  EXPECT_EQ(body.find("\"param\":\"messages\""), std::string::npos) << body;
+
+  const std::string refused = server.chat("unparsed", &status);
+  EXPECT_EQ(status, 503) << refused;
+  const json unparsed_status = server.get("/v1/models/unparsed");
+  EXPECT_EQ(unparsed_status["state"], "failed");
+  const std::string reason = unparsed_status["reason"].get<std::string>();
+  EXPECT_NE(reason.find("chat_template.jinja"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("line 2"), std::string::npos) << reason;
+  EXPECT_EQ(server.stop(), 0);
+}
+
 TEST_F(LifecycleServerTest, AnUnloadedStartupModelAnswers503UntilLoaded) {
   LifecycleServer server(config({model("a", 1)}));
   EXPECT_EQ(server.send("POST", "/v1/models/a/unload").status, 202);

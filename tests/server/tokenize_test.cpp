@@ -93,10 +93,10 @@ TEST(CheckVocabulary, NamesTheIdItsIndexAndTheModelsRange) {
   }
 }
 
-const BpeTokenizer& tokenizer() { return testing::llama3_tokenizer(); }
+const BpeTokenizer& llama3() { return testing::llama3_tokenizer(); }
 
 TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
-  OpenAiFormat format({CompletionCall::Kind::chat, "chatcmpl-1", 1, "m"}, true, false, tokenizer());
+  OpenAiFormat format({CompletionCall::Kind::chat, "chatcmpl-1", 1, "m"}, true, false, llama3());
   TokenDelta a;
   a.text = "hi";
   a.finish = FinishReason::stop;
@@ -124,7 +124,7 @@ TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
   EXPECT_EQ(format.stream_error(ApiError(500, "x", "server_error")),
             sse_event(ApiError(500, "x", "server_error").body()) + sse_done());
 
-  OpenAiFormat text({CompletionCall::Kind::text, "cmpl-1", 1, "m"}, false, false, tokenizer());
+  OpenAiFormat text({CompletionCall::Kind::text, "cmpl-1", 1, "m"}, false, false, llama3());
   EXPECT_EQ(text.stream_open(), "");
   EXPECT_EQ(json::parse(text.whole(result))["choices"][0]["text"], "hi");
 }

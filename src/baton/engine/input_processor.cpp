@@ -1,6 +1,6 @@
 #include "baton/engine/input_processor.h"
 
-#include "baton/model/files/model_file_error.h"
+#include "baton/model/chat_template.h"
 
 namespace baton {
 
@@ -10,8 +10,9 @@ InputProcessor::InputProcessor(const std::filesystem::path& model_dir,
     : tokenizer_(tokenizer), defaults_(defaults) {
   try {
     template_ = load_chat_template(model_dir, family);
-  } catch (const ModelFileError& e) {
+  } catch (const NoChatTemplate&) {
     // A model without a template still serves raw completions; a chat request says why.
+    // Any other template error (one that does not parse) refuses the model at load.
     template_error_ = std::current_exception();
   }
 }

@@ -32,12 +32,14 @@ class InputProcessor {
  public:
   // Loads the chat template (`family` overrides the model's) only when the model has one
   // or a family is given; without either, chat_prompt() throws and text_prompt() works.
+  // A template that is there but cannot be loaded (it does not parse) throws
+  // ModelFileError: the model is refused at load, not at its first chat.
   InputProcessor(const std::filesystem::path& model_dir, const BpeTokenizer& tokenizer,
                  GenerationDefaults defaults, std::optional<ChatFamily> family = std::nullopt);
 
   // The conversation in the chat template, ended as `end` says, tokenized. Throws
-  // std::invalid_argument for a conversation the template cannot render, ModelFileError
-  // when the model has no template.
+  // std::invalid_argument for a conversation the template refuses, ChatTemplateError when
+  // the model's template fails on it, NoChatTemplate when the model has no template.
   std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages,
                                    ChatEnd end = ChatEnd::open_reply) const;
   // A raw completion's text, tokenized with the special tokens the tokenizer's post-processor

@@ -132,23 +132,42 @@ std::map<std::string, std::string> special_tokens_of(const json& config, const f
   return tokens;
 }
 
+// The template's file name: an error a client sees names no directory of the server.
+std::string template_name(const ChatTemplate& t) {
+  return fs::path(t.source).filename().string();
+}
+
+// The variables transformers' apply_chat_template passes: messages, tools and documents
+// (None when the request has none), add_generation_prompt and the special tokens.
+jinja::Dict template_variables(const ChatTemplate& t, std::span<const ChatMessage> messages,
+                               bool add_generation_prompt) {
+  using jinja::Value;
+  jinja::List list;
+  for (const ChatMessage& m : messages) {
+    list.push_back(Value::from(jinja::Dict{{Value::from("role"), Value::from(m.role)},
+                                           {Value::from("content"), Value::from(m.content)}}));
+  }
+  jinja::Dict variables{{Value::from("messages"), Value::from(std::move(list))},
+                        {Value::from("tools"), Value::none()},
+                        {Value::from("documents"), Value::none()},
+                        {Value::from("add_generation_prompt"), Value::from(add_generation_prompt)}};
+  for (const auto& [name, token] : t.special_tokens) {
+    variables.emplace_back(Value::from(name), Value::from(token));
+  }
+  return variables;
+}
+
 std::string render_jinja(const ChatTemplate& t, std::span<const ChatMessage> messages,
                          bool add_generation_prompt) {
   if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
-  jinja::List list;
-  for (const ChatMessage& m : messages) {
-    list.push_back(jinja::Value::from(jinja::Dict{{"role", jinja::Value::from(m.role)},
-                                                  {"content", jinja::Value::from(m.content)}}));
-  }
-  jinja::Dict variables{{"messages", jinja::Value::from(std::move(list))},
-                        {"add_generation_prompt", jinja::Value::from(add_generation_prompt)}};
-  for (const auto& [name, token] : t.special_tokens) {
-    variables.emplace_back(name, jinja::Value::from(token));
-  }
   try {
-    return t.jinja->render(variables);
+    return t.jinja->render(template_variables(t, messages, add_generation_prompt));
+  } catch (const jinja::TemplateRaised& error) {
+    throw std::invalid_argument("the model's chat template (" + template_name(t) +
+                                ") refuses this conversation: " + error.what());
   } catch (const jinja::TemplateError& error) {
-    throw std::invalid_argument("the model's chat template (" + t.source + "): " + error.what());
+    throw ChatTemplateError("the model's chat template (" + template_name(t) +
+                            ") failed: " + error.what());
   }
 }
 
@@ -193,7 +212,7 @@ std::string render_continued(const ChatTemplate& t, std::span<const ChatMessage>
       return text.substr(0, at + final.size());
     }
   }
-  throw std::invalid_argument("the model's chat template (" + t.source +
+  throw std::invalid_argument("the model's chat template (" + template_name(t) +
                               ") does not show the final assistant message's text, so it "
                               "cannot be continued");
 }
@@ -281,7 +300,7 @@ ChatTemplate load_chat_template(const fs::path& model_dir,
     source = config_path;
   }
   if (!text) {
-    throw ModelFileError(config_path.string(),
+    throw NoChatTemplate(config_path.string(),
                          "no chat template (neither chat_template in this file nor "
                          "chat_template.jinja); pass --chat-template chatml|llama3|mistral or "
                          "send a raw prompt");

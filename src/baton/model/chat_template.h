@@ -36,8 +36,11 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 
@@ -52,6 +55,22 @@ std::string_view to_string(ChatFamily family);
 // "chatml" (or its alias "qwen"), "llama3", "mistral"; anything else throws
 // std::invalid_argument listing the valid names.
 ChatFamily parse_chat_family(std::string_view name);
+
+// The model's own template failed on a conversation (an undefined value used, a type
+// error, a value past the output limit): a defect of the model's files that the client
+// cannot fix, so not an std::invalid_argument (ErrorKind failure, HTTP 500). A template's
+// raise_exception() refusing the conversation stays std::invalid_argument.
+class ChatTemplateError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// load_chat_template's error for a model whose files hold no template at all: such a
+// model still serves raw completions. Any other load error refuses the model.
+class NoChatTemplate : public ModelFileError {
+ public:
+  using ModelFileError::ModelFileError;
+};
 
 struct ChatMessage {
   std::string role;  // system, user or assistant
@@ -76,8 +95,9 @@ enum class ChatEnd {
                   // (a prefill; transformers' continue_final_message)
 };
 
-// The prompt for `messages`. Throws std::invalid_argument for an empty conversation, what
-// the model's template refuses (raise_exception's message) or fails on, a continue_last
+// The prompt for `messages`. Throws ChatTemplateError when the model's template fails,
+// std::invalid_argument for an empty conversation, what the model's template refuses
+// (raise_exception's message), a continue_last
 // whose final message is not the assistant's or does not show in the rendered text, and,
 // for the built-in families (which always open the reply), another end, a role other than
 // system/user/assistant (naming it) and, for mistral, a system message that is not the
@@ -94,9 +114,9 @@ std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text);
 // else tokenizer_config.json's chat_template (a string, or a list of {name, template} of
 // which the one named "default" is used), parsed as Jinja, and tokenizer_config.json's
 // special tokens (strings or {"content": ...}). An override sets the family even when the
-// model has no template. Throws ModelFileError naming the file for malformed JSON, no
-// template (without an override), or a template the Jinja engine cannot parse (with the
-// line and the problem).
+// model has no template. Throws NoChatTemplate (a ModelFileError) when there is no
+// template and no override, and ModelFileError naming the file for malformed JSON or a
+// template the Jinja engine cannot parse (with the line and the problem).
 ChatTemplate load_chat_template(const std::filesystem::path& model_dir,
                                 std::optional<ChatFamily> override_family);
 

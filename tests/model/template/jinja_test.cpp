@@ -65,7 +65,7 @@ TEST(JinjaReference, PublishedChatTemplatesRenderAsTheReference) {
     const std::string what = name + " / " + entry["case"].get<std::string>();
     const JinjaTemplate t(read_text(kTemplateDir / (name + ".jinja")));
     Value variables = Value::from_json(entry["variables"]);
-    variables.dict->emplace_back("strftime_now", fixed_strftime_now());
+    variables.dict->emplace_back(Value::from("strftime_now"), fixed_strftime_now());
     if (entry.contains("output") &&
         !python_fails_where_the_reference_renders(name, entry["case"])) {
       EXPECT_EQ(t.render(*variables.dict), entry["output"].get<std::string>()) << what;

@@ -1,10 +1,14 @@
 #include "baton/model/template/jinja_builtins.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <ctime>
+
+#include "baton/model/template/jinja_arithmetic.h"
 
 namespace baton::jinja {
 namespace {
@@ -53,7 +57,7 @@ List iterate(const Value& v, const char* what) {
   if (v.is(Kind::undefined)) return {};
   if (v.is(Kind::dict)) {
     List keys;
-    for (const auto& [key, value] : *v.dict) keys.push_back(Value::from(key));
+    for (const auto& [key, value] : *v.dict) keys.push_back(key);
     return keys;
   }
   if (v.is(Kind::string)) {
@@ -71,12 +75,17 @@ Value attribute_of(const Value& v, const std::string& path) {
   while (start <= path.size()) {
     const std::size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot - start);
-    if (const Value* found = current.find(part)) {
+    // As Jinja's make_attrgetter: a part of digits is looked up as an integer.
+    const bool digits = !part.empty() && part.size() < 19 &&
+                        std::all_of(part.begin(), part.end(), ::isdigit);
+    const std::int64_t number = digits ? std::stoll(part) : 0;
+    const Value* found = digits ? current.find_key(Value::from(number)) : nullptr;
+    if (found == nullptr) found = current.find(part);
+    if (found != nullptr) {
       current = *found;
-    } else if (current.is(Kind::list) && !part.empty() &&
-               std::all_of(part.begin(), part.end(), ::isdigit) &&
-               std::stoul(part) < current.list->size()) {
-      current = (*current.list)[std::stoul(part)];
+    } else if (current.is(Kind::list) && digits &&
+               static_cast<std::uint64_t>(number) < current.list->size()) {
+      current = (*current.list)[static_cast<std::size_t>(number)];
     } else {
       return Value::undefined(part);
     }
@@ -94,8 +103,11 @@ CallArgs shifted(const CallArgs& args, std::size_t by) {
   return rest;
 }
 
+// As Jinja's select_or_reject and map, which begin `if value:`: a falsy value (none,
+// undefined, an empty string) yields nothing.
 Value select(const Value& value, const CallArgs& args, bool keep, bool by_attribute) {
   List out;
+  if (!value.truthy()) return Value::from(std::move(out));
   const std::size_t skip = by_attribute ? 1 : 0;
   const std::string attribute =
       by_attribute ? as_string(args.get(0, "attribute").value_or(Value()), "selectattr") : "";
@@ -112,6 +124,7 @@ Value select(const Value& value, const CallArgs& args, bool keep, bool by_attrib
 
 Value map_filter(const Value& value, const CallArgs& args) {
   List out;
+  if (!value.truthy()) return Value::from(std::move(out));
   const std::optional<Value> attribute = args.get(99, "attribute");
   for (const Value& item : iterate(value, "map")) {
     if (attribute) {
@@ -142,8 +155,11 @@ Value sort_filter(const Value& value, const CallArgs& args) {
 
 std::string indent_filter(const std::string& text, const CallArgs& args) {
   const Value width = args.get(0, "width").value_or(Value::from(std::int64_t{4}));
-  const std::string pad =
-      width.is(Kind::string) ? width.string : std::string(as_int(width, "indent"), ' ');
+  const std::int64_t spaces = width.is(Kind::string) ? 0 : as_int(width, "indent");
+  check_value_size(static_cast<std::size_t>(std::max<std::int64_t>(spaces, 0)));
+  const std::string pad = width.is(Kind::string)
+                              ? width.string
+                              : std::string(static_cast<std::size_t>(std::max<std::int64_t>(spaces, 0)), ' ');
   const bool first = args.get(1, "first").value_or(Value::from(false)).truthy();
   const bool blank = args.get(2, "blank").value_or(Value::from(false)).truthy();
   std::string out;
@@ -151,7 +167,9 @@ std::string indent_filter(const std::string& text, const CallArgs& args) {
   for (bool is_first = true;; is_first = false) {
     const std::size_t newline = text.find('\n', start);
     const std::string line = text.substr(start, newline - start);
-    if ((!is_first || first) && (blank || !line.empty())) out += pad;
+    const bool padded = (!is_first || first) && (blank || !line.empty());
+    check_value_size(out.size() + (padded ? pad.size() : 0) + line.size() + 1);
+    if (padded) out += pad;
     out += line;
     if (newline == std::string::npos) break;
     out += '\n';
@@ -182,6 +200,7 @@ std::string replace_text(const std::string& s, const std::string& from, const st
   std::string out;
   std::size_t at = 0;
   for (std::size_t found; count != 0 && (found = s.find(from, at)) != std::string::npos; --count) {
+    check_value_size(out.size() + (found - at) + to.size());
     out.append(s, at, found - at).append(to);
     at = found + from.size();
   }
@@ -191,6 +210,7 @@ std::string replace_text(const std::string& s, const std::string& from, const st
 std::string escape_html(const std::string& s) {
   std::string out;
   for (const char c : s) {
+    check_value_size(out.size() + 5);  // "&amp;" at most
     switch (c) {
       case '&':
         out += "&amp;";
@@ -214,26 +234,62 @@ std::string escape_html(const std::string& s) {
   return out;
 }
 
+// Python's float(s) for a stripped string: decimal or scientific, inf, nan; nullopt for
+// anything else (strtod's hexadecimal is not Python's).
+std::optional<double> python_float(const std::string& s) {
+  if (s.empty() || s.find_first_of("xX") != std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const double d = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size()) return std::nullopt;
+  return d;
+}
+
 Value to_number(const Value& v, bool integer, const CallArgs& args) {
   const Value fallback =
       args.get(0, "default").value_or(integer ? Value::from(std::int64_t{0}) : Value::from(0.0));
   if (v.is(Kind::integer)) return integer ? v : Value::from(static_cast<double>(v.integer));
-  if (v.is(Kind::real)) return integer ? Value::from(static_cast<std::int64_t>(v.real)) : v;
+  if (v.is(Kind::real)) {
+    if (!integer) return v;
+    if (std::isnan(v.real)) return fallback;  // Jinja's int: ValueError, so the default
+    return Value::from(to_int64(v.real, "int"));
+  }
   if (v.is(Kind::boolean)) return to_number(Value::from(std::int64_t{v.boolean}), integer, args);
   if (!v.is(Kind::string)) return fallback;
-  try {
-    std::size_t used = 0;
-    const std::string s = python_strip(v.string, true, true);
-    if (integer) {
-      const long long i = std::stoll(s, &used);
-      if (used == s.size()) return Value::from(std::int64_t{i});
-    } else {
-      const double d = std::stod(s, &used);
-      if (used == s.size()) return Value::from(d);
-    }
-  } catch (const std::exception&) {
+  const std::string s = python_strip(v.string, true, true);
+  if (integer) {
+    std::int64_t i = 0;
+    const char* first = s.data() + (s.starts_with('+') ? 1 : 0);
+    const auto [end, error] = std::from_chars(first, s.data() + s.size(), i);
+    if (error == std::errc::result_out_of_range) fail("int: " + s + " is out of 64-bit range");
+    if (error == std::errc() && end == s.data() + s.size() && !s.empty()) return Value::from(i);
   }
-  return fallback;
+  // As Jinja's int and float: Python's float(s), and int("42.5") is int(float("42.5")).
+  const std::optional<double> d = python_float(s);
+  if (!d) return fallback;
+  if (!integer) return Value::from(*d);
+  if (std::isnan(*d)) return fallback;
+  return Value::from(to_int64(*d, "int"));
+}
+
+// Jinja's dictsort(case_sensitive=false, by="key", reverse=false): (key, value) pairs in
+// Python's order of the keys (or values): integers numerically, strings without case.
+Value dictsort(const Value& value, const CallArgs& args) {
+  if (!value.is(Kind::dict)) fail("dictsort needs a dict");
+  const bool case_sensitive = args.get(0, "case_sensitive").value_or(Value::from(false)).truthy();
+  const std::string by = args.get(1, "by").value_or(Value::from("key")).str();
+  if (by != "key" && by != "value") fail("dictsort: 'by' must be 'key' or 'value'");
+  const bool reverse = args.get(2, "reverse").value_or(Value::from(false)).truthy();
+  auto key = [&](const std::pair<Value, Value>& item) {
+    const Value& v = by == "key" ? item.first : item.second;
+    return v.is(Kind::string) && !case_sensitive ? Value::from(case_map(v.string, ::tolower)) : v;
+  };
+  Dict items = *value.dict;
+  std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+    return reverse ? compare(key(b), key(a)) < 0 : compare(key(a), key(b)) < 0;
+  });
+  List out;
+  for (auto& [k, v] : items) out.push_back(Value::from(List{k, v}));
+  return Value::from(std::move(out));
 }
 
 Value min_max(const Value& value, bool max) {
@@ -253,7 +309,7 @@ Value sum_filter(const Value& value, const CallArgs& args) {
     const Value v = attribute ? attribute_of(item, as_string(*attribute, "sum")) : item;
     if (!v.is_number() || !total.is_number()) fail("sum needs numbers");
     total = total.is(Kind::integer) && v.is(Kind::integer)
-                ? Value::from(total.integer + v.integer)
+                ? Value::from(checked_add(total.integer, v.integer))
                 : Value::from(total.number() + v.number());
   }
   return total;
@@ -265,6 +321,9 @@ Value round_filter(const Value& v, const CallArgs& args) {
       as_int(args.get(0, "precision").value_or(Value::from(std::int64_t{0})), "round");
   const std::string method = args.get(1, "method").value_or(Value::from("common")).str();
   const double scale = std::pow(10.0, static_cast<double>(precision));
+  // Python's round(x, 400) is x and round(x, -400) is 0.0: digits past a double's range.
+  if (std::isinf(scale)) return Value::from(v.number());
+  if (scale == 0) return Value::from(0.0);
   const double x = v.number() * scale;
   const double r = method == "ceil"    ? std::ceil(x)
                    : method == "floor" ? std::floor(x)
@@ -367,7 +426,11 @@ Value string_method(const std::string& s, const std::string& name, const CallArg
   if (name == "join") {
     std::string out;
     const List items = iterate(arg(0, "iterable"), "join");
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i > 0 ? s : "") + items[i].str();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const std::string item = items[i].str();
+      check_value_size(out.size() + s.size() + item.size());
+      out += (i > 0 ? s : "") + item;
+    }
     return Value::from(out);
   }
   if (name == "isdigit" || name == "isspace" || name == "isalpha") {
@@ -417,7 +480,11 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     }
     return value;
   }
-  if (value.is(Kind::undefined) && name != "length" && name != "count" && name != "list") {
+  // select/reject/map treat undefined as Jinja does any falsy value: as empty.
+  const bool empty_when_falsy = name == "select" || name == "reject" || name == "selectattr" ||
+                                name == "rejectattr" || name == "map";
+  if (value.is(Kind::undefined) && name != "length" && name != "count" && name != "list" &&
+      !empty_when_falsy) {
     fail("'" + value.undefined_name + "' is undefined (filter " + name + ")");
   }
   if (name == "trim") {
@@ -427,9 +494,10 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   }
   if (name == "tojson") {
     const Value indent = arg(0, "indent", Value::none());
-    return Value::from(value.to_json(
-        indent.is(Kind::none) ? std::nullopt
-                              : std::optional<int>(static_cast<int>(as_int(indent, "tojson")))));
+    if (indent.is(Kind::none)) return Value::from(value.to_json());
+    const std::int64_t width = as_int(indent, "tojson");
+    check_value_size(static_cast<std::size_t>(std::max<std::int64_t>(width, 0)));
+    return Value::from(value.to_json(static_cast<int>(std::max<std::int64_t>(width, -1))));
   }
   if (name == "length" || name == "count") {
     if (value.is(Kind::string))
@@ -440,7 +508,7 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   if (name == "items") {
     if (!value.is(Kind::dict)) fail("items needs a dict, not a " + std::string(value.type_name()));
     List out;
-    for (const auto& [key, v] : *value.dict) out.push_back(Value::from(List{Value::from(key), v}));
+    for (const auto& [key, v] : *value.dict) out.push_back(Value::from(List{key, v}));
     return Value::from(std::move(out));
   }
   if (name == "list") return Value::from(iterate(value, "list"));
@@ -455,8 +523,10 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     std::string out;
     const List items = iterate(value, "join");
     for (std::size_t i = 0; i < items.size(); ++i) {
-      out += (i > 0 ? separator : "") +
-             (attribute ? attribute_of(items[i], attribute->str()) : items[i]).str();
+      const std::string item =
+          (attribute ? attribute_of(items[i], attribute->str()) : items[i]).str();
+      check_value_size(out.size() + separator.size() + item.size());
+      out += (i > 0 ? separator : "") + item;
     }
     return Value::from(out);
   }
@@ -494,18 +564,9 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
     return Value::from(std::move(items));
   }
   if (name == "sort") return sort_filter(value, args);
-  if (name == "dictsort") {
-    if (!value.is(Kind::dict)) fail("dictsort needs a dict");
-    Dict items = *value.dict;
-    std::stable_sort(items.begin(), items.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    List out;
-    for (auto& [key, v] : items) out.push_back(Value::from(List{Value::from(key), v}));
-    return Value::from(std::move(out));
-  }
+  if (name == "dictsort") return dictsort(value, args);
   if (name == "abs") {
-    if (value.is(Kind::integer))
-      return Value::from(value.integer < 0 ? -value.integer : value.integer);
+    if (value.is(Kind::integer)) return value.integer < 0 ? negate(value) : value;
     if (value.is(Kind::real)) return Value::from(std::fabs(value.real));
     fail("abs needs a number");
   }
@@ -585,7 +646,7 @@ Value call_method(const Value& target, const std::string& name, const CallArgs& 
     if (name == "get") {
       const std::optional<Value> key = args.get(0, "key");
       if (!key) fail("get() needs a key");
-      const Value* found = target.find(key->str());
+      const Value* found = target.find_key(*key);
       return found ? *found : args.get(1, "default").value_or(Value::none());
     }
   }
@@ -595,7 +656,7 @@ Value call_method(const Value& target, const std::string& name, const CallArgs& 
 
 Dict make_globals() {
   Dict globals;
-  globals.emplace_back("range", Value::from(Function([](const CallArgs& args) {
+  globals.emplace_back(Value::from("range"), Value::from(Function([](const CallArgs& args) {
                          std::int64_t start = 0, stop = 0, step = 1;
                          const auto& p = args.positional;
                          if (p.size() == 1) {
@@ -607,33 +668,39 @@ Dict make_globals() {
                          }
                          if (step == 0) fail("range() step must not be zero");
                          List out;
-                         for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+                         for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
                            if (out.size() >= 100'000) fail("range() of more than 100,000 items");
                            out.push_back(Value::from(i));
+                           if (__builtin_add_overflow(i, step, &i)) break;  // past stop
                          }
                          return Value::from(std::move(out));
                        })));
-  globals.emplace_back("namespace", Value::from(Function([](const CallArgs& args) {
+  globals.emplace_back(Value::from("namespace"), Value::from(Function([](const CallArgs& args) {
                          Dict attributes;
                          if (!args.positional.empty() && args.positional[0].is(Kind::dict)) {
                            attributes = *args.positional[0].dict;
                          }
-                         for (const auto& [key, v] : args.named) attributes.emplace_back(key, v);
+                         for (const auto& [key, v] : args.named) {
+                           attributes.emplace_back(Value::from(key), v);
+                         }
                          Value ns = Value::from(std::move(attributes));
                          ns.is_namespace = true;
                          return ns;
                        })));
-  globals.emplace_back("dict", Value::from(Function([](const CallArgs& args) {
+  globals.emplace_back(Value::from("dict"), Value::from(Function([](const CallArgs& args) {
                          Dict items;
-                         for (const auto& [key, v] : args.named) items.emplace_back(key, v);
+                         for (const auto& [key, v] : args.named) {
+                           items.emplace_back(Value::from(key), v);
+                         }
                          return Value::from(std::move(items));
                        })));
   globals.emplace_back(
-      "raise_exception", Value::from(Function([](const CallArgs& args) -> Value {
-        throw TemplateError(args.positional.empty() ? "raise_exception" : args.positional[0].str());
+      Value::from("raise_exception"), Value::from(Function([](const CallArgs& args) -> Value {
+        throw TemplateRaised(args.positional.empty() ? "raise_exception"
+                                                      : args.positional[0].str());
       })));
   globals.emplace_back(
-      "strftime_now", Value::from(Function([](const CallArgs& args) {
+      Value::from("strftime_now"), Value::from(Function([](const CallArgs& args) {
         const std::time_t now =
             std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
         std::tm local{};

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "baton/model/template/jinja_arithmetic.h"
 #include "baton/model/template/jinja_builtins.h"
 #include "baton/model/template/jinja_parser.h"
 
@@ -20,12 +21,31 @@ enum class Flow { normal, break_, continue_ };
   throw TemplateError("line " + std::to_string(line) + ": " + problem);
 }
 
+// d[key] = value, as Python: a key already there keeps its place.
+void set_item(Dict& d, Value key, Value value) {
+  for (auto& [k, v] : d) {
+    if (equal(k, key)) {
+      v = std::move(value);
+      return;
+    }
+  }
+  d.emplace_back(std::move(key), std::move(value));
+}
+
+// A dict key must be hashable in Python: a list, dict or namespace is not.
+void check_key(const Value& key) {
+  if (key.is(Kind::list) || key.is(Kind::dict) || key.is(Kind::function) ||
+      key.is(Kind::undefined)) {
+    throw TemplateError(std::string("a ") + key.type_name() + " cannot be a dict key");
+  }
+}
+
 class Renderer {
  public:
   explicit Renderer(const Dict& variables) {
     scopes_.emplace_back();
-    for (auto& [name, value] : make_globals()) scopes_[0][name] = value;
-    for (const auto& [name, value] : variables) scopes_[0][name] = value;
+    for (auto& [name, value] : make_globals()) scopes_[0][name.str()] = value;
+    for (const auto& [name, value] : variables) scopes_[0][name.str()] = value;
   }
 
   std::string run(const Body& body) {
@@ -105,13 +125,7 @@ class Renderer {
     if (holds(value, *target.dict)) {
       fail_at(node.line, "'" + node.text + "' cannot hold itself");
     }
-    for (auto& [key, v] : *target.dict) {
-      if (key == node.attribute) {
-        v = std::move(value);
-        return;
-      }
-    }
-    target.dict->emplace_back(node.attribute, std::move(value));
+    set_item(*target.dict, Value::from(node.attribute), std::move(value));
   }
 
   // Whether `v` is or contains (through lists and dicts) the dict `target`.
@@ -178,15 +192,16 @@ class Renderer {
       // A new loop object each time: one changed in place could close a reference cycle
       // (a namespace holding `loop`, whose nextitem is that namespace).
       scopes_.back()["loop"] = Value::from(Dict{
-          {"index", Value::from(i + 1)},
-          {"index0", Value::from(i)},
-          {"revindex", Value::from(length - i)},
-          {"revindex0", Value::from(length - i - 1)},
-          {"first", Value::from(i == 0)},
-          {"last", Value::from(i == length - 1)},
-          {"length", Value::from(length)},
-          {"previtem", i > 0 ? items[i - 1] : Value::undefined("loop.previtem")},
-          {"nextitem", i + 1 < length ? items[i + 1] : Value::undefined("loop.nextitem")},
+          {Value::from("index"), Value::from(i + 1)},
+          {Value::from("index0"), Value::from(i)},
+          {Value::from("revindex"), Value::from(length - i)},
+          {Value::from("revindex0"), Value::from(length - i - 1)},
+          {Value::from("first"), Value::from(i == 0)},
+          {Value::from("last"), Value::from(i == length - 1)},
+          {Value::from("length"), Value::from(length)},
+          {Value::from("previtem"), i > 0 ? items[i - 1] : Value::undefined("loop.previtem")},
+          {Value::from("nextitem"),
+           i + 1 < length ? items[i + 1] : Value::undefined("loop.nextitem")},
       });
       if (exec(node.body, out) == Flow::break_) break;
     }
@@ -233,6 +248,9 @@ class Renderer {
       return eval_unchecked(e);
     } catch (const TemplateError& error) {
       if (std::string_view(error.what()).starts_with("line ")) throw;
+      if (dynamic_cast<const TemplateRaised*>(&error) != nullptr) {
+        throw TemplateRaised("line " + std::to_string(e.line) + ": " + error.what());
+      }
       fail_at(e.line, error.what());
     }
   }
@@ -270,7 +288,9 @@ class Renderer {
       case Expr::Kind::dict: {
         Dict items;
         for (std::size_t i = 0; i + 1 < e.items.size(); i += 2) {
-          items.emplace_back(eval(*e.items[i]).str(), eval(*e.items[i + 1]));
+          Value key = eval(*e.items[i]);
+          check_key(key);
+          set_item(items, std::move(key), eval(*e.items[i + 1]));
         }
         return Value::from(std::move(items));
       }
@@ -289,7 +309,7 @@ class Renderer {
     if (target.is(Kind::undefined))
       throw TemplateError("'" + target.undefined_name + "' is undefined");
     if (target.is(Kind::dict)) {
-      const Value* found = target.find(key.str());
+      const Value* found = target.find_key(key);
       return found ? *found : Value::undefined(key.str());
     }
     if ((target.is(Kind::list) || target.is(Kind::string)) && key.is(Kind::integer)) {
@@ -361,7 +381,7 @@ class Renderer {
     if (!v.is_number())
       throw TemplateError("unary " + op + " needs a number, not a " + v.type_name());
     if (op == "+") return v;
-    return v.is(Kind::integer) ? Value::from(-v.integer) : Value::from(-v.real);
+    return negate(v);
   }
 
   Value binary(const Expr& e) {
@@ -379,7 +399,7 @@ class Renderer {
       args.positional.push_back(right);
       return Value::from(apply_test("in", left, args) == (op == "in"));
     }
-    if (op == "~") return bounded(Value::from(left.str() + right.str()));
+    if (op == "~") return concatenate(left.str(), right.str());
     for (const Value* v : {&left, &right}) {
       if (v->is(Kind::undefined)) throw TemplateError("'" + v->undefined_name + "' is undefined");
     }
@@ -400,21 +420,26 @@ class Renderer {
     return v;
   }
 
+  static Value concatenate(const std::string& a, const std::string& b) {
+    if (a.size() + b.size() > kMaxValueBytes) {
+      throw TemplateError("a value grows past the output limit");
+    }
+    return Value::from(a + b);
+  }
+
   static Value arithmetic(const std::string& op, const Value& a, const Value& b) {
-    if (op == "+" && a.is(Kind::string) && b.is(Kind::string)) {
-      if (a.string.size() + b.string.size() > JinjaTemplate::kMaxOutputBytes) {
+    if (op == "+" && a.is(Kind::string) && b.is(Kind::string)) return concatenate(a.string, b.string);
+    if (op == "+" && a.is(Kind::list) && b.is(Kind::list)) {
+      if (a.list->size() + b.list->size() > kMaxValueBytes / 64) {
         throw TemplateError("a value grows past the output limit");
       }
-      return Value::from(a.string + b.string);
-    }
-    if (op == "+" && a.is(Kind::list) && b.is(Kind::list)) {
       List items = *a.list;
       items.insert(items.end(), b.list->begin(), b.list->end());
       return bounded(Value::from(std::move(items)));
     }
     if (op == "*" && a.is(Kind::string) && b.is(Kind::integer)) {
-      if (b.integer > 0 &&
-          a.string.size() * static_cast<std::size_t>(b.integer) > JinjaTemplate::kMaxOutputBytes) {
+      if (b.integer > 0 && !a.string.empty() &&
+          static_cast<std::uint64_t>(b.integer) > kMaxValueBytes / a.string.size()) {
         throw TemplateError("a string repeated past the output limit");
       }
       std::string out;
@@ -425,29 +450,7 @@ class Renderer {
       throw TemplateError("cannot apply '" + op + "' to a " + a.type_name() + " and a " +
                           b.type_name());
     }
-    const bool ints = a.is(Kind::integer) && b.is(Kind::integer);
-    if (op == "/") {
-      if (b.number() == 0) throw TemplateError("division by zero");
-      return Value::from(a.number() / b.number());
-    }
-    if ((op == "//" || op == "%") && b.number() == 0) throw TemplateError("division by zero");
-    if (ints) {
-      const std::int64_t x = a.integer, y = b.integer;
-      if (op == "+") return Value::from(x + y);
-      if (op == "-") return Value::from(x - y);
-      if (op == "*") return Value::from(x * y);
-      if (op == "//") return Value::from(x / y - ((x % y != 0) && ((x < 0) != (y < 0))));
-      if (op == "%") return Value::from(((x % y) + y) % y);
-      if (op == "**" && y >= 0) return Value::from(static_cast<std::int64_t>(std::pow(x, y)));
-    }
-    const double x = a.number(), y = b.number();
-    if (op == "+") return Value::from(x + y);
-    if (op == "-") return Value::from(x - y);
-    if (op == "*") return Value::from(x * y);
-    if (op == "//") return Value::from(std::floor(x / y));
-    if (op == "%") return Value::from(x - y * std::floor(x / y));
-    if (op == "**") return Value::from(std::pow(x, y));
-    throw TemplateError("unknown operator '" + op + "'");
+    return arithmetic_op(op, a, b);
   }
 
   std::vector<Scope> scopes_;

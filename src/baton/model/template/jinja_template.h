@@ -18,7 +18,7 @@ namespace baton::jinja {
 class JinjaTemplate {
  public:
   static constexpr std::size_t kMaxSteps = 2'000'000;  // a 1,000-turn chat takes ~50,000
-  static constexpr std::size_t kMaxOutputBytes = 64 << 20;
+  static constexpr std::size_t kMaxOutputBytes = kMaxValueBytes;
   static constexpr int kMaxDepth = 16;
 
   // TemplateError ("line N: problem") when the source is not a template baton can run.

@@ -1,5 +1,6 @@
 #include "baton/model/template/jinja_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 
@@ -21,6 +22,8 @@ std::string float_repr(double d) {
   if (fixed && text.find('.') == std::string::npos) text += ".0";
   return text;
 }
+
+void dump_json(const Value& v, std::optional<int> indent, int depth, std::string& out);
 
 void json_string(const std::string& s, std::string& out) {
   out += '"';
@@ -85,11 +88,25 @@ std::string string_repr(const std::string& s) {
   return out + quote;
 }
 
+// Python's json.dumps writes a key that is no string as its JSON text: 0 -> "0".
+void json_key(const Value& key, std::string& out) {
+  if (key.is(Value::Kind::string)) return json_string(key.string, out);
+  std::string text;
+  dump_json(key, std::nullopt, 0, text);
+  json_string(text, out);
+}
+
 void dump_json(const Value& v, std::optional<int> indent, int depth, std::string& out) {
   const std::string item_separator = indent ? "," : ", ";
+  // As Python's json.dumps: a negative indent is none (newlines only).
+  const std::size_t width = indent ? static_cast<std::size_t>(std::max(*indent, 0)) : 0;
   auto newline = [&](int level) {
-    if (indent) out += "\n" + std::string(static_cast<std::size_t>(*indent * level), ' ');
+    if (!indent) return;
+    check_value_size(out.size() + 1 + width * static_cast<std::size_t>(level));
+    out += '\n';
+    out.append(width * static_cast<std::size_t>(level), ' ');
   };
+  check_value_size(out.size());
   switch (v.kind) {
     case Value::Kind::undefined:
     case Value::Kind::none:
@@ -107,6 +124,7 @@ void dump_json(const Value& v, std::optional<int> indent, int depth, std::string
                                   : float_repr(v.real);
       return;
     case Value::Kind::string:
+      check_value_size(out.size() + v.string.size());
       json_string(v.string, out);
       return;
     case Value::Kind::list:
@@ -132,7 +150,7 @@ void dump_json(const Value& v, std::optional<int> indent, int depth, std::string
       for (std::size_t i = 0; i < v.dict->size(); ++i) {
         if (i > 0) out += item_separator;
         newline(depth + 1);
-        json_string((*v.dict)[i].first, out);
+        json_key((*v.dict)[i].first, out);
         out += ": ";
         dump_json((*v.dict)[i].second, indent, depth + 1, out);
       }
@@ -165,11 +183,60 @@ Value convert_json(const Json& json) {
     }
     case Json::value_t::object: {
       Dict items;
-      for (const auto& [key, item] : json.items()) items.emplace_back(key, convert_json(item));
+      for (const auto& [key, item] : json.items()) {
+        items.emplace_back(Value::from(key), convert_json(item));
+      }
       return Value::from(std::move(items));
     }
     default:
       return Value::none();
+  }
+}
+
+// repr() into `out`, bounded: a list that holds itself many times over (a = [a, a]) would
+// otherwise print to a text of exponential size.
+void append_repr(const Value& v, std::string& out) {
+  check_value_size(out.size());
+  switch (v.kind) {
+    case Value::Kind::undefined:
+      return;
+    case Value::Kind::none:
+      out += "None";
+      return;
+    case Value::Kind::boolean:
+      out += v.boolean ? "True" : "False";
+      return;
+    case Value::Kind::integer:
+      out += std::to_string(v.integer);
+      return;
+    case Value::Kind::real:
+      out += float_repr(v.real);
+      return;
+    case Value::Kind::string:
+      check_value_size(out.size() + v.string.size());
+      out += string_repr(v.string);
+      return;
+    case Value::Kind::list:
+      out += '[';
+      for (std::size_t i = 0; i < v.list->size(); ++i) {
+        if (i > 0) out += ", ";
+        append_repr((*v.list)[i], out);
+      }
+      out += ']';
+      return;
+    case Value::Kind::dict:
+      out += v.is_namespace ? "<Namespace {" : "{";
+      for (std::size_t i = 0; i < v.dict->size(); ++i) {
+        if (i > 0) out += ", ";
+        append_repr((*v.dict)[i].first, out);
+        out += ": ";
+        append_repr((*v.dict)[i].second, out);
+      }
+      out += v.is_namespace ? "}>" : "}";
+      return;
+    case Value::Kind::function:
+      out += "<function>";
+      return;
   }
 }
 
@@ -248,7 +315,15 @@ bool Value::truthy() const {
 const Value* Value::find(const std::string& key) const {
   if (kind != Kind::dict) return nullptr;
   for (const auto& [k, v] : *dict) {
-    if (k == key) return &v;
+    if (k.kind == Kind::string && k.string == key) return &v;
+  }
+  return nullptr;
+}
+
+const Value* Value::find_key(const Value& key) const {
+  if (kind != Kind::dict) return nullptr;
+  for (const auto& [k, v] : *dict) {
+    if (equal(k, key)) return &v;
   }
   return nullptr;
 }
@@ -265,38 +340,9 @@ std::string Value::str() const {
 }
 
 std::string Value::repr() const {
-  switch (kind) {
-    case Kind::undefined:
-      return "";
-    case Kind::none:
-      return "None";
-    case Kind::boolean:
-      return boolean ? "True" : "False";
-    case Kind::integer:
-      return std::to_string(integer);
-    case Kind::real:
-      return float_repr(real);
-    case Kind::string:
-      return string_repr(string);
-    case Kind::list: {
-      std::string out = "[";
-      for (std::size_t i = 0; i < list->size(); ++i) {
-        out += (i > 0 ? ", " : "") + (*list)[i].repr();
-      }
-      return out + "]";
-    }
-    case Kind::dict: {
-      std::string out = is_namespace ? "<Namespace {" : "{";
-      for (std::size_t i = 0; i < dict->size(); ++i) {
-        out +=
-            (i > 0 ? ", " : "") + string_repr((*dict)[i].first) + ": " + (*dict)[i].second.repr();
-      }
-      return out + (is_namespace ? "}>" : "}");
-    }
-    case Kind::function:
-      return "<function>";
-  }
-  return "";
+  std::string out;
+  append_repr(*this, out);
+  return out;
 }
 
 std::string Value::to_json(std::optional<int> indent) const {
@@ -351,7 +397,7 @@ bool equal(const Value& a, const Value& b) {
     case Value::Kind::dict:
       if (a.dict->size() != b.dict->size()) return false;
       for (const auto& [key, value] : *a.dict) {
-        const Value* other = b.find(key);
+        const Value* other = b.find_key(key);
         if (other == nullptr || !equal(value, *other)) return false;
       }
       return true;

@@ -1,10 +1,11 @@
 // jinja::Value: the values a chat template computes with, shaped as Python's (Jinja runs
 // on Python): undefined, none, booleans, 64-bit integers, floats, strings, lists and
-// dicts (shared, insertion-ordered, as Python's), callables (macros and globals) and
+// dicts (shared, insertion-ordered, keys of any scalar type, as Python's), callables (macros and globals) and
 // namespaces. str() and repr() print as Python does, to_json as Python's json.dumps.
 // Thread-safety: a Value is not safe to share between threads; each render makes its own.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -23,9 +24,26 @@ class TemplateError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a template's raise_exception() throws: the template refusing the variables it was
+// given (a conversation it does not support), not a defect of the template.
+class TemplateRaised : public TemplateError {
+ public:
+  using TemplateError::TemplateError;
+};
+
+// The largest string a render builds (its output, or any value on the way): a filter
+// checks the size it is about to allocate against it first.
+inline constexpr std::size_t kMaxValueBytes = 64 << 20;
+// TemplateError when a value of `bytes` would pass kMaxValueBytes.
+inline void check_value_size(std::size_t bytes) {
+  if (bytes > kMaxValueBytes) throw TemplateError("a value grows past the output limit");
+}
+
 struct Value;
 using List = std::vector<Value>;
-using Dict = std::vector<std::pair<std::string, Value>>;
+// Keys keep their type, as a Python dict's (0 and "0" are two keys): strings, integers,
+// floats, booleans, none.
+using Dict = std::vector<std::pair<Value, Value>>;
 
 struct CallArgs {
   std::vector<Value> positional;
@@ -70,8 +88,11 @@ struct Value {
   bool is_number() const { return kind == Kind::integer || kind == Kind::real; }
   double number() const { return kind == Kind::integer ? static_cast<double>(integer) : real; }
   bool truthy() const;
-  // The value of `key` in a dict, or nullptr.
+  // The value of the string key `key` in a dict, or nullptr.
   const Value* find(const std::string& key) const;
+  // The value of `key` (any type, equal as Python's dict keys: 1, 1.0 and True are one
+  // key) in a dict, or nullptr.
+  const Value* find_key(const Value& key) const;
 
   std::string str() const;   // Python's str()
   std::string repr() const;  // Python's repr()

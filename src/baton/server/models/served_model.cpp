@@ -121,8 +121,12 @@ std::vector<TokenId> ServedModel::chat_prompt(std::span<const ChatMessage> messa
   }
   try {
     return input->chat_prompt(messages, end);
+  } catch (const ChatTemplateError& error) {
+    // The model's template is broken: the server's fault, not the messages'.
+    throw ApiError(500, "model '" + spec.name + "': " + error.what(), "server_error",
+                   "chat_template_error");
   } catch (const std::invalid_argument& error) {
-    throw bad_parameter("messages", error.what());
+    throw bad_parameter("messages", "model '" + spec.name + "': " + error.what());
   }
 }
 
