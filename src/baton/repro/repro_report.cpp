@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "baton/ledger/write_status_json.h"
+
 namespace baton {
 namespace {
 
@@ -146,7 +148,7 @@ nlohmann::json to_json(const ReproResult& run) {
     }
     engines.push_back(std::move(entry));
   }
-  return {{"backend", run.backend},
+  nlohmann::json out = {{"backend", run.backend},
           {"policy", std::string(to_string(run.turn.policy))},
           {"scenario", scenario_name(run)},
           {"quantum", std::string(to_string(run.turn.quantum))},
@@ -164,6 +166,8 @@ nlohmann::json to_json(const ReproResult& run) {
           {"faults", faults_json(run.faults)},
           {"detect_latency_ms",
            {{"p50", run.faults.detect_latency_ms.p50}, {"max", run.faults.detect_latency_ms.max}}}};
+  if (run.ledger) out["ledger"] = to_json(*run.ledger);
+  return out;
 }
 
 nlohmann::json to_json(const ReproComparison& comparison) {

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "baton/server/api/openai_response.h"
+#include "baton/ledger/write_status_json.h"
 #include "baton/server/http/api_error.h"
 #include "baton/server/router.h"
 
@@ -155,6 +156,15 @@ HttpResponse Router::health() const {
   const bool ok = reason.empty();
   json body = {{"status", ok ? "ok" : "unavailable"}, {"models", std::move(models)}};
   if (!ok) body["reason"] = reason;
+  if (context_.ledger != nullptr) {
+    // A ledger that cannot write is a warning, not a reason to stop sending requests here.
+    const LedgerWriteStatus ledger = context_.ledger->write_status();
+    body["ledger"] = to_json(ledger);
+    if (ok && (ledger.failing() || ledger.incomplete())) {
+      body["status"] = "degraded";
+      body["reason"] = "the ledger cannot write: " + ledger.last_error;
+    }
+  }
   HttpResponse response = json_response(ok ? 200 : 503, body);
   if (!ok) response.head.headers.emplace_back("Retry-After", "1");
   return response;
@@ -189,6 +199,7 @@ HttpResponse Router::metrics() const {
     ++host.faults[{std::string(to_string(event.kind)), event.engine}];
   }
   if (context_.http_stats) host.connections = context_.http_stats().connections;
+  if (context_.ledger != nullptr) host.ledger = context_.ledger->write_status();
   std::string text = context_.metrics.render(host);
   if (context_.exposure != nullptr) context_.exposure->render(text, Clock::now());
   return {{200, "text/plain; version=0.0.4; charset=utf-8", {}}, std::move(text)};
