@@ -70,11 +70,7 @@ std::int64_t Ledger::begin_run(const RunStart& run) {
 }
 
 void Ledger::end_run(std::int64_t run_id, double stop, int exit_code) {
-  {
-    std::lock_guard lock(mu_);
-    run_ended_ = true;
-  }
-  flush();
+  wait_for_pass(/*last_try=*/true);
   try {
     std::lock_guard lock(db_mu_);
     Statement update(db_, "UPDATE runs SET stop = ?, exit_code = ? WHERE id = ?");
@@ -125,9 +121,12 @@ void Ledger::record(EventRow row) {
   queue_.emplace_back(std::move(row));
 }
 
-void Ledger::flush() {
+void Ledger::flush() { wait_for_pass(/*last_try=*/false); }
+
+void Ledger::wait_for_pass(bool last_try) {
   std::unique_lock lock(mu_);
   const std::uint64_t ticket = ++flush_tickets_;
+  if (last_try) last_try_ticket_ = ticket;
   wake_.notify_all();
   committed_cv_.wait(lock, [&] { return flushed_ >= ticket || !writer_.joinable(); });
 }
@@ -152,7 +151,7 @@ void Ledger::write_loop(std::stop_token stop) {
                   std::make_move_iterator(held_.end()));
       held_.clear();
     }
-    if (!rows.empty()) settle(rows, commit(rows));
+    if (!rows.empty()) settle(rows, commit(rows), serving);
     {
       std::lock_guard lock(mu_);
       flushed_ = serving;
@@ -165,7 +164,8 @@ void Ledger::write_loop(std::stop_token stop) {
   }
 }
 
-void Ledger::settle(std::vector<Row>& rows, const std::optional<std::string>& error) {
+void Ledger::settle(std::vector<Row>& rows, const std::optional<std::string>& error,
+                    std::uint64_t serving) {
   std::string warning;
   {
     std::lock_guard lock(mu_);
@@ -180,8 +180,9 @@ void Ledger::settle(std::vector<Row>& rows, const std::optional<std::string>& er
       ++status_.failed_commits;
       status_.last_error = *error;
       const bool first = status_.rows_held == 0;
-      // Once the run has ended (or the ledger closes) there is no later commit to wait for.
-      const bool give_up = run_ended_ || writer_.get_stop_token().stop_requested();
+      // The run's last try (or the ledger closes): there is no later commit to wait for.
+      const bool give_up = (last_try_ticket_ != 0 && serving >= last_try_ticket_) ||
+                           writer_.get_stop_token().stop_requested();
       const std::size_t drop =
           give_up ? rows.size() : rows.size() - std::min(rows.size(), kMaxHeldRows);
       status_.rows_lost += drop;

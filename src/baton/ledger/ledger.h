@@ -94,8 +94,12 @@ class Ledger {
   // Writes `rows` in one transaction; on failure returns the error and rolls back.
   std::optional<std::string> commit(std::vector<Row>& rows);
   void insert_gpu_poll(const GpuPollRow& row);  // in commit()'s transaction
-  // After a commit of `rows` (the held ones first): counts them, keeps or drops the failed.
-  void settle(std::vector<Row>& rows, const std::optional<std::string>& error);
+  // After a commit of `rows` (the held ones first) by the pass that answers the flushes up
+  // to `serving`: counts them, keeps or drops the failed.
+  void settle(std::vector<Row>& rows, const std::optional<std::string>& error,
+              std::uint64_t serving);
+  // flush(); with `last_try`, rows that fail in the pass that answers it are lost, not held.
+  void wait_for_pass(bool last_try);
 
   const std::filesystem::path path_;
   const std::chrono::milliseconds commit_every_;
@@ -109,7 +113,7 @@ class Ledger {
   std::vector<Row> queue_;            // guarded by mu_
   std::uint64_t flush_tickets_ = 0;   // flushes ever asked for; guarded by mu_
   std::uint64_t flushed_ = 0;         // flushes answered by a writer pass; guarded by mu_
-  bool run_ended_ = false;            // guarded by mu_: failed rows are lost, not held
+  std::uint64_t last_try_ticket_ = 0;  // end_run's flush (0: none yet); guarded by mu_
   LedgerWriteStatus status_;          // guarded by mu_
   std::vector<Row> held_;             // the writer thread's: failed rows, oldest first
   bool warned_drop_ = false;          // guarded by mu_: the warning of a drop said once
