@@ -374,9 +374,12 @@ struct Figures {
 // Sorts the class's samples.
 Figures figures(ClientClass& cls, double window_s) {
   for (auto* v : {&cls.ttft_ms, &cls.itl_ms, &cls.prompt_tokens}) std::sort(v->begin(), v->end());
-  return {percentile(cls.ttft_ms, 50),       percentile(cls.ttft_ms, 99),
-          percentile(cls.itl_ms, 50),        percentile(cls.itl_ms, 99),
-          percentile(cls.prompt_tokens, 50), static_cast<double>(cls.completion_tokens) / window_s};
+  return {.ttft_p50 = percentile(cls.ttft_ms, 50),
+          .ttft_p99 = percentile(cls.ttft_ms, 99),
+          .itl_p50 = percentile(cls.itl_ms, 50),
+          .itl_p99 = percentile(cls.itl_ms, 99),
+          .prompt_p50 = percentile(cls.prompt_tokens, 50),
+          .tokens_per_s = static_cast<double>(cls.completion_tokens) / window_s};
 }
 
 void print_table(const std::vector<ClientClass>& classes, const std::vector<Figures>& figs) {

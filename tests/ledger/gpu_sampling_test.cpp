@@ -72,7 +72,13 @@ TEST(GpuSampling, PollsReachTheLedgerAndTheAnalysis) {
     stop_gpu_sampling(sampler, log, "test");
     t1 = unix_seconds_now();
     // The LLM engine busy all along.
-    ledger.record(IntervalRow{run, "chat", "decode", t0, t1, 64, 1});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "chat",
+                              .kind = "decode",
+                              .start = t0,
+                              .end = t1,
+                              .context_tokens = 64,
+                              .request_id = 1});
     ledger.end_run(run, t1, 0);
   }
   EXPECT_EQ(log.str(), "");

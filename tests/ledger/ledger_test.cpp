@@ -29,7 +29,13 @@ std::int64_t count(const fs::path& path, const char* table) {
 }
 
 IntervalRow interval(std::int64_t run, double start, double end, std::string engine = "decode-1") {
-  return IntervalRow{run, std::move(engine), "decode", start, end, 4096, 7};
+  return IntervalRow{.run_id = run,
+                     .engine = std::move(engine),
+                     .kind = "decode",
+                     .start = start,
+                     .end = end,
+                     .context_tokens = 4096,
+                     .request_id = 7};
 }
 
 TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
@@ -38,9 +44,20 @@ TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
     Ledger ledger(file.path());
     const std::int64_t run = ledger.begin_run({1'700'000'000.0, "0.1.0", "cpu", "serialize"});
     ledger.record(interval(run, 1'700'000'001.0, 1'700'000'001.5));
-    ledger.record(IntervalRow{run, "prefill-1", "prefill", 1'700'000'002.0, 1'700'000'003.0,
-                              std::nullopt, std::nullopt});
-    ledger.record(EventRow{run, 1'700'000'004.0, "hang", "decode-1", "decode-1", 2, "stuck"});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "prefill-1",
+                              .kind = "prefill",
+                              .start = 1'700'000'002.0,
+                              .end = 1'700'000'003.0,
+                              .context_tokens = std::nullopt,
+                              .request_id = std::nullopt});
+    ledger.record(EventRow{.run_id = run,
+                           .time = 1'700'000'004.0,
+                           .error_class = "hang",
+                           .engine = "decode-1",
+                           .stream = "decode-1",
+                           .in_flight = 2,
+                           .detail = "stuck"});
     ledger.end_run(run, 1'700'000'010.0, 70);
     EXPECT_FALSE(ledger.writer_error().has_value());
   }

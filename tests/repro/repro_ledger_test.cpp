@@ -137,8 +137,8 @@ RunAndAnalysis repro_then_analyze(const std::string& policy,
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto analyze = testing::run_baton("analyze --json --ledger " + ledger.path().string());
   EXPECT_EQ(analyze.exit_code, 0) << analyze.output;
-  return {nlohmann::json::parse(run.output, nullptr, false),
-          nlohmann::json::parse(analyze.output, nullptr, false)};
+  return {.repro = nlohmann::json::parse(run.output, nullptr, false),
+          .analysis = nlohmann::json::parse(analyze.output, nullptr, false)};
 }
 
 // Under serialize an engine that waits for the turn has a request in progress, so the

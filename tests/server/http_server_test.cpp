@@ -41,7 +41,9 @@ class FedResponse final : public PendingResponse {
     if (pieces_.empty() && !done_) return chunk;
     if (!streamed_ && !done_) return chunk;
     if (!head_sent_) {
-      chunk.head = HttpHead{200, streamed_ ? "text/event-stream" : "text/plain", {}};
+      chunk.head = HttpHead{.status = 200,
+                            .content_type = streamed_ ? "text/event-stream" : "text/plain",
+                            .headers = {}};
       chunk.streamed = streamed_;
       head_sent_ = true;
     }
@@ -90,8 +92,10 @@ RouteResult echo(const HttpRequest& request) {
   if (request.target == "/throw") throw std::runtime_error("boom");
   const nlohmann::json body = {
       {"method", request.method}, {"target", request.target}, {"body", request.body}};
-  return HttpResponse{{request.target == "/missing" ? 404 : 200, "application/json", {}},
-                      body.dump()};
+  return HttpResponse{.head = {.status = request.target == "/missing" ? 404 : 200,
+                               .content_type = "application/json",
+                               .headers = {}},
+                      .body = body.dump()};
 }
 
 // Writes a POST to `target` and reads nothing back.

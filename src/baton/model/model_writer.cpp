@@ -461,7 +461,11 @@ WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelS
   if (target.filename().empty()) target = target.parent_path();  // "out/"
   fs::create_directories(target.parent_path());
   StagingDirectory staging(target);
-  WrittenModel written{target, {}, parameter_count(arch, shape), 0, tokenizer.size};
+  WrittenModel written{.directory = target,
+                       .files = {},
+                       .parameters = parameter_count(arch, shape),
+                       .bytes = 0,
+                       .tokenizer_size = tokenizer.size};
   const auto text = [&](const std::string& name, const std::string& content) {
     write_text(staging.path() / name, content);
     written.files.push_back(name);
@@ -470,7 +474,7 @@ WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelS
   text("tokenizer_config.json", tokenizer.tokenizer_config_json);
   text("generation_config.json", generation_config_json(tokenizer).dump(2) + "\n");
   text("config.json", config_json(arch, shape, tokenizer).dump(2) + "\n");
-  ProgressCount count{progress, weight_bytes(arch, shape)};
+  ProgressCount count{.report = progress, .total = weight_bytes(arch, shape)};
   write_safetensors(staging.path() / "model.safetensors", tensor_specs(arch, shape), shape.dtype,
                     seed, count);
   count.add(0);  // one more look for a stop that came during the flush, before publishing

@@ -132,8 +132,11 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
 WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::string& name,
                                        const std::string& file, std::int64_t rows,
                                        std::int64_t cols, WeightFormat format) {
-  TensorView view{name, DType::f32, {rows, cols},
-                  std::as_bytes(std::span<const float>(values)), file};
+  TensorView view{.name = name,
+                  .dtype = DType::f32,
+                  .shape = {rows, cols},
+                  .bytes = std::as_bytes(std::span<const float>(values)),
+                  .file = file};
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
   m.cols_ = static_cast<int>(cols);
@@ -144,7 +147,11 @@ WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::str
     for (std::size_t i = 0; i < values.size(); ++i) bf16[i] = float_to_bf16(values[i]);
     const auto bytes = std::as_bytes(std::span<const std::uint16_t>(bf16));
     m.aligned_ = aligned_copy(bytes);
-    m.bf16_ = TensorView{name, DType::bf16, {rows, cols}, {m.aligned_.get(), bytes.size()}, file};
+    m.bf16_ = TensorView{.name = name,
+                         .dtype = DType::bf16,
+                         .shape = {rows, cols},
+                         .bytes = {m.aligned_.get(), bytes.size()},
+                         .file = file};
   } else {
     m.f32_ = std::move(values);
   }

@@ -201,7 +201,7 @@ ReproResult run_repro(const ReproOptions& options) {
   }
   std::vector<HostedSpec> engines;
   for (const ReproEngine& spec : options.engines) {
-    HostedSpec hosted{&spec};
+    HostedSpec hosted{.spec = &spec};
     HostedEngine* engine = nullptr;
     if (spec.llm()) {
       const LlamaModel& model = *models.at(spec.name);

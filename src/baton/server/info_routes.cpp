@@ -84,7 +84,8 @@ json model_json(const ModelStatus& s) {
 }
 
 HttpResponse json_response(int status, const json& body) {
-  return {{status, "application/json", {}}, dump(body)};
+  return {.head = {.status = status, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
 }
 
 std::map<std::string, ModelRegistry::Lease> ready_by_name(const ModelRegistry& registry) {
@@ -174,7 +175,8 @@ HttpResponse Router::metrics() const {
   HostGauges host;
   const std::vector<EngineHealthState> states = context_.health.states();
   for (const ModelRegistry::Lease& model : context_.models.ready()) {
-    EngineGauge gauge{model->spec.name, std::string(model->kind_name()), "ok"};
+    EngineGauge gauge{
+        .engine = model->spec.name, .kind = std::string(model->kind_name()), .state = "ok"};
     if (const EngineHealthState* s = state_of(states, model->spec.name)) gauge.state = s->state;
     if (model->llm != nullptr) {
       const LlmEngineStats stats = model->llm->stats();
@@ -202,7 +204,10 @@ HttpResponse Router::metrics() const {
   if (context_.ledger != nullptr) host.ledger = context_.ledger->write_status();
   std::string text = context_.metrics.render(host);
   if (context_.exposure != nullptr) context_.exposure->render(text, Clock::now());
-  return {{200, "text/plain; version=0.0.4; charset=utf-8", {}}, std::move(text)};
+  return {.head = {.status = 200,
+                   .content_type = "text/plain; version=0.0.4; charset=utf-8",
+                   .headers = {}},
+          .body = std::move(text)};
 }
 
 HttpResponse Router::engines() const {
@@ -253,7 +258,8 @@ HttpResponse Router::engines() const {
   const json body = {{"policy", context_.policy},
                      {"backend", context_.host.device().backend()},
                      {"engines", std::move(engines)}};
-  return {{200, "application/json", {}}, dump(body)};
+  return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
 }
 
 }  // namespace baton

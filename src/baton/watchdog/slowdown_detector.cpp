@@ -21,7 +21,7 @@ int bin_of(double seconds) {
 
 void SlowdownDetector::Window::add(TimePoint done, double seconds) {
   const int bin = bin_of(seconds);
-  samples.push_back(Sample{done, seconds, bin});
+  samples.push_back(Sample{.done = done, .seconds = seconds, .bin = bin});
   Bin& b = bins[bin];
   b.seconds += seconds;
   ++b.count;
@@ -67,7 +67,9 @@ void SlowdownDetector::burst_done(const BurstRecord& burst) {
   bool new_event = false;
   {
     std::lock_guard lock(mu_);
-    Window& window = windows_[Key{burst.engine, burst.kind, context_bucket(burst.context_tokens)}];
+    Window& window = windows_[Key{.layer = burst.engine,
+                                  .rows = burst.kind,
+                                  .sequences = context_bucket(burst.context_tokens)}];
     window.expire(burst.done);
     if (window.samples.size() >= kMinSamples) median = window.median();
     // A flagged burst joins the baseline too: that is how a lasting change is absorbed.

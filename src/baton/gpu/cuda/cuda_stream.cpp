@@ -118,7 +118,7 @@ Event CudaStream::take_event() {
 }
 
 void CudaStream::submit(CommandBuffer buffer) {
-  Pending pending{buffer.id, std::nullopt, std::nullopt};
+  Pending pending{.id = buffer.id, .done = std::nullopt, .error = std::nullopt};
   if (!failed()) {
     pending.error = launch(buffer);
     try {

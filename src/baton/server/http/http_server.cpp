@@ -278,7 +278,7 @@ class HttpServer::State::Session : public std::enable_shared_from_this<Session> 
     PendingResponse::Chunk chunk = pending_->take();
     std::string out;
     if (chunk.done && !chunk.head && !head_sent_) {
-      chunk.head = HttpHead{500, "application/json", {}};
+      chunk.head = HttpHead{.status = 500, .content_type = "application/json", .headers = {}};
       chunk.body = ApiError(500, "the response ended before it began", "server_error").body();
     }
     if (chunk.head) {

@@ -80,7 +80,7 @@ void RecentActivity::add(std::deque<Span>& spans, Span span, double latest) cons
 
 void RecentActivity::burst_done(const BurstRecord& burst) {
   // Busy from asking for the turn, as in the ledger: waiting for the device is exposure.
-  const Span span{unix_seconds(burst.asked), unix_seconds(burst.done)};
+  const Span span{.start = unix_seconds(burst.asked), .end = unix_seconds(burst.done)};
   std::lock_guard lock(bursts_mu_);
   add(engines_[burst.engine], span, span.end);
 }
