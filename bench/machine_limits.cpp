@@ -101,7 +101,8 @@ struct ReadKernel {
 };
 
 std::vector<ReadKernel> read_kernels() {
-  std::vector<ReadKernel> kernels{{"scalar 8x64-bit", read_scalar, false}};
+  std::vector<ReadKernel> kernels{
+      {.name = "scalar 8x64-bit", .read = read_scalar, .prefetch = false}};
   if (__builtin_cpu_supports("avx2")) {
     kernels.push_back({"avx2 4x256-bit", read_avx2, false});
     kernels.push_back({"avx2 + prefetch", read_avx2, true});

@@ -435,7 +435,11 @@ json to_json(const std::vector<ClientClass>& classes, const std::vector<Figures>
 }
 
 std::vector<ClientClass> make_classes(const Options& o) {
-  std::vector<ClientClass> classes{{"chat", o.chat_model, o.chat_streams, o.chat_tokens, 0}};
+  std::vector<ClientClass> classes{{.name = "chat",
+                                    .model = o.chat_model,
+                                    .streams = o.chat_streams,
+                                    .ok = o.chat_tokens,
+                                    .completion_tokens = 0}};
   if (!o.long_model.empty() && o.long_streams > 0) {
     classes.push_back({"long", o.long_model, o.long_streams, o.long_tokens, o.long_words});
   }

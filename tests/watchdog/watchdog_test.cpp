@@ -31,9 +31,14 @@ TEST(Watchdog, DetectsAStalledStreamBlamesItsOwnerAndRecoversInPlace) {
   device.add_observer(watchdog);
   watchdog.watch(*stream, "decode-1");
   watchdog.set_activity_probe([] {
-    return std::vector<EngineActivity>{
-        {"decode-1", "decode-1", BurstKind::decode, EngineState::running},
-        {"prefill-1", "prefill-1", BurstKind::prefill, EngineState::waiting}};
+    return std::vector<EngineActivity>{{.engine = "decode-1",
+                                        .stream = "decode-1",
+                                        .kind = BurstKind::decode,
+                                        .state = EngineState::running},
+                                       {.engine = "prefill-1",
+                                        .stream = "prefill-1",
+                                        .kind = BurstKind::prefill,
+                                        .state = EngineState::waiting}};
   });
   watchdog.start();
 

@@ -79,8 +79,9 @@ void add_layer_specs(ModelArch arch, const ModelShape& s, std::int64_t layer,
 
 // The tensors LlamaModel reads, sorted by name: the order of the file and of the draws.
 std::vector<TensorSpec> tensor_specs(ModelArch arch, const ModelShape& s) {
-  std::vector<TensorSpec> specs{{"model.embed_tokens.weight", {s.vocab_size, s.hidden_size}},
-                                {"model.norm.weight", {s.hidden_size}, true}};
+  std::vector<TensorSpec> specs{
+      {.name = "model.embed_tokens.weight", .shape = {s.vocab_size, s.hidden_size}},
+      {.name = "model.norm.weight", .shape = {s.hidden_size}, .ones = true}};
   if (!s.tie_word_embeddings) specs.push_back({"lm_head.weight", {s.vocab_size, s.hidden_size}});
   for (std::int64_t i = 0; i < s.num_layers; ++i) add_layer_specs(arch, s, i, specs);
   std::sort(specs.begin(), specs.end(),

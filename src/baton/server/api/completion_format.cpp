@@ -30,7 +30,8 @@ std::string OpenAiFormat::stream_open() {
 std::string OpenAiFormat::stream_token(const TokenDelta& delta) {
   // One chunk per token, even one whose text is empty (a control token; a UTF-8 byte held
   // back until its sequence completes): a client that counts chunks gets usage's count.
-  const std::vector<TokenLogprobs> logprobs{{delta.token, delta.logprob, delta.top}};
+  const std::vector<TokenLogprobs> logprobs{
+      {.token = delta.token, .logprob = delta.logprob, .top = delta.top}};
   return sse_event(dump(chunk_json(identity_, delta.text, false, delta.finish,
                                    logprobs_ ? &logprobs : nullptr, tokenizer_)));
 }
