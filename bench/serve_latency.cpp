@@ -441,7 +441,11 @@ std::vector<ClientClass> make_classes(const Options& o) {
                                     .ok = o.chat_tokens,
                                     .completion_tokens = 0}};
   if (!o.long_model.empty() && o.long_streams > 0) {
-    classes.push_back({"long", o.long_model, o.long_streams, o.long_tokens, o.long_words});
+    classes.push_back({.name = "long",
+                       .model = o.long_model,
+                       .streams = o.long_streams,
+                       .ok = o.long_tokens,
+                       .completion_tokens = o.long_words});
   }
   return classes;
 }

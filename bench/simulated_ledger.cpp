@@ -24,7 +24,11 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<double> within(0.0, 60.0);
   baton::Ledger ledger(argv[1]);
   const double t0 = 1.8e9;  // 2027-01-15
-  const std::int64_t run = ledger.begin_run({t0, "simulated", "cpu", "concurrent", false});
+  const std::int64_t run = ledger.begin_run({.start = t0,
+                                             .version = "simulated",
+                                             .backend = "cpu",
+                                             .policy = "concurrent",
+                                             .streams_recorded = false});
   std::int64_t hangs = 0;
   for (double slot = t0; slot < t0 + hours * 3600.0; slot += 60.0) {
     bool any = false, both = true, prefilling = false;

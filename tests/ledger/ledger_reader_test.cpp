@@ -17,7 +17,8 @@ using testing::TempLedgerPath;
 
 void write_two_runs(const std::filesystem::path& path) {
   Ledger ledger(path);
-  const auto a = ledger.begin_run({1000.0, "0.1.0", "cpu", "concurrent"});
+  const auto a = ledger.begin_run(
+      {.start = 1000.0, .version = "0.1.0", .backend = "cpu", .policy = "concurrent"});
   ledger.record(IntervalRow{.run_id = a,
                             .engine = "decode",
                             .kind = "decode",
@@ -54,7 +55,8 @@ void write_two_runs(const std::filesystem::path& path) {
                          .in_flight = 0,
                          .detail = "nobody to blame"});
   ledger.end_run(a, 1005.0, 0);
-  const auto b = ledger.begin_run({2000.0, "0.1.0", "cpu", "serialize/layer"});
+  const auto b = ledger.begin_run(
+      {.start = 2000.0, .version = "0.1.0", .backend = "cpu", .policy = "serialize/layer"});
   ledger.record(IntervalRow{.run_id = b,
                             .engine = "decode",
                             .kind = "decode",
@@ -197,7 +199,11 @@ TEST(LedgerReader, StreamIntervalsOfRunsThatRecordedThem) {
   TempLedgerPath file;
   {
     Ledger ledger(file.path());
-    const auto run = ledger.begin_run({1000.0, "test", "cpu", "serialize/layer", true});
+    const auto run = ledger.begin_run({.start = 1000.0,
+                                       .version = "test",
+                                       .backend = "cpu",
+                                       .policy = "serialize/layer",
+                                       .streams_recorded = true});
     ledger.record(IntervalRow{.run_id = run,
                               .engine = "decode",
                               .kind = "decode",
@@ -230,7 +236,11 @@ TEST(LedgerReader, AVersionTwoLedgerHasNoStreamIntervalsAndKeepsNoneWhenUpgraded
 
   {
     Ledger upgraded(file.path());  // schema 3: a new run records its streams
-    const auto run = upgraded.begin_run({3000.0, "test", "cpu", "concurrent", true});
+    const auto run = upgraded.begin_run({.start = 3000.0,
+                                         .version = "test",
+                                         .backend = "cpu",
+                                         .policy = "concurrent",
+                                         .streams_recorded = true});
     upgraded.record(
         StreamIntervalRow{.run_id = run, .stream = "decode", .start = 3001.0, .end = 3002.0});
     upgraded.end_run(run, 3003.0, 0);
@@ -253,7 +263,12 @@ TEST(LedgerReader, ARunsDriverReachesItsIntervalsAndOlderRunsHaveNone) {
   EXPECT_EQ(read_ledger(file.path()).input.intervals[0].driver, "");
   {
     Ledger upgraded(file.path());
-    const auto run = upgraded.begin_run({3000.0, "test", "cuda", "concurrent", true, "580.159.04"});
+    const auto run = upgraded.begin_run({.start = 3000.0,
+                                         .version = "test",
+                                         .backend = "cuda",
+                                         .policy = "concurrent",
+                                         .streams_recorded = true,
+                                         .driver = "580.159.04"});
     upgraded.record(IntervalRow{.run_id = run,
                                 .engine = "d",
                                 .kind = "decode",
@@ -299,7 +314,12 @@ TEST(LedgerReader, GpuPollsOfRunsThatPolledAndNoneBefore) {
   EXPECT_TRUE(read_ledger(file.path()).input.gpu_polls.empty());
   {
     Ledger upgraded(file.path());
-    const auto run = upgraded.begin_run({10.0, "test", "cuda", "serialize/op", true, "580"});
+    const auto run = upgraded.begin_run({.start = 10.0,
+                                         .version = "test",
+                                         .backend = "cuda",
+                                         .policy = "serialize/op",
+                                         .streams_recorded = true,
+                                         .driver = "580"});
     upgraded.record(GpuPollRow{.run_id = run,
                                .poll = {.start = 10.0,
                                         .end = 11.0,

@@ -42,7 +42,8 @@ TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
   TempLedgerPath file;
   {
     Ledger ledger(file.path());
-    const std::int64_t run = ledger.begin_run({1'700'000'000.0, "0.1.0", "cpu", "serialize"});
+    const std::int64_t run = ledger.begin_run(
+        {.start = 1'700'000'000.0, .version = "0.1.0", .backend = "cpu", .policy = "serialize"});
     ledger.record(interval(run, 1'700'000'001.0, 1'700'000'001.5));
     ledger.record(IntervalRow{.run_id = run,
                               .engine = "prefill-1",
@@ -89,7 +90,8 @@ TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
 TEST(Ledger, RowsFromManyThreadsAreAllCommitted) {
   TempLedgerPath file;
   Ledger ledger(file.path(), 20ms);
-  const std::int64_t run = ledger.begin_run({0.0, "test", "cpu", "concurrent"});
+  const std::int64_t run =
+      ledger.begin_run({.start = 0.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
   std::vector<std::thread> writers;
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&ledger, run, t] {
@@ -116,7 +118,8 @@ TEST(Ledger, ReopeningKeepsWhatWasWritten) {
   TempLedgerPath file;
   for (int round = 0; round < 2; ++round) {
     Ledger ledger(file.path());
-    const std::int64_t run = ledger.begin_run({double(round), "test", "cpu", "serialize"});
+    const std::int64_t run = ledger.begin_run(
+        {.start = double(round), .version = "test", .backend = "cpu", .policy = "serialize"});
     ledger.record(interval(run, round, round + 1.0));
   }
   EXPECT_EQ(count(file.path(), "runs"), 2);
@@ -195,7 +198,8 @@ TEST(Ledger, KillNineLosesAtMostTheLastCommitInterval) {
     // Records one interval a millisecond, stamped with the time it was recorded, until
     // it is killed. Commits every 100 ms.
     Ledger ledger(file.path(), 100ms);
-    const std::int64_t run = ledger.begin_run({unix_now(), "test", "cpu", "concurrent"});
+    const std::int64_t run = ledger.begin_run(
+        {.start = unix_now(), .version = "test", .backend = "cpu", .policy = "concurrent"});
     for (;;) {
       const double now = unix_now();
       ledger.record(interval(run, now, now + 0.001));

@@ -75,7 +75,7 @@ TEST(Linear, SeveralOutputsInOneLoopMatchEachAloneAndTheFloat64Reference) {
       }
       for (std::size_t m = 0; m < matrices.size(); ++m) {
         const float* b = m == 0 ? bias.data() : nullptr;
-        outputs.push_back({&matrices[m], b, together[m].data()});
+        outputs.push_back({.w = &matrices[m], .bias = b, .y = together[m].data()});
         linear(pool, x.data(), rows, matrices[m], b, alone[m].data());
       }
       linear(pool, x.data(), rows, outputs);

@@ -215,7 +215,7 @@ void write_tensors(OutputFile& file, const std::vector<TensorSpec>& specs, bool 
   for (const TensorSpec& t : specs) {
     for (std::int64_t left = t.elements(); left > 0;) {
       const std::size_t n = std::min<std::size_t>(kChunkElements, static_cast<std::size_t>(left));
-      chunks.push_back({&t, n, chunks.size()});
+      chunks.push_back({.tensor = &t, .elements = n, .index = chunks.size()});
       left -= static_cast<std::int64_t>(n);
     }
   }

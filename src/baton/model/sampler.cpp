@@ -115,7 +115,8 @@ std::vector<TopLogprob> top_logprobs(std::span<const float> logits, int count, d
     if (kept.size() == n) floor = logits[kept.back()];
   }
   std::vector<TopLogprob> top;
-  for (const TokenId t : kept) top.push_back({t, static_cast<float>(logits[t] - norm)});
+  for (const TokenId t : kept)
+    top.push_back({.token = t, .logprob = static_cast<float>(logits[t] - norm)});
   return top;
 }
 

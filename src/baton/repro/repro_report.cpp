@@ -210,8 +210,12 @@ ReproResult result_from_json(const nlohmann::json& json) {
     r.longest_piece_ms = e.value("longest_piece_ms", 0.0);
     if (e.contains("turn")) {
       const nlohmann::json& t = e.at("turn");
-      run.turn_stats.clients.push_back({r.name, t.at("acquisitions"), t.at("handovers_in"),
-                                        t.at("yields"), t.at("wait_s"), t.at("hold_s")});
+      run.turn_stats.clients.push_back({.name = r.name,
+                                        .acquisitions = t.at("acquisitions"),
+                                        .handovers_in = t.at("handovers_in"),
+                                        .yields = t.at("yields"),
+                                        .wait_s = t.at("wait_s"),
+                                        .hold_s = t.at("hold_s")});
     }
     run.engines.push_back(std::move(r));
   }

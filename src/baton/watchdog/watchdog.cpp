@@ -27,7 +27,7 @@ void Watchdog::watch(Stream& stream, std::string owner) {
     owners_[stream.id()] = Owner{.stream = stream.name(), .engine = std::move(owner)};
   }
   std::lock_guard lock(watched_mu_);
-  watched_.push_back({&stream});
+  watched_.push_back({.stream = &stream});
 }
 
 void Watchdog::set_activity_probe(ActivityProbe probe) { probe_ = std::move(probe); }

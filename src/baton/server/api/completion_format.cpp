@@ -14,9 +14,10 @@ OpenAiFormat::OpenAiFormat(ResponseIdentity identity, bool include_usage, bool l
 std::string OpenAiFormat::whole(const GenerationResult& result) {
   std::vector<TokenLogprobs> logprobs;
   for (std::size_t i = 0; logprobs_ && i < result.tokens.size(); ++i) {
-    logprobs.push_back(
-        {result.tokens[i], result.logprobs[i],
-         i < result.top_logprobs.size() ? result.top_logprobs[i] : std::vector<TopLogprob>{}});
+    logprobs.push_back({.token = result.tokens[i],
+                        .logprob = result.logprobs[i],
+                        .top = i < result.top_logprobs.size() ? result.top_logprobs[i]
+                                                              : std::vector<TopLogprob>{}});
   }
   return dump(completion_json(identity_, result, logprobs_ ? &logprobs : nullptr, tokenizer_));
 }

@@ -91,7 +91,7 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
         std::max(*last->interval.context_tokens, *interval.context_tokens);
     return;
   }
-  pending_.push_back({std::move(interval), burst.request_id});
+  pending_.push_back({.interval = std::move(interval), .request = burst.request_id});
 }
 
 void ExposureCounters::fault(const FaultEvent& event) {

@@ -129,7 +129,7 @@ ActivityWindow RecentActivity::window(double seconds, const std::vector<std::str
   std::lock_guard lock(streams_mu_);
   out.stream_overlap = clipped(stream_overlap_, from, out.now);
   if (overlap_since_ && *overlap_since_ < out.now) {  // overlapping right now
-    out.stream_overlap.push_back({std::max(*overlap_since_, from), out.now});
+    out.stream_overlap.push_back({.start = std::max(*overlap_since_, from), .end = out.now});
   }
   return out;
 }
