@@ -37,7 +37,7 @@ __global__ void long_attention(const float* q, const __nv_bfloat16* k, const __n
   const __nv_bfloat16* kh = k + head * keys * d;
   const __nv_bfloat16* vh = v + head * keys * d;
   float acc[kDimsPerLane] = {};
-  Partial p{.max = -INFINITY, .sum = 0.0f};
+  Partial p{-INFINITY, 0.0f};
   for (std::size_t j = warp; j < keys; j += kWarps) {
     float kv[kDimsPerLane];
     load_row(kh + j * d, lane, kv);
