@@ -67,9 +67,7 @@ void SlowdownDetector::burst_done(const BurstRecord& burst) {
   bool new_event = false;
   {
     std::lock_guard lock(mu_);
-    Window& window = windows_[Key{.layer = burst.engine,
-                                  .rows = burst.kind,
-                                  .sequences = context_bucket(burst.context_tokens)}];
+    Window& window = windows_[Key{burst.engine, burst.kind, context_bucket(burst.context_tokens)}];
     window.expire(burst.done);
     if (window.samples.size() >= kMinSamples) median = window.median();
     // A flagged burst joins the baseline too: that is how a lasting change is absorbed.
