@@ -117,7 +117,8 @@ TEST(ReproLedger, ALedgerThatStopsTakingWritesMidRunIsWarnedCountedAndExits74) {
   EXPECT_NE(r.output.find("no such table: events"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("baton: the ledger " + path + " is incomplete: "), std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find(" rows were never written"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" rows were never written ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" of them fault events)"), std::string::npos) << r.output;  // hangs
   EXPECT_NE(r.output.find("exiting 74"), std::string::npos) << r.output;
 }
 

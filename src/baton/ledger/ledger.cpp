@@ -3,6 +3,7 @@
 #include "baton/ledger/interval_merge.h"
 #include "baton/ledger/ledger_schema.h"
 
+#include <algorithm>
 #include <iostream>
 #include <iterator>
 #include <stdexcept>
@@ -33,6 +34,8 @@ std::string rows_text(std::size_t n) {
 std::string loss_summary(const LedgerWriteStatus& s) {
   const std::uint64_t all = s.rows_written + s.rows_held + s.rows_lost;
   return std::to_string(s.rows_lost) + " of " + rows_text(all) + " were never written" +
+         (s.events_lost > 0 ? " (" + std::to_string(s.events_lost) + " of them fault events)"
+                            : "") +
          (s.run_end_lost ? ", nor the run's end" : "") + " (" + std::to_string(s.failed_commits) +
          " failed writes; the last: " + s.last_error + ")";
 }
@@ -186,6 +189,9 @@ void Ledger::settle(std::vector<Row>& rows, const std::optional<std::string>& er
       const std::size_t drop =
           give_up ? rows.size() : rows.size() - std::min(rows.size(), kMaxHeldRows);
       status_.rows_lost += drop;
+      status_.events_lost += static_cast<std::uint64_t>(
+          std::count_if(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(drop),
+                        [](const Row& row) { return std::holds_alternative<EventRow>(row); }));
       held_.assign(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(drop)),
                    std::make_move_iterator(rows.end()));
       status_.rows_held = held_.size();

@@ -35,6 +35,7 @@ struct LedgerWriteStatus {
   std::uint64_t rows_written = 0;    // committed (before merging consecutive bursts)
   std::uint64_t rows_held = 0;       // in a failed commit, to be tried again
   std::uint64_t rows_lost = 0;       // given up: never written
+  std::uint64_t events_lost = 0;     // ... of them fault events (hangs, timeouts, ...)
   std::uint64_t failed_commits = 0;  // commits (and the run's end) that failed
   bool run_end_lost = false;         // end_run could not record the run's stop
   std::string last_error;            // the latest failure's message; empty: none yet

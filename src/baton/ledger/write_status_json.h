@@ -8,7 +8,7 @@
 
 namespace baton {
 
-// {"state": "ok"|"failing"|"incomplete", "rows_written", "rows_held", "rows_lost",
+// {"state": "ok"|"failing"|"incomplete", "rows_written", "rows_held", "rows_lost", "events_lost",
 //  "failed_writes", "run_end_lost", and "last_error" once a write has failed}.
 nlohmann::json to_json(const LedgerWriteStatus& status);
 
