@@ -102,7 +102,7 @@ TEST(ReproLedger, ALedgerThatStopsTakingWritesMidRunIsWarnedCountedAndExits74) {
   testing::TempLedgerPath ledger;
   const std::string path = ledger.path().string();
   auto run = std::async(std::launch::async, [&] {
-    return testing::run_baton("repro --engine decode --engine decode --inject-hang-rate 4 "
+    return testing::run_baton("repro --engine decode --engine decode --inject-hang-rate 8 "
                               "--watchdog-deadline 0.1 --duration 2 --ledger " + path, 120);
   });
   ASSERT_TRUE(wait_for_run_row(ledger.path()));
