@@ -44,7 +44,7 @@ void rename_table(const std::filesystem::path& path, const std::string& from,
   db.exec("ALTER TABLE " + from + " RENAME TO " + to);
 }
 
-std::int64_t count(const std::filesystem::path& path, const std::string& table) {
+std::int64_t rows_in(const std::filesystem::path& path, const std::string& table) {
   Database db(path, Database::Mode::read_only);
   Statement s(db, "SELECT count(*) FROM " + table);
   s.step();
@@ -92,7 +92,7 @@ TEST(LedgerWriteFailure, FailedRowsAreHeldWarnedAndWrittenWhenTheLedgerRecovers)
       << warnings.all();
   ledger.end_run(run, 5.0, 0);
   EXPECT_FALSE(ledger.write_status().incomplete());
-  EXPECT_EQ(count(file.path(), "events"), 3);
+  EXPECT_EQ(rows_in(file.path(), "events"), 3);
 }
 
 TEST(LedgerWriteFailure, RowsThatStillFailAtTheRunsEndAreCountedAsLost) {
