@@ -74,7 +74,7 @@ std::vector<baton::TokenId> prompt_of(int count, int salt, std::int64_t vocab) {
 
 baton::GenerationRequest request(std::uint64_t id, std::vector<baton::TokenId> prompt,
                                  int max_tokens) {
-  baton::GenerationRequest r{id, std::move(prompt), {}};
+  baton::GenerationRequest r{.id = id, .prompt = std::move(prompt), .params = {}};
   r.params.sampling.temperature = 0.0;
   r.params.max_tokens = max_tokens;
   r.params.ignore_eos = true;
@@ -143,19 +143,22 @@ RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
   for (int b = 0; b < 32; ++b) kv.blocks.push_back(*pool.allocate());
   double launch_s = 0.0;
   const auto step = [&](std::vector<baton::TokenId> tokens, bool one_buffer) {
-    baton::StepPlan plan{{{std::move(tokens), &kv}}, false, baton::StepOutput::greedy};
+    baton::StepPlan plan{.sequences = {{std::move(tokens), &kv}},
+                         .prefills = false,
+                         .output = baton::StepOutput::greedy};
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     for (int i = 0; i < s->layers(); ++i) {
-      stream->encode(baton::Op{[s, i, &launch_s] {
-                                 const auto t0 = Clock::now();
-                                 s->run_layer(i);
-                                 launch_s +=
-                                     std::chrono::duration<double>(Clock::now() - t0).count();
-                               },
-                               0});
+      stream->encode(baton::Op{.run =
+                                   [s, i, &launch_s] {
+                                     const auto t0 = Clock::now();
+                                     s->run_layer(i);
+                                     launch_s +=
+                                         std::chrono::duration<double>(Clock::now() - t0).count();
+                                   },
+                               .bytes = 0});
       if (!one_buffer) stream->commit();
     }
-    stream->encode(baton::Op{[s] { s->finish(); }, 0});
+    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
     stream->synchronize();
     return s->take_output().greedy.front().token;
   };
@@ -193,12 +196,14 @@ void profile_prefill(const baton::LlamaModel& model, int tokens) {
   for (const bool profiled : {false, true}) {
     baton::KvSequence kv;
     for (int b = 0; b < (tokens + 15) / 16; ++b) kv.blocks.push_back(*pool.allocate());
-    baton::StepPlan plan{
-        {{prompt_of(tokens, 1, model.config().vocab_size), &kv}}, true, baton::StepOutput::greedy};
+    baton::StepPlan plan{.sequences = {{prompt_of(tokens, 1, model.config().vocab_size), &kv}},
+                         .prefills = true,
+                         .output = baton::StepOutput::greedy};
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     if (profiled) BATON_CUDA_CHECK(cudaProfilerStart());
-    for (int i = 0; i < s->layers(); ++i) stream->encode(baton::Op{[s, i] { s->run_layer(i); }, 0});
-    stream->encode(baton::Op{[s] { s->finish(); }, 0});
+    for (int i = 0; i < s->layers(); ++i)
+      stream->encode(baton::Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
+    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
     stream->synchronize();
     if (profiled) BATON_CUDA_CHECK(cudaProfilerStop());
   }

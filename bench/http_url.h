@@ -17,6 +17,6 @@ inline HttpTarget parse_url(const std::string& url) {
   std::string rest = url.substr(prefix.size());
   if (const std::size_t slash = rest.find('/'); slash != std::string::npos) rest.resize(slash);
   const std::size_t colon = rest.rfind(':');
-  if (colon == std::string::npos) return {rest, "80"};
-  return {rest.substr(0, colon), rest.substr(colon + 1)};
+  if (colon == std::string::npos) return {.host = rest, .port = "80"};
+  return {.host = rest.substr(0, colon), .port = rest.substr(colon + 1)};
 }

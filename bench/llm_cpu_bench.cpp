@@ -99,7 +99,8 @@ struct Bench {
     engine.emplace("bench", model, nullptr, options, device.create_stream("bench"), *turn);
   }
   GenerationResult run(int prompt, int tokens) {
-    baton::GenerationRequest r{1, prompt_of(prompt, model.config().vocab_size), {}};
+    baton::GenerationRequest r{
+        .id = 1, .prompt = prompt_of(prompt, model.config().vocab_size), .params = {}};
     r.params.sampling.temperature = 0.0;
     r.params.max_tokens = tokens;
     r.params.ignore_eos = true;

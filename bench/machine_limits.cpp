@@ -101,7 +101,8 @@ struct ReadKernel {
 };
 
 std::vector<ReadKernel> read_kernels() {
-  std::vector<ReadKernel> kernels{{"scalar 8x64-bit", read_scalar, false}};
+  std::vector<ReadKernel> kernels{
+      {.name = "scalar 8x64-bit", .read = read_scalar, .prefetch = false}};
   if (__builtin_cpu_supports("avx2")) {
     kernels.push_back({"avx2 4x256-bit", read_avx2, false});
     kernels.push_back({"avx2 + prefetch", read_avx2, true});
@@ -239,25 +240,27 @@ double best_chain_rate(int threads, double flops_per_iteration, Chains chains,
 FmaPeak fma_peak(int threads) {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  if (!avx512 && !avx2) return {0.0, "scalar"};
+  if (!avx512 && !avx2) return {.gflops = 0.0, .isa = "scalar"};
   const int lanes = avx512 ? 16 : 8;
   const double gflops = best_chain_rate(threads, 2.0 * 12 * lanes, [avx512](long iterations) {
     return avx512 ? fma_avx512(iterations) : fma_avx2(iterations);
   });
-  return {gflops, avx512 ? "avx512" : "avx2"};
+  return {.gflops = gflops, .isa = avx512 ? "avx512" : "avx2"};
 }
 
 FmaPeak bf16_pair_peak(int threads) {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bf16")) {
-    return {0.0, "none"};
+    return {.gflops = 0.0, .isa = "none"};
   }
-  return {best_chain_rate(threads, 4.0 * 12 * 16, bf16_pairs_avx512), "avx512bf16"};
+  return {.gflops = best_chain_rate(threads, 4.0 * 12 * 16, bf16_pairs_avx512),
+          .isa = "avx512bf16"};
 }
 
 FmaPeak amx_bf16_peak(int threads) {
-  if (!cpu_runs_amx_bf16()) return {0.0, "none"};
+  if (!cpu_runs_amx_bf16()) return {.gflops = 0.0, .isa = "none"};
   constexpr double kFlops = 4 * 2.0 * 16 * 16 * 32;  // four tdpbf16ps an iteration
-  return {best_chain_rate(threads, kFlops, amx_tiles, kChainIterations / 20), "amxbf16"};
+  return {.gflops = best_chain_rate(threads, kFlops, amx_tiles, kChainIterations / 20),
+          .isa = "amxbf16"};
 }
 
 }  // namespace baton::bench

@@ -48,9 +48,10 @@ double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
   }
   const auto start = Clock::now();
   for (int first = 0; first < kPrompt; first += kChunk) {
-    baton::StepPlan plan{{{{prompt.begin() + first, prompt.begin() + first + kChunk}, &kv}},
-                         true,
-                         baton::StepOutput::greedy};
+    baton::StepPlan plan{
+        .sequences = {{{prompt.begin() + first, prompt.begin() + first + kChunk}, &kv}},
+        .prefills = true,
+        .output = baton::StepOutput::greedy};
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     for (int layer = 0; layer < s->layers(); ++layer) {
       const bool profiled = profile && layer == 0 && first + kChunk == kPrompt;
@@ -59,13 +60,13 @@ double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
         cudaProfilerStart();
       }
       if (piece == 0) {
-        stream.encode(baton::Op{[s, layer] { s->run_layer(layer); }, 0});
+        stream.encode(baton::Op{.run = [s, layer] { s->run_layer(layer); }, .bytes = 0});
         stream.commit();
       } else {
         for (int row = 0; row < s->rows(); row += piece) {
           const int count = std::min(piece, s->rows() - row);
-          stream.encode(
-              baton::Op{[s, layer, row, count] { s->run_rows(layer, row, count); }, 0});
+          stream.encode(baton::Op{.run = [s, layer, row, count] { s->run_rows(layer, row, count); },
+                                  .bytes = 0});
           stream.commit();
           if (wait) stream.synchronize();
         }
@@ -75,7 +76,7 @@ double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
         cudaProfilerStop();
       }
     }
-    stream.encode(baton::Op{[s] { s->finish(); }, 0});
+    stream.encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
     stream.synchronize();
     (void)s->take_output();
   }

@@ -52,8 +52,8 @@ Step score(const float* logits, std::size_t vocab, TokenId token) {
   const float* best = std::max_element(logits, logits + vocab);
   double sum = 0.0;
   for (std::size_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - *best));
-  return {static_cast<TokenId>(best - logits),
-          static_cast<double>(logits[token] - *best) - std::log(sum)};
+  return {.best = static_cast<TokenId>(best - logits),
+          .log_p = static_cast<double>(logits[token] - *best) - std::log(sum)};
 }
 
 // Runs `prompt` then, one decode step at a time, either the model's own greedy tokens

@@ -36,12 +36,13 @@ int main() {
     const char* name;
     baton::SamplingParams params;
   };
-  const Mode modes[] = {{"greedy", {.temperature = 0.0}},
-                        {"greedy, top_logprobs 1", {.temperature = 0.0, .top_logprobs = 1}},
-                        {"greedy, top_logprobs 5", {.temperature = 0.0, .top_logprobs = 5}},
-                        {"temperature 0.8", {.temperature = 0.8}},
-                        {"temperature 0.8, top-p 0.9", {.temperature = 0.8, .top_p = 0.9}},
-                        {"temperature 0.8, top-k 40", {.temperature = 0.8, .top_k = 40}}};
+  const Mode modes[] = {
+      {.name = "greedy", .params = {.temperature = 0.0}},
+      {.name = "greedy, top_logprobs 1", .params = {.temperature = 0.0, .top_logprobs = 1}},
+      {.name = "greedy, top_logprobs 5", .params = {.temperature = 0.0, .top_logprobs = 5}},
+      {.name = "temperature 0.8", .params = {.temperature = 0.8}},
+      {.name = "temperature 0.8, top-p 0.9", .params = {.temperature = 0.8, .top_p = 0.9}},
+      {.name = "temperature 0.8, top-k 40", .params = {.temperature = 0.8, .top_k = 40}}};
   std::printf("%-28s %12s\n", "sampling", "ms / token");
   for (const Mode& mode : modes) {
     baton::SamplingParams params = mode.params;

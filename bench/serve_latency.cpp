@@ -374,9 +374,12 @@ struct Figures {
 // Sorts the class's samples.
 Figures figures(ClientClass& cls, double window_s) {
   for (auto* v : {&cls.ttft_ms, &cls.itl_ms, &cls.prompt_tokens}) std::sort(v->begin(), v->end());
-  return {percentile(cls.ttft_ms, 50),       percentile(cls.ttft_ms, 99),
-          percentile(cls.itl_ms, 50),        percentile(cls.itl_ms, 99),
-          percentile(cls.prompt_tokens, 50), static_cast<double>(cls.completion_tokens) / window_s};
+  return {.ttft_p50 = percentile(cls.ttft_ms, 50),
+          .ttft_p99 = percentile(cls.ttft_ms, 99),
+          .itl_p50 = percentile(cls.itl_ms, 50),
+          .itl_p99 = percentile(cls.itl_ms, 99),
+          .prompt_p50 = percentile(cls.prompt_tokens, 50),
+          .tokens_per_s = static_cast<double>(cls.completion_tokens) / window_s};
 }
 
 void print_table(const std::vector<ClientClass>& classes, const std::vector<Figures>& figs) {
@@ -432,9 +435,17 @@ json to_json(const std::vector<ClientClass>& classes, const std::vector<Figures>
 }
 
 std::vector<ClientClass> make_classes(const Options& o) {
-  std::vector<ClientClass> classes{{"chat", o.chat_model, o.chat_streams, o.chat_tokens, 0}};
+  std::vector<ClientClass> classes{{.name = "chat",
+                                    .model = o.chat_model,
+                                    .streams = o.chat_streams,
+                                    .ok = o.chat_tokens,
+                                    .completion_tokens = 0}};
   if (!o.long_model.empty() && o.long_streams > 0) {
-    classes.push_back({"long", o.long_model, o.long_streams, o.long_tokens, o.long_words});
+    classes.push_back({.name = "long",
+                       .model = o.long_model,
+                       .streams = o.long_streams,
+                       .ok = o.long_tokens,
+                       .completion_tokens = o.long_words});
   }
   return classes;
 }

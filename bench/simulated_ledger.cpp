@@ -24,7 +24,11 @@ int main(int argc, char** argv) {
   std::uniform_real_distribution<double> within(0.0, 60.0);
   baton::Ledger ledger(argv[1]);
   const double t0 = 1.8e9;  // 2027-01-15
-  const std::int64_t run = ledger.begin_run({t0, "simulated", "cpu", "concurrent", false});
+  const std::int64_t run = ledger.begin_run({.start = t0,
+                                             .version = "simulated",
+                                             .backend = "cpu",
+                                             .policy = "concurrent",
+                                             .streams_recorded = false});
   std::int64_t hangs = 0;
   for (double slot = t0; slot < t0 + hours * 3600.0; slot += 60.0) {
     bool any = false, both = true, prefilling = false;
@@ -36,15 +40,27 @@ int main(int argc, char** argv) {
       any = true;
       const bool is_prefill = prefill(random);
       prefilling = prefilling || is_prefill;
-      ledger.record(baton::IntervalRow{run, engine, is_prefill ? "prefill" : "decode", slot,
-                                       slot + 60.0, 1000, std::nullopt, 1});
+      ledger.record(baton::IntervalRow{.run_id = run,
+                                       .engine = engine,
+                                       .kind = is_prefill ? "prefill" : "decode",
+                                       .start = slot,
+                                       .end = slot + 60.0,
+                                       .context_tokens = 1000,
+                                       .request_id = std::nullopt,
+                                       .bursts = 1});
     }
     if (!any) continue;
     const bool cause = by_dual ? both : prefilling;
     const double per_hour = cause ? 2.0 : 0.2;
     const auto count = std::poisson_distribution<int>(per_hour / 60.0)(random);
     for (int i = 0; i < count; ++i, ++hangs) {
-      ledger.record(baton::EventRow{run, slot + within(random), "hang", "llm-a", "", 1, ""});
+      ledger.record(baton::EventRow{.run_id = run,
+                                    .time = slot + within(random),
+                                    .error_class = "hang",
+                                    .engine = "llm-a",
+                                    .stream = "",
+                                    .in_flight = 1,
+                                    .detail = ""});
     }
   }
   ledger.end_run(run, t0 + hours * 3600.0, 0);

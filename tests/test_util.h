@@ -20,7 +20,7 @@ class Gate {
   Gate() : opened_(promise_.get_future().share()) {}
   void open() { promise_.set_value(); }
   Op op(std::size_t bytes = 0) const {
-    return Op{[f = opened_] { f.wait(); }, bytes};
+    return Op{.run = [f = opened_] { f.wait(); }, .bytes = bytes};
   }
 
  private:

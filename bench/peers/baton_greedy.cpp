@@ -78,7 +78,7 @@ int run(const Options& o) {
   baton::LlmBatchOptions batch;
   batch.kv_budget_bytes = std::size_t{1} << 30;
   baton::LlmEngine engine("greedy", model, nullptr, batch, device.create_stream("greedy"), *turn);
-  baton::GenerationRequest request{1, o.prompt, {}};
+  baton::GenerationRequest request{.id = 1, .prompt = o.prompt, .params = {}};
   if (request.prompt.empty()) {
     request.prompt = benchmark_prompt(o.prompt_tokens, model.config().vocab_size);
   }

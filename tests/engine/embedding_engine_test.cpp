@@ -31,7 +31,7 @@ nlohmann::json reference(const std::string& model) {
 }
 
 EmbeddingRequest request_of(const nlohmann::json& ref) {
-  EmbeddingRequest request{1, {}};
+  EmbeddingRequest request{.id = 1, .inputs = {}};
   for (const auto& input : ref["inputs"])
     request.inputs.push_back(input.get<std::vector<TokenId>>());
   return request;
@@ -47,7 +47,8 @@ TEST_P(EmbeddingReference, MeanAndLastTokenPoolingMatchTransformers) {
   Worker executor("embedding-executor");
   for (const auto& [mode, key] :
        {std::pair{PoolingMode::mean, "mean"}, std::pair{PoolingMode::last_token, "last"}}) {
-    EmbeddingEngine engine(std::string("embed-") + key, model, Pooling{mode, true}, executor,
+    EmbeddingEngine engine(std::string("embed-") + key, model,
+                           Pooling{.mode = mode, .normalize = true}, executor,
                            device.default_stream(), *turn);
     const EmbeddingResult result = engine.embed(request_of(ref)).get();
     ASSERT_EQ(result.embeddings.size(), ref[key].size());
@@ -102,7 +103,8 @@ TEST(EmbeddingEngine, EveryEmbeddingEngineOfAHostRunsOnTheOneSharedExecutor) {
   const LlamaModel qwen3 = LlamaModel::load(kModels / "qwen3");
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), TurnOptions{});
   EmbeddingEngine& a = host.add_embedding_engine("embed-a", qwen2, Pooling{});
-  EmbeddingEngine& b = host.add_embedding_engine("embed-b", qwen3, Pooling{PoolingMode::mean});
+  EmbeddingEngine& b =
+      host.add_embedding_engine("embed-b", qwen3, Pooling{.mode = PoolingMode::mean});
   EXPECT_EQ(&a.stream(), &host.device().default_stream());
   EXPECT_EQ(&b.stream(), &host.device().default_stream());
   std::vector<std::future<EmbeddingResult>> calls;

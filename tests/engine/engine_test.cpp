@@ -30,9 +30,14 @@ class GatedWorkload final : public Workload {
 
 TEST(Engine, RunsRequestsAndRecordsBursts) {
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), TurnOptions{});
-  Engine& engine = host.add_engine("decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{
-                                                   BurstKind::decode, 4, 2, 32, 32, 2}));
-  RequestResult result = engine.submit(Request{7, 5}).get();
+  Engine& engine = host.add_engine(
+      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{.kind = BurstKind::decode,
+                                                                     .layers = 4,
+                                                                     .rows = 2,
+                                                                     .k = 32,
+                                                                     .n = 32,
+                                                                     .ops_per_layer = 2}));
+  RequestResult result = engine.submit(Request{.id = 7, .bursts = 5}).get();
   EXPECT_EQ(result.id, 7u);
   EXPECT_EQ(result.burst_ms.size(), 5u);
   const EngineStats stats = engine.stats();
@@ -49,7 +54,8 @@ TEST(Engine, StopsCleanlyWithRequestsInFlightAndQueued) {
   GatedWorkload& gated = *workload;
   Engine& engine = host.add_engine("decode-1", std::move(workload));
   std::vector<std::future<RequestResult>> futures;
-  for (std::uint64_t i = 0; i < 10; ++i) futures.push_back(engine.submit(Request{i, 3}));
+  for (std::uint64_t i = 0; i < 10; ++i)
+    futures.push_back(engine.submit(Request{.id = i, .bursts = 3}));
   ASSERT_TRUE(testing::eventually([&] { return gated.bursts_started.load() == 1; }));
 
   std::thread stopper([&] { host.stop(); });  // blocks until the running burst ends
@@ -70,20 +76,20 @@ TEST(Engine, StopsCleanlyWithRequestsInFlightAndQueued) {
   EXPECT_EQ(engine.stats().requests_failed, 10u);
   EXPECT_EQ(gated.bursts_started.load(), 1);
   // After stop, new requests fail at once instead of hanging.
-  auto late = engine.submit(Request{99, 1});
+  auto late = engine.submit(Request{.id = 99, .bursts = 1});
   ASSERT_EQ(late.wait_for(1s), std::future_status::ready);
   EXPECT_THROW(late.get(), EngineStopped);
 }
 
 TEST(Engine, EmbeddingEnginesShareOneExecutorAndTheDefaultStream) {
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), TurnOptions{});
-  SyntheticShape small{BurstKind::embed, 2, 4, 16, 16};
+  SyntheticShape small{.kind = BurstKind::embed, .layers = 2, .rows = 4, .k = 16, .n = 16};
   Engine& a = host.add_engine("embed-1", std::make_unique<SyntheticWorkload>(small));
   Engine& b = host.add_engine("embed-2", std::make_unique<SyntheticWorkload>(small));
   EXPECT_EQ(&a.stream(), &host.device().default_stream());
   EXPECT_EQ(&b.stream(), &host.device().default_stream());
-  auto fa = a.submit(Request{1, 3});
-  auto fb = b.submit(Request{2, 3});
+  auto fa = a.submit(Request{.id = 1, .bursts = 3});
+  auto fb = b.submit(Request{.id = 2, .bursts = 3});
   EXPECT_EQ(fa.get().burst_ms.size(), 3u);
   EXPECT_EQ(fb.get().burst_ms.size(), 3u);
 }
@@ -95,7 +101,7 @@ TEST(Engine, GpuErrorFailsTheRequestAndTheEngineGoesOn) {
     void encode_burst(Stream& stream, const std::function<void(Boundary)>&) override {
       const bool fail = first_;
       first_ = false;
-      stream.encode(Op{[fail] {
+      stream.encode(Op{.run = [fail] {
         if (fail) throw GpuError(GpuErrorClass::timeout, "test", "injected");
       }});
     }
@@ -107,8 +113,8 @@ TEST(Engine, GpuErrorFailsTheRequestAndTheEngineGoesOn) {
   serialize.policy = TurnPolicy::serialize;
   EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), serialize);
   Engine& engine = host.add_engine("decode-1", std::make_unique<FailingOnce>());
-  EXPECT_THROW(engine.submit(Request{1, 2}).get(), GpuError);
-  EXPECT_EQ(engine.submit(Request{2, 2}).get().burst_ms.size(), 2u);
+  EXPECT_THROW(engine.submit(Request{.id = 1, .bursts = 2}).get(), GpuError);
+  EXPECT_EQ(engine.submit(Request{.id = 2, .bursts = 2}).get().burst_ms.size(), 2u);
   EXPECT_EQ(engine.stats().requests_failed, 1u);
   EXPECT_EQ(engine.stats().requests_done, 1u);
 }

@@ -23,12 +23,19 @@ void requests_survive_a_hang(TurnPolicy policy) {
   watchdog.deadline = 100ms;
   TurnOptions turn;
   turn.policy = policy;
-  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{2, std::size_t{1} << 30}, &hooks),
+  EngineHost host(std::make_unique<cpu::CpuDevice>(
+                      CommitLimits{.max_ops = 2, .max_bytes = std::size_t{1} << 30}, &hooks),
                   turn, watchdog);
-  Engine& engine = host.add_engine("decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{
-                                                   BurstKind::decode, 4, 2, 32, 32, 1}));
+  Engine& engine = host.add_engine(
+      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{.kind = BurstKind::decode,
+                                                                     .layers = 4,
+                                                                     .rows = 2,
+                                                                     .k = 32,
+                                                                     .n = 32,
+                                                                     .ops_per_layer = 1}));
   std::vector<std::future<RequestResult>> futures;
-  for (std::uint64_t id = 1; id <= 6; ++id) futures.push_back(engine.submit(Request{id, 2}));
+  for (std::uint64_t id = 1; id <= 6; ++id)
+    futures.push_back(engine.submit(Request{.id = id, .bursts = 2}));
 
   int completed = 0;
   int failed = 0;
@@ -47,7 +54,7 @@ void requests_survive_a_hang(TurnPolicy policy) {
   EXPECT_EQ(failed, 1);  // only the request whose burst hung
   EXPECT_EQ(completed, 5);
   // The engine serves new work on the recovered stream.
-  EXPECT_EQ(engine.submit(Request{99, 3}).get().burst_ms.size(), 3u);
+  EXPECT_EQ(engine.submit(Request{.id = 99, .bursts = 3}).get().burst_ms.size(), 3u);
   const auto events = host.faults().events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, FaultKind::hang);

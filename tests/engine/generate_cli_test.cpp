@@ -67,6 +67,26 @@ TEST_F(GenerateCli, AStopStringCutsTheText) {
   EXPECT_EQ(cut["text"], text.substr(0, text.find(stop)));
 }
 
+// --seed and --top-k reach the sampler's own fields (they once landed in the penalties by
+// position: --seed 1 became frequency_penalty 1, --seed 3 and --top-k 40 were refused).
+TEST_F(GenerateCli, SeedAndTopKReachTheSampler) {
+  const std::string sampled = "--prompt hi --max-tokens 16 --ignore-eos --temperature 1 ";
+  const nlohmann::json seed3 = generate(sampled + "--seed 3");
+  ASSERT_FALSE(seed3.is_discarded());
+  EXPECT_EQ(seed3["tokens"].size(), 16u);
+  // The same seed at temperature 1: the same text, run after run.
+  EXPECT_EQ(generate(sampled + "--seed 3")["text"], seed3["text"]);
+  const nlohmann::json seed1 = generate(sampled + "--seed 1");
+  EXPECT_EQ(generate(sampled + "--seed 1")["tokens"], seed1["tokens"]);
+  EXPECT_NE(seed1["tokens"], seed3["tokens"]);  // 16 draws of a random model's tokens
+  // top-k 1 at temperature 1 leaves only the most likely token: the greedy text.
+  const nlohmann::json greedy = generate("--prompt hi --max-tokens 16 --ignore-eos --temperature 0");
+  EXPECT_EQ(generate(sampled + "--top-k 1 --seed 7")["tokens"], greedy["tokens"]);
+  const nlohmann::json top40 = generate(sampled + "--top-k 40 --seed 3");
+  EXPECT_EQ(top40["tokens"].size(), 16u);
+  EXPECT_EQ(generate(sampled + "--top-k 40 --seed 3")["tokens"], top40["tokens"]);
+}
+
 TEST_F(GenerateCli, BadDirectoriesAndFlagsExitWithTwo) {
   const auto missing =
       run_baton("generate --model " + (dir_.path() / "none").string() + " --prompt hi");

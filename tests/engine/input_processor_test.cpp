@@ -34,7 +34,8 @@ class InputProcessorTest : public ::testing::Test {
 TEST_F(InputProcessorTest, AChatIsRenderedInTheModelsTemplateThenTokenized) {
   write_chatml_template();
   const InputProcessor input(dir_.path(), *tokenizer_, {});
-  const std::vector<ChatMessage> chat = {{"system", "Be brief."}, {"user", "Hello"}};
+  const std::vector<ChatMessage> chat = {{.role = "system", .content = "Be brief."},
+                                         {.role = "user", .content = "Hello"}};
   const ChatTemplate expected = load_chat_template(dir_.path(), std::nullopt);
   EXPECT_EQ(input.chat_prompt(chat), tokenizer_->encode(render(expected, chat)));
   EXPECT_EQ(input.template_name(), "jinja");
@@ -45,7 +46,7 @@ TEST_F(InputProcessorTest, WithoutATemplateRawTextStillWorksAndAChatSaysWhy) {
   const InputProcessor input(dir_.path(), *tokenizer_, {});
   EXPECT_EQ(input.template_name(), "raw");
   EXPECT_EQ(input.text_prompt("Hello"), tokenizer_->encode("Hello"));
-  const std::vector<ChatMessage> chat = {{"user", "Hello"}};
+  const std::vector<ChatMessage> chat = {{.role = "user", .content = "Hello"}};
   EXPECT_THROW(input.chat_prompt(chat), ModelFileError);
   const InputProcessor forced(dir_.path(), *tokenizer_, {}, ChatFamily::llama3);
   EXPECT_EQ(forced.template_name(), "llama3");

@@ -42,7 +42,7 @@ inline std::vector<TokenId> greedy_alone(const LlamaModel& model,
 
 inline GenerationRequest greedy_request(std::uint64_t id, std::vector<TokenId> prompt,
                                         int max_tokens) {
-  GenerationRequest r{id, std::move(prompt), {}};
+  GenerationRequest r{.id = id, .prompt = std::move(prompt), .params = {}};
   r.params.sampling.temperature = 0.0;
   r.params.max_tokens = max_tokens;
   r.params.ignore_eos = true;

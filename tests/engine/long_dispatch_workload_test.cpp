@@ -61,7 +61,7 @@ std::vector<float> random_values(std::size_t n, unsigned seed, float spread) {
 TEST(LongDispatch, OnePassAttentionMatchesATwoPassFloat64Softmax) {
   // Scores with a spread of about 2 make the running maximum move, which the rescaling
   // must follow.
-  const AttentionShape shape{1, 3, 1000, 256};
+  const AttentionShape shape{.layers = 1, .heads = 3, .keys = 1000, .head_dim = 256};
   const auto q = random_values(shape.heads * shape.head_dim, 1, 2.0f);
   const auto k = random_values(shape.cache_values(), 2, 3.0f);
   const auto v = random_values(shape.cache_values(), 3, 1.0f);
@@ -73,9 +73,10 @@ TEST(LongDispatch, OnePassAttentionMatchesATwoPassFloat64Softmax) {
 
 TEST(LongDispatch, EachLayerIsOneDispatchOnTheStream) {
   // One op per buffer: the buffers count the ops.
-  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30});
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
-  LongDispatchWorkload workload(AttentionShape{3, 2, 512, 256});
+  LongDispatchWorkload workload(
+      AttentionShape{.layers = 3, .heads = 2, .keys = 512, .head_dim = 256});
   int yields = 0;
   workload.encode_burst(*stream, [&yields](Boundary b) {
     EXPECT_EQ(b, Boundary::layer);
@@ -91,8 +92,12 @@ TEST(LongDispatch, EachLayerIsOneDispatchOnTheStream) {
 }
 
 TEST(LongDispatch, ABadShapeIsRefusedWithTheReason) {
-  EXPECT_THROW(LongDispatchWorkload(AttentionShape{1, 0, 16, 256}), std::invalid_argument);
-  EXPECT_THROW(LongDispatchWorkload(AttentionShape{1, 1, 16, 12}), std::invalid_argument);
+  EXPECT_THROW(
+      LongDispatchWorkload(AttentionShape{.layers = 1, .heads = 0, .keys = 16, .head_dim = 256}),
+      std::invalid_argument);
+  EXPECT_THROW(
+      LongDispatchWorkload(AttentionShape{.layers = 1, .heads = 1, .keys = 16, .head_dim = 12}),
+      std::invalid_argument);
 }
 
 #ifdef BATON_HAVE_CUDA
@@ -101,7 +106,7 @@ TEST(LongDispatch, TheCudaKernelMatchesTheFloat64Reference) {
   cuda::CudaDevice device;
   auto stream = device.create_stream("s");
   // More keys than warps x 1000, and a count no multiple of the 8 warps.
-  const AttentionShape shape{2, 5, 20011, 256};
+  const AttentionShape shape{.layers = 2, .heads = 5, .keys = 20011, .head_dim = 256};
   cuda::CudaLongDispatchWorkload workload(shape);
   workload.encode_burst(*stream, [](Boundary) {});
   stream->synchronize();

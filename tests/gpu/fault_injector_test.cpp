@@ -15,17 +15,17 @@ using namespace std::chrono_literals;
 using testing::eventually;
 
 Op sleep_op(std::chrono::microseconds d) {
-  return Op{[d] { std::this_thread::sleep_for(d); }};
+  return Op{.run = [d] { std::this_thread::sleep_for(d); }};
 }
 
 TEST(FaultInjector, TimeoutProbabilityOneFailsEveryBuffer) {
   FaultPlan plan;
   plan.timeout_probability = 1.0;
   FaultInjector injector(plan);
-  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}, &injector);
   auto stream = device.create_stream("s");
   bool ran = false;
-  stream->encode(Op{[&ran] { ran = true; }});
+  stream->encode(Op{.run = [&ran] { ran = true; }});
   try {
     stream->synchronize();
     FAIL() << "no timeout";
@@ -43,7 +43,7 @@ TEST(FaultInjector, HungBufferNeverCompletesUntilReset) {
   FaultInjector injector(plan);
   cpu::CpuDevice device(CommitLimits{}, &injector);
   auto stream = device.create_stream("s");
-  stream->encode(Op{[] {}});
+  stream->encode(Op{.run = [] {}});
   stream->commit();
   ASSERT_TRUE(eventually([&] { return stream->stats().stalled_since.has_value(); }));
   std::this_thread::sleep_for(50ms);
@@ -67,7 +67,7 @@ std::uint64_t hangs_injected(bool overlap) {
   plan.seed = 42;
   FaultInjector injector(plan);
   {
-    cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+    cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}, &injector);
     device.add_observer(injector);
     auto a = device.create_stream("a");
     auto b = device.create_stream("b");
@@ -166,18 +166,18 @@ TEST(FaultInjector, ADeviceFaultFailsOneBufferFatally) {
   EXPECT_FALSE(injector.hangs_at_op_boundaries());
   cpu::CpuDevice device(CommitLimits{}, &injector);
   auto stream = device.create_stream("s");
-  stream->encode(Op{[] {}});
+  stream->encode(Op{.run = [] {}});
   stream->synchronize();  // before the time: nothing
   ASSERT_LT(seconds_between(started, Clock::now()), 0.4) << "the first buffer came too late";
   std::this_thread::sleep_until(started + 500ms);
-  stream->encode(Op{[] {}});
+  stream->encode(Op{.run = [] {}});
   try {
     stream->synchronize();
     FAIL() << "the device fault did not fail the buffer";
   } catch (const GpuError& e) {
     EXPECT_TRUE(e.fatal());
   }
-  stream->encode(Op{[] {}});
+  stream->encode(Op{.run = [] {}});
   stream->synchronize();  // once only (on CUDA the context is gone after it anyway)
   EXPECT_EQ(injector.injected().device_faults, 1u);
 }
@@ -190,7 +190,7 @@ TEST(FaultInjector, FatalSwitchMakesEverySubmissionFail) {
   auto stream = device.create_stream("s");
   std::this_thread::sleep_for(60ms);
   for (int i = 0; i < 3; ++i) {
-    stream->encode(Op{[] {}});
+    stream->encode(Op{.run = [] {}});
     try {
       stream->synchronize();
       FAIL() << "submission was not ignored";
@@ -208,7 +208,7 @@ TEST(FaultInjector, SlowdownMakesAStreamSlower) {
   plan.slowdown_factor = 5.0;
   plan.slowdown_seconds = 10.0;
   FaultInjector injector(plan);
-  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}, &injector);
   device.add_observer(injector);
   auto stream = device.create_stream("s");
   // Busy until an episode has picked it, however late the injector's thread runs.
@@ -237,7 +237,7 @@ TEST(FaultInjector, OnlyOnKeepsPerBufferFaultsAndSlowdownsToTheChosenStreams) {
   plan.slowdown_rate = 1000.0;
   plan.slowdown_seconds = 10.0;
   FaultInjector injector(plan);
-  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30}, &injector);
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}, &injector);
   device.add_observer(injector);
   auto target = device.create_stream("target");
   auto other = device.create_stream("other");
@@ -246,13 +246,13 @@ TEST(FaultInjector, OnlyOnKeepsPerBufferFaultsAndSlowdownsToTheChosenStreams) {
   testing::Gate gate;
   other->encode(gate.op());
   other->commit();
-  target->encode(Op{[] {}});
+  target->encode(Op{.run = [] {}});
   target->commit();
   ASSERT_TRUE(eventually([&] { return target->stats().stalled_since.has_value(); }));
   ASSERT_TRUE(eventually([&] { return injector.injected().slowdowns >= 3; }));
   gate.open();
   int ran = 0;
-  for (int i = 0; i < 20; ++i) other->encode(Op{[&ran] { ++ran; }});
+  for (int i = 0; i < 20; ++i) other->encode(Op{.run = [&ran] { ++ran; }});
   other->synchronize();  // every buffer completes: no hang, no timeout
   EXPECT_EQ(ran, 20);
   EXPECT_FALSE(other->stats().stalled_since.has_value());

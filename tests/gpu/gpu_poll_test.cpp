@@ -9,10 +9,15 @@ namespace baton {
 namespace {
 
 const std::vector<NvmlProcessSample> kSamples = {
-    {7, 10, 40, 10},  {7, 20, 60, 20},  // baton: mean 50 sm, 15 mem
-    {9, 15, 95, 30},  {9, 5, 0, 0},     // the second is older than the poll's start: ignored
-    {12, 12, 0, 0},                     // idle: left out
-    {13, 11, 250, 0},                   // capped at 100
+    {.pid = 7, .time_us = 10, .sm_percent = 40, .mem_percent = 10},
+    {.pid = 7, .time_us = 20, .sm_percent = 60, .mem_percent = 20},  // baton: mean 50 sm, 15 mem
+    {.pid = 9, .time_us = 15, .sm_percent = 95, .mem_percent = 30},
+    {.pid = 9,
+     .time_us = 5,
+     .sm_percent = 0,
+     .mem_percent = 0},  // the second is older than the poll's start: ignored
+    {.pid = 12, .time_us = 12, .sm_percent = 0, .mem_percent = 0},    // idle: left out
+    {.pid = 13, .time_us = 11, .sm_percent = 250, .mem_percent = 0},  // capped at 100
 };
 
 TEST(GpuPoll, OneProcessPerPidWithTheMeanOfItsNewerSamples) {

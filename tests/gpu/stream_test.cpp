@@ -15,11 +15,11 @@ namespace {
 using testing::Gate;
 
 Op nop(std::size_t bytes = 0) {
-  return Op{[] {}, bytes};
+  return Op{.run = [] {}, .bytes = bytes};
 }
 
 TEST(Stream, CommitsWhenTheOpsCapIsReached) {
-  cpu::CpuDevice device(CommitLimits{3, std::size_t{1} << 30});
+  cpu::CpuDevice device(CommitLimits{.max_ops = 3, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
   for (int i = 0; i < 7; ++i) stream->encode(nop());
   EXPECT_EQ(stream->stats().committed, 2u);  // 3 + 3; one op still open
@@ -31,7 +31,7 @@ TEST(Stream, CommitsWhenTheOpsCapIsReached) {
 }
 
 TEST(Stream, CommitsWhenTheBytesCapIsReached) {
-  cpu::CpuDevice device(CommitLimits{1000, 10});
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1000, .max_bytes = 10});
   auto stream = device.create_stream("s");
   stream->encode(nop(4));
   stream->encode(nop(4));
@@ -86,12 +86,12 @@ TEST(Stream, CommitReturnsBeforeTheWorkRunsAndStatsShowIt) {
 }
 
 TEST(Stream, ExecutesBuffersInOrderOffTheEncodingThread) {
-  cpu::CpuDevice device(CommitLimits{2, std::size_t{1} << 30});
+  cpu::CpuDevice device(CommitLimits{.max_ops = 2, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
   std::vector<int> order;  // written only by the executor, read after synchronize
   std::thread::id executor;
   for (int i = 0; i < 20; ++i) {
-    stream->encode(Op{[&order, &executor, i] {
+    stream->encode(Op{.run = [&order, &executor, i] {
       order.push_back(i);
       executor = std::this_thread::get_id();
     }});
@@ -103,12 +103,12 @@ TEST(Stream, ExecutesBuffersInOrderOffTheEncodingThread) {
 }
 
 TEST(Stream, FirstErrorIsRaisedAtSynchronizeAndLaterBuffersAreSkipped) {
-  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30});
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
   bool later_ran = false;
-  stream->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "first"); }});
-  stream->encode(Op{[] { throw GpuError(GpuErrorClass::timeout, "test", "second"); }});
-  stream->encode(Op{[&later_ran] { later_ran = true; }});
+  stream->encode(Op{.run = [] { throw GpuError(GpuErrorClass::hang, "test", "first"); }});
+  stream->encode(Op{.run = [] { throw GpuError(GpuErrorClass::timeout, "test", "second"); }});
+  stream->encode(Op{.run = [&later_ran] { later_ran = true; }});
   try {
     stream->synchronize();
     FAIL() << "synchronize did not raise";
@@ -119,7 +119,7 @@ TEST(Stream, FirstErrorIsRaisedAtSynchronizeAndLaterBuffersAreSkipped) {
   EXPECT_FALSE(later_ran);
   EXPECT_EQ(stream->stats().completed, 3u);  // skipped buffers still complete
   EXPECT_NO_THROW(stream->synchronize());    // the error was consumed
-  stream->encode(Op{[&later_ran] { later_ran = true; }});
+  stream->encode(Op{.run = [&later_ran] { later_ran = true; }});
   stream->synchronize();
   EXPECT_TRUE(later_ran);  // the stream works again
 }
@@ -127,7 +127,7 @@ TEST(Stream, FirstErrorIsRaisedAtSynchronizeAndLaterBuffersAreSkipped) {
 TEST(Stream, OtherExceptionsBecomeGpuErrorsOfClassOther) {
   cpu::CpuDevice device(CommitLimits{});
   auto stream = device.create_stream("s");
-  stream->encode(Op{[] { throw std::runtime_error("boom"); }});
+  stream->encode(Op{.run = [] { throw std::runtime_error("boom"); }});
   try {
     stream->synchronize();
     FAIL();
@@ -141,7 +141,7 @@ TEST(Stream, OtherExceptionsBecomeGpuErrorsOfClassOther) {
 TEST(Stream, DrainFromAnotherThreadTakesTheError) {
   cpu::CpuDevice device(CommitLimits{});
   Stream& stream = device.default_stream();
-  stream.encode(Op{[] { throw GpuError(GpuErrorClass::submissions_ignored, "test", "x"); }});
+  stream.encode(Op{.run = [] { throw GpuError(GpuErrorClass::submissions_ignored, "test", "x"); }});
   stream.commit();
   std::thread other([&stream] {
     try {
@@ -177,7 +177,7 @@ TEST(Stream, TwoStreamsRunAtOnceAndTheMeterSeesIt) {
 TEST(Stream, ResetIfOldestLeavesALaterBufferAlone) {
   cpu::CpuDevice device(CommitLimits{});
   auto stream = device.create_stream("s");
-  stream->encode(Op{[] {}});
+  stream->encode(Op{.run = [] {}});
   stream->synchronize();  // buffer 1 has completed
   testing::Gate gate;
   stream->encode(gate.op());
@@ -199,7 +199,7 @@ TEST(Stream, DestructorFinishesCommittedWork) {
   {
     auto stream = device.create_stream("s");
     for (int i = 0; i < 5; ++i) {
-      stream->encode(Op{[&ran] { ++ran; }});
+      stream->encode(Op{.run = [&ran] { ++ran; }});
       stream->commit();
     }
   }

@@ -18,10 +18,13 @@ using namespace std::chrono_literals;
 // overlap reading. Shapes are small so the test is quick, with many hand-overs.
 OverlapReading stress(const TurnOptions& options, std::chrono::milliseconds duration,
                       std::uint64_t* bursts_done) {
-  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{4, std::size_t{1} << 30}), options);
-  const SyntheticShape decode{BurstKind::decode, 8, 4, 64, 64};
-  const SyntheticShape prefill{BurstKind::prefill, 8, 96, 64, 64};
-  const SyntheticShape embed{BurstKind::embed, 2, 16, 32, 32};
+  EngineHost host(std::make_unique<cpu::CpuDevice>(
+                      CommitLimits{.max_ops = 4, .max_bytes = std::size_t{1} << 30}),
+                  options);
+  const SyntheticShape decode{.kind = BurstKind::decode, .layers = 8, .rows = 4, .k = 64, .n = 64};
+  const SyntheticShape prefill{
+      .kind = BurstKind::prefill, .layers = 8, .rows = 96, .k = 64, .n = 64};
+  const SyntheticShape embed{.kind = BurstKind::embed, .layers = 2, .rows = 16, .k = 32, .n = 32};
   std::vector<Engine*> engines;
   for (int i = 1; i <= 2; ++i) {
     const std::string n = std::to_string(i);
@@ -35,7 +38,7 @@ OverlapReading stress(const TurnOptions& options, std::chrono::milliseconds dura
     clients.emplace_back([&engine = *engine](std::stop_token stop) {
       for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
         try {
-          engine.submit(Request{id, 3}).get();
+          engine.submit(Request{.id = id, .bursts = 3}).get();
         } catch (const EngineStopped&) {
           return;
         }

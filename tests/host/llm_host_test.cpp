@@ -41,7 +41,7 @@ class BurstLog final : public BurstObserver {
 };
 
 GenerationRequest greedy(std::uint64_t id, int max_tokens) {
-  GenerationRequest r{id, {5, 17, 42, 99, 7, 3, 120, 64}, {}};
+  GenerationRequest r{.id = id, .prompt = {5, 17, 42, 99, 7, 3, 120, 64}, .params = {}};
   r.params.sampling.temperature = 0.0;
   r.params.max_tokens = max_tokens;
   r.params.ignore_eos = true;
@@ -117,12 +117,17 @@ TEST(LlmHost, UnderPartitionARealPrefillChunkIsGivenItsShare) {
   LlmBatchOptions options;
   options.prefill_chunk = 8;  // a 128-token prompt is 16 prefill steps
   LlmEngine& llm = host.add_llm_engine("qwen", qwen, nullptr, options);
-  Engine& busy = host.add_engine("decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{
-                                                 BurstKind::decode, 8, 8, 256, 256, 1}));
+  Engine& busy = host.add_engine(
+      "decode-1", std::make_unique<SyntheticWorkload>(SyntheticShape{.kind = BurstKind::decode,
+                                                                     .layers = 8,
+                                                                     .rows = 8,
+                                                                     .k = 256,
+                                                                     .n = 256,
+                                                                     .ops_per_layer = 1}));
   std::jthread client([&busy](std::stop_token stop) {
     for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
       try {
-        busy.submit(Request{id, 20}).get();
+        busy.submit(Request{.id = id, .bursts = 20}).get();
       } catch (const EngineStopped&) {
         return;
       }

@@ -56,7 +56,11 @@ TEST(GpuSampling, PollsReachTheLedgerAndTheAnalysis) {
   std::uint64_t polled = 0;
   {
     Ledger ledger(file.path());
-    const auto run = ledger.begin_run({unix_seconds_now(), "test", "cuda", "serialize/op", true});
+    const auto run = ledger.begin_run({.start = unix_seconds_now(),
+                                       .version = "test",
+                                       .backend = "cuda",
+                                       .policy = "serialize/op",
+                                       .streams_recorded = true});
     t0 = unix_seconds_now();
     auto sampler = start_gpu_sampling(ledger, run, device, log, "test", {kFakeNvml, 20ms, true});
     ASSERT_NE(sampler, nullptr) << log.str();
@@ -72,7 +76,13 @@ TEST(GpuSampling, PollsReachTheLedgerAndTheAnalysis) {
     stop_gpu_sampling(sampler, log, "test");
     t1 = unix_seconds_now();
     // The LLM engine busy all along.
-    ledger.record(IntervalRow{run, "chat", "decode", t0, t1, 64, 1});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "chat",
+                              .kind = "decode",
+                              .start = t0,
+                              .end = t1,
+                              .context_tokens = 64,
+                              .request_id = 1});
     ledger.end_run(run, t1, 0);
   }
   EXPECT_EQ(log.str(), "");
@@ -121,7 +131,11 @@ TEST(GpuSampling, PollsReachTheLedgerAndTheAnalysis) {
 TEST(GpuSampling, NoNvmlIsOneLineAndNoSampler) {
   TempLedgerPath file;
   Ledger ledger(file.path());
-  const auto run = ledger.begin_run({unix_seconds_now(), "test", "cuda", "serialize/op", true});
+  const auto run = ledger.begin_run({.start = unix_seconds_now(),
+                                     .version = "test",
+                                     .backend = "cuda",
+                                     .policy = "serialize/op",
+                                     .streams_recorded = true});
   const BusDevice device(kFakeNvmlBusId);
   std::ostringstream log;
   auto sampler = start_gpu_sampling(ledger, run, device, log, "baton serve",
@@ -139,7 +153,11 @@ TEST(GpuSampling, AnErrorThatStoppedTheSamplingIsSaidAtTheEnd) {
   TempLedgerPath file;
   FakeNvml fake;
   Ledger ledger(file.path());
-  const auto run = ledger.begin_run({unix_seconds_now(), "test", "cuda", "serialize/op", true});
+  const auto run = ledger.begin_run({.start = unix_seconds_now(),
+                                     .version = "test",
+                                     .backend = "cuda",
+                                     .policy = "serialize/op",
+                                     .streams_recorded = true});
   const BusDevice device(kFakeNvmlBusId);
   std::ostringstream log;
   auto sampler =

@@ -7,7 +7,13 @@ namespace {
 
 IntervalRow burst(std::string engine, double start, double end, std::int64_t context = 100,
                   std::int64_t request = 1, std::string kind = "decode") {
-  return {1, std::move(engine), std::move(kind), start, end, context, request};
+  return {.run_id = 1,
+          .engine = std::move(engine),
+          .kind = std::move(kind),
+          .start = start,
+          .end = end,
+          .context_tokens = context,
+          .request_id = request};
 }
 
 TEST(IntervalMerge, ConsecutiveBurstsOfOneRequestBecomeOneInterval) {

@@ -17,15 +17,53 @@ using testing::TempLedgerPath;
 
 void write_two_runs(const std::filesystem::path& path) {
   Ledger ledger(path);
-  const auto a = ledger.begin_run({1000.0, "0.1.0", "cpu", "concurrent"});
-  ledger.record(IntervalRow{a, "decode", "decode", 1001.0, 1002.0, 4096, 1});
-  ledger.record(IntervalRow{a, "decode", "decode", 1002.0005, 1003.0, 4096, 1});  // merges
-  ledger.record(IntervalRow{a, "prefill", "prefill", 1001.5, 1004.0, std::nullopt, 2});
-  ledger.record(EventRow{a, 1002.5, "hang", "decode", "decode", 3, "stuck"});
-  ledger.record(EventRow{a, 1003.5, "hang", "", "", 0, "nobody to blame"});
+  const auto a = ledger.begin_run(
+      {.start = 1000.0, .version = "0.1.0", .backend = "cpu", .policy = "concurrent"});
+  ledger.record(IntervalRow{.run_id = a,
+                            .engine = "decode",
+                            .kind = "decode",
+                            .start = 1001.0,
+                            .end = 1002.0,
+                            .context_tokens = 4096,
+                            .request_id = 1});
+  ledger.record(IntervalRow{.run_id = a,
+                            .engine = "decode",
+                            .kind = "decode",
+                            .start = 1002.0005,
+                            .end = 1003.0,
+                            .context_tokens = 4096,
+                            .request_id = 1});  // merges
+  ledger.record(IntervalRow{.run_id = a,
+                            .engine = "prefill",
+                            .kind = "prefill",
+                            .start = 1001.5,
+                            .end = 1004.0,
+                            .context_tokens = std::nullopt,
+                            .request_id = 2});
+  ledger.record(EventRow{.run_id = a,
+                         .time = 1002.5,
+                         .error_class = "hang",
+                         .engine = "decode",
+                         .stream = "decode",
+                         .in_flight = 3,
+                         .detail = "stuck"});
+  ledger.record(EventRow{.run_id = a,
+                         .time = 1003.5,
+                         .error_class = "hang",
+                         .engine = "",
+                         .stream = "",
+                         .in_flight = 0,
+                         .detail = "nobody to blame"});
   ledger.end_run(a, 1005.0, 0);
-  const auto b = ledger.begin_run({2000.0, "0.1.0", "cpu", "serialize/layer"});
-  ledger.record(IntervalRow{b, "decode", "decode", 2001.0, 2002.0, 4096, 1});
+  const auto b = ledger.begin_run(
+      {.start = 2000.0, .version = "0.1.0", .backend = "cpu", .policy = "serialize/layer"});
+  ledger.record(IntervalRow{.run_id = b,
+                            .engine = "decode",
+                            .kind = "decode",
+                            .start = 2001.0,
+                            .end = 2002.0,
+                            .context_tokens = 4096,
+                            .request_id = 1});
   ledger.end_run(b, 2003.0, 0);
 }
 
@@ -161,10 +199,22 @@ TEST(LedgerReader, StreamIntervalsOfRunsThatRecordedThem) {
   TempLedgerPath file;
   {
     Ledger ledger(file.path());
-    const auto run = ledger.begin_run({1000.0, "test", "cpu", "serialize/layer", true});
-    ledger.record(IntervalRow{run, "decode", "decode", 1001.0, 1003.0, 64, 1});
-    ledger.record(StreamIntervalRow{run, "decode", 1002.0, 1003.0});
-    ledger.record(StreamIntervalRow{run, "prefill", 1003.0, 1004.0});
+    const auto run = ledger.begin_run({.start = 1000.0,
+                                       .version = "test",
+                                       .backend = "cpu",
+                                       .policy = "serialize/layer",
+                                       .streams_recorded = true});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "decode",
+                              .kind = "decode",
+                              .start = 1001.0,
+                              .end = 1003.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
+    ledger.record(
+        StreamIntervalRow{.run_id = run, .stream = "decode", .start = 1002.0, .end = 1003.0});
+    ledger.record(
+        StreamIntervalRow{.run_id = run, .stream = "prefill", .start = 1003.0, .end = 1004.0});
     ledger.end_run(run, 1005.0, 0);
   }
   const LedgerContents contents = read_ledger(file.path());
@@ -186,8 +236,13 @@ TEST(LedgerReader, AVersionTwoLedgerHasNoStreamIntervalsAndKeepsNoneWhenUpgraded
 
   {
     Ledger upgraded(file.path());  // schema 3: a new run records its streams
-    const auto run = upgraded.begin_run({3000.0, "test", "cpu", "concurrent", true});
-    upgraded.record(StreamIntervalRow{run, "decode", 3001.0, 3002.0});
+    const auto run = upgraded.begin_run({.start = 3000.0,
+                                         .version = "test",
+                                         .backend = "cpu",
+                                         .policy = "concurrent",
+                                         .streams_recorded = true});
+    upgraded.record(
+        StreamIntervalRow{.run_id = run, .stream = "decode", .start = 3001.0, .end = 3002.0});
     upgraded.end_run(run, 3003.0, 0);
   }
   Database db(file.path());
@@ -208,8 +263,19 @@ TEST(LedgerReader, ARunsDriverReachesItsIntervalsAndOlderRunsHaveNone) {
   EXPECT_EQ(read_ledger(file.path()).input.intervals[0].driver, "");
   {
     Ledger upgraded(file.path());
-    const auto run = upgraded.begin_run({3000.0, "test", "cuda", "concurrent", true, "580.159.04"});
-    upgraded.record(IntervalRow{run, "d", "decode", 3001.0, 3002.0, 10, 1});
+    const auto run = upgraded.begin_run({.start = 3000.0,
+                                         .version = "test",
+                                         .backend = "cuda",
+                                         .policy = "concurrent",
+                                         .streams_recorded = true,
+                                         .driver = "580.159.04"});
+    upgraded.record(IntervalRow{.run_id = run,
+                                .engine = "d",
+                                .kind = "decode",
+                                .start = 3001.0,
+                                .end = 3002.0,
+                                .context_tokens = 10,
+                                .request_id = 1});
     upgraded.end_run(run, 3003.0, 0);
   }
   const LedgerContents contents = read_ledger(file.path());
@@ -248,12 +314,24 @@ TEST(LedgerReader, GpuPollsOfRunsThatPolledAndNoneBefore) {
   EXPECT_TRUE(read_ledger(file.path()).input.gpu_polls.empty());
   {
     Ledger upgraded(file.path());
-    const auto run = upgraded.begin_run({10.0, "test", "cuda", "serialize/op", true, "580"});
+    const auto run = upgraded.begin_run({.start = 10.0,
+                                         .version = "test",
+                                         .backend = "cuda",
+                                         .policy = "serialize/op",
+                                         .streams_recorded = true,
+                                         .driver = "580"});
+    upgraded.record(GpuPollRow{.run_id = run,
+                               .poll = {.start = 10.0,
+                                        .end = 11.0,
+                                        .host_pids = true,
+                                        .processes = {{42, "omlx", false, 93.5, 12.0},
+                                                      {7, std::nullopt, true, 5.0, 1.0}}}});
     upgraded.record(GpuPollRow{
-        run,
-        {10.0, 11.0, true, {{42, "omlx", false, 93.5, 12.0}, {7, std::nullopt, true, 5.0, 1.0}}}});
-    upgraded.record(GpuPollRow{run, {11.0, 20.0, false, {}}});
-    EXPECT_THROW(upgraded.record(GpuPollRow{run, {21.0, 20.0, true, {}}}), std::invalid_argument);
+        .run_id = run, .poll = {.start = 11.0, .end = 20.0, .host_pids = false, .processes = {}}});
+    EXPECT_THROW(upgraded.record(GpuPollRow{
+                     .run_id = run,
+                     .poll = {.start = 21.0, .end = 20.0, .host_pids = true, .processes = {}}}),
+                 std::invalid_argument);
     upgraded.end_run(run, 21.0, 0);
   }
   Database db(file.path());

@@ -29,20 +29,38 @@ std::int64_t count(const fs::path& path, const char* table) {
 }
 
 IntervalRow interval(std::int64_t run, double start, double end, std::string engine = "decode-1") {
-  return IntervalRow{run, std::move(engine), "decode", start, end, 4096, 7};
+  return IntervalRow{.run_id = run,
+                     .engine = std::move(engine),
+                     .kind = "decode",
+                     .start = start,
+                     .end = end,
+                     .context_tokens = 4096,
+                     .request_id = 7};
 }
 
 TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
   TempLedgerPath file;
   {
     Ledger ledger(file.path());
-    const std::int64_t run = ledger.begin_run({1'700'000'000.0, "0.1.0", "cpu", "serialize"});
+    const std::int64_t run = ledger.begin_run(
+        {.start = 1'700'000'000.0, .version = "0.1.0", .backend = "cpu", .policy = "serialize"});
     ledger.record(interval(run, 1'700'000'001.0, 1'700'000'001.5));
-    ledger.record(IntervalRow{run, "prefill-1", "prefill", 1'700'000'002.0, 1'700'000'003.0,
-                              std::nullopt, std::nullopt});
-    ledger.record(EventRow{run, 1'700'000'004.0, "hang", "decode-1", "decode-1", 2, "stuck"});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "prefill-1",
+                              .kind = "prefill",
+                              .start = 1'700'000'002.0,
+                              .end = 1'700'000'003.0,
+                              .context_tokens = std::nullopt,
+                              .request_id = std::nullopt});
+    ledger.record(EventRow{.run_id = run,
+                           .time = 1'700'000'004.0,
+                           .error_class = "hang",
+                           .engine = "decode-1",
+                           .stream = "decode-1",
+                           .in_flight = 2,
+                           .detail = "stuck"});
     ledger.end_run(run, 1'700'000'010.0, 70);
-    EXPECT_FALSE(ledger.writer_error().has_value());
+    EXPECT_EQ(ledger.write_status().failed_commits, 0u);
   }
   Database db(file.path());
   Statement runs(db, "SELECT start, stop, version, backend, policy, exit_code FROM runs");
@@ -72,7 +90,8 @@ TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
 TEST(Ledger, RowsFromManyThreadsAreAllCommitted) {
   TempLedgerPath file;
   Ledger ledger(file.path(), 20ms);
-  const std::int64_t run = ledger.begin_run({0.0, "test", "cpu", "concurrent"});
+  const std::int64_t run =
+      ledger.begin_run({.start = 0.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
   std::vector<std::thread> writers;
   for (int t = 0; t < 4; ++t) {
     writers.emplace_back([&ledger, run, t] {
@@ -99,7 +118,8 @@ TEST(Ledger, ReopeningKeepsWhatWasWritten) {
   TempLedgerPath file;
   for (int round = 0; round < 2; ++round) {
     Ledger ledger(file.path());
-    const std::int64_t run = ledger.begin_run({double(round), "test", "cpu", "serialize"});
+    const std::int64_t run = ledger.begin_run(
+        {.start = double(round), .version = "test", .backend = "cpu", .policy = "serialize"});
     ledger.record(interval(run, round, round + 1.0));
   }
   EXPECT_EQ(count(file.path(), "runs"), 2);
@@ -178,7 +198,8 @@ TEST(Ledger, KillNineLosesAtMostTheLastCommitInterval) {
     // Records one interval a millisecond, stamped with the time it was recorded, until
     // it is killed. Commits every 100 ms.
     Ledger ledger(file.path(), 100ms);
-    const std::int64_t run = ledger.begin_run({unix_now(), "test", "cpu", "concurrent"});
+    const std::int64_t run = ledger.begin_run(
+        {.start = unix_now(), .version = "test", .backend = "cpu", .policy = "concurrent"});
     for (;;) {
       const double now = unix_now();
       ledger.record(interval(run, now, now + 0.001));

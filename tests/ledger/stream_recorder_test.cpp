@@ -35,7 +35,11 @@ class StreamRecorderTest : public ::testing::Test {
 
   TempLedgerPath file_;
   Ledger ledger_{file_.path()};
-  std::int64_t run_ = ledger_.begin_run({1.0, "test", "cpu", "serialize/layer", true});
+  std::int64_t run_ = ledger_.begin_run({.start = 1.0,
+                                         .version = "test",
+                                         .backend = "cpu",
+                                         .policy = "serialize/layer",
+                                         .streams_recorded = true});
   WallReference wall_;
   TimePoint zero_ = Clock::now();
   StreamRecorder recorder_{ledger_, run_, wall_};

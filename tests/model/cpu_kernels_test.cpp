@@ -75,7 +75,7 @@ TEST(Linear, SeveralOutputsInOneLoopMatchEachAloneAndTheFloat64Reference) {
       }
       for (std::size_t m = 0; m < matrices.size(); ++m) {
         const float* b = m == 0 ? bias.data() : nullptr;
-        outputs.push_back({&matrices[m], b, together[m].data()});
+        outputs.push_back({.w = &matrices[m], .bias = b, .y = together[m].data()});
         linear(pool, x.data(), rows, matrices[m], b, alone[m].data());
       }
       linear(pool, x.data(), rows, outputs);
@@ -113,7 +113,8 @@ TEST(Linear, MatricesOfDifferentWidthsAreRefused) {
   const WeightMatrix b = WeightMatrix::load(weights, "v", 40, kWidth, WeightFormat::f32);
   ThreadPool pool(2);
   std::vector<float> x(kWidth), ya(24), yb(40);
-  const LinearOutput same[] = {{&a, nullptr, ya.data()}, {&b, nullptr, yb.data()}};
+  const LinearOutput same[] = {{.w = &a, .bias = nullptr, .y = ya.data()},
+                               {.w = &b, .bias = nullptr, .y = yb.data()}};
   EXPECT_NO_THROW(linear(pool, x.data(), 1, same));
   std::vector<float> wide_x(2 * kWidth);
   const std::string header =
@@ -124,7 +125,8 @@ TEST(Linear, MatricesOfDifferentWidthsAreRefused) {
   const ModelWeights wide_weights = ModelWeights::open(other.path());
   const WeightMatrix wide = WeightMatrix::load(wide_weights, "t", 2, 192, WeightFormat::f32);
   std::vector<float> yw(2);
-  const LinearOutput mixed[] = {{&a, nullptr, ya.data()}, {&wide, nullptr, yw.data()}};
+  const LinearOutput mixed[] = {{.w = &a, .bias = nullptr, .y = ya.data()},
+                                {.w = &wide, .bias = nullptr, .y = yw.data()}};
   EXPECT_THROW(linear(pool, wide_x.data(), 1, mixed), std::invalid_argument);
 }
 

@@ -73,7 +73,7 @@ TEST(ForwardPass, LastTokenLogitsAreOneRowPerSequence) {
   const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
   KvBlockPool pool(model.config(), 8, KvBlockPool::block_bytes(model.config(), 8) * 4);
   KvMemory memory(model.config(), pool);
-  KvSequence a{{*pool.allocate()}, 0}, b{{*pool.allocate()}, 0};
+  KvSequence a{.blocks = {*pool.allocate()}, .length = 0}, b{{*pool.allocate()}, 0};
   ForwardPass pass(model, memory, {{tokens_of(7, 1), &a}, {tokens_of(3, 2), &b}},
                    LogitsFor::last_token);
   for (int i = 0; i < pass.layers(); ++i) pass.run_layer(i);

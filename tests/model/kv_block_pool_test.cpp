@@ -51,7 +51,7 @@ TEST(KvBlockPool, BlocksAreCountedAndDistinct) {
   pool.release(a);
   EXPECT_EQ(pool.available_blocks(), 1);
   EXPECT_THROW(pool.release(a), std::logic_error);
-  KvSequence sequence{{b}, 3};
+  KvSequence sequence{.blocks = {b}, .length = 3};
   pool.release_all(sequence);
   EXPECT_TRUE(sequence.blocks.empty());
   EXPECT_EQ(pool.available_blocks(), 2);

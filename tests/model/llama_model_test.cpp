@@ -32,9 +32,9 @@ struct Reference {
 Reference read_reference(const std::string& model) {
   std::ifstream in(kModels / model / "reference.json");
   const auto j = nlohmann::json::parse(in);
-  return {j["tokens"].get<std::vector<TokenId>>(),
-          j["logits"].get<std::vector<std::vector<float>>>(),
-          j["greedy"].get<std::vector<TokenId>>()};
+  return {.tokens = j["tokens"].get<std::vector<TokenId>>(),
+          .logits = j["logits"].get<std::vector<std::vector<float>>>(),
+          .greedy = j["greedy"].get<std::vector<TokenId>>()};
 }
 
 float max_difference(std::span<const float> ours, const std::vector<float>& theirs) {

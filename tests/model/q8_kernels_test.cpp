@@ -62,8 +62,11 @@ std::vector<float> tiled_product(Q8Kernel kernel, const Fixture& f, int tile) {
 }
 
 TEST(Q8Kernels, EveryVariantMatchesTheDequantizedProductWithinTheActivationBound) {
-  const std::vector<Case> cases{{1, 64, 37},  {2, 896, 19}, {3, 96, 23}, {4, 100, 17},
-                                {5, 160, 11}, {9, 7, 13},   {1, 32, 1},  {4, 4864, 5}};
+  const std::vector<Case> cases{
+      {.rows = 1, .cols = 64, .out = 37},  {.rows = 2, .cols = 896, .out = 19},
+      {.rows = 3, .cols = 96, .out = 23},  {.rows = 4, .cols = 100, .out = 17},
+      {.rows = 5, .cols = 160, .out = 11}, {.rows = 9, .cols = 7, .out = 13},
+      {.rows = 1, .cols = 32, .out = 1},   {.rows = 4, .cols = 4864, .out = 5}};
   for (const Q8Kernel kernel : supported_kernels()) {
     for (const Case& c : cases) {
       const Fixture f(c, static_cast<unsigned>(c.cols + c.rows));

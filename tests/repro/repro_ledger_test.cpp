@@ -4,6 +4,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "baton/ledger/sqlite.h"
@@ -78,6 +80,48 @@ TEST(ReproLedger, AFileThatIsNotALedgerExitsWith2AndIsLeftAlone) {
   EXPECT_EQ(tables.column_int(0), 0);  // another program's database gained no baton table
 }
 
+// Waits (up to 60 s) until the run's row is in the ledger at `path`: the run has begun.
+bool wait_for_run_row(const fs::path& path) {
+  for (int i = 0; i < 6000; ++i) {
+    try {
+      Database db(path, Database::Mode::read_only);
+      Statement runs(db, "SELECT count(*) FROM runs");
+      if (runs.step() && runs.column_int(0) > 0) return true;
+    } catch (const SqliteError&) {
+      // Not there yet, or not yet a ledger.
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// The ledger is damaged while the run goes on (its events table renamed away by another
+// connection: every commit fails, as on a full disk or a corrupt file). The hangs detected
+// meanwhile cannot be written: a warning at once, the count at the end, exit 74.
+TEST(ReproLedger, ALedgerThatStopsTakingWritesMidRunIsWarnedCountedAndExits74) {
+  testing::TempLedgerPath ledger;
+  const std::string path = ledger.path().string();
+  auto run = std::async(std::launch::async, [&] {
+    return testing::run_baton("repro --engine decode --engine decode --inject-hang-rate 8 "
+                              "--watchdog-deadline 0.1 --duration 2 --ledger " + path, 120);
+  });
+  ASSERT_TRUE(wait_for_run_row(ledger.path()));
+  {
+    Database db(ledger.path());
+    db.exec("ALTER TABLE events RENAME TO events_away");
+  }
+  const testing::CommandResult r = run.get();
+  EXPECT_EQ(r.exit_code, 74) << r.output;
+  EXPECT_NE(r.output.find("baton: warning: ledger " + path + ": cannot write "),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no such table: events"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("baton: the ledger " + path + " is incomplete: "), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(" rows were never written ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" of them fault events)"), std::string::npos) << r.output;  // hangs
+  EXPECT_NE(r.output.find("exiting 74"), std::string::npos) << r.output;
+}
+
 // Runs `baton repro ... --json --ledger` and `baton analyze --json` on that ledger.
 struct RunAndAnalysis {
   nlohmann::json repro;
@@ -94,8 +138,8 @@ RunAndAnalysis repro_then_analyze(const std::string& policy,
   EXPECT_EQ(run.exit_code, 0) << run.output;
   const auto analyze = testing::run_baton("analyze --json --ledger " + ledger.path().string());
   EXPECT_EQ(analyze.exit_code, 0) << analyze.output;
-  return {nlohmann::json::parse(run.output, nullptr, false),
-          nlohmann::json::parse(analyze.output, nullptr, false)};
+  return {.repro = nlohmann::json::parse(run.output, nullptr, false),
+          .analysis = nlohmann::json::parse(analyze.output, nullptr, false)};
 }
 
 // Under serialize an engine that waits for the turn has a request in progress, so the

@@ -52,7 +52,14 @@ class DashboardRoutes : public ::testing::Test {
   DualEngineClock busy_;
   RecentActivity activity_;
   Router router_{[this] {
-    RouterContext context{models_, host_, health_, metrics_, busy_, "secret", "concurrent", {}};
+    RouterContext context{.models = models_,
+                          .host = host_,
+                          .health = health_,
+                          .metrics = metrics_,
+                          .busy = busy_,
+                          .api_key = "secret",
+                          .policy = "concurrent",
+                          .http_stats = {}};
     context.activity = &activity_;
     return context;
   }()};

@@ -96,7 +96,7 @@ TEST(EngineHealth, AStreamWithNoProgressForTheDeadlineIsHung) {
   EngineHealth health(std::chrono::milliseconds(50), std::chrono::seconds(5));
   health.watch("a", stream.get());
   EXPECT_EQ(state(health, "a", Clock::now()), "ok");
-  stream->encode(Op{[] {}, 0});
+  stream->encode(Op{.run = [] {}, .bytes = 0});
   stream->commit();
   const TimePoint committed = Clock::now();
   EXPECT_EQ(state(health, "a", committed), "ok");

@@ -41,7 +41,9 @@ class FedResponse final : public PendingResponse {
     if (pieces_.empty() && !done_) return chunk;
     if (!streamed_ && !done_) return chunk;
     if (!head_sent_) {
-      chunk.head = HttpHead{200, streamed_ ? "text/event-stream" : "text/plain", {}};
+      chunk.head = HttpHead{.status = 200,
+                            .content_type = streamed_ ? "text/event-stream" : "text/plain",
+                            .headers = {}};
       chunk.streamed = streamed_;
       head_sent_ = true;
     }
@@ -90,8 +92,10 @@ RouteResult echo(const HttpRequest& request) {
   if (request.target == "/throw") throw std::runtime_error("boom");
   const nlohmann::json body = {
       {"method", request.method}, {"target", request.target}, {"body", request.body}};
-  return HttpResponse{{request.target == "/missing" ? 404 : 200, "application/json", {}},
-                      body.dump()};
+  return HttpResponse{.head = {.status = request.target == "/missing" ? 404 : 200,
+                               .content_type = "application/json",
+                               .headers = {}},
+                      .body = body.dump()};
 }
 
 // Writes a POST to `target` and reads nothing back.
@@ -128,6 +132,55 @@ TEST(HttpServer, BodyOverTheLimitIs413InTheOpenAiErrorShape) {
   const auto body = nlohmann::json::parse(response.body);
   EXPECT_TRUE(body["error"]["message"].get<std::string>().find("100 bytes") != std::string::npos);
   EXPECT_EQ(body["error"]["code"], "request_too_large");
+}
+
+// Reads from `socket` into `into` until `delimiter` or `timeout`; false on a timeout.
+bool read_until(boost::asio::io_context& io, boost::asio::ip::tcp::socket& socket,
+                std::string& into, std::string_view delimiter, std::chrono::seconds timeout) {
+  bool done = false;
+  boost::asio::async_read_until(socket, boost::asio::dynamic_buffer(into), delimiter,
+                                [&](boost::system::error_code ec, std::size_t) { done = !ec; });
+  io.restart();
+  io.run_for(timeout);
+  if (!done) socket.cancel();
+  return done;
+}
+
+TEST(HttpServer, AnswersExpect100ContinueBeforeTheBodyIsSent) {
+  HttpServer server(loopback(4 << 20), echo);
+  server.start();
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"),
+                  static_cast<unsigned short>(server.port())});
+  const std::string body = "{\"text\":\"" + std::string(2 << 20, 'a') + "\"}";
+  const std::string head = "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " +
+                           std::to_string(body.size()) + "\r\nExpect: 100-continue\r\n\r\n";
+  boost::asio::write(socket, boost::asio::buffer(head));
+  std::string received;
+  // Well within curl's one second of waiting: the server answers the head alone.
+  ASSERT_TRUE(read_until(io, socket, received, "\r\n\r\n", std::chrono::seconds(5)))
+      << "no 100 Continue while the body waits";
+  EXPECT_EQ(received, "HTTP/1.1 100 Continue\r\n\r\n");
+  received.clear();
+  boost::asio::write(socket, boost::asio::buffer(body));
+  ASSERT_TRUE(read_until(io, socket, received, "\r\n\r\n", std::chrono::seconds(30)));
+  EXPECT_EQ(received.rfind("HTTP/1.1 200", 0), 0u) << received.substr(0, 200);
+}
+
+TEST(HttpServer, ABodyOverTheLimitIsRefusedBeforeItsExpect100Continue) {
+  HttpServer server(loopback(100), echo);
+  server.start();
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"),
+                  static_cast<unsigned short>(server.port())});
+  boost::asio::write(socket, boost::asio::buffer(std::string(
+                                 "POST /x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: "
+                                 "1000\r\nExpect: 100-continue\r\n\r\n")));
+  std::string received;
+  ASSERT_TRUE(read_until(io, socket, received, "\r\n\r\n", std::chrono::seconds(5)));
+  EXPECT_EQ(received.rfind("HTTP/1.1 413", 0), 0u) << received;  // no body asked for
 }
 
 TEST(HttpServer, AHandlerThatThrowsGivesA500AndTheServerGoesOn) {

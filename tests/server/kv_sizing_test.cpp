@@ -19,12 +19,16 @@ constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
 
 // An 8B-shaped model: 128 KiB of bf16 keys and values a token, 16 GB of weights.
 KvDemand eight_b(const std::string& name, std::uint64_t context = 8192, int max_batch = 64) {
-  return KvDemand{name, 16 * kGiB, 128 * 1024, context, max_batch};
+  return KvDemand{.model = name,
+                  .weight_bytes = 16 * kGiB,
+                  .bytes_per_token = 128 * 1024,
+                  .context_tokens = context,
+                  .max_batch = max_batch};
 }
 
 TEST(KvSizing, TakesTheFractionLessWhatIsInUseAndItsWeights) {
   // 100 GiB card, 10 GiB used by others: 90 - 10 - 16 = 64 GiB left at 0.9.
-  const DeviceMemory memory{100 * kGiB, 90 * kGiB};
+  const DeviceMemory memory{.total_bytes = 100 * kGiB, .free_bytes = 90 * kGiB};
   const KvSize size = size_kv_budget(memory, 0.9, eight_b("chat", 8192, 1024), 1, 0);
   EXPECT_EQ(size.budget_bytes, 64 * kGiB);
   EXPECT_NE(size.how.find("auto: 0.9 of 107.4 GB, 10.7 GB in use, 17.2 GB of weights"),
@@ -33,7 +37,7 @@ TEST(KvSizing, TakesTheFractionLessWhatIsInUseAndItsWeights) {
 }
 
 TEST(KvSizing, NeverMoreThanMaxBatchSequencesOfItsContext) {
-  const DeviceMemory memory{100 * kGiB, 100 * kGiB};
+  const DeviceMemory memory{.total_bytes = 100 * kGiB, .free_bytes = 100 * kGiB};
   // 4 sequences of 1024 tokens at 128 KiB: 512 MiB, far below what is free.
   const KvSize size = size_kv_budget(memory, 0.9, eight_b("chat", 1024, 4), 1, 0);
   EXPECT_EQ(size.budget_bytes, 512u << 20);
@@ -42,7 +46,7 @@ TEST(KvSizing, NeverMoreThanMaxBatchSequencesOfItsContext) {
 }
 
 TEST(KvSizing, SplitsWhatIsLeftEvenlyBetweenTheModelsStillToBeSized) {
-  const DeviceMemory memory{100 * kGiB, 100 * kGiB};
+  const DeviceMemory memory{.total_bytes = 100 * kGiB, .free_bytes = 100 * kGiB};
   // The other model's 8 GiB of weights are not on the card yet: (90 - 16 - 8) / 2.
   const KvSize size = size_kv_budget(memory, 0.9, eight_b("chat", 8192, 1024), 2, 8 * kGiB);
   EXPECT_EQ(size.budget_bytes, 33 * kGiB);
@@ -53,7 +57,7 @@ TEST(KvSizing, SplitsWhatIsLeftEvenlyBetweenTheModelsStillToBeSized) {
 
 TEST(KvSizing, LessThanOneSequenceIsAConfigErrorWithTheNumbers) {
   // 20 GiB card with 4 GiB free: nothing is left after the weights.
-  const DeviceMemory memory{20 * kGiB, 4 * kGiB};
+  const DeviceMemory memory{.total_bytes = 20 * kGiB, .free_bytes = 4 * kGiB};
   try {
     size_kv_budget(memory, 0.9, eight_b("chat"), 1, 0);
     FAIL() << "no error";
@@ -69,12 +73,12 @@ TEST(KvSizing, LessThanOneSequenceIsAConfigErrorWithTheNumbers) {
 
 TEST(KvSizer, EachLoadLeavesTheUnloadedModelsTheirShareAndAnUnloadGivesItBack) {
   KvSizer sizer({{"a", 16 * kGiB}, {"b", 16 * kGiB}}, 0.5);
-  const DeviceMemory empty{100 * kGiB, 100 * kGiB};
+  const DeviceMemory empty{.total_bytes = 100 * kGiB, .free_bytes = 100 * kGiB};
   // Each Sized is a temporary: its hold goes at the end of the statement.
   EXPECT_EQ(sizer.size([&] { return empty; }, eight_b("a", 8192, 1024)).size.budget_bytes,
             9 * kGiB);  // (50 - 16 - 16) / 2: b's weights and cache still to come
   // b loads once a's weights and cache hold 25 GiB of the card: 50 - 25 - 16, alone.
-  const DeviceMemory after_a{100 * kGiB, 75 * kGiB};
+  const DeviceMemory after_a{.total_bytes = 100 * kGiB, .free_bytes = 75 * kGiB};
   EXPECT_EQ(sizer.size([&] { return after_a; }, eight_b("b", 8192, 1024)).size.budget_bytes,
             9 * kGiB);
   sizer.release("a");
@@ -97,9 +101,7 @@ TEST(KvSizer, LoadsAtOnceNeverCountTheSameFreeMemory) {
     for (const auto& [name, bytes] : weights) {
       loads.emplace_back([&, name = name] {
         KvSizer::Sized sized = sizer.size(
-            [&] {
-              return DeviceMemory{total, total - used.load()};
-            },
+            [&] { return DeviceMemory{.total_bytes = total, .free_bytes = total - used.load()}; },
             eight_b(name, 8192, 1024));
         used += 16 * kGiB + sized.size.budget_bytes;  // its weights and cache, then the hold goes
       });

@@ -185,6 +185,49 @@ TEST_F(LifecycleServerTest, ModelsLoadUnloadAndEvictOverHttpAndTheLedgerHasEvery
   EXPECT_EQ(ledger_events(), expected);
 }
 
+// The ledger is damaged while the server runs (a table renamed away by another
+// connection: every commit fails). /health and /metrics say so at once, the server keeps
+// answering, and the log and the exit code say what was lost.
+TEST_F(LifecycleServerTest, ALedgerThatStopsTakingWritesIsInHealthMetricsTheLogAndTheExit) {
+  LifecycleServer server(config({model("a", 1)}));
+  {
+    Database db(dir_.path() / "ledger.db");
+    db.exec("ALTER TABLE intervals RENAME TO intervals_away");
+  }
+  int status = 0;
+  server.chat("a", &status);  // its steps are busy intervals
+  EXPECT_EQ(status, 200);
+  json health;
+  for (int i = 0; i < 200; ++i) {  // the next commit is within a second
+    health = server.get("/health");
+    if (health["ledger"]["state"] == "failing") break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_EQ(health["ledger"]["state"], "failing") << health.dump(2);
+  EXPECT_EQ(health["status"], "degraded");
+  EXPECT_NE(health["reason"].get<std::string>().find("no such table: intervals"),
+            std::string::npos)
+      << health.dump(2);
+  EXPECT_GT(health["ledger"]["rows_held"].get<int>(), 0);
+  EXPECT_EQ(server.send("GET", "/health").status, 200);  // still serving: a warning
+  EXPECT_GE(server.metric("baton_ledger_write_failures_total"), 1);
+  EXPECT_GT(server.metric("baton_ledger_rows_held"), 0);
+  EXPECT_EQ(server.metric("baton_ledger_rows_lost_total"), 0);
+  server.chat("a", &status);
+  EXPECT_EQ(status, 200);
+
+  const std::string log = server.log_after_stop();
+  EXPECT_EQ(server.stop(), 74) << log;
+  const std::string path = (dir_.path() / "ledger.db").string();
+  EXPECT_NE(log.find("baton serve: warning: ledger " + path + ": cannot write "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("baton serve: the ledger " + path + " is incomplete: "), std::string::npos)
+      << log;
+  EXPECT_NE(log.find("rows were never written"), std::string::npos) << log;
+  EXPECT_NE(log.find("exiting 74"), std::string::npos) << log;
+}
+
 TEST_F(LifecycleServerTest, ALoadThatCannotFitIs503WithTheReason) {
   ModelSpec a = model("a", 1), b = model("b", 2);
   a.pin = true;

@@ -69,8 +69,22 @@ TEST(LogitBiasField, RefusesKeysThatAreNotTokenIds) {
   expect_refused(R"({"": 1})", "\"\"");
   expect_refused(R"({" 7": 1})", "\" 7\"");
   expect_refused(R"({"1e3": 1})", "\"1e3\"");
-  expect_refused(R"({"2147483648": 1})", "\"2147483648\"");  // past a TokenId
   expect_refused(R"({"7": 1, "007": 2})", "token 7 twice");
+}
+
+// A key of digits is a token id however large: out of range, not "not decimal".
+TEST(LogitBiasField, AKeyTooLargeForATokenIdIsOutOfRangeNamingTheKey) {
+  for (const std::string key : {"2147483648", "99999999999999999999", "00000000000000004294967296"}) {
+    expect_refused("{\"" + key + "\": 1}", "'logit_bias' key \"" + key.substr(0, 35));
+    const std::string message = bias_refusal("{\"" + key + "\": 1}").what();
+    EXPECT_NE(message.find("out of range: too large"), std::string::npos) << message;
+    EXPECT_EQ(message.find("decimal"), std::string::npos) << message;
+  }
+  // Leading zeros do not make an id too large.
+  const CompletionCall call =
+      parse_completion_call(chat_with(R"({"000000000000012": 1})"), Kind::chat);
+  ASSERT_EQ(call.sampling.logit_bias.size(), 1u);
+  EXPECT_EQ(call.sampling.logit_bias[0].token, 12);
 }
 
 TEST(LogitBiasField, RefusesValuesOutOfRangeOrNotNumbers) {

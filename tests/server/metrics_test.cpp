@@ -45,7 +45,12 @@ TEST(ServerMetrics, CountsRequestsTokensAndLatencies) {
   host.overlap_s = 1.5;
   host.dual_engine_s = 2.5;
   host.faults[{"hang", "a"}] = 2;
-  host.turn.clients.push_back({"a", 7, 3, 0, 0.25, 1.0});
+  host.turn.clients.push_back({.name = "a",
+                               .acquisitions = 7,
+                               .handovers_in = 3,
+                               .yields = 0,
+                               .wait_s = 0.25,
+                               .hold_s = 1.0});
   host.turn.handovers = 4;
   const auto s = samples(metrics.render(host));
   EXPECT_EQ(s.at(R"(baton_http_requests_total{model_name="a",route="/v1/chat/completions",status="200"})"), 2);

@@ -20,10 +20,11 @@ TokenId id_of(const std::string& text) {
 }
 
 TEST(OpenAiResponse, ACompletionsTopLogprobsListsTheMostProbableFirst) {
-  const ResponseIdentity identity{CompletionCall::Kind::text, "cmpl-1", 1, "m"};
+  const ResponseIdentity identity{
+      .kind = CompletionCall::Kind::text, .id = "cmpl-1", .created = 1, .model = "m"};
   GenerationResult result;
   result.text = "z";
-  TokenLogprobs token{id_of("z"), -0.1f, {}};
+  TokenLogprobs token{.token = id_of("z"), .logprob = -0.1f, .top = {}};
   token.top = {{id_of("z"), -0.1f}, {id_of("a"), -2.5f}, {id_of("m"), -3.0f}};
   const std::vector<TokenLogprobs> logprobs = {token};
   const std::string text =
@@ -53,9 +54,11 @@ TEST(OpenAiResponse, TwoTopTokensWithOneTextKeepTheLikelierValue) {
     seen.emplace(text, id);
   }
   ASSERT_TRUE(second.has_value()) << "no two tokens of the vocabulary print alike";
-  const ResponseIdentity identity{CompletionCall::Kind::text, "cmpl-1", 1, "m"};
+  const ResponseIdentity identity{
+      .kind = CompletionCall::Kind::text, .id = "cmpl-1", .created = 1, .model = "m"};
   GenerationResult result;
-  TokenLogprobs token{*first, -0.5f, {{*first, -0.5f}, {*second, -1.5f}}};
+  TokenLogprobs token{
+      .token = *first, .logprob = -0.5f, .top = {{*first, -0.5f}, {*second, -1.5f}}};
   const std::vector<TokenLogprobs> logprobs = {token};
   const nlohmann::json body = nlohmann::json::parse(
       dump(completion_json(identity, result, &logprobs, testing::llama3_tokenizer())));

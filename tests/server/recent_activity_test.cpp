@@ -55,15 +55,17 @@ TEST(RecentActivity, ConsecutiveBurstsOfAnEngineMergeIntoOneInterval) {
 TEST(RecentActivity, TheOverlapSweepCountsLanesNotIntervals) {
   // a [0,10) [20,30); b [5,25); c [8,9) inside both: two or more busy on [5,10) and [20,25).
   EXPECT_EQ(overlap_of({{{0, 10}, {20, 30}}, {{5, 25}}, {{8, 9}}}),
-            (std::vector<Span>{{5, 10}, {20, 25}}));
+            (std::vector<Span>{{.start = 5, .end = 10}, {.start = 20, .end = 25}}));
   // One lane's own overlapping intervals (a batch) are one engine busy, not two.
   EXPECT_TRUE(overlap_of({{{0, 10}, {5, 15}}, {}}).empty());
   // Half-open: touching stretches do not overlap.
   EXPECT_TRUE(overlap_of({{{0, 1}}, {{1, 2}}}).empty());
   // Three lanes that pairwise overlap in a chain: one stretch, not two joined at 4.
-  EXPECT_EQ(overlap_of({{{0, 4}}, {{2, 6}}, {{4, 8}}}), (std::vector<Span>{{2, 6}}));
+  EXPECT_EQ(overlap_of({{{0, 4}}, {{2, 6}}, {{4, 8}}}),
+            (std::vector<Span>{{.start = 2, .end = 6}}));
   EXPECT_TRUE(overlap_of({}).empty());
-  EXPECT_EQ(union_of({{3, 4}, {0, 2}, {1, 3}, {6, 6}}), (std::vector<Span>{{0, 4}}));
+  EXPECT_EQ(union_of({{3, 4}, {0, 2}, {1, 3}, {6, 6}}),
+            (std::vector<Span>{{.start = 0, .end = 4}}));
 }
 
 TEST(RecentActivity, TheWindowIsClippedAndNamedLanesComeFirst) {

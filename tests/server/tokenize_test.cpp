@@ -93,10 +93,13 @@ TEST(CheckVocabulary, NamesTheIdItsIndexAndTheModelsRange) {
   }
 }
 
+// Named apart from the other test files' tokenizer(): a unity batch may hold two of them.
 const BpeTokenizer& llama3() { return testing::llama3_tokenizer(); }
 
 TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
-  OpenAiFormat format({CompletionCall::Kind::chat, "chatcmpl-1", 1, "m"}, true, false, llama3());
+  OpenAiFormat format(
+      {.kind = CompletionCall::Kind::chat, .id = "chatcmpl-1", .created = 1, .model = "m"}, true,
+      false, llama3());
   TokenDelta a;
   a.text = "hi";
   a.finish = FinishReason::stop;
@@ -124,7 +127,9 @@ TEST(OpenAiFormat, ChatStreamsTheRoleFirstThenDeltasUsageAndDone) {
   EXPECT_EQ(format.stream_error(ApiError(500, "x", "server_error")),
             sse_event(ApiError(500, "x", "server_error").body()) + sse_done());
 
-  OpenAiFormat text({CompletionCall::Kind::text, "cmpl-1", 1, "m"}, false, false, llama3());
+  OpenAiFormat text(
+      {.kind = CompletionCall::Kind::text, .id = "cmpl-1", .created = 1, .model = "m"}, false,
+      false, llama3());
   EXPECT_EQ(text.stream_open(), "");
   EXPECT_EQ(json::parse(text.whole(result))["choices"][0]["text"], "hi");
 }

@@ -112,14 +112,14 @@ TEST(SupervisorBackoff, RejectsMalformedValuesWithTheirOrigin) {
 }
 
 TEST(SupervisorBackoff, DoublesFromInitialAndStopsAtMax) {
-  const Backoff backoff{100ms, 1000ms};
+  const Backoff backoff{.initial = 100ms, .max = 1000ms};
   EXPECT_EQ(backoff.before_restart(1), 100ms);
   EXPECT_EQ(backoff.before_restart(2), 200ms);
   EXPECT_EQ(backoff.before_restart(3), 400ms);
   EXPECT_EQ(backoff.before_restart(4), 800ms);
   EXPECT_EQ(backoff.before_restart(5), 1000ms);
   EXPECT_EQ(backoff.before_restart(1000000), 1000ms);  // no overflow
-  EXPECT_EQ((Backoff{0ms, 50ms}.before_restart(7)), 0ms);
+  EXPECT_EQ((Backoff{.initial = 0ms, .max = 50ms}.before_restart(7)), 0ms);
 }
 
 // ---- The supervisor with real children ---------------------------------------------------

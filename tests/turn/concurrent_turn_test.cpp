@@ -39,7 +39,7 @@ TEST(ConcurrentTurn, ReleaseDoesNotDrain) {
   ConcurrentTurn turn;
   const TurnClientId id = turn.register_client("s", *stream);
   turn.acquire(id, BurstKind::prefill);
-  stream->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "x"); }});
+  stream->encode(Op{.run = [] { throw GpuError(GpuErrorClass::hang, "test", "x"); }});
   stream->commit();
   EXPECT_NO_THROW(turn.release(id));              // nothing drained, nothing raised
   EXPECT_THROW(stream->synchronize(), GpuError);  // the error waits for the owner

@@ -79,7 +79,7 @@ struct HostFixture {
 
 // Device work that keeps the CPU busy for `us` microseconds.
 Op busy_op(std::int64_t us) {
-  return Op{[us] {
+  return Op{.run = [us] {
     const std::int64_t until = now_ns() + us * 1000;
     while (now_ns() < until) {
     }
@@ -228,7 +228,7 @@ TEST(HostTurn, DrainErrorReachesTheHolderAndTheTurnStillMovesOn) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.streams[0]->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "stuck"); }});
+  f.streams[0]->encode(Op{.run = [] { throw GpuError(GpuErrorClass::hang, "test", "stuck"); }});
   try {
     f.turn.release(f.ids[0]);
     ADD_FAILURE() << "release did not raise the drain error";
@@ -243,12 +243,12 @@ TEST(HostTurn, DefaultStreamErrorsReachTheHolderAndQuietReleaseKeepsThem) {
   SegmentName name;
   HostFixture f(name.value, 1);
   f.device.default_stream().encode(
-      Op{[] { throw GpuError(GpuErrorClass::timeout, "test", "default"); }});
+      Op{.run = [] { throw GpuError(GpuErrorClass::timeout, "test", "default"); }});
   f.device.default_stream().commit();
   f.turn.acquire(f.ids[0], BurstKind::decode);
   EXPECT_THROW(f.turn.release(f.ids[0]), GpuError);
   f.turn.acquire(f.ids[0], BurstKind::decode);  // the turn was freed
-  f.streams[0]->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "kept"); }});
+  f.streams[0]->encode(Op{.run = [] { throw GpuError(GpuErrorClass::hang, "test", "kept"); }});
   f.turn.release_quietly(f.ids[0]);
   EXPECT_THROW(f.streams[0]->synchronize(), GpuError);  // not swallowed
 }
@@ -266,7 +266,7 @@ TEST(HostTurn, HolderDrainsBeforeTheNextHolderRuns) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.streams[0]->encode(Op{[&] {
+  f.streams[0]->encode(Op{.run = [&] {
     std::this_thread::sleep_for(20ms);
     slow_op_done = true;
   }});

@@ -132,7 +132,7 @@ TEST(SerialTurn, DrainErrorReachesTheHolderAndTheTurnStillMovesOn) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.streams[0]->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "stuck"); }});
+  f.streams[0]->encode(Op{.run = [] { throw GpuError(GpuErrorClass::hang, "test", "stuck"); }});
   try {
     f.turn.release(f.ids[0]);  // drains the stream: the error surfaces here
     ADD_FAILURE() << "release did not raise the drain error";
@@ -147,7 +147,7 @@ TEST(SerialTurn, DrainErrorReachesTheHolderAndTheTurnStillMovesOn) {
 TEST(SerialTurn, DefaultStreamErrorsReachTheHolder) {
   TurnFixture f(1);
   f.device.default_stream().encode(
-      Op{[] { throw GpuError(GpuErrorClass::timeout, "test", "default"); }});
+      Op{.run = [] { throw GpuError(GpuErrorClass::timeout, "test", "default"); }});
   f.device.default_stream().commit();
   f.turn.acquire(f.ids[0], BurstKind::decode);
   EXPECT_THROW(f.turn.release(f.ids[0]), GpuError);
@@ -158,7 +158,7 @@ TEST(SerialTurn, DefaultStreamErrorsReachTheHolder) {
 TEST(SerialTurn, ReleaseQuietlyKeepsTheErrorOnTheStream) {
   TurnFixture f(1);
   f.turn.acquire(f.ids[0], BurstKind::decode);
-  f.streams[0]->encode(Op{[] { throw GpuError(GpuErrorClass::hang, "test", "kept"); }});
+  f.streams[0]->encode(Op{.run = [] { throw GpuError(GpuErrorClass::hang, "test", "kept"); }});
   f.turn.release_quietly(f.ids[0]);
   EXPECT_THROW(f.streams[0]->synchronize(), GpuError);  // not swallowed
 }
@@ -174,7 +174,7 @@ TEST(SerialTurn, HolderDrainsBeforeTheNextHolderRuns) {
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.streams[0]->encode(Op{[&] {
+  f.streams[0]->encode(Op{.run = [&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     slow_op_done = true;
   }});

@@ -38,7 +38,7 @@ TEST(ShareController, SettlesWhereTheDecoderMeetsItsTarget) {
 }
 
 TEST(ShareController, GivesPrefillMoreWhileTheDecoderHasRoom) {
-  const Chip chip{0.005, 0.1};  // barely slowed: prefill may take the most allowed
+  const Chip chip{.alone_s = 0.005, .k = 0.1};  // barely slowed: prefill may take the most allowed
   ShareController c({});
   double now = 0;
   feed_alone(c, 0, chip.alone_s, now);

@@ -31,13 +31,18 @@ TEST(Watchdog, DetectsAStalledStreamBlamesItsOwnerAndRecoversInPlace) {
   device.add_observer(watchdog);
   watchdog.watch(*stream, "decode-1");
   watchdog.set_activity_probe([] {
-    return std::vector<EngineActivity>{
-        {"decode-1", "decode-1", BurstKind::decode, EngineState::running},
-        {"prefill-1", "prefill-1", BurstKind::prefill, EngineState::waiting}};
+    return std::vector<EngineActivity>{{.engine = "decode-1",
+                                        .stream = "decode-1",
+                                        .kind = BurstKind::decode,
+                                        .state = EngineState::running},
+                                       {.engine = "prefill-1",
+                                        .stream = "prefill-1",
+                                        .kind = BurstKind::prefill,
+                                        .state = EngineState::waiting}};
   });
   watchdog.start();
 
-  stream->encode(Op{[] {}});
+  stream->encode(Op{.run = [] {}});
   EXPECT_THROW(stream->synchronize(), GpuError);  // blocks until the watchdog resets it
   ASSERT_TRUE(eventually([&] { return log.recovered() == 1; }));
   const auto events = log.events();
@@ -59,14 +64,14 @@ TEST(Watchdog, DetectsAStalledStreamBlamesItsOwnerAndRecoversInPlace) {
 }
 
 TEST(Watchdog, ASlowButProgressingStreamIsNotHung) {
-  cpu::CpuDevice device(CommitLimits{1, std::size_t{1} << 30});
+  cpu::CpuDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
   FaultLog log;
   Watchdog watchdog(deadline(60ms), log);
   watchdog.watch(*stream, "s");
   watchdog.start();
   // 300 ms of work in flight at once, but every buffer completes within 20 ms.
-  for (int i = 0; i < 15; ++i) stream->encode(Op{[] { std::this_thread::sleep_for(20ms); }});
+  for (int i = 0; i < 15; ++i) stream->encode(Op{.run = [] { std::this_thread::sleep_for(20ms); }});
   stream->synchronize();
   watchdog.stop();
   EXPECT_TRUE(log.events().empty());
@@ -80,10 +85,11 @@ TEST(Watchdog, DeviceErrorsBecomeEventsAndFatalOnesTripTheLatch) {
   device.add_observer(watchdog);
   watchdog.watch(*stream, "engine-s");
   watchdog.start();
-  stream->encode(Op{[] { throw GpuError(GpuErrorClass::timeout, "test", "slow"); }});
+  stream->encode(Op{.run = [] { throw GpuError(GpuErrorClass::timeout, "test", "slow"); }});
   EXPECT_THROW(stream->synchronize(), GpuError);
   EXPECT_FALSE(log.wait_fatal_for(10ms));
-  stream->encode(Op{[] { throw GpuError(GpuErrorClass::submissions_ignored, "test", "gone"); }});
+  stream->encode(
+      Op{.run = [] { throw GpuError(GpuErrorClass::submissions_ignored, "test", "gone"); }});
   EXPECT_THROW(stream->synchronize(), GpuError);
   EXPECT_TRUE(log.wait_fatal_for(1s));
   const auto events = log.events();

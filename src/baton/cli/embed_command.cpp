@@ -41,7 +41,7 @@ int EmbedCommand::run() {
   const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
   Pooling how = read_pooling(model_dir);
   if (!pooling.empty()) how.mode = parse_pooling_mode(pooling);
-  EmbeddingRequest request{1, {}};
+  EmbeddingRequest request{.id = 1, .inputs = {}};
   for (const std::string& text : texts) {
     request.inputs.push_back(tokenizer.encode_with_special(text));
     if (request.inputs.back().empty()) {

@@ -145,19 +145,23 @@ int GenerateCommand::run() {
   std::optional<ChatFamily> family;
   if (!chat_template.empty()) family = parse_chat_family(chat_template);
   const InputProcessor input(model_dir, tokenizer, model.config().generation, family);
-  GenerationRequest request{1, {}, {}, {}};
+  GenerationRequest request{.id = 1};
   std::string template_name = "raw";
   if (raw) {
     request.prompt = input.text_prompt(prompt);
   } else {
     std::vector<ChatMessage> messages;
-    if (!system.empty()) messages.push_back({"system", system});
-    messages.push_back({"user", prompt});
+    if (!system.empty()) messages.push_back({.role = "system", .content = system});
+    messages.push_back({.role = "user", .content = prompt});
     request.prompt = input.chat_prompt(messages);
     template_name = input.template_name();
   }
-  request.params.sampling =
-      input.sampling({temperature, top_p, min_p, repetition_penalty, top_k, seed});
+  request.params.sampling = input.sampling({.temperature = temperature,
+                                            .top_p = top_p,
+                                            .min_p = min_p,
+                                            .repetition_penalty = repetition_penalty,
+                                            .top_k = top_k,
+                                            .seed = seed});
   // As in the API: an explicit max_tokens must fit the context whole (else the error says
   // how many were asked), the default is cut to what is left.
   request.params.max_tokens = max_tokens.value_or(kDefaultMaxTokens);

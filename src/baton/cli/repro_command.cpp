@@ -163,6 +163,18 @@ int fatal_exit(const std::string& why) {
   return kExitGpuFatal;
 }
 
+// A run whose ledger misses rows says how many, on stderr, and exits 74 (after a fatal 70).
+int ledger_exit(const std::string& path, const std::vector<const ReproResult*>& runs) {
+  for (const ReproResult* run : runs) {
+    if (run->ledger && run->ledger->incomplete()) {
+      std::cerr << "baton: the ledger " << path << " is incomplete: " << loss_summary(*run->ledger)
+                << "; exiting " << kExitLedgerIncomplete << "\n";
+      return kExitLedgerIncomplete;
+    }
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int ReproCommand::run() {
@@ -197,9 +209,13 @@ int ReproCommand::run() {
     } else {
       print_table(std::cout, comparison);
     }
+    std::vector<const ReproResult*> runs;
+    for (const ReproResult& run : comparison.solo) runs.push_back(&run);
     for (const ReproResult& run : comparison.runs) {
       if (run.faults.fatal) return fatal_exit(run.faults.fatal_detail);
+      runs.push_back(&run);
     }
+    return ledger_exit(options.ledger_path, runs);
   } else {
     const ReproResult result = run_repro(options);
     if (options.json) {
@@ -208,8 +224,8 @@ int ReproCommand::run() {
       print_table(std::cout, result);
     }
     if (result.faults.fatal) return fatal_exit(result.faults.fatal_detail);
+    return ledger_exit(options.ledger_path, {&result});
   }
-  return kExitOk;
 }
 
 int ReproCommand::run_named_scenario() {
@@ -243,10 +259,12 @@ int ReproCommand::run_named_scenario() {
   } else {
     print_table(std::cout, result);
   }
+  std::vector<const ReproResult*> runs;
   for (const VariantResult& v : result.variants) {
     if (v.result.faults.fatal) return fatal_exit(v.result.faults.fatal_detail);
+    runs.push_back(&v.result);
   }
-  return kExitOk;
+  return ledger_exit(options.ledger_path, runs);
 }
 
 }  // namespace baton

@@ -109,8 +109,10 @@ EmbeddingEngine::~EmbeddingEngine() {
 void EmbeddingEngine::stop() { stopped_.store(true, std::memory_order_release); }
 
 EngineActivity EmbeddingEngine::activity() const {
-  return EngineActivity{name_, stream_.name(), BurstKind::embed,
-                        state_.load(std::memory_order_relaxed)};
+  return EngineActivity{.engine = name_,
+                        .stream = stream_.name(),
+                        .kind = BurstKind::embed,
+                        .state = state_.load(std::memory_order_relaxed)};
 }
 
 std::future<EmbeddingResult> EmbeddingEngine::embed(EmbeddingRequest request) {
@@ -217,13 +219,15 @@ std::vector<float> EmbeddingEngine::run_model(std::vector<SequenceStep> steps, i
   try {
     // The ops share the step: after a reset the stream may still finish them.
     const std::shared_ptr<ModelStep> step = runner_->begin(
-        StepPlan{std::move(steps), true, StepOutput::every_hidden}, burst.device_share());
+        StepPlan{
+            .sequences = std::move(steps), .prefills = true, .output = StepOutput::every_hidden},
+        burst.device_share());
     for (int i = 0; i < step->layers(); ++i) {
-      stream_.encode(Op{[step, i] { step->run_layer(i); }, 0});
+      stream_.encode(Op{.run = [step, i] { step->run_layer(i); }, .bytes = 0});
       stream_.commit();
       if (i + 1 < step->layers()) burst.yield_point(Boundary::layer);
     }
-    stream_.encode(Op{[step] { step->finish(); }, 0});
+    stream_.encode(Op{.run = [step] { step->finish(); }, .bytes = 0});
     stream_.synchronize();
     hidden = step->take_output().values;
   } catch (...) {

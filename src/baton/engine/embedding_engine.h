@@ -101,7 +101,8 @@ class EmbeddingEngine final : public HostedEngine {
   std::unique_ptr<ModelRunner> runner_;    // the blocks' keys and values; the executor only
   std::vector<BurstObserver*> observers_;  // set-up only
   std::atomic<EngineState> state_{EngineState::idle};
-  const BurstContext burst_context_{name_, turn_, client_, state_, observers_};
+  const BurstContext burst_context_{
+      .engine = name_, .turn = turn_, .client = client_, .state = state_, .observers = observers_};
   std::atomic<bool> stopped_{false};
 
   mutable std::mutex mu_;

@@ -100,7 +100,7 @@ void Engine::count_failure() {
 }
 
 RequestResult Engine::run(const Request& request, std::stop_token stop) {
-  RequestResult result{request.id, {}};
+  RequestResult result{.id = request.id, .burst_ms = {}};
   for (std::uint32_t burst = 0; burst < request.bursts; ++burst) {
     // A shared worker outlives this engine's stop(), so the engine's own flag counts too.
     if (stop.stop_requested() || stopped_.load(std::memory_order_acquire)) {
@@ -117,8 +117,10 @@ RequestResult Engine::run(const Request& request, std::stop_token stop) {
 }
 
 EngineActivity Engine::activity() const {
-  return EngineActivity{name_, stream_->name(), workload_->kind(),
-                        state_.load(std::memory_order_relaxed)};
+  return EngineActivity{.engine = name_,
+                        .stream = stream_->name(),
+                        .kind = workload_->kind(),
+                        .state = state_.load(std::memory_order_relaxed)};
 }
 
 double Engine::run_burst(const Request& request) {

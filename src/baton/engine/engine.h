@@ -78,7 +78,11 @@ class Engine final : public HostedEngine {
   std::atomic<bool> stopped_{false};
   std::atomic<EngineState> state_{EngineState::idle};
   std::vector<BurstObserver*> burst_observers_;  // set-up only
-  const BurstContext burst_context_{name_, turn_, client_, state_, burst_observers_};
+  const BurstContext burst_context_{.engine = name_,
+                                    .turn = turn_,
+                                    .client = client_,
+                                    .state = state_,
+                                    .observers = burst_observers_};
   std::mutex jobs_mu_;
   std::condition_variable jobs_cv_;
   std::uint32_t pending_jobs_ = 0;  // posted and not yet finished; guarded by jobs_mu_

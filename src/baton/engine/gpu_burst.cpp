@@ -7,7 +7,11 @@ namespace {
 BurstRecord ask(const BurstContext& context, BurstKind kind, std::uint64_t request_id,
                 std::size_t context_tokens) {
   context.state.store(EngineState::waiting, std::memory_order_relaxed);
-  return BurstRecord{context.engine, kind, request_id, context_tokens, Clock::now()};
+  return BurstRecord{.engine = context.engine,
+                     .kind = kind,
+                     .request_id = request_id,
+                     .context_tokens = context_tokens,
+                     .asked = Clock::now()};
 }
 
 }  // namespace

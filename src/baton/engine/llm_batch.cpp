@@ -159,8 +159,9 @@ std::optional<StepPlan> LlmBatch::next_step() {
     }
   }
   if (steps.empty()) return std::nullopt;
-  return StepPlan{std::move(steps), prefills,
-                  greedy ? StepOutput::greedy : StepOutput::last_logits};
+  return StepPlan{.sequences = std::move(steps),
+                  .prefills = prefills,
+                  .output = greedy ? StepOutput::greedy : StepOutput::last_logits};
 }
 
 std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepResult& result,
@@ -210,7 +211,7 @@ bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
 bool LlmBatch::take_greedy(Entry& e, const GreedyToken& picked, TimePoint now) {
   try {
     if (!picked.finite) throw non_finite(e, "");
-    return take(e, SampledToken{picked.token, picked.logprob, {}}, now);
+    return take(e, SampledToken{.id = picked.token, .logprob = picked.logprob, .top = {}}, now);
   } catch (...) {
     e.error = std::current_exception();
   }
@@ -225,8 +226,11 @@ bool LlmBatch::take(Entry& e, SampledToken next, TimePoint now) {
   e.result.logprobs.push_back(next.logprob);
   const auto reason = e.stop->add(next.id);
   if (e.request.on_token) {
-    e.request.on_token(TokenDelta{next.id, next.logprob,
-                                  e.stop->take_stable_text(reason.has_value()), reason, next.top});
+    e.request.on_token(TokenDelta{.token = next.id,
+                                  .logprob = next.logprob,
+                                  .text = e.stop->take_stable_text(reason.has_value()),
+                                  .finish = reason,
+                                  .top = next.top});
   }
   if (e.request.params.sampling.top_logprobs > 0) {
     e.result.top_logprobs.push_back(std::move(next.top));

@@ -141,7 +141,7 @@ void LlmEngine::run_step(StepPlan plan) {
         step->set_device_share(burst->device_share());
       }
     }
-    stream_->encode(Op{[step] { step->finish(); }, 0});
+    stream_->encode(Op{.run = [step] { step->finish(); }, .bytes = 0});
     stream_->synchronize();
     result = step->take_output();
     burst->done();
@@ -175,7 +175,7 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
                              std::size_t context) {
   const std::optional<double> budget = burst.piece_budget_ms();
   if (!budget || context == 0) {
-    stream_->encode(Op{[step, layer] { step->run_layer(layer); }, 0});
+    stream_->encode(Op{.run = [step, layer] { step->run_layer(layer); }, .bytes = 0});
     if (budget) {
       stream_->synchronize();
     } else {
@@ -187,7 +187,8 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
   for (int first = 0; first < rows;) {
     const int count = pieces_.next_piece(rows - first, context, *budget);
     const TimePoint began = Clock::now();
-    stream_->encode(Op{[step, layer, first, count] { step->run_rows(layer, first, count); }, 0});
+    stream_->encode(Op{.run = [step, layer, first, count] { step->run_rows(layer, first, count); },
+                       .bytes = 0});
     stream_->synchronize();
     const double ms = millis_between(began, Clock::now());
     pieces_.record(count, context, ms);
@@ -203,8 +204,10 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
 }
 
 EngineActivity LlmEngine::activity() const {
-  return EngineActivity{name_, stream_->name(), step_kind_.load(std::memory_order_relaxed),
-                        state_.load(std::memory_order_relaxed)};
+  return EngineActivity{.engine = name_,
+                        .stream = stream_->name(),
+                        .kind = step_kind_.load(std::memory_order_relaxed),
+                        .state = state_.load(std::memory_order_relaxed)};
 }
 
 // Stats first, then the promises: a client that has its result sees stats that count it.

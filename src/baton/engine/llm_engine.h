@@ -107,7 +107,8 @@ class LlmEngine final : public HostedEngine {
   std::vector<BurstObserver*> observers_;  // set-up only
   std::atomic<EngineState> state_{EngineState::idle};
   std::atomic<BurstKind> step_kind_{BurstKind::decode};  // of the step in progress
-  const BurstContext burst_context_{name_, turn_, client_, state_, observers_};
+  const BurstContext burst_context_{
+      .engine = name_, .turn = turn_, .client = client_, .state = state_, .observers = observers_};
 
   mutable std::mutex mu_;
   std::condition_variable_any wake_;

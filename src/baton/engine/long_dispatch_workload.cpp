@@ -27,11 +27,11 @@ std::vector<float> random_values(std::size_t count, unsigned seed) {
 }  // namespace
 
 AttentionShape AttentionShape::cpu_default(std::size_t keys) {
-  return {4, 4, keys == 0 ? 32768 : keys, 256};
+  return {.layers = 4, .heads = 4, .keys = keys == 0 ? 32768 : keys, .head_dim = 256};
 }
 
 AttentionShape AttentionShape::cuda_default(std::size_t keys) {
-  return {4, 32, keys == 0 ? 229376 : keys, 256};
+  return {.layers = 4, .heads = 32, .keys = keys == 0 ? 229376 : keys, .head_dim = 256};
 }
 
 void attend_one_pass(const AttentionShape& s, const float* q, const float* k, const float* v,
@@ -75,8 +75,9 @@ void LongDispatchWorkload::encode_burst(Stream& stream,
                                         const std::function<void(Boundary)>& yield_point) {
   const std::size_t bytes = 2 * shape_.cache_values() * sizeof(float);
   for (std::size_t layer = 0; layer < shape_.layers; ++layer) {
-    stream.encode(Op{
-        [this] { attend_one_pass(shape_, q_.data(), k_.data(), v_.data(), out_.data()); }, bytes});
+    stream.encode(
+        Op{.run = [this] { attend_one_pass(shape_, q_.data(), k_.data(), v_.data(), out_.data()); },
+           .bytes = bytes});
     if (layer + 1 < shape_.layers) yield_point(Boundary::layer);
   }
 }

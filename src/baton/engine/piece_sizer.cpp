@@ -29,9 +29,9 @@ PieceSizer::Line PieceSizer::fit(const Times& times) {
   if (n >= 2 && spread > 0) {
     const double per_row = (n * sxy - sx * sy) / spread;
     const double fixed = (sy - per_row * sx) / n;
-    if (per_row > 0 && fixed >= 0) return {fixed, per_row};
+    if (per_row > 0 && fixed >= 0) return {.fixed_ms = fixed, .per_row_ms = per_row};
   }
-  return {0.0, sy / sx};
+  return {.fixed_ms = 0.0, .per_row_ms = sy / sx};
 }
 
 bool PieceSizer::aligned(int rows) const {

@@ -7,13 +7,24 @@
 
 namespace baton {
 
-SyntheticShape SyntheticShape::decode_default() { return {BurstKind::decode, 32, 8, 1024, 512, 4}; }
-
-SyntheticShape SyntheticShape::prefill_default(std::size_t tokens) {
-  return {BurstKind::prefill, 32, tokens == 0 ? kPrefillDefaultTokens : tokens, 1024, 512, 4};
+SyntheticShape SyntheticShape::decode_default() {
+  return {
+      .kind = BurstKind::decode, .layers = 32, .rows = 8, .k = 1024, .n = 512, .ops_per_layer = 4};
 }
 
-SyntheticShape SyntheticShape::embed_default() { return {BurstKind::embed, 4, 64, 512, 512, 1}; }
+SyntheticShape SyntheticShape::prefill_default(std::size_t tokens) {
+  return {.kind = BurstKind::prefill,
+          .layers = 32,
+          .rows = tokens == 0 ? kPrefillDefaultTokens : tokens,
+          .k = 1024,
+          .n = 512,
+          .ops_per_layer = 4};
+}
+
+SyntheticShape SyntheticShape::embed_default() {
+  return {
+      .kind = BurstKind::embed, .layers = 4, .rows = 64, .k = 512, .n = 512, .ops_per_layer = 1};
+}
 
 SyntheticWorkload::SyntheticWorkload(SyntheticShape shape) : shape_(shape) {
   if (shape_.layers == 0 || shape_.rows == 0 || shape_.k == 0 || shape_.n == 0 ||
@@ -45,11 +56,12 @@ void SyntheticWorkload::encode_burst(Stream& stream,
       const float* a = input_.data();
       float* c = output_.data() + part * block;
       const int cols = static_cast<int>(block);
-      stream.encode(Op{[=] {
-                         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k, 1.0f, a,
-                                     k, w, n, 0.0f, c, n);
-                       },
-                       op_bytes});
+      stream.encode(Op{.run =
+                           [=] {
+                             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, cols, k,
+                                         1.0f, a, k, w, n, 0.0f, c, n);
+                           },
+                       .bytes = op_bytes});
       if (part + 1 < shape_.ops_per_layer) yield_point(Boundary::op);
     }
     if (layer + 1 < shape_.layers) yield_point(Boundary::layer);

@@ -168,8 +168,9 @@ void FaultInjector::start_slowdown_locked(TimePoint now) {
     const StreamId slowed =
         candidates[std::uniform_int_distribution<std::size_t>(0, candidates.size() - 1)(rng_)];
     const TimePoint until = add_seconds(now, plan_.slowdown_seconds);
-    slowed_[slowed] = Slowdown{until, plan_.slowdown_factor};
-    if (episodes_.size() < kMaxEpisodesKept) episodes_.push_back({slowed, now, until});
+    slowed_[slowed] = Slowdown{.until = until, .factor = plan_.slowdown_factor};
+    if (episodes_.size() < kMaxEpisodesKept)
+      episodes_.push_back({.stream = slowed, .start = now, .until = until});
     slowdowns_active_.store(true, std::memory_order_release);
     ++counts_.slowdowns;
   }

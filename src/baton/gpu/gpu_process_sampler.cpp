@@ -44,10 +44,14 @@ GpuPoll poll_of(const std::vector<NvmlProcessSample>& samples, std::uint64_t sin
     sum.mem += std::min<double>(s.mem_percent, kMaxPercent);
     ++sum.count;
   }
-  GpuPoll poll{start, end, options.host_pids, {}};
+  GpuPoll poll{.start = start, .end = end, .host_pids = options.host_pids, .processes = {}};
   for (const auto& [pid, sum] : by_pid) {
     if (sum.sm == 0.0 && sum.mem == 0.0) continue;
-    GpuProcessUse use{pid, std::nullopt, false, sum.sm / sum.count, sum.mem / sum.count};
+    GpuProcessUse use{.pid = pid,
+                      .process = std::nullopt,
+                      .own = false,
+                      .sm_percent = sum.sm / sum.count,
+                      .mem_percent = sum.mem / sum.count};
     // Another namespace's pid names whatever process has that number here, if any.
     if (options.host_pids) {
       use.own = pid == options.own_pid;
@@ -157,7 +161,7 @@ GpuSamplerStart start_gpu_process_sampler(const std::string& library, const std:
     return std::make_unique<GpuProcessSampler>(std::move(nvml), device, std::move(options),
                                                std::move(sink));
   } catch (const NvmlError& e) {
-    return NvmlUnavailable{e.what()};
+    return NvmlUnavailable{.reason = e.what()};
   }
 }
 

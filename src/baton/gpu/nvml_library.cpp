@@ -74,7 +74,8 @@ NvmlOpenResult NvmlLibrary::open(const std::string& path) {
   std::unique_ptr<void, Closer> handle(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (!handle) {
     const char* why = dlerror();
-    return NvmlUnavailable{why != nullptr ? std::string(why) : path + ": cannot be opened"};
+    return NvmlUnavailable{.reason =
+                               why != nullptr ? std::string(why) : path + ": cannot be opened"};
   }
   auto f = std::make_unique<Functions>();
   resolve(handle.get(), "nvmlInit_v2", f->init);
@@ -84,12 +85,13 @@ NvmlOpenResult NvmlLibrary::open(const std::string& path) {
   resolve(handle.get(), "nvmlDeviceGetHandleByPciBusId_v2", f->by_pci_bus_id);
   resolve(handle.get(), "nvmlDeviceGetProcessUtilization", f->process_utilization);
   if (const std::string missing = missing_function(*f); !missing.empty()) {
-    return NvmlUnavailable{path + " has no " + missing};
+    return NvmlUnavailable{.reason = path + " has no " + missing};
   }
   if (const NvmlReturn code = f->init(); code != kSuccess) {
     const char* text = f->error_string(code);
-    return NvmlUnavailable{"nvmlInit_v2: " + std::string(text != nullptr ? text : "error") + " (" +
-                           std::to_string(code) + ")"};
+    return NvmlUnavailable{.reason =
+                               "nvmlInit_v2: " + std::string(text != nullptr ? text : "error") +
+                               " (" + std::to_string(code) + ")"};
   }
   return std::unique_ptr<NvmlLibrary>(new NvmlLibrary(std::move(handle), std::move(f)));
 }
@@ -115,11 +117,11 @@ NvmlDevice NvmlLibrary::device(const std::string& pci_bus_id) const {
       throw NvmlError("nvmlDeviceGetHandleByPciBusId_v2(" + pci_bus_id + ")", code,
                       error_text(code));
     }
-    return {handle};
+    return {.handle = handle};
   }
   const NvmlReturn code = functions_->by_index(0, &handle);
   if (code != kSuccess) throw NvmlError("nvmlDeviceGetHandleByIndex_v2(0)", code, error_text(code));
-  return {handle};
+  return {.handle = handle};
 }
 
 std::vector<NvmlProcessSample> NvmlLibrary::process_utilization(NvmlDevice device,

@@ -28,7 +28,7 @@ std::unique_ptr<GpuProcessSampler> start_gpu_sampling(Ledger& ledger, std::int64
   sampler.host_pids = options.host_pids.value_or(in_host_pid_namespace());
   GpuSamplerStart started = start_gpu_process_sampler(
       options.library, pci_bus_id, std::move(sampler), [&ledger, run_id](GpuPoll poll) {
-        ledger.record(GpuPollRow{run_id, std::move(poll)});
+        ledger.record(GpuPollRow{.run_id = run_id, .poll = std::move(poll)});
       });
   if (auto* unavailable = std::get_if<NvmlUnavailable>(&started)) {
     log << who << ": GPU clients not sampled: " << unavailable->message() << "\n";

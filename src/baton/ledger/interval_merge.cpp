@@ -16,7 +16,11 @@ std::optional<std::size_t> bucket_of(const std::optional<std::int64_t>& tokens) 
 }
 
 MergeSide side_of(const IntervalRow& row) {
-  return {row.kind, row.request_id, row.context_tokens, row.start, row.end};
+  return {.kind = row.kind,
+          .request_id = row.request_id,
+          .context_tokens = row.context_tokens,
+          .start = row.start,
+          .end = row.end};
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include "baton/ledger/interval_merge.h"
 #include "baton/ledger/ledger_schema.h"
 
+#include <algorithm>
+#include <iostream>
+#include <iterator>
 #include <stdexcept>
 
 namespace baton {
@@ -22,10 +25,33 @@ const std::filesystem::path& with_parent_directory(const std::filesystem::path& 
   return path;
 }
 
+std::string rows_text(std::size_t n) {
+  return std::to_string(n) + (n == 1 ? " row" : " rows");
+}
+
 }  // namespace
 
-Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every)
-    : commit_every_(commit_every), db_(with_parent_directory(path)) {
+std::string loss_summary(const LedgerWriteStatus& s) {
+  const std::uint64_t all = s.rows_written + s.rows_held + s.rows_lost;
+  return std::to_string(s.rows_lost) + " of " + rows_text(all) + " were never written" +
+         (s.events_lost > 0 ? " (" + std::to_string(s.events_lost) + " of them fault events)"
+                            : "") +
+         (s.run_end_lost ? ", nor the run's end" : "") + " (" + std::to_string(s.failed_commits) +
+         " failed writes; the last: " + s.last_error + ")";
+}
+
+LedgerWarning warn_on_stderr(const std::filesystem::path& path) {
+  return [path](const std::string& line) {
+    std::cerr << "baton: warning: ledger " + path.string() + ": " + line + "\n" << std::flush;
+  };
+}
+
+Ledger::Ledger(const std::filesystem::path& path, std::chrono::milliseconds commit_every,
+               LedgerWarning warn)
+    : path_(path),
+      commit_every_(commit_every),
+      warn_(warn ? std::move(warn) : warn_on_stderr(path)),
+      db_(with_parent_directory(path)) {
   create_or_upgrade_ledger(db_, path);
   writer_ = std::jthread([this](std::stop_token stop) { write_loop(stop); });
 }
@@ -47,10 +73,20 @@ std::int64_t Ledger::begin_run(const RunStart& run) {
 }
 
 void Ledger::end_run(std::int64_t run_id, double stop, int exit_code) {
-  flush();
-  std::lock_guard lock(db_mu_);
-  Statement update(db_, "UPDATE runs SET stop = ?, exit_code = ? WHERE id = ?");
-  update.bind(1, stop).bind(2, std::int64_t{exit_code}).bind(3, run_id).run();
+  wait_for_pass(/*last_try=*/true);
+  try {
+    std::lock_guard lock(db_mu_);
+    Statement update(db_, "UPDATE runs SET stop = ?, exit_code = ? WHERE id = ?");
+    update.bind(1, stop).bind(2, std::int64_t{exit_code}).bind(3, run_id).run();
+  } catch (const SqliteError& error) {
+    {
+      std::lock_guard lock(mu_);
+      status_.run_end_lost = true;
+      ++status_.failed_commits;
+      status_.last_error = error.what();
+    }
+    warn_("cannot record the end of run " + std::to_string(run_id) + " (" + error.what() + ")");
+  }
 }
 
 void Ledger::record(IntervalRow row) {
@@ -63,7 +99,6 @@ void Ledger::record(IntervalRow row) {
   }
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
-  ++queued_;
 }
 
 void Ledger::record(StreamIntervalRow row) {
@@ -73,7 +108,6 @@ void Ledger::record(StreamIntervalRow row) {
   }
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
-  ++queued_;
 }
 
 void Ledger::record(GpuPollRow row) {
@@ -83,42 +117,47 @@ void Ledger::record(GpuPollRow row) {
   }
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
-  ++queued_;
 }
 
 void Ledger::record(EventRow row) {
   std::lock_guard lock(mu_);
   queue_.emplace_back(std::move(row));
-  ++queued_;
 }
 
-void Ledger::flush() {
+void Ledger::flush() { wait_for_pass(/*last_try=*/false); }
+
+void Ledger::wait_for_pass(bool last_try) {
   std::unique_lock lock(mu_);
-  const std::uint64_t target = queued_;
-  flush_requested_ = true;
+  const std::uint64_t ticket = ++flush_tickets_;
+  if (last_try) last_try_ticket_ = ticket;
   wake_.notify_all();
-  committed_cv_.wait(lock, [&] { return committed_ >= target || !writer_.joinable(); });
+  committed_cv_.wait(lock, [&] { return flushed_ >= ticket || !writer_.joinable(); });
 }
 
-std::optional<std::string> Ledger::writer_error() const {
+LedgerWriteStatus Ledger::write_status() const {
   std::lock_guard lock(mu_);
-  return error_;
+  return status_;
 }
 
 void Ledger::write_loop(std::stop_token stop) {
   for (;;) {
     std::vector<Row> rows;
+    std::uint64_t serving = 0;  // the flushes this pass answers: rows queued before them
     {
       std::unique_lock lock(mu_);
-      wake_.wait_for(lock, stop, commit_every_, [this] { return flush_requested_; });
-      flush_requested_ = false;
+      wake_.wait_for(lock, stop, commit_every_, [this] { return flush_tickets_ > flushed_; });
+      serving = flush_tickets_;
       rows.swap(queue_);
     }
-    const std::size_t count = rows.size();
-    if (count > 0) commit(rows);
+    if (!held_.empty()) {  // older: first, so that consecutive bursts still merge
+      rows.insert(rows.begin(), std::make_move_iterator(held_.begin()),
+                  std::make_move_iterator(held_.end()));
+      held_.clear();
+    }
+    if (!rows.empty()) settle(rows, commit(rows), serving);
     {
       std::lock_guard lock(mu_);
-      committed_ += count;
+      flushed_ = serving;
     }
     committed_cv_.notify_all();
     if (stop.stop_requested()) {
@@ -128,7 +167,50 @@ void Ledger::write_loop(std::stop_token stop) {
   }
 }
 
-void Ledger::commit(std::vector<Row>& rows) {
+void Ledger::settle(std::vector<Row>& rows, const std::optional<std::string>& error,
+                    std::uint64_t serving) {
+  std::string warning;
+  {
+    std::lock_guard lock(mu_);
+    if (!error) {
+      if (status_.rows_held > 0) {
+        warning = "writing again: the " + rows_text(status_.rows_held) + " held are in";
+      }
+      status_.rows_written += rows.size();
+      status_.rows_held = 0;
+      warned_drop_ = false;
+    } else {
+      ++status_.failed_commits;
+      status_.last_error = *error;
+      const bool first = status_.rows_held == 0;
+      // The run's last try (or the ledger closes): there is no later commit to wait for.
+      const bool give_up = (last_try_ticket_ != 0 && serving >= last_try_ticket_) ||
+                           writer_.get_stop_token().stop_requested();
+      const std::size_t drop =
+          give_up ? rows.size() : rows.size() - std::min(rows.size(), kMaxHeldRows);
+      status_.rows_lost += drop;
+      status_.events_lost += static_cast<std::uint64_t>(
+          std::count_if(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(drop),
+                        [](const Row& row) { return std::holds_alternative<EventRow>(row); }));
+      held_.assign(std::make_move_iterator(rows.begin() + static_cast<std::ptrdiff_t>(drop)),
+                   std::make_move_iterator(rows.end()));
+      status_.rows_held = held_.size();
+      if (give_up) {
+        warning = "cannot write " + rows_text(drop) + " (" + *error + "); they are lost";
+      } else if (first) {
+        warning = "cannot write " + rows_text(rows.size()) + " (" + *error +
+                  "); holding them to try again with every commit";
+      } else if (drop > 0 && !warned_drop_) {
+        warned_drop_ = true;
+        warning = "still cannot write (" + *error + "); dropped the oldest " + rows_text(drop) +
+                  " of those held (at most " + std::to_string(kMaxHeldRows) + " are kept)";
+      }
+    }
+  }
+  if (!warning.empty()) warn_(warning);
+}
+
+std::optional<std::string> Ledger::commit(std::vector<Row>& rows) {
   std::lock_guard db_lock(db_mu_);
   try {
     db_.exec("BEGIN");
@@ -140,10 +222,10 @@ void Ledger::commit(std::vector<Row>& rows) {
     Statement event(db_,
                     "INSERT INTO events (run_id, time, class, engine, stream, in_flight, detail)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)");
-    std::vector<IntervalRow> intervals;
-    for (Row& row : rows) {
-      if (auto* i = std::get_if<IntervalRow>(&row)) {
-        intervals.push_back(std::move(*i));
+    std::vector<IntervalRow> intervals;  // copies: the rows stay whole for a retry
+    for (const Row& row : rows) {
+      if (const auto* i = std::get_if<IntervalRow>(&row)) {
+        intervals.push_back(*i);
       } else if (const auto* s = std::get_if<StreamIntervalRow>(&row)) {
         // Merged already where that is safe (stream_recorder.h).
         stream.bind(1, s->run_id).bind(2, s->stream).bind(3, s->start).bind(4, s->end).run();
@@ -164,14 +246,14 @@ void Ledger::commit(std::vector<Row>& rows) {
       interval.run();
     }
     db_.exec("COMMIT");
+    return std::nullopt;
   } catch (const SqliteError& error) {
     try {
       db_.exec("ROLLBACK");
     } catch (const SqliteError&) {
       // No transaction was open: nothing to roll back.
     }
-    std::lock_guard lock(mu_);
-    if (!error_) error_ = error.what();
+    return error.what();
   }
 }
 

@@ -127,8 +127,11 @@ std::vector<GpuUsePoll> read_gpu_polls(Database& db, std::int64_t version,
   while (s.step()) {
     if (polls.empty() || s.column_int(0) != last_id) {
       last_id = s.column_int(0);
-      polls.push_back(
-          {s.column_int(1), s.column_double(2), s.column_double(3), s.column_int(4) != 0, {}});
+      polls.push_back({.run = s.column_int(1),
+                       .start = s.column_double(2),
+                       .end = s.column_double(3),
+                       .host_pids = s.column_int(4) != 0,
+                       .processes = {}});
     }
     if (s.column_is_null(5)) continue;  // a poll that found no process
     polls.back().processes.push_back({s.column_int(5), s.column_text(6), s.column_int(7) != 0,

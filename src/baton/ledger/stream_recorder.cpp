@@ -31,7 +31,7 @@ void StreamRecorder::stream_idle(StreamId stream, TimePoint at) {
   std::lock_guard lock(mu_);
   const auto it = busy_.find(stream);
   if (it == busy_.end()) return;  // never seen busy: nothing to end
-  const Stretch stretch{stream, it->second, at};
+  const Stretch stretch{.stream = stream, .start = it->second, .end = at};
   busy_.erase(it);
   if (busy_.empty()) {
     held_ = stretch;  // the device is idle now: the stream may go on in a moment
@@ -52,8 +52,10 @@ void StreamRecorder::finish() {
 void StreamRecorder::record(const Stretch& stretch) {
   const auto name = names_.find(stretch.stream);
   ledger_.record(StreamIntervalRow{
-      run_id_, name != names_.end() ? name->second : "stream-" + std::to_string(stretch.stream),
-      wall_.unix_seconds(stretch.start), wall_.unix_seconds(stretch.end)});
+      .run_id = run_id_,
+      .stream = name != names_.end() ? name->second : "stream-" + std::to_string(stretch.stream),
+      .start = wall_.unix_seconds(stretch.start),
+      .end = wall_.unix_seconds(stretch.end)});
 }
 
 }  // namespace baton

@@ -38,7 +38,7 @@ int tile_rows(int cols, int rows, bool bf16_pairs, bool tiled) {
 
 void linear(ThreadPool& pool, const float* x, int rows, const WeightMatrix& w, const float* bias,
             float* y) {
-  const LinearOutput output{&w, bias, y};
+  const LinearOutput output{.w = &w, .bias = bias, .y = y};
   linear(pool, x, rows, {&output, 1});
 }
 

@@ -88,9 +88,9 @@ void ForwardPass::run_rows(int index, int first, int count) {
   }
   {
     const OpTimer t = timer(StepOp::qkv);
-    const LinearOutput qkv[] = {{&l.q, data(l.q_bias), q.data() + at * q_dim},
-                                {&l.k, data(l.k_bias), k.data() + at * kv_dim},
-                                {&l.v, data(l.v_bias), v.data() + at * kv_dim}};
+    const LinearOutput qkv[] = {{.w = &l.q, .bias = data(l.q_bias), .y = q.data() + at * q_dim},
+                                {.w = &l.k, .bias = data(l.k_bias), .y = k.data() + at * kv_dim},
+                                {.w = &l.v, .bias = data(l.v_bias), .y = v.data() + at * kv_dim}};
     linear(threads, h.data() + at * hidden, count, qkv);
   }
   {
@@ -116,7 +116,8 @@ void ForwardPass::run_rows(int index, int first, int count) {
   float* gated = gate.data() + at * inner;
   {
     const OpTimer t = timer(StepOp::gate_up);
-    const LinearOutput gate_up[] = {{&l.gate, nullptr, gated}, {&l.up, nullptr, up.data() + at * inner}};
+    const LinearOutput gate_up[] = {{.w = &l.gate, .bias = nullptr, .y = gated},
+                                    {.w = &l.up, .bias = nullptr, .y = up.data() + at * inner}};
     linear(threads, h.data() + at * hidden, count, gate_up);
   }
   {

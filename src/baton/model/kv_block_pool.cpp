@@ -90,7 +90,8 @@ std::uint64_t KvBlockPool::publish(BlockId block, std::uint64_t parent,
   const std::uint64_t hash = chain_hash(parent, tokens);
   BlockState& state = blocks_.at(block);
   if (state.published || published_.contains(hash)) return hash;
-  state.published = Published{hash, parent, {tokens.begin(), tokens.end()}};
+  state.published =
+      Published{.hash = hash, .parent = parent, .tokens = {tokens.begin(), tokens.end()}};
   published_.emplace(hash, block);
   return hash;
 }

@@ -79,8 +79,9 @@ void add_layer_specs(ModelArch arch, const ModelShape& s, std::int64_t layer,
 
 // The tensors LlamaModel reads, sorted by name: the order of the file and of the draws.
 std::vector<TensorSpec> tensor_specs(ModelArch arch, const ModelShape& s) {
-  std::vector<TensorSpec> specs{{"model.embed_tokens.weight", {s.vocab_size, s.hidden_size}},
-                                {"model.norm.weight", {s.hidden_size}, true}};
+  std::vector<TensorSpec> specs{
+      {.name = "model.embed_tokens.weight", .shape = {s.vocab_size, s.hidden_size}},
+      {.name = "model.norm.weight", .shape = {s.hidden_size}, .ones = true}};
   if (!s.tie_word_embeddings) specs.push_back({"lm_head.weight", {s.vocab_size, s.hidden_size}});
   for (std::int64_t i = 0; i < s.num_layers; ++i) add_layer_specs(arch, s, i, specs);
   std::sort(specs.begin(), specs.end(),
@@ -214,7 +215,7 @@ void write_tensors(OutputFile& file, const std::vector<TensorSpec>& specs, bool 
   for (const TensorSpec& t : specs) {
     for (std::int64_t left = t.elements(); left > 0;) {
       const std::size_t n = std::min<std::size_t>(kChunkElements, static_cast<std::size_t>(left));
-      chunks.push_back({&t, n, chunks.size()});
+      chunks.push_back({.tensor = &t, .elements = n, .index = chunks.size()});
       left -= static_cast<std::int64_t>(n);
     }
   }
@@ -461,7 +462,11 @@ WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelS
   if (target.filename().empty()) target = target.parent_path();  // "out/"
   fs::create_directories(target.parent_path());
   StagingDirectory staging(target);
-  WrittenModel written{target, {}, parameter_count(arch, shape), 0, tokenizer.size};
+  WrittenModel written{.directory = target,
+                       .files = {},
+                       .parameters = parameter_count(arch, shape),
+                       .bytes = 0,
+                       .tokenizer_size = tokenizer.size};
   const auto text = [&](const std::string& name, const std::string& content) {
     write_text(staging.path() / name, content);
     written.files.push_back(name);
@@ -470,7 +475,7 @@ WrittenModel write_model(const fs::path& directory, ModelArch arch, const ModelS
   text("tokenizer_config.json", tokenizer.tokenizer_config_json);
   text("generation_config.json", generation_config_json(tokenizer).dump(2) + "\n");
   text("config.json", config_json(arch, shape, tokenizer).dump(2) + "\n");
-  ProgressCount count{progress, weight_bytes(arch, shape)};
+  ProgressCount count{.report = progress, .total = weight_bytes(arch, shape)};
   write_safetensors(staging.path() / "model.safetensors", tensor_specs(arch, shape), shape.dtype,
                     seed, count);
   count.add(0);  // one more look for a stop that came during the flush, before publishing

@@ -115,7 +115,8 @@ std::vector<TopLogprob> top_logprobs(std::span<const float> logits, int count, d
     if (kept.size() == n) floor = logits[kept.back()];
   }
   std::vector<TopLogprob> top;
-  for (const TokenId t : kept) top.push_back({t, static_cast<float>(logits[t] - norm)});
+  for (const TokenId t : kept)
+    top.push_back({.token = t, .logprob = static_cast<float>(logits[t] - norm)});
   return top;
 }
 
@@ -131,8 +132,9 @@ GreedyToken greedy_token(std::span<const float> logits) {
     if (logits[i] > logits[best]) best = i;
   }
   const float top = logits[best];
-  return {static_cast<TokenId>(best), static_cast<float>(top - log_normalizer(logits, top)),
-          finite};
+  return {.token = static_cast<TokenId>(best),
+          .logprob = static_cast<float>(top - log_normalizer(logits, top)),
+          .finite = finite};
 }
 
 bool is_plain_greedy(const SamplingParams& p) {
@@ -174,7 +176,7 @@ SampledToken Sampler::next(std::span<const float> model_logits, std::span<const 
     }
     chosen = params_.temperature > 0.0 ? draw(scores) : first_largest(scores);
   }
-  SampledToken out{chosen, static_cast<float>(logits[chosen] - norm), {}};
+  SampledToken out{.id = chosen, .logprob = static_cast<float>(logits[chosen] - norm), .top = {}};
   if (params_.top_logprobs > 0) out.top = top_logprobs(logits, params_.top_logprobs, norm);
   return out;
 }

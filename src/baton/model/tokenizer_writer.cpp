@@ -143,7 +143,7 @@ std::vector<Word> words_of(std::string_view text) {
   for (std::string_view piece : SplitRegex(kSplitPattern).split(text)) ++counts[std::string(piece)];
   std::vector<Word> words;
   for (const auto& [piece, count] : counts) {
-    Word w{{}, count};
+    Word w{.symbols = {}, .count = count};
     for (char c : piece) w.symbols.emplace_back(1, c);
     words.push_back(std::move(w));
   }

@@ -191,8 +191,11 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
 WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::string& name,
                                        const std::string& file, std::int64_t rows,
                                        std::int64_t cols, WeightFormat format) {
-  TensorView view{name, DType::f32, {rows, cols},
-                  std::as_bytes(std::span<const float>(values)), file};
+  TensorView view{.name = name,
+                  .dtype = DType::f32,
+                  .shape = {rows, cols},
+                  .bytes = std::as_bytes(std::span<const float>(values)),
+                  .file = file};
   const auto width = static_cast<std::size_t>(cols);
   WeightMatrix m;
   m.rows_ = static_cast<int>(rows);
@@ -201,8 +204,11 @@ WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::str
     m.q8_ = quantize(view, name, m.rows_, m.cols_);
   } else if (format == WeightFormat::bf16) {
     m.aligned_ = checked_bf16(values, name, file, width);
-    m.bf16_ = TensorView{name, DType::bf16, {rows, cols},
-                         {m.aligned_.get(), values.size() * 2}, file};
+    m.bf16_ = TensorView{.name = name,
+                         .dtype = DType::bf16,
+                         .shape = {rows, cols},
+                         .bytes = {m.aligned_.get(), values.size() * 2},
+                         .file = file};
   } else {
     if (const auto bad = first_nonfinite(values)) fail_nonfinite(file, name, *bad, width);
     m.f32_ = std::move(values);

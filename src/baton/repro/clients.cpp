@@ -52,7 +52,7 @@ ClientTally drive(Engine& engine, std::uint64_t seed, std::stop_token stop) {
   std::uniform_int_distribution<std::uint32_t> decode_tokens(16, 64);
   std::exponential_distribution<double> embed_gap_ms(1.0 / 20.0);
   for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
-    Request request{id, 1};
+    Request request{.id = id, .bursts = 1};
     if (engine.kind() == BurstKind::decode) request.bursts = decode_tokens(rng);
     if (engine.kind() == BurstKind::embed) sleep_ms(embed_gap_ms(rng));
     if (!answered(engine.submit(request), tally)) break;
@@ -75,7 +75,7 @@ ClientTally drive_llm(LlmEngine& engine, const LlmLoad& load, std::uint64_t seed
       prompt = random_tokens(rng, load.prompt_tokens, load.vocab);
       max_tokens = decode_tokens(rng);
     }
-    GenerationRequest request{id, prompt, {}, {}};
+    GenerationRequest request{.id = id, .prompt = prompt, .params = {}, .on_token = {}};
     request.params.sampling.temperature = 0.0;
     request.params.max_tokens = max_tokens;
     request.params.ignore_eos = true;
@@ -95,7 +95,7 @@ ClientTally drive_embedding(EmbeddingEngine& engine, std::size_t vocab, std::uin
   std::exponential_distribution<double> gap_ms(1.0 / 20.0);
   for (std::uint64_t id = 1; !stop.stop_requested(); ++id) {
     sleep_ms(gap_ms(rng));
-    EmbeddingRequest request{id, {}};
+    EmbeddingRequest request{.id = id, .inputs = {}};
     for (int i = inputs(rng); i > 0; --i) {
       request.inputs.push_back(random_tokens(rng, length(rng), vocab));
     }

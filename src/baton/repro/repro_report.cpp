@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "baton/ledger/write_status_json.h"
+
 namespace baton {
 namespace {
 
@@ -146,7 +148,7 @@ nlohmann::json to_json(const ReproResult& run) {
     }
     engines.push_back(std::move(entry));
   }
-  return {{"backend", run.backend},
+  nlohmann::json out = {{"backend", run.backend},
           {"policy", std::string(to_string(run.turn.policy))},
           {"scenario", scenario_name(run)},
           {"quantum", std::string(to_string(run.turn.quantum))},
@@ -164,6 +166,8 @@ nlohmann::json to_json(const ReproResult& run) {
           {"faults", faults_json(run.faults)},
           {"detect_latency_ms",
            {{"p50", run.faults.detect_latency_ms.p50}, {"max", run.faults.detect_latency_ms.max}}}};
+  if (run.ledger) out["ledger"] = to_json(*run.ledger);
+  return out;
 }
 
 nlohmann::json to_json(const ReproComparison& comparison) {
@@ -206,8 +210,12 @@ ReproResult result_from_json(const nlohmann::json& json) {
     r.longest_piece_ms = e.value("longest_piece_ms", 0.0);
     if (e.contains("turn")) {
       const nlohmann::json& t = e.at("turn");
-      run.turn_stats.clients.push_back({r.name, t.at("acquisitions"), t.at("handovers_in"),
-                                        t.at("yields"), t.at("wait_s"), t.at("hold_s")});
+      run.turn_stats.clients.push_back({.name = r.name,
+                                        .acquisitions = t.at("acquisitions"),
+                                        .handovers_in = t.at("handovers_in"),
+                                        .yields = t.at("yields"),
+                                        .wait_s = t.at("wait_s"),
+                                        .hold_s = t.at("hold_s")});
     }
     run.engines.push_back(std::move(r));
   }

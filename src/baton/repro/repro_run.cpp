@@ -173,10 +173,14 @@ ReproResult run_repro(const ReproOptions& options) {
   std::int64_t run_id = 0;
   if (!options.ledger_path.empty()) {
     ledger.emplace(options.ledger_path);
-    run_id = ledger->begin_run(
-        {unix_seconds_now(), BATON_VERSION, backend,
-         options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy, true,
-         backend == "cuda" ? installed_nvidia_driver() : ""});
+    run_id = ledger->begin_run({
+        .start = unix_seconds_now(),
+        .version = BATON_VERSION,
+        .backend = backend,
+        .policy = options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy,
+        .streams_recorded = true,
+        .driver = backend == "cuda" ? installed_nvidia_driver() : "",
+    });
     recorder.emplace(*ledger, run_id);
     // Both exposures: engines with requests in progress (bursts) and streams with work
     // in flight, on one clock so that they line up.
@@ -197,7 +201,7 @@ ReproResult run_repro(const ReproOptions& options) {
   }
   std::vector<HostedSpec> engines;
   for (const ReproEngine& spec : options.engines) {
-    HostedSpec hosted{&spec};
+    HostedSpec hosted{.spec = &spec};
     HostedEngine* engine = nullptr;
     if (spec.llm()) {
       const LlamaModel& model = *models.at(spec.name);
@@ -270,7 +274,10 @@ ReproResult run_repro(const ReproOptions& options) {
   result.faults = summarize_faults(host, result.events);
   stop_gpu_sampling(gpu_sampler, std::cerr, "baton repro");  // its last poll in the run
   if (streams) streams->finish();  // every stream is idle: the host has stopped
-  if (ledger) ledger->end_run(run_id, unix_seconds_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
+  if (ledger) {
+    ledger->end_run(run_id, unix_seconds_now(), result.faults.fatal ? kExitGpuFatal : kExitOk);
+    result.ledger = ledger->write_status();
+  }
   return result;
 }
 

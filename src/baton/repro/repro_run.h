@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "baton/common/percentiles.h"
+#include "baton/ledger/ledger.h"
 #include "baton/repro/repro_options.h"
 #include "baton/turn/turn_metrics.h"
 #include "baton/watchdog/fault_event.h"
@@ -68,6 +69,7 @@ struct ReproResult {
   TurnStats turn_stats;
   FaultReport faults;
   std::vector<FaultEvent> events;
+  std::optional<LedgerWriteStatus> ledger;  // after the run's end; none without --ledger
 };
 
 ReproResult run_repro(const ReproOptions& options);

@@ -19,7 +19,8 @@ TurnOptions turn(TurnPolicy policy, Quantum quantum = Quantum::burst,
 // One variant of `inputs.base` with these engines under this turn.
 ScenarioVariant variant(const ScenarioInputs& inputs, std::string key, std::string label,
                         const std::vector<std::string>& specs, TurnOptions policy) {
-  ScenarioVariant v{std::move(key), std::move(label), inputs.base, 1};
+  ScenarioVariant v{
+      .key = std::move(key), .label = std::move(label), .options = inputs.base, .processes = 1};
   v.options.engines = parse_engine_specs(specs, inputs.base.backend);
   v.options.turn = policy;
   // Same-named turn state for every variant of a run, so that two processes meet.
@@ -41,11 +42,12 @@ std::string llm_spec(const ScenarioInputs& inputs, std::string_view scenario,
 }
 
 Scenario long_dispatch(const ScenarioInputs& in) {
-  Scenario s{"long-dispatch",
-             "Is it concurrency of submission, or one long dispatch? A decoder next to an "
-             "engine whose every layer is one attention kernel over a long context (D = 256), "
-             "with and without the turn.",
-             {}};
+  Scenario s{.name = "long-dispatch",
+             .question =
+                 "Is it concurrency of submission, or one long dispatch? A decoder next to an "
+                 "engine whose every layer is one attention kernel over a long context (D = 256), "
+                 "with and without the turn.",
+             .variants = {}};
   s.variants.push_back(
       variant(in, "attend", "attend alone", {"attend"}, turn(TurnPolicy::concurrent)));
   s.variants.push_back(
@@ -58,12 +60,13 @@ Scenario long_dispatch(const ScenarioInputs& in) {
 }
 
 Scenario overpacked(const ScenarioInputs& in) {
-  Scenario s{"overpacked",
-             "Do overpacked command buffers matter? The same decode and prefill engines with "
-             "the buffer caps (50 ops or 50 MB) and with no caps (one buffer per burst).",
-             {}};
-  const CommitLimits off{std::numeric_limits<std::size_t>::max(),
-                         std::numeric_limits<std::size_t>::max()};
+  Scenario s{.name = "overpacked",
+             .question =
+                 "Do overpacked command buffers matter? The same decode and prefill engines with "
+                 "the buffer caps (50 ops or 50 MB) and with no caps (one buffer per burst).",
+             .variants = {}};
+  const CommitLimits off{.max_ops = std::numeric_limits<std::size_t>::max(),
+                         .max_bytes = std::numeric_limits<std::size_t>::max()};
   const std::vector<std::string> engines = {"decode", "prefill"};
   for (TurnPolicy policy : {TurnPolicy::concurrent, TurnPolicy::serialize}) {
     const std::string name(to_string(policy));
@@ -79,10 +82,11 @@ Scenario overpacked(const ScenarioInputs& in) {
 }
 
 Scenario idle_resident(const ScenarioInputs& in) {
-  Scenario s{"idle-resident",
-             "Co-residence or submission? A decoder alone, next to a prefill engine that is "
-             "loaded (weights resident) but sent nothing, and next to the same engine busy.",
-             {}};
+  Scenario s{.name = "idle-resident",
+             .question =
+                 "Co-residence or submission? A decoder alone, next to a prefill engine that is "
+                 "loaded (weights resident) but sent nothing, and next to the same engine busy.",
+             .variants = {}};
   s.variants.push_back(
       variant(in, "alone", "decode alone", {"decode"}, turn(TurnPolicy::concurrent)));
   s.variants.push_back(variant(in, "idle", "decode + prefill resident, idle",
@@ -93,10 +97,11 @@ Scenario idle_resident(const ScenarioInputs& in) {
 }
 
 Scenario prefill_only(const ScenarioInputs& in) {
-  Scenario s{"prefill-only",
-             "A prefill in flight, or two engines busy? One engine's chunked prefill with no "
-             "other engine busy, a decoder alone, and both together.",
-             {}};
+  Scenario s{.name = "prefill-only",
+             .question =
+                 "A prefill in flight, or two engines busy? One engine's chunked prefill with no "
+                 "other engine busy, a decoder alone, and both together.",
+             .variants = {}};
   const std::string prefill = in.model_dir.empty() ? "prefill" : llm_spec(in, s.name, 1024, 32000);
   s.variants.push_back(
       variant(in, "prefill", "prefill alone", {prefill}, turn(TurnPolicy::concurrent)));
@@ -108,10 +113,11 @@ Scenario prefill_only(const ScenarioInputs& in) {
 }
 
 Scenario cross_process(const ScenarioInputs& in) {
-  Scenario s{"cross-process",
-             "One process or two? The same two engines in one process and in two processes "
-             "on one device, with no turn and with the turn (host-wide across processes).",
-             {}};
+  Scenario s{.name = "cross-process",
+             .question =
+                 "One process or two? The same two engines in one process and in two processes "
+                 "on one device, with no turn and with the turn (host-wide across processes).",
+             .variants = {}};
   const std::vector<std::string> engines = {"decode", "prefill"};
   s.variants.push_back(variant(in, "one-concurrent", "one process, concurrent", engines,
                                turn(TurnPolicy::concurrent)));
@@ -129,12 +135,13 @@ Scenario cross_process(const ScenarioInputs& in) {
 }
 
 Scenario seed_replay(const ScenarioInputs& in) {
-  Scenario s{"seed-replay",
-             "Do hangs cluster? Two LLM engines with long prompts, hangs injected while both "
-             "streams are busy, every failed request retried with its prefill redone; then "
-             "the analysis's uniform-placement and dependence tests on the ledger.",
-             {},
-             true};
+  Scenario s{.name = "seed-replay",
+             .question =
+                 "Do hangs cluster? Two LLM engines with long prompts, hangs injected while both "
+                 "streams are busy, every failed request retried with its prefill redone; then "
+                 "the analysis's uniform-placement and dependence tests on the ledger.",
+             .variants = {},
+             .analyze_hangs = true};
   const std::string llm = llm_spec(in, s.name, 512, 32000);
   ScenarioVariant v = variant(in, "replay", "2 LLM engines, hangs, retried", {llm, llm},
                               turn(TurnPolicy::concurrent));

@@ -97,11 +97,19 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   seat_models(faults);
   start_registry(log, progress);
 
-  RouterContext context{*models_, *host_, health_, *metrics_, busy_, config_.api_key,
-                        describe(config_.turn), [this] { return http_->stats(); }};
-  context.activity = &activity_;
-  context.exposure = exposure_.get();
-  router_ = std::make_unique<Router>(std::move(context));
+  router_ = std::make_unique<Router>(RouterContext{
+      .models = *models_,
+      .host = *host_,
+      .health = health_,
+      .metrics = *metrics_,
+      .busy = busy_,
+      .api_key = config_.api_key,
+      .policy = describe(config_.turn),
+      .http_stats = [this] { return http_->stats(); },
+      .activity = &activity_,
+      .exposure = exposure_.get(),
+      .ledger = ledger_ ? &*ledger_ : nullptr,
+  });
   Stream& probe_stream = host_->add_watched_stream("device-probe");
   if (streams_) streams_->name_stream(probe_stream.id(), probe_stream.name());
   probe_ = std::make_unique<DeviceProbe>(
@@ -160,15 +168,30 @@ void BatonServer::start_registry(std::ostream& log, const LoadProgress& progress
 
 void BatonServer::record(const LifecycleEvent& event) {
   if (!ledger_) return;
-  ledger_->record(EventRow{run_id_, unix_seconds_now(), event.kind, event.model, "", 0, event.detail});
+  ledger_->record(EventRow{.run_id = run_id_,
+                           .time = unix_seconds_now(),
+                           .error_class = event.kind,
+                           .engine = event.model,
+                           .stream = "",
+                           .in_flight = 0,
+                           .detail = event.detail});
 }
 
 void BatonServer::open_ledger(const std::string& backend) {
   if (config_.no_ledger) return;
-  ledger_.emplace(config_.ledger);
-  const std::string driver = backend == "cuda" ? installed_nvidia_driver() : "";
-  run_id_ = ledger_->begin_run(
-      {unix_seconds_now(), BATON_VERSION, backend, describe(config_.turn), true, driver});
+  ledger_.emplace(config_.ledger, std::chrono::seconds(1), [this](const std::string& line) {
+    std::lock_guard lock(ledger_warnings_mu_);
+    ledger_warnings_.push_back("baton serve: warning: ledger " + config_.ledger.string() + ": " +
+                               line);
+  });
+  run_id_ = ledger_->begin_run({
+      .start = unix_seconds_now(),
+      .version = BATON_VERSION,
+      .backend = backend,
+      .policy = describe(config_.turn),
+      .streams_recorded = true,
+      .driver = backend == "cuda" ? installed_nvidia_driver() : "",
+  });
   recorder_.emplace(*ledger_, run_id_);
   streams_.emplace(*ledger_, run_id_, recorder_->wall());
 }
@@ -196,13 +219,22 @@ int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log
       close_ledger(kExitGpuFatal, log);
       return kExitGpuFatal;
     }
+    log_ledger_warnings(log);
     if (!signals.wait(std::chrono::milliseconds(100)).empty()) break;
   }
-  shut_down(signals, log);
-  return kExitOk;
+  return shut_down(signals, log);
 }
 
-void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
+void BatonServer::log_ledger_warnings(std::ostream& log) {
+  std::vector<std::string> lines;
+  {
+    std::lock_guard lock(ledger_warnings_mu_);
+    lines.swap(ledger_warnings_);
+  }
+  for (const std::string& line : lines) log << line << std::endl;
+}
+
+int BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   log << "baton serve: stopping; in-flight requests have " << config_.shutdown_timeout_s
       << " s to finish" << std::endl;
   http_->stop_accepting();
@@ -220,15 +252,23 @@ void BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   (void)http_->wait_idle(std::chrono::seconds(2));
   http_->stop();
   models_.reset();
-  close_ledger(kExitOk, log);
+  const bool complete = close_ledger(kExitOk, log);
   log << "baton serve: stopped" << std::endl;
+  return complete ? kExitOk : kExitLedgerIncomplete;
 }
 
-void BatonServer::close_ledger(int exit_code, std::ostream& log) {
-  if (!ledger_) return;
+bool BatonServer::close_ledger(int exit_code, std::ostream& log) {
+  if (!ledger_) return true;
   stop_gpu_sampling(gpu_sampler_, log, "baton serve");  // its last poll is in the run
   if (streams_) streams_->finish();
   ledger_->end_run(run_id_, unix_seconds_now(), exit_code);  // commits what is queued
+  log_ledger_warnings(log);
+  const LedgerWriteStatus status = ledger_->write_status();
+  if (!status.incomplete()) return true;
+  log << "baton serve: the ledger " << config_.ledger.string()
+      << " is incomplete: " << loss_summary(status) << "; exiting " << kExitLedgerIncomplete
+      << std::endl;
+  return false;
 }
 
 }  // namespace baton

@@ -5,7 +5,9 @@
 // (router.h) until asked to stop or the device turns fatal:
 // - SIGTERM / SIGINT / SIGHUP: stop accepting, let in-flight requests finish for up to the
 //   shutdown timeout, fail the rest (their clients get a 503 or an SSE error event),
-//   flush the ledger, exit 0. A second signal skips the wait.
+//   flush the ledger, exit 0 (74 when the ledger could not write some rows: every failed
+//   write is a warning in the log at once, and in /health and /metrics). A second signal
+//   skips the wait.
 // - a fatal device error: close the ledger run with 70 and exit 70, so that
 //   `baton supervise` restarts the server.
 // Thread-safety: construct, then serve() from one thread.
@@ -14,6 +16,8 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <string>
 #include <optional>
 #include <ostream>
 #include <vector>
@@ -64,10 +68,16 @@ class BatonServer {
   void seat_models(FaultInjector* faults);  // faults: aimed at fault_engine's seat
   void start_registry(std::ostream& log, const LoadProgress& progress);
   void record(const LifecycleEvent& event);
-  void shut_down(SignalPipe& signals, std::ostream& log);
-  void close_ledger(int exit_code, std::ostream& log);
+  // Returns the exit code: 0, or 74 when the ledger misses rows.
+  int shut_down(SignalPipe& signals, std::ostream& log);
+  // Ends the ledger's run; false (and a line in `log`) when the ledger misses something.
+  bool close_ledger(int exit_code, std::ostream& log);
+  // The ledger writer's warnings, into `log` from the serving thread, which owns it.
+  void log_ledger_warnings(std::ostream& log);
 
   const ServeConfig config_;
+  std::mutex ledger_warnings_mu_;
+  std::vector<std::string> ledger_warnings_;  // guarded by ledger_warnings_mu_
   // Declared in the order they must be built; destroyed the other way round: the HTTP
   // server first, then the engines, then what they read and report to.
   std::optional<Ledger> ledger_;

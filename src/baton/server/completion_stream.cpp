@@ -112,7 +112,10 @@ PendingResponse::Chunk CompletionStream::error_response(const ApiError& error) {
   sinks_.counted(error.status());
   sinks_.metrics.finished(model_name(), "error", 0, seconds_between(submitted_, Clock::now()));
   HttpResponse response = format_->error_response(error);
-  return {std::move(response.head), false, std::move(response.body), true};
+  return {.head = std::move(response.head),
+          .streamed = false,
+          .body = std::move(response.body),
+          .done = true};
 }
 
 PendingResponse::Chunk CompletionStream::take_whole() {
@@ -127,7 +130,10 @@ PendingResponse::Chunk CompletionStream::take_whole() {
   sinks_.metrics.finished(model_name(), to_string(result.finish),
                           static_cast<int>(result.tokens.size()),
                           seconds_between(submitted_, Clock::now()));
-  return {HttpHead{200, "application/json", {}}, false, std::move(body), true};
+  return {.head = HttpHead{.status = 200, .content_type = "application/json", .headers = {}},
+          .streamed = false,
+          .body = std::move(body),
+          .done = true};
 }
 
 PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> deltas, bool done,
@@ -145,7 +151,9 @@ PendingResponse::Chunk CompletionStream::take_streamed(std::vector<TokenDelta> d
       // A request that made no token at all still gets a proper stream below.
     }
     head_sent_ = true;
-    chunk.head = HttpHead{200, "text/event-stream", {{"Cache-Control", "no-cache"}}};
+    chunk.head = HttpHead{.status = 200,
+                          .content_type = "text/event-stream",
+                          .headers = {{"Cache-Control", "no-cache"}}};
     chunk.streamed = true;
     chunk.body += format_->stream_open();
   }

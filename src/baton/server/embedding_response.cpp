@@ -47,7 +47,10 @@ PendingResponse::Chunk EmbeddingResponse::take() {
     response = to_api_error(std::current_exception(), "input").response();
   }
   counted_(response.head.status);
-  return {std::move(response.head), false, std::move(response.body), true};
+  return {.head = std::move(response.head),
+          .streamed = false,
+          .body = std::move(response.body),
+          .done = true};
 }
 
 }  // namespace baton

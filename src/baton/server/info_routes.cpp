@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "baton/server/api/openai_response.h"
+#include "baton/ledger/write_status_json.h"
 #include "baton/server/http/api_error.h"
 #include "baton/server/router.h"
 
@@ -85,7 +86,8 @@ json model_json(const ModelStatus& s) {
 }
 
 HttpResponse json_response(int status, const json& body) {
-  return {{status, "application/json", {}}, dump(body)};
+  return {.head = {.status = status, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
 }
 
 std::map<std::string, ModelRegistry::Lease> ready_by_name(const ModelRegistry& registry) {
@@ -157,6 +159,15 @@ HttpResponse Router::health() const {
   const bool ok = reason.empty();
   json body = {{"status", ok ? "ok" : "unavailable"}, {"models", std::move(models)}};
   if (!ok) body["reason"] = reason;
+  if (context_.ledger != nullptr) {
+    // A ledger that cannot write is a warning, not a reason to stop sending requests here.
+    const LedgerWriteStatus ledger = context_.ledger->write_status();
+    body["ledger"] = to_json(ledger);
+    if (ok && (ledger.failing() || ledger.incomplete())) {
+      body["status"] = "degraded";
+      body["reason"] = "the ledger cannot write: " + ledger.last_error;
+    }
+  }
   HttpResponse response = json_response(ok ? 200 : 503, body);
   if (!ok) response.head.headers.emplace_back("Retry-After", "1");
   return response;
@@ -166,7 +177,8 @@ HttpResponse Router::metrics() const {
   HostGauges host;
   const std::vector<EngineHealthState> states = context_.health.states();
   for (const ModelRegistry::Lease& model : context_.models.ready()) {
-    EngineGauge gauge{model->spec.name, std::string(model->kind_name()), "ok"};
+    EngineGauge gauge{
+        .engine = model->spec.name, .kind = std::string(model->kind_name()), .state = "ok"};
     if (const EngineHealthState* s = state_of(states, model->spec.name)) gauge.state = s->state;
     if (model->llm != nullptr) {
       const LlmEngineStats stats = model->llm->stats();
@@ -196,9 +208,13 @@ HttpResponse Router::metrics() const {
     ++host.faults[{std::string(to_string(event.kind)), event.engine}];
   }
   if (context_.http_stats) host.connections = context_.http_stats().connections;
+  if (context_.ledger != nullptr) host.ledger = context_.ledger->write_status();
   std::string text = context_.metrics.render(host);
   if (context_.exposure != nullptr) context_.exposure->render(text, Clock::now());
-  return {{200, "text/plain; version=0.0.4; charset=utf-8", {}}, std::move(text)};
+  return {.head = {.status = 200,
+                   .content_type = "text/plain; version=0.0.4; charset=utf-8",
+                   .headers = {}},
+          .body = std::move(text)};
 }
 
 HttpResponse Router::engines() const {
@@ -249,7 +265,8 @@ HttpResponse Router::engines() const {
   const json body = {{"policy", context_.policy},
                      {"backend", context_.host.device().backend()},
                      {"engines", std::move(engines)}};
-  return {{200, "application/json", {}}, dump(body)};
+  return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
 }
 
 }  // namespace baton

@@ -22,7 +22,10 @@ int max_model_len(const ServedModel& model) {
                               : static_cast<int>(model.model->config().max_position_embeddings);
 }
 
-HttpResponse json_response(const json& body) { return {{200, "application/json", {}}, dump(body)}; }
+HttpResponse json_response(const json& body) {
+  return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
+}
 
 }  // namespace
 
@@ -36,8 +39,10 @@ RouteResult Router::messages(const HttpRequest& request) {
       auto format = std::make_unique<AnthropicFormat>("msg_" + next_unique(), name, call.stop,
                                                       static_cast<int>(generation.prompt.size()),
                                                       *model->tokenizer);
-      CompletionSinks sinks{context_.metrics, context_.busy,
-                            [this, name, route](int status) { count(name, route, status); }};
+      CompletionSinks sinks{
+          .metrics = context_.metrics,
+          .busy = context_.busy,
+          .counted = [this, name, route](int status) { count(name, route, status); }};
       CompletionShape shape;
       shape.stream = call.stream;
       return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
@@ -68,8 +73,10 @@ RouteResult Router::responses(const HttpRequest& request) {
         }
         auto format = std::make_unique<ResponsesFormat>(
             response_echo(call, name, next_unique(), generation.params.sampling));
-        CompletionSinks sinks{context_.metrics, context_.busy,
-                              [this, name, route](int status) { count(name, route, status); }};
+        CompletionSinks sinks{
+            .metrics = context_.metrics,
+            .busy = context_.busy,
+            .counted = [this, name, route](int status) { count(name, route, status); }};
         CompletionShape shape;
         shape.stream = call.call.stream;
         return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),

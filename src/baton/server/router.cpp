@@ -214,10 +214,13 @@ RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind 
         const std::string prompt_param =
             call.kind == CompletionCall::Kind::chat ? "messages" : "prompt";
         GenerationRequest generation = generation_request(call, *model);
-        CompletionSinks sinks{
-            context_.metrics, context_.busy,
-            [this, name = model->spec.name, route](int status) { count(name, route, status); }};
-        CompletionShape shape{call.stream, call.include_usage, call.logprobs};
+        CompletionSinks sinks{.metrics = context_.metrics,
+                              .busy = context_.busy,
+                              .counted = [this, name = model->spec.name, route](int status) {
+                                count(name, route, status);
+                              }};
+        CompletionShape shape{
+            .stream = call.stream, .include_usage = call.include_usage, .logprobs = call.logprobs};
         ResponseIdentity identity = new_identity(call.kind, model->spec.name, next_unique());
         return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
                                                               std::move(identity), shape,

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baton/host/engine_host.h"
+#include "baton/ledger/ledger.h"
 #include "baton/server/api/openai_request.h"
 #include "baton/server/http/http_server.h"
 #include "baton/server/http/http_types.h"
@@ -39,6 +40,7 @@ struct RouterContext {
   std::function<HttpServerStats()> http_stats;  // set before serving
   const RecentActivity* activity = nullptr;     // the timeline's; none: empty lanes
   ExposureCounters* exposure = nullptr;         // /metrics' fleet counters; none: left out
+  const Ledger* ledger = nullptr;  // its write status in /health and /metrics; none: no ledger
 };
 
 class Router {

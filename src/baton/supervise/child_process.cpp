@@ -110,9 +110,9 @@ Start start_child(const std::vector<std::string>& command) {
   int exec_error = 0;
   if (read_all(report.read.get(), &exec_error, sizeof exec_error)) {
     child.wait();
-    return Start{Child(), exec_error};
+    return Start{.child = Child(), .exec_error = exec_error};
   }
-  return Start{std::move(child), 0};
+  return Start{.child = std::move(child), .exec_error = 0};
 }
 
 }  // namespace baton::supervise_detail

@@ -258,7 +258,11 @@ void HostSegment::enter_table() {
       for (std::int32_t i = 0; i < static_cast<std::int32_t>(kHostMaxProcesses); ++i) {
         HostProcess& entry = lock.state().processes[i];
         if (entry.in_use != 0) continue;
-        entry = HostProcess{::getpid(), 1, me->start_time, 0, 0};
+        entry = HostProcess{.pid = ::getpid(),
+                            .in_use = 1,
+                            .start_time = me->start_time,
+                            .busy_streams = 0,
+                            .max_busy_seen = 0};
         self_ = i;
         return;
       }
@@ -363,7 +367,8 @@ std::size_t HostSegment::reap_dead() const {
     Lock lock(*this);
     for (std::int32_t i = 0; i < static_cast<std::int32_t>(kHostMaxProcesses); ++i) {
       const HostProcess& p = lock.state().processes[i];
-      if (p.in_use != 0) entries[count++] = EntryRef{i, p.pid, p.start_time};
+      if (p.in_use != 0)
+        entries[count++] = EntryRef{.index = i, .pid = p.pid, .start_time = p.start_time};
     }
   }
   std::size_t reaped = 0;

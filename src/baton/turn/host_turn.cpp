@@ -74,7 +74,7 @@ TurnClientId HostTurn::register_client(std::string name, Stream& stream) {
     throw std::runtime_error("[HostTurn] " + segment_->file() + ": all " +
                              std::to_string(kHostMaxClients) + " client slots are taken");
   }
-  clients_.push_back(Client{&stream, slot});
+  clients_.push_back(Client{.stream = &stream, .slot = slot});
   return metrics_.add_client(std::move(name));
 }
 

@@ -64,14 +64,14 @@ std::string_view to_string(Quantum quantum) {
 }
 
 std::optional<PrefillShare> parse_prefill_share(std::string_view text) {
-  if (text == "auto") return PrefillShare{true, 0.5};
+  if (text == "auto") return PrefillShare{.automatic = true, .share = 0.5};
   double share = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), share);
   if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(share) ||
       share < 0.01 || share > 1.0) {
     return std::nullopt;
   }
-  return PrefillShare{false, share};
+  return PrefillShare{.automatic = false, .share = share};
 }
 
 void apply(TurnOptions& options, PrefillShare share) {

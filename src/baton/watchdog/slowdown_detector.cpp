@@ -21,7 +21,7 @@ int bin_of(double seconds) {
 
 void SlowdownDetector::Window::add(TimePoint done, double seconds) {
   const int bin = bin_of(seconds);
-  samples.push_back(Sample{done, seconds, bin});
+  samples.push_back(Sample{.done = done, .seconds = seconds, .bin = bin});
   Bin& b = bins[bin];
   b.seconds += seconds;
   ++b.count;

@@ -24,10 +24,10 @@ Watchdog::~Watchdog() { join(); }
 void Watchdog::watch(Stream& stream, std::string owner) {
   {
     std::lock_guard lock(owners_mu_);
-    owners_[stream.id()] = Owner{stream.name(), std::move(owner)};
+    owners_[stream.id()] = Owner{.stream = stream.name(), .engine = std::move(owner)};
   }
   std::lock_guard lock(watched_mu_);
-  watched_.push_back({&stream});
+  watched_.push_back({.stream = &stream});
 }
 
 void Watchdog::set_activity_probe(ActivityProbe probe) { probe_ = std::move(probe); }
@@ -103,7 +103,8 @@ void Watchdog::buffer_failed(StreamId stream, const GpuError& error, TimePoint /
 Watchdog::Owner Watchdog::owner_of(StreamId stream) const {
   std::lock_guard lock(owners_mu_);
   auto it = owners_.find(stream);
-  return it != owners_.end() ? it->second : Owner{"stream " + std::to_string(stream), ""};
+  return it != owners_.end() ? it->second
+                             : Owner{.stream = "stream " + std::to_string(stream), .engine = ""};
 }
 
 FaultEvent Watchdog::make_event(const Owner& owner, FaultKind kind, std::size_t in_flight) const {

@@ -25,10 +25,11 @@ using baton::testing::HangNth;
 
 TEST(CudaBackend, BuffersCompleteInOrder) {
   SKIP_WITHOUT_GPU();
-  CudaDevice device(CommitLimits{1, std::size_t{1} << 30});
+  CudaDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
   std::vector<int> order;
-  for (int i = 0; i < 20; ++i) stream->encode(Op{[&order, i] { order.push_back(i); }, 0});
+  for (int i = 0; i < 20; ++i)
+    stream->encode(Op{.run = [&order, i] { order.push_back(i); }, .bytes = 0});
   stream->synchronize();
   EXPECT_EQ(order.size(), 20u);
   const StreamStats stats = stream->stats();
@@ -41,7 +42,8 @@ TEST(CudaBackend, Bf16GemmMatchesAFloat64Reference) {
   SKIP_WITHOUT_GPU();
   CudaDevice device;
   auto stream = device.create_stream("s");
-  const SyntheticShape shape{BurstKind::decode, 2, 8, 64, 96, 3};
+  const SyntheticShape shape{
+      .kind = BurstKind::decode, .layers = 2, .rows = 8, .k = 64, .n = 96, .ops_per_layer = 3};
   CudaSyntheticWorkload workload(shape);
   workload.encode_burst(*stream, [](Boundary) {});
   stream->synchronize();
@@ -69,7 +71,7 @@ TEST(CudaBackend, GreenPartitionSplitsTheSmsAndWorkMovesBetweenSidesInOrder) {
   SKIP_WITHOUT_GPU();
   int sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  CudaDevice device(CommitLimits{1, std::size_t{1} << 30});
+  CudaDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");
   auto& cuda_stream = dynamic_cast<CudaStream&>(*stream);
   const auto partition = cuda_stream.partition(sms / 2);
@@ -79,12 +81,13 @@ TEST(CudaBackend, GreenPartitionSplitsTheSmsAndWorkMovesBetweenSidesInOrder) {
   // Each op runs on another side; the buffers still complete in order.
   std::vector<int> order;
   for (int i = 0; i < 12; ++i) {
-    stream->encode(Op{[&, i] {
-                        const auto side = i % 3 == 0 ? Side::prefill : Side::decode;
-                        cuda_stream.place(i % 3 == 2 ? nullptr : partition, side);
-                        order.push_back(i);
-                      },
-                      0});
+    stream->encode(Op{.run =
+                          [&, i] {
+                            const auto side = i % 3 == 0 ? Side::prefill : Side::decode;
+                            cuda_stream.place(i % 3 == 2 ? nullptr : partition, side);
+                            order.push_back(i);
+                          },
+                      .bytes = 0});
   }
   stream->synchronize();
   EXPECT_EQ(order.size(), 12u);
@@ -96,13 +99,19 @@ TEST(CudaBackend, ASpinningKernelIsDetectedAndRecoveredInPlace) {
   HangNth hooks(5);
   WatchdogOptions watchdog;
   watchdog.deadline = 200ms;
-  EngineHost host(std::make_unique<CudaDevice>(CommitLimits{2, std::size_t{1} << 30}, &hooks),
+  EngineHost host(std::make_unique<CudaDevice>(
+                      CommitLimits{.max_ops = 2, .max_bytes = std::size_t{1} << 30}, &hooks),
                   TurnOptions{}, watchdog);
-  Engine& engine =
-      host.add_engine("decode-1", std::make_unique<CudaSyntheticWorkload>(
-                                      SyntheticShape{BurstKind::decode, 4, 8, 256, 512, 2}));
+  Engine& engine = host.add_engine(
+      "decode-1", std::make_unique<CudaSyntheticWorkload>(SyntheticShape{.kind = BurstKind::decode,
+                                                                         .layers = 4,
+                                                                         .rows = 8,
+                                                                         .k = 256,
+                                                                         .n = 512,
+                                                                         .ops_per_layer = 2}));
   std::vector<std::future<RequestResult>> futures;
-  for (std::uint64_t id = 1; id <= 4; ++id) futures.push_back(engine.submit(Request{id, 2}));
+  for (std::uint64_t id = 1; id <= 4; ++id)
+    futures.push_back(engine.submit(Request{.id = id, .bursts = 2}));
   int failed = 0;
   for (auto& f : futures) {
     ASSERT_EQ(f.wait_for(20s), std::future_status::ready) << "a request was left waiting";
@@ -115,7 +124,8 @@ TEST(CudaBackend, ASpinningKernelIsDetectedAndRecoveredInPlace) {
   }
   EXPECT_EQ(hooks.hangs.load(), 1);
   EXPECT_EQ(failed, 1);
-  EXPECT_EQ(engine.submit(Request{99, 3}).get().burst_ms.size(), 3u);  // the stream recovered
+  EXPECT_EQ(engine.submit(Request{.id = 99, .bursts = 3}).get().burst_ms.size(),
+            3u);  // the stream recovered
   const auto events = host.faults().events();
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].engine, "decode-1");

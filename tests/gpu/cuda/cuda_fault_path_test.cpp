@@ -43,7 +43,7 @@ class ChosenFaults final : public FaultHooks {
 
 Op spin_op(CudaStream& stream, std::chrono::milliseconds length) {
   const auto ns = static_cast<std::uint64_t>(std::chrono::nanoseconds(length).count());
-  return Op{[&stream, ns] { BATON_CUDA_CHECK(launch_spin_for(stream.handle(), ns)); }};
+  return Op{.run = [&stream, ns] { BATON_CUDA_CHECK(launch_spin_for(stream.handle(), ns)); }};
 }
 
 // Two hung buffers queued behind 450 ms of work (three buffers, each within the deadline):
@@ -56,7 +56,7 @@ TEST(CudaFaultPath, ABufferHangCountsFromWhenItBeganOnTheDevice) {
   WatchdogOptions options;
   options.deadline = 200ms;
   Watchdog watchdog(options, log);
-  CudaDevice device(CommitLimits{1, std::size_t{1} << 30}, &hooks);
+  CudaDevice device(CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}, &hooks);
   device.add_observer(watchdog);
   auto owned = device.create_stream("s");
   auto& stream = dynamic_cast<CudaStream&>(*owned);

@@ -55,18 +55,22 @@ void CudaLongDispatchWorkload::encode_burst(Stream& stream,
   const std::size_t heads = shape_.heads;
   const std::size_t keys = shape_.keys;
   for (std::size_t layer = 0; layer < shape_.layers; ++layer) {
-    stream.encode(Op{[=, &cuda_stream] {
-                       BATON_CUDA_CHECK(
-                           launch_long_attention(cuda_stream.handle(), q, k, v, out, heads, keys));
-                     },
-                     k_.bytes() + v_.bytes()});
+    stream.encode(Op{.run =
+                         [=, &cuda_stream] {
+                           BATON_CUDA_CHECK(launch_long_attention(cuda_stream.handle(), q, k, v,
+                                                                  out, heads, keys));
+                         },
+                     .bytes = k_.bytes() + v_.bytes()});
     if (layer + 1 < shape_.layers) yield_point(Boundary::layer);
   }
 }
 
 CudaLongDispatchWorkload::HostCopy CudaLongDispatchWorkload::copy_back() const {
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
-  return {floats(q_), bf16_to_host_floats(k_), bf16_to_host_floats(v_), floats(out_)};
+  return {.q = floats(q_),
+          .k = bf16_to_host_floats(k_),
+          .v = bf16_to_host_floats(v_),
+          .out = floats(out_)};
 }
 
 }  // namespace baton::cuda

@@ -27,11 +27,26 @@ void check_shape(const SyntheticShape& s) {
 SyntheticShape lab_shape(BurstKind kind, std::size_t tokens) {
   switch (kind) {
     case BurstKind::decode:
-      return {BurstKind::decode, 32, 8, 4096, 32768, 1};
+      return {.kind = BurstKind::decode,
+              .layers = 32,
+              .rows = 8,
+              .k = 4096,
+              .n = 32768,
+              .ops_per_layer = 1};
     case BurstKind::prefill:
-      return {BurstKind::prefill, 32, tokens == 0 ? 8192 : tokens, 4096, 32768, 1};
+      return {.kind = BurstKind::prefill,
+              .layers = 32,
+              .rows = tokens == 0 ? 8192 : tokens,
+              .k = 4096,
+              .n = 32768,
+              .ops_per_layer = 1};
     case BurstKind::embed:
-      return {BurstKind::embed, 4, 64, 1024, 1024, 1};
+      return {.kind = BurstKind::embed,
+              .layers = 4,
+              .rows = 64,
+              .k = 1024,
+              .n = 1024,
+              .ops_per_layer = 1};
   }
   throw std::invalid_argument("[lab_shape] unknown burst kind");
 }
@@ -73,17 +88,18 @@ void CudaSyntheticWorkload::encode_burst(Stream& stream,
       const void* w = weights + (layer * shape_.k * shape_.n + part * block) * kBf16;
       void* c = out + part * block * kBf16;
       const int cols = static_cast<int>(block);
-      stream.encode(Op{[=, this, &cuda_stream] {
-                         // The share may change at a yield point.
-                         placement_.prepare(cuda_stream, prefill, handle);
-                         const float alpha = 1.0f;
-                         const float beta = 0.0f;
-                         BATON_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, m,
-                                                         k, &alpha, w, CUDA_R_16BF, n, a,
-                                                         CUDA_R_16BF, k, &beta, c, CUDA_R_16BF, n,
-                                                         CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
-                       },
-                       op_bytes});
+      stream.encode(Op{.run =
+                           [=, this, &cuda_stream] {
+                             // The share may change at a yield point.
+                             placement_.prepare(cuda_stream, prefill, handle);
+                             const float alpha = 1.0f;
+                             const float beta = 0.0f;
+                             BATON_CUBLAS_CHECK(cublasGemmEx(
+                                 handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, m, k, &alpha, w,
+                                 CUDA_R_16BF, n, a, CUDA_R_16BF, k, &beta, c, CUDA_R_16BF, n,
+                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                           },
+                       .bytes = op_bytes});
       if (part + 1 < shape_.ops_per_layer) yield_point(Boundary::op);
     }
     if (layer + 1 < shape_.layers) yield_point(Boundary::layer);
@@ -96,7 +112,9 @@ namespace baton::cuda {
 
 CudaSyntheticWorkload::HostCopy CudaSyntheticWorkload::copy_back() const {
   BATON_CUDA_CHECK(cudaDeviceSynchronize());
-  return {bf16_to_host_floats(weights_), bf16_to_host_floats(input_), bf16_to_host_floats(output_)};
+  return {.weights = bf16_to_host_floats(weights_),
+          .input = bf16_to_host_floats(input_),
+          .output = bf16_to_host_floats(output_)};
 }
 
 }  // namespace baton::cuda

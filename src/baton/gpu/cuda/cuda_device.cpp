@@ -25,7 +25,7 @@ std::optional<DeviceMemory> CudaDevice::memory() const {
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;
   BATON_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  return DeviceMemory{total_bytes, free_bytes};
+  return DeviceMemory{.total_bytes = total_bytes, .free_bytes = free_bytes};
 }
 
 std::string CudaDevice::pci_bus_id() const {

@@ -92,7 +92,9 @@ cudaStream_t CudaStream::place(const std::shared_ptr<const GreenPartition>& part
       return p.partition == partition && p.side == side;
     });
     if (it == placed_.end()) {
-      placed_.push_back({partition, side, StreamHandle::adopt(partition->make_stream(side))});
+      placed_.push_back({.partition = partition,
+                         .side = side,
+                         .stream = StreamHandle::adopt(partition->make_stream(side))});
       it = std::prev(placed_.end());
     }
     next = it->stream.get();
@@ -118,7 +120,7 @@ Event CudaStream::take_event() {
 }
 
 void CudaStream::submit(CommandBuffer buffer) {
-  Pending pending{buffer.id, std::nullopt, std::nullopt};
+  Pending pending{.id = buffer.id, .done = std::nullopt, .error = std::nullopt};
   if (!failed()) {
     pending.error = launch(buffer);
     try {

@@ -122,7 +122,9 @@ BpeTokenizer::BpeTokenizer(Parsed, const json& root, std::string_view file) : fi
     }
     if (!is_token_id(t["id"])) fail(file, "an added token's id is not a token id");
     const TokenId id = t["id"].get<TokenId>();
-    added_.push_back({t["content"].get<std::string>(), id, t.value("special", false)});
+    added_.push_back({.content = t["content"].get<std::string>(),
+                      .id = id,
+                      .special = t.value("special", false)});
     max_id = std::max(max_id, id);
   }
   std::sort(added_.begin(), added_.end(), [](const AddedToken& a, const AddedToken& b) {

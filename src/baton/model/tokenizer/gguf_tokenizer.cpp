@@ -152,7 +152,7 @@ json merges_from_scores(const ordered_json& tokens, const ordered_json& types,
           throw ModelFileError(file, "GGUF: tokenizer.ggml.scores has no score for token " +
                                          std::to_string(id));
         }
-        found.push_back({scores[id].get<float>(), id, split});
+        found.push_back({.score = scores[id].get<float>(), .id = id, .split = split});
       }
     }
   }

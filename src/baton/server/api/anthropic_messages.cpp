@@ -70,9 +70,10 @@ struct StopReason {
 
 StopReason stop_reason(const GenerationResult& result, const std::vector<std::string>& stops,
                        const BpeTokenizer& tokenizer) {
-  if (result.finish == FinishReason::length) return {"max_tokens", nullptr};
-  if (auto stop = matched_stop(result, stops, tokenizer)) return {"stop_sequence", *stop};
-  return {"end_turn", nullptr};
+  if (result.finish == FinishReason::length) return {.reason = "max_tokens", .sequence = nullptr};
+  if (auto stop = matched_stop(result, stops, tokenizer))
+    return {.reason = "stop_sequence", .sequence = *stop};
+  return {.reason = "end_turn", .sequence = nullptr};
 }
 
 json usage(const GenerationResult& result) {

@@ -14,9 +14,10 @@ OpenAiFormat::OpenAiFormat(ResponseIdentity identity, bool include_usage, bool l
 std::string OpenAiFormat::whole(const GenerationResult& result) {
   std::vector<TokenLogprobs> logprobs;
   for (std::size_t i = 0; logprobs_ && i < result.tokens.size(); ++i) {
-    logprobs.push_back(
-        {result.tokens[i], result.logprobs[i],
-         i < result.top_logprobs.size() ? result.top_logprobs[i] : std::vector<TopLogprob>{}});
+    logprobs.push_back({.token = result.tokens[i],
+                        .logprob = result.logprobs[i],
+                        .top = i < result.top_logprobs.size() ? result.top_logprobs[i]
+                                                              : std::vector<TopLogprob>{}});
   }
   return dump(completion_json(identity_, result, logprobs_ ? &logprobs : nullptr, tokenizer_));
 }
@@ -30,7 +31,8 @@ std::string OpenAiFormat::stream_open() {
 std::string OpenAiFormat::stream_token(const TokenDelta& delta) {
   // One chunk per token, even one whose text is empty (a control token; a UTF-8 byte held
   // back until its sequence completes): a client that counts chunks gets usage's count.
-  const std::vector<TokenLogprobs> logprobs{{delta.token, delta.logprob, delta.top}};
+  const std::vector<TokenLogprobs> logprobs{
+      {.token = delta.token, .logprob = delta.logprob, .top = delta.top}};
   return sse_event(dump(chunk_json(identity_, delta.text, false, delta.finish,
                                    logprobs_ ? &logprobs : nullptr, tokenizer_)));
 }

@@ -22,14 +22,20 @@ std::string shown(const std::string& key) {
 // A key is a token id written in decimal: digits only (no sign, space or exponent), and
 // small enough for a TokenId; the vocabulary is checked later, by the route.
 TokenId token_of(const std::string& key) {
-  const bool digits =
-      !key.empty() && key.size() <= 10 && key.find_first_not_of("0123456789") == std::string::npos;
-  const long long id = digits ? std::stoll(key) : -1;
-  if (id < 0 || id > std::numeric_limits<TokenId>::max()) {
+  if (key.empty() || key.find_first_not_of("0123456789") != std::string::npos) {
     throw bad_parameter(kParam,
                         "'logit_bias' keys must be token ids written as decimal "
                         "integers >= 0, like \"1234\"; got key " +
                             shown(key));
+  }
+  const std::size_t first = std::min(key.find_first_not_of('0'), key.size() - 1);
+  const std::string digits = key.substr(first);  // "007" is 7
+  const long long id = digits.size() <= 10 ? std::stoll(digits) : -1;
+  if (id < 0 || id > std::numeric_limits<TokenId>::max()) {
+    throw bad_parameter(kParam, "'logit_bias' key " + shown(key) +
+                                    " is a token id out of range: too large for any "
+                                    "vocabulary (token ids are at most " +
+                                    std::to_string(std::numeric_limits<TokenId>::max()) + ")");
   }
   return static_cast<TokenId>(id);
 }

@@ -91,10 +91,11 @@ ResponseJson logprobs_json(const ResponseIdentity& identity,
 ResponseIdentity new_identity(CompletionCall::Kind kind, const std::string& model,
                               std::string_view unique) {
   const auto now = std::chrono::system_clock::now().time_since_epoch();
-  return {
-      kind,
-      std::string(kind == CompletionCall::Kind::chat ? "chatcmpl-" : "cmpl-") + std::string(unique),
-      std::chrono::duration_cast<std::chrono::seconds>(now).count(), model};
+  return {.kind = kind,
+          .id = std::string(kind == CompletionCall::Kind::chat ? "chatcmpl-" : "cmpl-") +
+                std::string(unique),
+          .created = std::chrono::duration_cast<std::chrono::seconds>(now).count(),
+          .model = model};
 }
 
 ResponseJson usage_json(int prompt_tokens, int completion_tokens, int cached_tokens) {

@@ -136,8 +136,9 @@ ChatMessage response_input_item(const json& item, const std::string& where) {
   if (content == nullptr) {
     throw bad_parameter(where + ".content", "'" + where + ".content' is required");
   }
-  return {r, text_content(*content, where + ".content", {"input_text", "output_text"},
-                          "content parts")};
+  return {.role = r,
+          .content = text_content(*content, where + ".content", {"input_text", "output_text"},
+                                  "content parts")};
 }
 
 std::vector<ChatMessage> response_input(const json& object,

@@ -15,11 +15,15 @@ struct SamplingLimit {
   bool above_low = false;  // the low end itself is excluded (top_p must be > 0)
 };
 
-inline constexpr SamplingLimit kTemperatureLimit{"temperature", 0.0, 2.0};
-inline constexpr SamplingLimit kTopPLimit{"top_p", 0.0, 1.0, true};
-inline constexpr SamplingLimit kMinPLimit{"min_p", 0.0, 1.0};
-inline constexpr SamplingLimit kRepetitionPenaltyLimit{"repetition_penalty", 0.01, 100.0};
-inline constexpr SamplingLimit kPresencePenaltyLimit{"presence_penalty", -2.0, 2.0};
-inline constexpr SamplingLimit kFrequencyPenaltyLimit{"frequency_penalty", -2.0, 2.0};
+inline constexpr SamplingLimit kTemperatureLimit{.name = "temperature", .low = 0.0, .high = 2.0};
+inline constexpr SamplingLimit kTopPLimit{
+    .name = "top_p", .low = 0.0, .high = 1.0, .above_low = true};
+inline constexpr SamplingLimit kMinPLimit{.name = "min_p", .low = 0.0, .high = 1.0};
+inline constexpr SamplingLimit kRepetitionPenaltyLimit{
+    .name = "repetition_penalty", .low = 0.01, .high = 100.0};
+inline constexpr SamplingLimit kPresencePenaltyLimit{
+    .name = "presence_penalty", .low = -2.0, .high = 2.0};
+inline constexpr SamplingLimit kFrequencyPenaltyLimit{
+    .name = "frequency_penalty", .low = -2.0, .high = 2.0};
 
 }  // namespace baton

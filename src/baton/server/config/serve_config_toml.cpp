@@ -240,38 +240,46 @@ ServeConfig TomlReader::read(const toml::table& root) const {
   using N = const toml::node&;
   using K = const std::string&;
   const Field fields[] = {
-      {"host",
-       [&](N v, K k) {
-         c.host = string(v, k);
-         c.address_setting = kFileAddress;
-       }},
-      {"port",
-       [&](N v, K k) {
-         c.port = integer<int>(v, k);
-         c.address_setting = kFileAddress;
-       }},
-      {"backend", [&](N v, K k) { c.backend = string(v, k); }},
-      {"policy", [&](N v, K k) { c.turn.policy = choice(v, k, parse_turn_policy, kPolicies); }},
-      {"quantum", [&](N v, K k) { c.turn.quantum = choice(v, k, parse_quantum, kQuanta); }},
-      {"decode_first", [&](N v, K k) { c.turn.decode_first = boolean(v, k); }},
-      {"max_hold_ms", [&](N v, K k) { c.turn.max_hold_ms = real(v, k); }},
-      {"turn_scope", [&](N v, K k) { c.turn.scope = choice(v, k, parse_turn_scope, kScopes); }},
-      {"turn_name", [&](N v, K k) { c.turn.host_name = string(v, k); }},
-      {"prefill_share", [&](N v, K k) { read_prefill_share(v, k, c.turn); }},
-      {"ledger", [&](N v, K k) { c.ledger = path(v, k); }},
-      {"no_ledger", [&](N v, K k) { c.no_ledger = boolean(v, k); }},
-      {"gpu_sampling", [&](N v, K k) { c.gpu_sampling = boolean(v, k); }},
-      {"api_key", [&](N v, K k) { c.api_key = string(v, k); }},
-      {"shutdown_timeout", [&](N v, K k) { c.shutdown_timeout_s = real(v, k); }},
-      {"max_body_bytes", [&](N v, K k) { c.max_body_bytes = integer<std::size_t>(v, k); }},
-      {"http_threads", [&](N v, K k) { c.http_threads = integer<int>(v, k); }},
-      {"cpu_threads", [&](N v, K k) { c.cpu_threads = integer<int>(v, k); }},
-      {"watchdog_deadline", [&](N v, K k) { c.watchdog_deadline_s = real(v, k); }},
-      {"memory_budget_mb", [&](N v, K k) { c.memory_budget_mb = integer<std::size_t>(v, k); }},
-      {"gpu_memory_fraction", [&](N v, K k) { c.gpu_memory_fraction = real(v, k); }},
-      {"load_timeout", [&](N v, K k) { c.load_timeout_s = real(v, k); }},
-      {"drain_timeout", [&](N v, K k) { c.drain_timeout_s = real(v, k); }},
-      {"models", [&](N v, K k) { c.models = read_models(table(v, k)); }},
+      {.name = "host",
+       .read =
+           [&](N v, K k) {
+             c.host = string(v, k);
+             c.address_setting = kFileAddress;
+           }},
+      {.name = "port",
+       .read =
+           [&](N v, K k) {
+             c.port = integer<int>(v, k);
+             c.address_setting = kFileAddress;
+           }},
+      {.name = "backend", .read = [&](N v, K k) { c.backend = string(v, k); }},
+      {.name = "policy",
+       .read = [&](N v, K k) { c.turn.policy = choice(v, k, parse_turn_policy, kPolicies); }},
+      {.name = "quantum",
+       .read = [&](N v, K k) { c.turn.quantum = choice(v, k, parse_quantum, kQuanta); }},
+      {.name = "decode_first", .read = [&](N v, K k) { c.turn.decode_first = boolean(v, k); }},
+      {.name = "max_hold_ms", .read = [&](N v, K k) { c.turn.max_hold_ms = real(v, k); }},
+      {.name = "turn_scope",
+       .read = [&](N v, K k) { c.turn.scope = choice(v, k, parse_turn_scope, kScopes); }},
+      {.name = "turn_name", .read = [&](N v, K k) { c.turn.host_name = string(v, k); }},
+      {.name = "prefill_share", .read = [&](N v, K k) { read_prefill_share(v, k, c.turn); }},
+      {.name = "ledger", .read = [&](N v, K k) { c.ledger = path(v, k); }},
+      {.name = "no_ledger", .read = [&](N v, K k) { c.no_ledger = boolean(v, k); }},
+      {.name = "gpu_sampling", .read = [&](N v, K k) { c.gpu_sampling = boolean(v, k); }},
+      {.name = "api_key", .read = [&](N v, K k) { c.api_key = string(v, k); }},
+      {.name = "shutdown_timeout", .read = [&](N v, K k) { c.shutdown_timeout_s = real(v, k); }},
+      {.name = "max_body_bytes",
+       .read = [&](N v, K k) { c.max_body_bytes = integer<std::size_t>(v, k); }},
+      {.name = "http_threads", .read = [&](N v, K k) { c.http_threads = integer<int>(v, k); }},
+      {.name = "cpu_threads", .read = [&](N v, K k) { c.cpu_threads = integer<int>(v, k); }},
+      {.name = "watchdog_deadline", .read = [&](N v, K k) { c.watchdog_deadline_s = real(v, k); }},
+      {.name = "memory_budget_mb",
+       .read = [&](N v, K k) { c.memory_budget_mb = integer<std::size_t>(v, k); }},
+      {.name = "gpu_memory_fraction",
+       .read = [&](N v, K k) { c.gpu_memory_fraction = real(v, k); }},
+      {.name = "load_timeout", .read = [&](N v, K k) { c.load_timeout_s = real(v, k); }},
+      {.name = "drain_timeout", .read = [&](N v, K k) { c.drain_timeout_s = real(v, k); }},
+      {.name = "models", .read = [&](N v, K k) { c.models = read_models(table(v, k)); }},
   };
   read_fields(root, "", fields);
   return c;
@@ -317,23 +325,26 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
   using N = const toml::node&;
   using K = const std::string&;
   const Field fields[] = {
-      {"kind", [](N, K) {}},  // read first: it decides the defaults and the keys allowed
-      {"path", [&](N v, K k) { m.dir = path(v, k); }},
-      {"context_length", [&](N v, K k) { m.context_length = integer<int>(v, k); }},
-      {"kv_budget_mb", [&](N v, K k) { read_kv_budget(v, k, m); }},
-      {"queue_limit", [&](N v, K k) { m.queue_limit = integer<int>(v, k); }},
-      {"max_batch", [&](N v, K k) { m.max_batch = integer<int>(v, k); }},
-      {"prefill_chunk", [&](N v, K k) { m.prefill_chunk = integer<int>(v, k); }},
-      {"step_tokens", [&](N v, K k) { m.step_tokens = integer<int>(v, k); }},
-      {"priority", [&](N v, K k) { m.priority = integer<int>(v, k); }},
-      {"chat_template", [&](N v, K k) { m.chat_template = string(v, k); }},
-      {"max_tokens", [&](N v, K k) { m.max_tokens = integer<int>(v, k); }},
-      {"sampling", [&](N v, K k) { read_sampling(table(v, k), k + ".", m.sampling); }},
-      {"load", [&](N v, K k) { m.on_demand = choice(v, k, parse_load, kLoads); }},
-      {"idle_ttl", [&](N v, K k) { m.idle_ttl_s = real(v, k); }},
-      {"pin", [&](N v, K k) { m.pin = boolean(v, k); }},
-      {"weights",
-       [&](N v, K k) { m.weights = choice(v, k, parse_weight_format, kWeightFormatNames); }},
+      {.name = "kind",
+       .read = [](N, K) {}},  // read first: it decides the defaults and the keys allowed
+      {.name = "path", .read = [&](N v, K k) { m.dir = path(v, k); }},
+      {.name = "context_length", .read = [&](N v, K k) { m.context_length = integer<int>(v, k); }},
+      {.name = "kv_budget_mb", .read = [&](N v, K k) { read_kv_budget(v, k, m); }},
+      {.name = "queue_limit", .read = [&](N v, K k) { m.queue_limit = integer<int>(v, k); }},
+      {.name = "max_batch", .read = [&](N v, K k) { m.max_batch = integer<int>(v, k); }},
+      {.name = "prefill_chunk", .read = [&](N v, K k) { m.prefill_chunk = integer<int>(v, k); }},
+      {.name = "step_tokens", .read = [&](N v, K k) { m.step_tokens = integer<int>(v, k); }},
+      {.name = "priority", .read = [&](N v, K k) { m.priority = integer<int>(v, k); }},
+      {.name = "chat_template", .read = [&](N v, K k) { m.chat_template = string(v, k); }},
+      {.name = "max_tokens", .read = [&](N v, K k) { m.max_tokens = integer<int>(v, k); }},
+      {.name = "sampling",
+       .read = [&](N v, K k) { read_sampling(table(v, k), k + ".", m.sampling); }},
+      {.name = "load", .read = [&](N v, K k) { m.on_demand = choice(v, k, parse_load, kLoads); }},
+      {.name = "idle_ttl", .read = [&](N v, K k) { m.idle_ttl_s = real(v, k); }},
+      {.name = "pin", .read = [&](N v, K k) { m.pin = boolean(v, k); }},
+      {.name = "weights",
+       .read = [&](N v,
+                   K k) { m.weights = choice(v, k, parse_weight_format, kWeightFormatNames); }},
   };
   read_fields(t, at, fields);
   return m;
@@ -344,14 +355,14 @@ void TomlReader::read_sampling(const toml::table& t, const std::string& at,
   using N = const toml::node&;
   using K = const std::string&;
   const Field fields[] = {
-      {"temperature", [&](N v, K k) { s.temperature = real(v, k); }},
-      {"top_p", [&](N v, K k) { s.top_p = real(v, k); }},
-      {"top_k", [&](N v, K k) { s.top_k = integer<int>(v, k); }},
-      {"min_p", [&](N v, K k) { s.min_p = real(v, k); }},
-      {"repetition_penalty", [&](N v, K k) { s.repetition_penalty = real(v, k); }},
-      {"presence_penalty", [&](N v, K k) { s.presence_penalty = real(v, k); }},
-      {"frequency_penalty", [&](N v, K k) { s.frequency_penalty = real(v, k); }},
-      {"seed", [&](N v, K k) { s.seed = integer<std::uint64_t>(v, k); }},
+      {.name = "temperature", .read = [&](N v, K k) { s.temperature = real(v, k); }},
+      {.name = "top_p", .read = [&](N v, K k) { s.top_p = real(v, k); }},
+      {.name = "top_k", .read = [&](N v, K k) { s.top_k = integer<int>(v, k); }},
+      {.name = "min_p", .read = [&](N v, K k) { s.min_p = real(v, k); }},
+      {.name = "repetition_penalty", .read = [&](N v, K k) { s.repetition_penalty = real(v, k); }},
+      {.name = "presence_penalty", .read = [&](N v, K k) { s.presence_penalty = real(v, k); }},
+      {.name = "frequency_penalty", .read = [&](N v, K k) { s.frequency_penalty = real(v, k); }},
+      {.name = "seed", .read = [&](N v, K k) { s.seed = integer<std::uint64_t>(v, k); }},
   };
   read_fields(t, at, fields);
 }

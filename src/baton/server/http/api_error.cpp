@@ -24,7 +24,9 @@ std::string ApiError::body() const {
 }
 
 HttpResponse ApiError::response() const {
-  HttpResponse response{{status_, "application/json", {}}, body()};
+  HttpResponse response{
+      .head = {.status = status_, .content_type = "application/json", .headers = {}},
+      .body = body()};
   if (retry_after_s_)
     response.head.headers.emplace_back("Retry-After", std::to_string(*retry_after_s_));
   return response;

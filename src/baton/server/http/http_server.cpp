@@ -192,6 +192,25 @@ class HttpServer::State::Session : public std::enable_shared_from_this<Session> 
     parser_.emplace();
     parser_->body_limit(server_.options_.max_body_bytes);
     stream_.expires_after(server_.options_.idle_timeout);
+    // The head first: a client that sent `Expect: 100-continue` waits for our word before
+    // it sends the body (curl: a second, for bodies over 1 MB).
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_head(ec); });
+  }
+
+  void on_head(beast::error_code ec) {
+    if (ec) return on_request(ec);  // a body over the limit is known from its Content-Length
+    if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return read_body();
+    static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+    net::async_write(stream_, net::buffer(kContinue.data(), kContinue.size()),
+                     [self = shared_from_this()](beast::error_code write_ec, std::size_t) {
+                       if (write_ec) return self->close();
+                       self->read_body();
+                     });
+  }
+
+  void read_body() {
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_request(ec); });
@@ -259,7 +278,7 @@ class HttpServer::State::Session : public std::enable_shared_from_this<Session> 
     PendingResponse::Chunk chunk = pending_->take();
     std::string out;
     if (chunk.done && !chunk.head && !head_sent_) {
-      chunk.head = HttpHead{500, "application/json", {}};
+      chunk.head = HttpHead{.status = 500, .content_type = "application/json", .headers = {}};
       chunk.body = ApiError(500, "the response ended before it began", "server_error").body();
     }
     if (chunk.head) {

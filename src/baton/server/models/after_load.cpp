@@ -30,7 +30,7 @@ void AfterLoad::start(std::function<void()> wake) {
 }
 
 PendingResponse::Chunk AfterLoad::whole(const HttpResponse& response) const {
-  return Chunk{response.head, false, response.body, true};
+  return Chunk{.head = response.head, .streamed = false, .body = response.body, .done = true};
 }
 
 PendingResponse::Chunk AfterLoad::error_chunk(const std::exception_ptr& error) const {
@@ -52,7 +52,9 @@ PendingResponse::Chunk AfterLoad::take() {
     wake = wake_;
   }
   if (error) return error_chunk(error);
-  if (cancelled_) return Chunk{std::nullopt, false, {}, true};  // the client is gone
+  if (cancelled_)
+    return Chunk{
+        .head = std::nullopt, .streamed = false, .body = {}, .done = true};  // the client is gone
   RouteResult result;
   try {
     result = then_(std::move(model));

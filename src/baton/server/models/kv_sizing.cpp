@@ -42,7 +42,7 @@ KvSize size_kv_budget(const DeviceMemory& memory, double fraction, const KvDeman
     how += fmt::format(", capped at max_batch x context ({} x {} tokens)", demand.max_batch,
                        demand.context_tokens);
   }
-  return KvSize{std::min(share, ceiling), how};
+  return KvSize{.budget_bytes = std::min(share, ceiling), .how = how};
 }
 
 KvSizer::KvSizer(const std::map<std::string, std::uint64_t>& sized_models, double fraction)
@@ -62,7 +62,7 @@ KvSizer::Sized KvSizer::size(const std::function<DeviceMemory()>& read_memory,
   KvSize sized = size_kv_budget(read_memory(), fraction_, demand, static_cast<int>(waiting_.size()),
                                 weights_to_come);
   waiting_.erase(demand.model);
-  return Sized{std::move(sized), std::move(lock)};
+  return Sized{.size = std::move(sized), .hold = std::move(lock)};
 }
 
 void KvSizer::release(const std::string& model) {

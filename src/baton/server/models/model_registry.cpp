@@ -261,7 +261,8 @@ ModelRegistry::Lease ModelRegistry::acquire(const std::string& name, bool chat, 
     if (e.state == ModelState::failed) {  // refused at once (over the budget)
       refused = load_failed(name, e.reason, load_hint);
     } else {
-      e.waiters.push_back({std::move(on_ready), Clock::now() + options_.load_wait});
+      e.waiters.push_back(
+          {.ready = std::move(on_ready), .deadline = Clock::now() + options_.load_wait});
     }
   }
   run(calls);

@@ -93,7 +93,9 @@ std::optional<HttpResponse> dashboard_asset(std::string_view path) {
   const std::string_view name = path == "/" ? "index.html" : path.substr(1);
   for (const EmbeddedFile& file : dashboard_files()) {
     if (file.name != name) continue;
-    HttpResponse response{{200, std::string(content_type_of(name)), {}}, std::string(file.bytes)};
+    HttpResponse response{
+        .head = {.status = 200, .content_type = std::string(content_type_of(name)), .headers = {}},
+        .body = std::string(file.bytes)};
     // The files change only with the binary: a reload after an upgrade must fetch them.
     response.head.headers.emplace_back("Cache-Control", "no-cache");
     return response;
@@ -128,7 +130,8 @@ HttpResponse timeline_response(const RecentActivity* activity,
                      {"overlap", spans_json(window.overlap)},
                      {"stream_overlap", spans_json(window.stream_overlap)},
                      {"faults", faults_json(activity, faults, window.now - seconds, window.now)}};
-  return {{200, "application/json", {}}, dump(body)};
+  return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
 }
 
 }  // namespace baton

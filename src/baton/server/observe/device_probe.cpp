@@ -40,7 +40,7 @@ void DeviceProbe::run(std::stop_token stop) {
 void DeviceProbe::probe_once() {
   try {
     TurnHold hold(turn_, client_, BurstKind::decode);
-    stream_.encode(Op{[] {}, 0});
+    stream_.encode(Op{.run = [] {}, .bytes = 0});
     stream_.synchronize();
     hold.release();
   } catch (const GpuError&) {

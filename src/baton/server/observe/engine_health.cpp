@@ -41,7 +41,11 @@ std::vector<EngineHealthState> EngineHealth::states(TimePoint now) const {
   std::lock_guard lock(mu_);
   std::vector<EngineHealthState> out;
   for (const auto& [name, engine] : engines_) {
-    EngineHealthState s{name, "ok", "", engine.faults, engine.last_faults};
+    EngineHealthState s{.engine = name,
+                        .state = "ok",
+                        .reason = "",
+                        .faults = engine.faults,
+                        .last_faults = engine.last_faults};
     const double stuck_s = engine.stream != nullptr ? engine.stream->stats(now).no_progress_s : 0.0;
     if (fatal_) {
       s.state = "fatal";

@@ -39,8 +39,14 @@ ExposureCounters::ExposureCounters(Options options, TimePoint start)
   for (const int busy : {1, 2, 3}) {
     for (const bool prefill : {false, true}) {
       for (const bool long_context : {false, true}) {
-        const StratumState s{busy, prefill, long_context, "", options_.policy, options_.backend,
-                             "",   ""};
+        const StratumState s{.busy = busy,
+                             .prefill_in_flight = prefill,
+                             .long_context = long_context,
+                             .host = "",
+                             .policy = options_.policy,
+                             .backend = options_.backend,
+                             .driver = "",
+                             .day = ""};
         seconds_[s] = 0.0;
         states.push_back(s);
       }
@@ -57,13 +63,13 @@ ExposureCounters::ExposureCounters(Options options, TimePoint start)
 
 void ExposureCounters::burst_done(const BurstRecord& burst) {
   // Busy from asking for the turn, as the ledger's intervals are.
-  BusyInterval interval{burst.engine,
-                        seconds_of(burst.asked),
-                        seconds_of(burst.done),
-                        static_cast<std::int64_t>(burst.context_tokens),
-                        std::string(to_string(burst.kind)),
-                        options_.policy,
-                        options_.backend};
+  BusyInterval interval{.engine = burst.engine,
+                        .start = seconds_of(burst.asked),
+                        .end = seconds_of(burst.done),
+                        .context_tokens = static_cast<std::int64_t>(burst.context_tokens),
+                        .kind = std::string(to_string(burst.kind)),
+                        .policy = options_.policy,
+                        .backend = options_.backend};
   std::lock_guard lock(mu_);
   if (!(interval.end > settled_)) return;
   // The ledger's merge rule (interval_merge.h), so that both count the same busy time.
@@ -71,8 +77,11 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
     return p.interval.engine == interval.engine;
   });
   const auto side = [](const BusyInterval& i, std::uint64_t request) {
-    return MergeSide{i.kind, static_cast<std::int64_t>(request), i.context_tokens, i.start,
-                     i.end};
+    return MergeSide{.kind = i.kind,
+                     .request_id = static_cast<std::int64_t>(request),
+                     .context_tokens = i.context_tokens,
+                     .start = i.start,
+                     .end = i.end};
   };
   if (last != pending_.rend() &&
       extends_interval(side(last->interval, last->request),
@@ -82,7 +91,7 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
         std::max(*last->interval.context_tokens, *interval.context_tokens);
     return;
   }
-  pending_.push_back({std::move(interval), burst.request_id});
+  pending_.push_back({.interval = std::move(interval), .request = burst.request_id});
 }
 
 void ExposureCounters::fault(const FaultEvent& event) {

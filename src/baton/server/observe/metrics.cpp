@@ -120,14 +120,18 @@ void render_turn(std::string& out, const HostGauges& host) {
     double (*value)(const ClientTurnStats&);
   };
   const Family families[] = {
-      {"baton_turn_acquisitions_total", "GPU turn acquisitions by engine.",
-       [](const ClientTurnStats& c) { return static_cast<double>(c.acquisitions); }},
-      {"baton_turn_waits_total", "Acquisitions that waited for another holder.",
-       [](const ClientTurnStats& c) { return static_cast<double>(c.handovers_in); }},
-      {"baton_turn_wait_seconds_total", "Time engines waited for the turn.",
-       [](const ClientTurnStats& c) { return c.wait_s; }},
-      {"baton_turn_hold_seconds_total", "Time engines held the turn.",
-       [](const ClientTurnStats& c) { return c.hold_s; }}};
+      {.name = "baton_turn_acquisitions_total",
+       .help = "GPU turn acquisitions by engine.",
+       .value = [](const ClientTurnStats& c) { return static_cast<double>(c.acquisitions); }},
+      {.name = "baton_turn_waits_total",
+       .help = "Acquisitions that waited for another holder.",
+       .value = [](const ClientTurnStats& c) { return static_cast<double>(c.handovers_in); }},
+      {.name = "baton_turn_wait_seconds_total",
+       .help = "Time engines waited for the turn.",
+       .value = [](const ClientTurnStats& c) { return c.wait_s; }},
+      {.name = "baton_turn_hold_seconds_total",
+       .help = "Time engines held the turn.",
+       .value = [](const ClientTurnStats& c) { return c.hold_s; }}};
   for (const Family& family : families) {
     header(out, family.name, "counter", family.help);
     for (const ClientTurnStats& c : host.turn.clients) {
@@ -152,6 +156,37 @@ void render_turn(std::string& out, const HostGauges& host) {
   }
   header(out, "baton_http_connections", "gauge", "Open HTTP connections.");
   sample(out, "baton_http_connections", "", static_cast<double>(host.connections));
+}
+
+// The ledger writer's counts: a failed write shows here at once, its rows held or lost.
+void render_ledger(std::string& out, const LedgerWriteStatus& ledger) {
+  const struct {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::uint64_t value;
+  } families[] = {
+      {.name = "baton_ledger_rows_written_total",
+       .type = "counter",
+       .help = "Rows the ledger committed.",
+       .value = ledger.rows_written},
+      {.name = "baton_ledger_rows_held",
+       .type = "gauge",
+       .help = "Rows of failed ledger writes, held to be tried again.",
+       .value = ledger.rows_held},
+      {.name = "baton_ledger_rows_lost_total",
+       .type = "counter",
+       .help = "Rows the ledger could not write and gave up.",
+       .value = ledger.rows_lost},
+      {.name = "baton_ledger_write_failures_total",
+       .type = "counter",
+       .help = "Ledger writes (commits) that failed.",
+       .value = ledger.failed_commits},
+  };
+  for (const auto& family : families) {
+    header(out, family.name, family.type, family.help);
+    sample(out, family.name, "", static_cast<double>(family.value));
+  }
 }
 
 }  // namespace
@@ -279,6 +314,7 @@ std::string ServerMetrics::render(const HostGauges& host) const {
   render_engines(out, host);
   render_lifecycle(out, host);
   render_turn(out, host);
+  if (host.ledger) render_ledger(out, *host.ledger);
   return out;
 }
 

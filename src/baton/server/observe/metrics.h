@@ -3,7 +3,7 @@
 // prompt and generation tokens, time to first token, inter-token latency and end-to-end
 // latency histograms, requests running and waiting, KV cache usage; then baton's own:
 // turn waits and hand-overs, overlap seconds, dual-engine seconds, faults by kind and
-// engine, each engine's state, each model's lifecycle state and memory.
+// engine, each engine's state, each model's lifecycle state and memory, the ledger's writes.
 // Thread-safety: every member is thread-safe (one mutex); the models are fixed at
 // construction.
 #pragma once
@@ -11,10 +11,12 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "baton/ledger/ledger.h"
 #include "baton/turn/turn_metrics.h"
 
 namespace baton {
@@ -65,6 +67,7 @@ struct HostGauges {
   double dual_engine_s = 0.0;
   std::map<std::pair<std::string, std::string>, std::uint64_t> faults;  // (kind, engine)
   std::size_t connections = 0;
+  std::optional<LedgerWriteStatus> ledger;  // none: the server keeps no ledger
 };
 
 class ServerMetrics {

@@ -80,7 +80,7 @@ void RecentActivity::add(std::deque<Span>& spans, Span span, double latest) cons
 
 void RecentActivity::burst_done(const BurstRecord& burst) {
   // Busy from asking for the turn, as in the ledger: waiting for the device is exposure.
-  const Span span{unix_seconds(burst.asked), unix_seconds(burst.done)};
+  const Span span{.start = unix_seconds(burst.asked), .end = unix_seconds(burst.done)};
   std::lock_guard lock(bursts_mu_);
   add(engines_[burst.engine], span, span.end);
 }
@@ -129,7 +129,7 @@ ActivityWindow RecentActivity::window(double seconds, const std::vector<std::str
   std::lock_guard lock(streams_mu_);
   out.stream_overlap = clipped(stream_overlap_, from, out.now);
   if (overlap_since_ && *overlap_since_ < out.now) {  // overlapping right now
-    out.stream_overlap.push_back({std::max(*overlap_since_, from), out.now});
+    out.stream_overlap.push_back({.start = std::max(*overlap_since_, from), .end = out.now});
   }
   return out;
 }
