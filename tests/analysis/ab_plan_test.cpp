@@ -13,7 +13,7 @@
 namespace baton {
 namespace {
 
-const Baseline kBaseline{12, 100.0};
+const Baseline kBaseline{.events = 12, .hours = 100.0};
 
 TEST(AbPlan, HoursToRejectNoEffect) {
   const HoursNeeded at5 = hours_needed(kBaseline, 0.05);

@@ -121,9 +121,9 @@ TEST_F(AnalyzeCli, TheReportSaysWhichExposureItsFiguresUse) {
       << text.output;
   EXPECT_NE(text.output.find("streams with work in flight: not recorded"), std::string::npos)
       << text.output;
-  const auto json = run_baton("analyze --json --intervals " + busy + " --events " + hangs);
-  ASSERT_EQ(json.exit_code, 0) << json.output;
-  const auto j = nlohmann::json::parse(json.output);
+  const auto run = run_baton("analyze --json --intervals " + busy + " --events " + hangs);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const auto j = nlohmann::json::parse(run.output);
   EXPECT_EQ(j["exposure"], "engine");
   ASSERT_TRUE(j.contains("stream_exposure"));
   EXPECT_TRUE(j["stream_exposure"].is_null());
@@ -186,7 +186,13 @@ void write_two_policies(const fs::path& path) {
   Ledger ledger(path);
   for (const char* policy : {"concurrent", "serialize/layer"}) {
     const auto run = ledger.begin_run({1000.0, "test", "cpu", policy});
-    ledger.record(IntervalRow{run, "decode", "decode", 1001.0, 1002.0, 64, 1});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "decode",
+                              .kind = "decode",
+                              .start = 1001.0,
+                              .end = 1002.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
     ledger.end_run(run, 1003.0, 0);
   }
 }
@@ -322,10 +328,22 @@ TEST_F(AnalyzeCli, ARunThatWasNeverClosedIsAWarning) {
   {
     Ledger ledger(path);
     const auto closed = ledger.begin_run({1000.0, "test", "cpu", "concurrent"});
-    ledger.record(IntervalRow{closed, "decode", "decode", 1001.0, 1002.0, 64, 1});
+    ledger.record(IntervalRow{.run_id = closed,
+                              .engine = "decode",
+                              .kind = "decode",
+                              .start = 1001.0,
+                              .end = 1002.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
     ledger.end_run(closed, 1003.0, 0);
     const auto open = ledger.begin_run({2000.0, "test", "cpu", "concurrent"});
-    ledger.record(IntervalRow{open, "decode", "decode", 2001.0, 2002.0, 64, 1});
+    ledger.record(IntervalRow{.run_id = open,
+                              .engine = "decode",
+                              .kind = "decode",
+                              .start = 2001.0,
+                              .end = 2002.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
     ledger.flush();  // as a server killed at this moment leaves it
   }
   const auto r = run_baton("analyze --ledger " + path.string());
@@ -366,10 +384,34 @@ TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
     const fs::path path = dir_ / name;
     Ledger ledger(path);
     const auto run = ledger.begin_run({1000.0, "test", "cpu", "concurrent"});
-    ledger.record(IntervalRow{run, "x", "decode", 1000.0, 4600.0, 64, 1});
-    ledger.record(IntervalRow{run, "y", "prefill", 2800.0, 4600.0, 64, 1});
-    ledger.record(EventRow{run, 3000.0, "hang", "x", "", 1, ""});
-    ledger.record(EventRow{run, 4000.0, "hang", "y", "", 1, ""});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "x",
+                              .kind = "decode",
+                              .start = 1000.0,
+                              .end = 4600.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "y",
+                              .kind = "prefill",
+                              .start = 2800.0,
+                              .end = 4600.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
+    ledger.record(EventRow{.run_id = run,
+                           .time = 3000.0,
+                           .error_class = "hang",
+                           .engine = "x",
+                           .stream = "",
+                           .in_flight = 1,
+                           .detail = ""});
+    ledger.record(EventRow{.run_id = run,
+                           .time = 4000.0,
+                           .error_class = "hang",
+                           .engine = "y",
+                           .stream = "",
+                           .in_flight = 1,
+                           .detail = ""});
     ledger.end_run(run, 5000.0, 0);
     paths.push_back(path.string());
   }
@@ -421,13 +463,43 @@ TEST_F(AnalyzeCli, OtherGpuClientsFromTheLedgersPolls) {
   {
     Ledger ledger(path);
     const auto run = ledger.begin_run({1000.0, "test", "cuda", "serialize/op", true, "580"});
-    ledger.record(IntervalRow{run, "x", "decode", 1000.0, 4600.0, 64, 1});
+    ledger.record(IntervalRow{.run_id = run,
+                              .engine = "x",
+                              .kind = "decode",
+                              .start = 1000.0,
+                              .end = 4600.0,
+                              .context_tokens = 64,
+                              .request_id = 1});
     ledger.record(GpuPollRow{
-        run,
-        {1000.0, 2800.0, true, {{1, "baton", true, 4.0, 1.0}, {4242, "omlx", false, 96.0, 50.0}}}});
-    ledger.record(GpuPollRow{run, {2800.0, 4600.0, true, {}}});
-    ledger.record(EventRow{run, 2000.0, "hang", "x", "", 1, ""});
-    ledger.record(EventRow{run, 4000.0, "hang", "x", "", 1, ""});
+        .run_id = run,
+        .poll = {
+            .start = 1000.0,
+            .end = 2800.0,
+            .host_pids = true,
+            .processes = {
+                {.pid = 1, .process = "baton", .own = true, .sm_percent = 4.0, .mem_percent = 1.0},
+                {.pid = 4242,
+                 .process = "omlx",
+                 .own = false,
+                 .sm_percent = 96.0,
+                 .mem_percent = 50.0}}}});
+    ledger.record(
+        GpuPollRow{.run_id = run,
+                   .poll = {.start = 2800.0, .end = 4600.0, .host_pids = true, .processes = {}}});
+    ledger.record(EventRow{.run_id = run,
+                           .time = 2000.0,
+                           .error_class = "hang",
+                           .engine = "x",
+                           .stream = "",
+                           .in_flight = 1,
+                           .detail = ""});
+    ledger.record(EventRow{.run_id = run,
+                           .time = 4000.0,
+                           .error_class = "hang",
+                           .engine = "x",
+                           .stream = "",
+                           .in_flight = 1,
+                           .detail = ""});
     ledger.end_run(run, 5000.0, 0);
   }
   const std::string ledger = " --ledger " + path.string();

@@ -10,7 +10,11 @@ constexpr double kH = 3600.0;
 
 BusyInterval busy(std::string engine, double start, double end,
                   std::optional<std::int64_t> context = std::nullopt, std::string kind = "") {
-  return {std::move(engine), start, end, context, std::move(kind)};
+  return {.engine = std::move(engine),
+          .start = start,
+          .end = end,
+          .context_tokens = context,
+          .kind = std::move(kind)};
 }
 
 const EngineExposure& row(const Exposure& e, const std::string& engine) {
@@ -22,12 +26,14 @@ const EngineExposure& row(const Exposure& e, const std::string& engine) {
 
 TEST(Exposure, TwoEnginesOverlappingByHalfAnHour) {
   // A busy [0, 1 h), B busy [0.5 h, 1.5 h): busy 1.5 h, dual 0.5 h, each 0.5 h alone.
-  ExposureInput in{{busy("A", 0, kH), busy("B", 0.5 * kH, 1.5 * kH)},
-                   {{100, "A", "hang"},     // A alone
-                    {2000, "A", "hang"},    // dual
-                    {4000, "", "hang"},     // unattributed, B alone
-                    {4000, "A", "hang"},    // blamed on A, which is idle then
-                    {6000, "B", "hang"}}};  // nobody busy
+  ExposureInput in{
+      .intervals = {busy("A", 0, kH), busy("B", 0.5 * kH, 1.5 * kH)},
+      .hangs = {
+          {.time = 100, .engine = "A", .error_class = "hang"},   // A alone
+          {.time = 2000, .engine = "A", .error_class = "hang"},  // dual
+          {.time = 4000, .engine = "", .error_class = "hang"},   // unattributed, B alone
+          {.time = 4000, .engine = "A", .error_class = "hang"},  // blamed on A, which is idle then
+          {.time = 6000, .engine = "B", .error_class = "hang"}}};  // nobody busy
   const Exposure e = measure_exposure(in, 32768);
   EXPECT_DOUBLE_EQ(e.busy_hours, 1.5);
   EXPECT_DOUBLE_EQ(e.dual_hours, 0.5);
@@ -78,8 +84,11 @@ TEST(Exposure, IntervalsAcrossMidnightCountWhole) {
 TEST(Exposure, LongContextCountsEnginesBusyWithLongRequests) {
   // A long [0, 100), B long [50, 150), B short [150, 200): two long on [50, 100) = 50 s,
   // exactly one long on [0, 50) and [100, 150) = 100 s.
-  ExposureInput in{{busy("A", 0, 100, 40000), busy("B", 50, 150, 50000), busy("B", 150, 200, 10)},
-                   {{60, "A", "hang"}, {120, "B", "hang"}, {160, "B", "hang"}}};
+  ExposureInput in{
+      .intervals = {busy("A", 0, 100, 40000), busy("B", 50, 150, 50000), busy("B", 150, 200, 10)},
+      .hangs = {{.time = 60, .engine = "A", .error_class = "hang"},
+                {.time = 120, .engine = "B", .error_class = "hang"},
+                {.time = 160, .engine = "B", .error_class = "hang"}}};
   const Exposure e = measure_exposure(in, 32768);
   EXPECT_DOUBLE_EQ(e.long_context.two_or_more_hours, 50 / kH);
   EXPECT_DOUBLE_EQ(e.long_context.exactly_one_hours, 100 / kH);

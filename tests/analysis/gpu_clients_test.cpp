@@ -7,9 +7,12 @@
 namespace baton {
 namespace {
 
-GpuProcessShare own(std::int64_t pid, double sm) { return {pid, "baton", true, sm, 0.0}; }
+GpuProcessShare own(std::int64_t pid, double sm) {
+  return {.pid = pid, .process = "baton", .own = true, .sm_percent = sm, .mem_percent = 0.0};
+}
 GpuProcessShare other(std::int64_t pid, std::string name, double sm) {
-  return {pid, std::move(name), false, sm, 0.0};
+  return {
+      .pid = pid, .process = std::move(name), .own = false, .sm_percent = sm, .mem_percent = 0.0};
 }
 
 // Engines a [0, 100) and b [50, 150): busy [0, 150); the embedding engine's [150, 300) is

@@ -25,7 +25,7 @@ PoissonDesign design_of(const json& c) {
   PoissonDesign design;
   design.columns = strings_of(c["columns"]);
   for (const json& term : c["terms"]) {
-    PoissonTerm t{term["name"].get<std::string>(), {}};
+    PoissonTerm t{.name = term["name"].get<std::string>(), .columns = {}};
     for (const std::string& column : strings_of(term["columns"])) {
       const auto at = std::find(design.columns.begin(), design.columns.end(), column);
       t.columns.push_back(static_cast<std::size_t>(at - design.columns.begin()));

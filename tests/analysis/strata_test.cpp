@@ -15,7 +15,7 @@ const std::set<std::string> kHangs{"hang", "timeout"};
 // 0-3600 s: a alone decoding. 3600-5400: b prefills a long prompt beside a. 5400-7200: b
 // alone. 7200-9000: c embeds (not LLM work). Hangs at 1000 (a alone), 4000 (dual, prefill,
 // long), 6000 (b alone, a timeout) and 8000 (idle: only the embedding engine).
-ExposureInput example() {
+ExposureInput strata_example() {
   ExposureInput input;
   input.intervals = {{"a", 0, 5400, 100, "decode"},
                      {"b", 3600, 5400, 40000, "prefill"},
@@ -30,7 +30,7 @@ ExposureInput example() {
 }
 
 TEST(Strata, SplitBusyTimeAndHangsByState) {
-  const Strata strata = stratify(example(), 32768, kHangs, "h1");
+  const Strata strata = stratify(strata_example(), 32768, kHangs, "h1");
   ASSERT_EQ(strata.strata.size(), 3u);
   // Sorted by state: (1, no prefill, short), (1, no prefill, long), (2, prefill, long).
   const Stratum& alone_short = strata.strata[0];
@@ -54,8 +54,8 @@ TEST(Strata, SplitBusyTimeAndHangsByState) {
 }
 
 TEST(Strata, HostsMergeIntoOneTableWithAHostColumn) {
-  const Strata fleet = merge_strata(
-      {stratify(example(), 32768, kHangs, "h1"), stratify(example(), 32768, kHangs, "h2")});
+  const Strata fleet = merge_strata({stratify(strata_example(), 32768, kHangs, "h1"),
+                                     stratify(strata_example(), 32768, kHangs, "h2")});
   EXPECT_EQ(fleet.strata.size(), 6u);
   EXPECT_EQ(fleet.hangs_while_idle, 2);
   const PoissonDesign design = design_for(fleet, {Factor::dual, Factor::host});
@@ -240,7 +240,7 @@ TEST(Strata, OtherGpuClientComesFromThePolls) {
 
 // A source without polls says nothing: one empty level, no column.
 TEST(Strata, NoPollsNoOtherGpuClientLevels) {
-  const Strata strata = stratify(example(), 32768, kHangs, "");
+  const Strata strata = stratify(strata_example(), 32768, kHangs, "");
   for (const Stratum& s : strata.strata) EXPECT_EQ(s.state.other_gpu_client, "");
   EXPECT_TRUE(design_for(strata, {Factor::other_gpu_client}).columns.empty());
 }

@@ -11,7 +11,7 @@ TEST(TimeWindow, ClipsIntervalsAndDropsEventsOutside) {
   ExposureInput input;
   input.intervals = {{"a", 0, 100}, {"a", 150, 400}, {"b", 500, 600}};
   input.hangs = {{50, "a"}, {200, "a"}, {300, "a"}, {550, "b"}};
-  input.stream_intervals = std::vector<StreamInterval>{{"s", 0, 1000}};
+  input.stream_intervals = std::vector<StreamInterval>{{.stream = "s", .start = 0, .end = 1000}};
   const ExposureInput w = within_window(input, 100.0, 300.0);
   ASSERT_EQ(w.intervals.size(), 1u);  // [0, 100) ends where the window starts
   EXPECT_EQ(w.intervals[0].start, 150);

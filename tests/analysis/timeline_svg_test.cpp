@@ -103,11 +103,15 @@ TEST(TimelineSvg, TheTestsXmlCheckerCatchesBrokenDocuments) {
 
 BusyInterval busy(const std::string& engine, double start, double end,
                   std::optional<std::int64_t> tokens = std::nullopt) {
-  return BusyInterval{engine, kT0 + start, kT0 + end, tokens, "prefill"};
+  return BusyInterval{.engine = engine,
+                      .start = kT0 + start,
+                      .end = kT0 + end,
+                      .context_tokens = tokens,
+                      .kind = "prefill"};
 }
 
 HangRecord hang(const std::string& engine, double time, const std::string& error_class = "hang") {
-  return HangRecord{kT0 + time, engine, error_class};
+  return HangRecord{.time = kT0 + time, .engine = engine, .error_class = error_class};
 }
 
 TEST(TimelineSvg, TwoEnginesGiveWellFormedSvgWithOneLaneEachSortedByName) {
@@ -238,7 +242,7 @@ ExposureInput two_busy_days() {
 Rect plot_area(const std::string& svg) {
   const std::size_t lane = svg.find("fill=\"#f3f3f3\"");
   const std::size_t tag = svg.rfind("<rect ", lane);
-  return {attribute(svg, tag, "x"), attribute(svg, tag, "width")};
+  return {.x = attribute(svg, tag, "x"), .width = attribute(svg, tag, "width")};
 }
 
 // Empty when every tag's x, x1, x2, y, y1, y2 (and x + width, y + height, a path's start)

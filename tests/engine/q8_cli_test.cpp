@@ -39,10 +39,10 @@ TEST_F(WeightsCli, GenerateLoadsQ8WeightsAndSaysSo) {
   const auto text = run_baton(base, 120);
   ASSERT_EQ(text.exit_code, 0) << text.output;
   EXPECT_NE(text.output.find("q8 weights"), std::string::npos) << text.output;
-  const auto json = run_baton(base + " --json", 120);
-  ASSERT_EQ(json.exit_code, 0) << json.output;
-  const nlohmann::json out = nlohmann::json::parse(json.output, nullptr, false);
-  ASSERT_FALSE(out.is_discarded()) << json.output;
+  const auto run = run_baton(base + " --json", 120);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json out = nlohmann::json::parse(run.output, nullptr, false);
+  ASSERT_FALSE(out.is_discarded()) << run.output;
   EXPECT_EQ(out["tokens"].size(), 8u);
 }
 

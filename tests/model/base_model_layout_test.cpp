@@ -66,15 +66,15 @@ TEST_P(BaseModelExport, GivesTransformersEmbeddings) {
   EXPECT_EQ(model.generates_text(), model.config().tie_word_embeddings);
   std::ifstream in(kModels / GetParam() / "embeddings.json");
   const nlohmann::json ref = nlohmann::json::parse(in);
-  EmbeddingRequest request{1, {}};
+  EmbeddingRequest request{.id = 1, .inputs = {}};
   for (const auto& input : ref["inputs"]) {
     request.inputs.push_back(input.get<std::vector<TokenId>>());
   }
   cpu::CpuDevice device{CommitLimits{}};
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   Worker executor("embedding-executor");
-  EmbeddingEngine engine("embed", model, Pooling{PoolingMode::mean, true}, executor,
-                         device.default_stream(), *turn);
+  EmbeddingEngine engine("embed", model, Pooling{.mode = PoolingMode::mean, .normalize = true},
+                         executor, device.default_stream(), *turn);
   const EmbeddingResult result = engine.embed(request).get();
   ASSERT_EQ(result.embeddings.size(), ref["mean"].size());
   for (std::size_t i = 0; i < result.embeddings.size(); ++i) {

@@ -93,10 +93,10 @@ void write_config(const TempDir& dir, const json& config) {
   write_file(dir.path() / "tokenizer_config.json", config.dump(2));
 }
 
-const std::vector<ChatMessage> kMultiTurn = {{"system", "Be brief."},
-                                             {"user", "Hello"},
-                                             {"assistant", "Hi there"},
-                                             {"user", "How are you?"}};
+const std::vector<ChatMessage> kMultiTurn = {{.role = "system", .content = "Be brief."},
+                                             {.role = "user", .content = "Hello"},
+                                             {.role = "assistant", .content = "Hi there"},
+                                             {.role = "user", .content = "How are you?"}};
 
 TEST(ChatTemplateRender, ChatmlAddsNoDefaultSystemMessage) {
   EXPECT_EQ(prompt(chatml(), {{"user", "Hello"}}),
@@ -305,13 +305,14 @@ TEST(ChatTemplateRender, AFinalAssistantMessageIsContinuedAsTransformersDoes) {
   write_config(dir, {{"bos_token", "<bos>"}, {"chat_template", kGemmaText}});
   const ChatTemplate t = load_chat_template(dir.path(), std::nullopt);
   // The template trims the message: the cut goes after its stripped text.
-  const std::vector<ChatMessage> prefill = {{"user", "Hi"}, {"assistant", "Sure, "}};
+  const std::vector<ChatMessage> prefill = {{.role = "user", .content = "Hi"},
+                                            {.role = "assistant", .content = "Sure, "}};
   EXPECT_EQ(render(t, prefill, ChatEnd::continue_last),
             "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>assistant\nSure,");
   EXPECT_EQ(render(t, prefill, ChatEnd::as_is),
             "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>assistant\nSure,"
             "<end_of_turn>\n");
-  const std::vector<ChatMessage> user_last = {{"user", "Hi"}};
+  const std::vector<ChatMessage> user_last = {{.role = "user", .content = "Hi"}};
   EXPECT_NE(render_error(t, user_last, ChatEnd::continue_last).find("final assistant"),
             std::string::npos);
   // The built-in families always open the reply.
@@ -328,7 +329,7 @@ TEST(ChatTemplateRender, WhatTheModelsTemplateRefusesIsTheRequestsError) {
   EXPECT_NE(render_error(t, {{"assistant", "x"}}).find("Conversation must start with the user"),
             std::string::npos);
   EXPECT_NE(render_error(t, {}).find("at least one message"), std::string::npos);
-  const std::vector<ChatMessage> one = {{"user", "x"}};
+  const std::vector<ChatMessage> one = {{.role = "user", .content = "x"}};
   EXPECT_EQ(render(t, one, ChatEnd::as_is), "x");
 }
 

@@ -60,7 +60,7 @@ Bf16Values random_bf16(std::size_t count, std::mt19937& rng) {
 struct Columns {
   int out, first, count;
 };
-constexpr Columns kColumns{23, 3, 13};  // 13: two blocks of 6 and one left
+constexpr Columns kColumns{.out = 23, .first = 3, .count = 13};  // 13: two blocks of 6 and one left
 constexpr float kUntouched = -7.0f;
 
 // y (rows x out, filled with kUntouched before) against float64 sums of x (the values the
@@ -157,7 +157,7 @@ TEST(SimdKernels, Bf16PairProductsMatchTheFloat64Reference) {
 // (a block of 32, one of 16 and 2 left to the AVX-512 BF16 kernel).
 TEST(SimdKernels, TiledProductsMatchTheFloat64Reference) {
   std::mt19937 rng(11);
-  const Columns columns{70, 3, 50};
+  const Columns columns{.out = 70, .first = 3, .count = 50};
   bool tested = false;
   for (const SimdKernels* set : supported_simd_kernels()) {
     if (set->dot_tiled_bf16x_rows == nullptr) continue;

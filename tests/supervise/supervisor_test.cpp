@@ -76,7 +76,7 @@ Supervised supervise_script(const std::string& script, int max_restarts = 5,
   return result;
 }
 
-bool contains(const std::string& text, const std::string& part) {
+bool log_contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
@@ -105,7 +105,7 @@ TEST(SupervisorBackoff, RejectsMalformedValuesWithTheirOrigin) {
       parse_backoff(text);
       ADD_FAILURE() << "accepted '" << text << "'";
     } catch (const std::invalid_argument& e) {
-      EXPECT_TRUE(contains(e.what(), "[supervise] --backoff")) << e.what();
+      EXPECT_TRUE(log_contains(e.what(), "[supervise] --backoff")) << e.what();
     }
   }
   EXPECT_THROW(parse_duration("25h"), std::invalid_argument);
@@ -143,7 +143,7 @@ TEST(Supervisor, OtherExitCodesEndTheSupervisionWithThatCode) {
     EXPECT_EQ(r.outcome.exit_code, code) << r.log;
     EXPECT_EQ(r.outcome.starts, 1);
     EXPECT_EQ(read_file(counter), "1\n");
-    EXPECT_FALSE(contains(r.log, "cannot execute")) << r.log;  // 127 of the child's own
+    EXPECT_FALSE(log_contains(r.log, "cannot execute")) << r.log;  // 127 of the child's own
   }
 }
 
@@ -156,11 +156,11 @@ TEST(Supervisor, RestartsAfterTheFatalCodeUntilTheChildSucceeds) {
   EXPECT_EQ(r.outcome.starts, 3);
   EXPECT_EQ(r.outcome.restarts, 2);
   EXPECT_EQ(read_file(counter), "3\n");
-  EXPECT_TRUE(contains(r.log,
-                       "exited with code 70 (the device can no longer be used); "
-                       "restart 1 of 5 in 10ms"))
+  EXPECT_TRUE(log_contains(r.log,
+                           "exited with code 70 (the device can no longer be used); "
+                           "restart 1 of 5 in 10ms"))
       << r.log;
-  EXPECT_TRUE(contains(r.log, "restart 2 of 5 in 20ms")) << r.log;
+  EXPECT_TRUE(log_contains(r.log, "restart 2 of 5 in 20ms")) << r.log;
 }
 
 TEST(Supervisor, RestartsAChildKilledByASignal) {
@@ -171,7 +171,7 @@ TEST(Supervisor, RestartsAChildKilledByASignal) {
   EXPECT_EQ(r.outcome.exit_code, 0) << r.log;
   EXPECT_EQ(r.outcome.restarts, 1);
   EXPECT_EQ(read_file(counter), "2\n");
-  EXPECT_TRUE(contains(r.log, "was killed by signal 9 (SIGKILL); restart 1 of 5")) << r.log;
+  EXPECT_TRUE(log_contains(r.log, "was killed by signal 9 (SIGKILL); restart 1 of 5")) << r.log;
 }
 
 TEST(Supervisor, GivesUpWith70WhenTheRestartsAreUsedUp) {
@@ -182,7 +182,7 @@ TEST(Supervisor, GivesUpWith70WhenTheRestartsAreUsedUp) {
   EXPECT_EQ(r.outcome.starts, 3);
   EXPECT_EQ(r.outcome.restarts, 2);
   EXPECT_EQ(read_file(counter), "3\n");
-  EXPECT_TRUE(contains(r.log, "giving up after 2 restarts (--max-restarts 2), exiting with 70"))
+  EXPECT_TRUE(log_contains(r.log, "giving up after 2 restarts (--max-restarts 2), exiting with 70"))
       << r.log;
 
   // A signal with no restart left gives 70 as well, not 128 + N.
@@ -226,7 +226,8 @@ TEST(Supervisor, ACommandThatCannotBeExecutedGives127AndSaysWhy) {
     EXPECT_EQ(outcome.exit_code, kExitCannotExecute) << log.str();
     EXPECT_EQ(outcome.starts, 1);
     EXPECT_EQ(outcome.restarts, 0);
-    EXPECT_TRUE(contains(log.str(), "[supervise] cannot execute '" + c.command + "': " + c.reason))
+    EXPECT_TRUE(
+        log_contains(log.str(), "[supervise] cannot execute '" + c.command + "': " + c.reason))
         << log.str();
   }
 }
@@ -367,9 +368,9 @@ TEST_P(SupervisorSignals, AreForwardedAndTheSupervisorExitsAsTheChildDid) {
   ASSERT_TRUE(WIFEXITED(*status)) << read_file(log);
   EXPECT_EQ(WEXITSTATUS(*status), 128 + sig) << read_file(log);
   EXPECT_FALSE(process_exists(sleeper)) << "the sleep child outlived its supervisor";
-  EXPECT_TRUE(contains(read_file(log), "forwarding it to child " + std::to_string(sleeper)))
+  EXPECT_TRUE(log_contains(read_file(log), "forwarding it to child " + std::to_string(sleeper)))
       << read_file(log);
-  EXPECT_FALSE(contains(read_file(log), "restart 1 of")) << read_file(log);
+  EXPECT_FALSE(log_contains(read_file(log), "restart 1 of")) << read_file(log);
   if (HasFailure() && process_exists(sleeper)) ::kill(sleeper, SIGKILL);
 }
 
@@ -403,7 +404,7 @@ TEST(SupervisorStop, ASignalDuringTheBackoffStopsAtOnceWithoutANewChild) {
   const std::string log = (dir.path() / "log").string();
   HelperProcess helper("echo x >> '" + starts + "'; exit 70", "30s", log);
   ASSERT_TRUE(testing::eventually([&] {
-    return contains(read_file(log), "restart 1 of 3 in 30s");
+    return log_contains(read_file(log), "restart 1 of 3 in 30s");
   })) << read_file(log);
 
   const auto sent = std::chrono::steady_clock::now();
@@ -414,7 +415,7 @@ TEST(SupervisorStop, ASignalDuringTheBackoffStopsAtOnceWithoutANewChild) {
   ASSERT_TRUE(WIFEXITED(*status)) << read_file(log);
   EXPECT_EQ(WEXITSTATUS(*status), 128 + SIGTERM) << read_file(log);
   EXPECT_EQ(count_lines(starts), 1) << read_file(log);
-  EXPECT_TRUE(contains(read_file(log), "SIGTERM during the backoff")) << read_file(log);
+  EXPECT_TRUE(log_contains(read_file(log), "SIGTERM during the backoff")) << read_file(log);
 }
 
 // ---- The `baton` command line ------------------------------------------------------------
@@ -441,7 +442,7 @@ TEST(SuperviseCli, ExitCodesAndMessages) {
   for (const auto& c : cases) {
     const CommandResult r = run_baton(c.args);
     EXPECT_EQ(r.exit_code, c.exit_code) << c.args << "\n" << r.output;
-    EXPECT_TRUE(contains(r.output, c.message)) << c.args << "\n" << r.output;
+    EXPECT_TRUE(log_contains(r.output, c.message)) << c.args << "\n" << r.output;
   }
 }
 
@@ -451,8 +452,8 @@ TEST(SuperviseCli, RestartsBatonAfterAFatalDeviceState) {
       std::string(BATON_BINARY) + " repro --engine decode --duration 30 --inject-fatal-after 0.2";
   const CommandResult r = run_baton("supervise --backoff 10ms --max-restarts 1 -- " + repro);
   EXPECT_EQ(r.exit_code, 70) << r.output;
-  EXPECT_TRUE(contains(r.output, "restart 1 of 1")) << r.output;
-  EXPECT_TRUE(contains(r.output, "giving up")) << r.output;
+  EXPECT_TRUE(log_contains(r.output, "restart 1 of 1")) << r.output;
+  EXPECT_TRUE(log_contains(r.output, "giving up")) << r.output;
 }
 
 }  // namespace

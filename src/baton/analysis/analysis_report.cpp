@@ -207,7 +207,7 @@ void print_gpu_clients(std::ostream& out, const std::optional<GpuClients>& clien
 }  // namespace
 
 Comparison compare_arms(Arm a, Arm b, double alpha) {
-  Comparison c{std::move(a), std::move(b), {}, {}};
+  Comparison c{.a = std::move(a), .b = std::move(b), .ratio = {}, .verdict = {}};
   const RateEstimate& ra = c.a.analysis.busy_rate;
   const RateEstimate& rb = c.b.analysis.busy_rate;
   c.ratio = compare_rates(ra.events, ra.hours, rb.events, rb.hours, 1.0 - alpha);

@@ -103,7 +103,7 @@ std::optional<CsvLine> CsvLines::next() {
     rest_.remove_prefix(std::min(newline + 1, rest_.size()));
     ++number_;
     if (text.ends_with('\r')) text.remove_suffix(1);
-    if (!trim_blanks(text).empty()) return CsvLine{number_, text};
+    if (!trim_blanks(text).empty()) return CsvLine{.number = number_, .text = text};
   }
   return std::nullopt;
 }

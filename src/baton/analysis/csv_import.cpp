@@ -140,8 +140,8 @@ bool context_cell(const std::string& cell, std::optional<std::int64_t>& out, std
   return false;
 }
 
-const Layout kBusyLayout{{"engine", "start", "end"}, "context_tokens"};
-const Layout kHangsLayout{{"time", "engine"}, "class"};
+const Layout kBusyLayout{.required = {"engine", "start", "end"}, .optional = "context_tokens"};
+const Layout kHangsLayout{.required = {"time", "engine"}, .optional = "class"};
 
 std::optional<BusyInterval> busy_row(const std::vector<std::string>& cells, std::size_t line,
                                      Problems& problems) {

@@ -132,7 +132,8 @@ Exposure measure_exposure(const std::vector<BusyInterval>& intervals, std::vecto
                    [](const HangRecord& a, const HangRecord& b) { return a.time < b.time; });
   for (HangRecord& hang : hangs) {
     const Segment* s = segment_at(segments, hang.time);
-    HangPlacement placed{std::move(hang), s ? s->busy : 0, false};
+    HangPlacement placed{
+        .hang = std::move(hang), .busy_engines = s ? s->busy : 0, .blamed_busy = false};
     if (s && s->long_busy >= 2) ++exposure.long_context.two_or_more_hangs;
     if (s && s->long_busy == 1) ++exposure.long_context.exactly_one_hangs;
     auto engine = engines.find(placed.hang.engine);

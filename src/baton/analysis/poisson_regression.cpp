@@ -42,9 +42,9 @@ Data data_of(const PoissonDesign& design) {
     if (cell.hours > 0.0) used.push_back(&cell);
   }
   if (used.empty()) throw std::invalid_argument("no cell has exposure: there is nothing to fit");
-  Data d{MatrixXd(static_cast<Eigen::Index>(used.size()), static_cast<Eigen::Index>(p + 1)),
-         VectorXd(static_cast<Eigen::Index>(used.size())),
-         VectorXd(static_cast<Eigen::Index>(used.size()))};
+  const auto n = static_cast<Eigen::Index>(used.size());
+  Data d{
+      .x = MatrixXd(n, static_cast<Eigen::Index>(p + 1)), .y = VectorXd(n), .offset = VectorXd(n)};
   for (Eigen::Index i = 0; i < d.x.rows(); ++i) {
     const PoissonCell& cell = *used[static_cast<std::size_t>(i)];
     d.x(i, 0) = 1.0;

@@ -23,7 +23,11 @@ RateEstimate poisson_rate(std::int64_t events, double hours, double confidence) 
   if (events < 0 || !(hours >= 0.0)) {
     throw std::invalid_argument("event counts and hours must not be negative");
   }
-  RateEstimate r{events, hours, std::nullopt, std::nullopt, std::nullopt};
+  RateEstimate r{.events = events,
+                 .hours = hours,
+                 .per_hour = std::nullopt,
+                 .low = std::nullopt,
+                 .high = std::nullopt};
   if (hours == 0.0) return r;
   const double alpha = 1.0 - confidence;
   const auto k = static_cast<double>(events);

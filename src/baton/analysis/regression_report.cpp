@@ -63,7 +63,8 @@ std::string ratio_text(const PoissonCoefficient& c) {
 }  // namespace
 
 Stratified stratified_analysis(Strata strata, std::vector<Factor> factors) {
-  Stratified result{std::move(factors), std::move(strata), {}, {}};
+  Stratified result{
+      .factors = std::move(factors), .strata = std::move(strata), .design = {}, .fit = {}};
   result.design = design_for(result.strata, result.factors);
   result.fit = fit_poisson(result.design);
   double busy_hours = 0.0, dual_hours = 0.0;

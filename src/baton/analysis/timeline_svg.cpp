@@ -159,12 +159,12 @@ std::optional<Range> data_range(const ExposureInput& input) {
   }
   for (const HangRecord& hang : input.hangs) add(hang.time);
   if (t0 > t1) return std::nullopt;
-  return Range{t0, t1};
+  return Range{.t0 = t0, .t1 = t1};
 }
 
 // Maps time to pixels.
 struct Frame {
-  Range time{0, 1};  // never empty: a zero span is widened to one second
+  Range time{.t0 = 0, .t1 = 1};  // never empty: a zero span is widened to one second
   double left = 0;   // plot area, pixels
   double right = 0;
   TimeAxis axis;  // from time onto [left, right], maybe broken at idle gaps
@@ -183,7 +183,7 @@ std::string lane_label(const std::string& engine) { return engine.empty() ? "(un
 // `busy`: where the axis may be broken (busy_spans); empty: it is not.
 Frame make_frame(Range range, const Lanes& lanes, int width, const Spans& busy) {
   Frame frame;
-  if (range.t1 - range.t0 <= 0) range = Range{range.t0 - 0.5, range.t1 + 0.5};
+  if (range.t1 - range.t0 <= 0) range = Range{.t0 = range.t0 - 0.5, .t1 = range.t1 + 0.5};
   frame.time = range;
   std::size_t longest = kDualLabel.size();
   for (const auto& [name, rows] : lanes) longest = std::max(longest, lane_label(name).size());
@@ -518,7 +518,7 @@ struct LegendItem {
 };
 
 std::vector<LegendItem> legend_items(const TimelineOptions& options, bool broken_axis) {
-  std::vector<LegendItem> items{{kBusyColor, Swatch::box, "busy"}};
+  std::vector<LegendItem> items{{.color = kBusyColor, .swatch = Swatch::box, .text = "busy"}};
   if (options.long_context) {
     items.push_back({kLongColor, Swatch::box,
                      fmt::format("busy, context \u2265 {} tokens", *options.long_context)});

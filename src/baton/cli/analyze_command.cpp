@@ -100,7 +100,7 @@ Source from_ledger(const std::string& path, const std::optional<std::string>& po
   warn_of_open_runs(path, contents.runs);
   std::string label = path;
   if (policy) label += " [" + (contents.runs.empty() ? *policy : contents.runs[0].policy) + "]";
-  return {std::move(label), std::move(contents.input)};
+  return {.label = std::move(label), .input = std::move(contents.input)};
 }
 
 // The ledgers of a fleet, each file once, with a note for one given again (the same path,
@@ -225,8 +225,10 @@ std::vector<Source> load_sources(const AnalyzeCommand& c) {
     if (!c.ledgers.empty() || !c.policies.empty() || c.compare) {
       throw std::invalid_argument("CSV logs are analysed alone: drop --ledger/--policy/--compare");
     }
-    return {windowed(
-        {c.intervals_csv, {read_busy_csv(c.intervals_csv), read_hangs_csv(c.events_csv)}}, c)};
+    Source logs{.label = c.intervals_csv,
+                .input = {.intervals = read_busy_csv(c.intervals_csv),
+                          .hangs = read_hangs_csv(c.events_csv)}};
+    return {windowed(std::move(logs), c)};
   }
   std::vector<std::string> ledgers = c.ledgers;
   if (ledgers.empty()) ledgers.push_back(default_ledger_path().string());

@@ -163,11 +163,12 @@ int fatal_exit(const std::string& why) {
   return kExitGpuFatal;
 }
 
-// A run whose ledger misses rows says how many, on stderr, and exits 74 (after a fatal 70).
+// A run whose ledger failed a write says so on stderr (how many rows it misses, if any) and
+// exits 74 (after a fatal 70).
 int ledger_exit(const std::string& path, const std::vector<const ReproResult*>& runs) {
   for (const ReproResult* run : runs) {
-    if (run->ledger && run->ledger->incomplete()) {
-      std::cerr << "baton: the ledger " << path << " is incomplete: " << loss_summary(*run->ledger)
+    if (run->ledger && run->ledger->troubled()) {
+      std::cerr << "baton: the ledger " << path << " " << trouble_summary(*run->ledger)
                 << "; exiting " << kExitLedgerIncomplete << "\n";
       return kExitLedgerIncomplete;
     }

@@ -40,6 +40,12 @@ std::string loss_summary(const LedgerWriteStatus& s) {
          " failed writes; the last: " + s.last_error + ")";
 }
 
+std::string trouble_summary(const LedgerWriteStatus& s) {
+  if (s.incomplete()) return "is incomplete: " + loss_summary(s);
+  return "had " + std::to_string(s.failed_commits) +
+         " failed writes, but every row was written on a retry (the last: " + s.last_error + ")";
+}
+
 LedgerWarning warn_on_stderr(const std::filesystem::path& path) {
   return [path](const std::string& line) {
     std::cerr << "baton: warning: ledger " + path.string() + ": " + line + "\n" << std::flush;

@@ -42,10 +42,16 @@ struct LedgerWriteStatus {
   bool failing() const { return rows_held > 0; }
   // The ledger misses something of this run.
   bool incomplete() const { return rows_lost > 0 || run_end_lost; }
+  // A write failed during the run, whether or not a retry saved its rows: the run's exit
+  // says so (the operator must learn of a failing disk even when nothing was lost).
+  bool troubled() const { return failed_commits > 0 || incomplete(); }
 };
 
 // "N of M rows were never written[, nor the run's end] (K failed writes; the last: ...)".
 std::string loss_summary(const LedgerWriteStatus& status);
+// What the run's last message says of a troubled ledger: "is incomplete: <loss_summary>",
+// or "had N failed writes, but every row was written on a retry (the last: ...)".
+std::string trouble_summary(const LedgerWriteStatus& status);
 
 // One line (no newline) about the writer's trouble, from the writer thread or end_run.
 using LedgerWarning = std::function<void(const std::string& line)>;

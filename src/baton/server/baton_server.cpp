@@ -264,10 +264,9 @@ bool BatonServer::close_ledger(int exit_code, std::ostream& log) {
   ledger_->end_run(run_id_, unix_seconds_now(), exit_code);  // commits what is queued
   log_ledger_warnings(log);
   const LedgerWriteStatus status = ledger_->write_status();
-  if (!status.incomplete()) return true;
-  log << "baton serve: the ledger " << config_.ledger.string()
-      << " is incomplete: " << loss_summary(status) << "; exiting " << kExitLedgerIncomplete
-      << std::endl;
+  if (!status.troubled()) return true;
+  log << "baton serve: the ledger " << config_.ledger.string() << " " << trouble_summary(status)
+      << "; exiting " << kExitLedgerIncomplete << std::endl;
   return false;
 }
 

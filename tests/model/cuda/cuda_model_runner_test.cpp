@@ -100,10 +100,11 @@ class BothRunners {
       const int piece = piece_rows_ > 0 ? piece_rows_ : gpu->rows();
       for (int first = 0; first < gpu->rows(); first += piece) {
         const int count = std::min(piece, gpu->rows() - first);
-        stream_->encode(Op{[gpu, i, first, count] { gpu->run_rows(i, first, count); }, 0});
+        stream_->encode(
+            Op{.run = [gpu, i, first, count] { gpu->run_rows(i, first, count); }, .bytes = 0});
       }
     }
-    stream_->encode(Op{[gpu] { gpu->finish(); }, 0});
+    stream_->encode(Op{.run = [gpu] { gpu->finish(); }, .bytes = 0});
     stream_->synchronize();
     out.cuda = gpu->take_output();
     return out;
@@ -115,7 +116,7 @@ class BothRunners {
   Outputs step(const std::vector<int>& which, const std::vector<std::vector<TokenId>>& tokens,
                StepOutput output = StepOutput::last_logits) {
     Results r = run(which, tokens, output, output);
-    return {std::move(r.cpu.values), std::move(r.cuda.values)};
+    return {.cpu = std::move(r.cpu.values), .cuda = std::move(r.cuda.values)};
   }
 
   struct Pick {
@@ -164,7 +165,7 @@ class BothRunners {
   const LlamaModel& model_;
   KvBlockPool pool_;
   CpuModelRunner cpu_;
-  CudaDevice device_{CommitLimits{1, std::size_t{1} << 30}};
+  CudaDevice device_{CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}};
   std::shared_ptr<const CudaModel> weights_;
   std::unique_ptr<Stream> stream_;
   CudaModelRunner cuda_;
@@ -319,12 +320,21 @@ TEST_P(CudaRunnerShapes, HiddenStatesMatchTheCpuPass) {
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CudaRunnerShapes,
-    ::testing::Values(Shape{"llama_d16", ModelArch::llama, shape_of(64, 4, 2, 16, 128)},
-                      Shape{"qwen2_bias", ModelArch::qwen2, shape_of(64, 4, 2, 16, 128)},
-                      Shape{"qwen3_qk_norm", ModelArch::qwen3, shape_of(64, 4, 2, 32, 128)},
-                      Shape{"llama_group4_d128", ModelArch::llama, shape_of(512, 4, 1, 128, 1024)},
-                      Shape{"qwen2_group7_d64", ModelArch::qwen2, shape_of(448, 7, 1, 64, 896)},
-                      Shape{"llama_d256", ModelArch::llama, shape_of(512, 2, 1, 256, 1024)}),
+    ::testing::Values(
+        Shape{.name = "llama_d16", .arch = ModelArch::llama, .shape = shape_of(64, 4, 2, 16, 128)},
+        Shape{.name = "qwen2_bias", .arch = ModelArch::qwen2, .shape = shape_of(64, 4, 2, 16, 128)},
+        Shape{.name = "qwen3_qk_norm",
+              .arch = ModelArch::qwen3,
+              .shape = shape_of(64, 4, 2, 32, 128)},
+        Shape{.name = "llama_group4_d128",
+              .arch = ModelArch::llama,
+              .shape = shape_of(512, 4, 1, 128, 1024)},
+        Shape{.name = "qwen2_group7_d64",
+              .arch = ModelArch::qwen2,
+              .shape = shape_of(448, 7, 1, 64, 896)},
+        Shape{.name = "llama_d256",
+              .arch = ModelArch::llama,
+              .shape = shape_of(512, 2, 1, 256, 1024)}),
     [](const ::testing::TestParamInfo<Shape>& param) { return std::string(param.param.name); });
 
 TEST(CudaRunner, GreedyPicksOnTheDeviceAreTheCpusPicks) {

@@ -25,7 +25,7 @@ using testing::safetensors_bytes_with_length;
 constexpr const char* kFile = "model.safetensors";
 
 // The message of the ModelFileError that parsing `bytes` throws; fails the test if none.
-std::string error_of(const std::string& bytes) {
+std::string header_error(const std::string& bytes) {
   try {
     SafetensorsFile::parse(as_bytes(bytes), kFile);
   } catch (const ModelFileError& e) {
@@ -37,7 +37,7 @@ std::string error_of(const std::string& bytes) {
 
 // The error for one tensor entry `entry` over `data`.
 std::string entry_error(const std::string& entry, const std::string& data = std::string(64, 'x')) {
-  return error_of(safetensors_bytes(R"({"w": )" + entry + "}", data));
+  return header_error(safetensors_bytes(R"({"w": )" + entry + "}", data));
 }
 
 TEST(Safetensors, ReadsF32) {
@@ -179,22 +179,22 @@ TEST(SafetensorsErrors, TheExampleMessage) {
   const std::string bytes = safetensors_bytes(
       R"({"model.embed_tokens.weight": {"dtype": "F32", "shape": [25], "data_offsets": [0, 100]}})",
       std::string(64, 'x'));
-  EXPECT_EQ(error_of(bytes),
+  EXPECT_EQ(header_error(bytes),
             "model.safetensors: tensor 'model.embed_tokens.weight': data_offsets [0, 100] end "
             "beyond the data section (64 bytes)");
 }
 
 TEST(SafetensorsErrors, Framing) {
-  EXPECT_EQ(error_of(""),
+  EXPECT_EQ(header_error(""),
             "model.safetensors: file is 0 bytes, too short for the 8-byte header length");
-  EXPECT_NE(error_of("1234567").find("too short"), std::string::npos);
-  EXPECT_NE(error_of(safetensors_bytes_with_length(100'000'001, "{}", ""))
+  EXPECT_NE(header_error("1234567").find("too short"), std::string::npos);
+  EXPECT_NE(header_error(safetensors_bytes_with_length(100'000'001, "{}", ""))
                 .find("header length 100000001 is over the limit of 100000000 bytes"),
             std::string::npos);
-  EXPECT_NE(
-      error_of(safetensors_bytes_with_length(~std::uint64_t{0}, "{}", "")).find("over the limit"),
-      std::string::npos);
-  EXPECT_EQ(error_of(safetensors_bytes_with_length(3, "{}", "")),
+  EXPECT_NE(header_error(safetensors_bytes_with_length(~std::uint64_t{0}, "{}", ""))
+                .find("over the limit"),
+            std::string::npos);
+  EXPECT_EQ(header_error(safetensors_bytes_with_length(3, "{}", "")),
             "model.safetensors: header length 3 is beyond the end of the file (10 bytes)");
 }
 
@@ -203,32 +203,35 @@ TEST(SafetensorsErrors, TruncatedFile) {
       safetensors_bytes(R"({"w": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})",
                         le_bytes<float>({1, 2, 3, 4}));
   const std::string cut = whole.substr(0, whole.size() - 3);
-  EXPECT_NE(error_of(cut).find("data_offsets [0, 16] end beyond the data section (13 bytes)"),
+  EXPECT_NE(header_error(cut).find("data_offsets [0, 16] end beyond the data section (13 bytes)"),
             std::string::npos);
-  EXPECT_NE(error_of(whole.substr(0, 20)).find("beyond the end of the file"), std::string::npos);
-  EXPECT_NE(error_of(whole.substr(0, 5)).find("too short"), std::string::npos);
+  EXPECT_NE(header_error(whole.substr(0, 20)).find("beyond the end of the file"),
+            std::string::npos);
+  EXPECT_NE(header_error(whole.substr(0, 5)).find("too short"), std::string::npos);
 }
 
 TEST(SafetensorsErrors, JsonStructure) {
-  EXPECT_NE(error_of(safetensors_bytes("{\"w\": ", "")).find("header is not valid JSON"),
+  EXPECT_NE(header_error(safetensors_bytes("{\"w\": ", "")).find("header is not valid JSON"),
             std::string::npos);
-  EXPECT_NE(error_of(safetensors_bytes("", "")).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(header_error(safetensors_bytes("", "")).find("not valid JSON"), std::string::npos);
+  EXPECT_NE(header_error(safetensors_bytes("[1, 2]", ""))
+                .find("header is a JSON array, not a JSON object"),
+            std::string::npos);
+  EXPECT_NE(header_error(safetensors_bytes("{\"\xff\": 1}", "")).find("not valid JSON"),
+            std::string::npos);
   EXPECT_NE(
-      error_of(safetensors_bytes("[1, 2]", "")).find("header is a JSON array, not a JSON object"),
+      header_error(safetensors_bytes(R"({"w": {"a": {"b": {}}}})", "")).find("nested too deeply"),
       std::string::npos);
-  EXPECT_NE(error_of(safetensors_bytes("{\"\xff\": 1}", "")).find("not valid JSON"),
-            std::string::npos);
-  EXPECT_NE(error_of(safetensors_bytes(R"({"w": {"a": {"b": {}}}})", "")).find("nested too deeply"),
-            std::string::npos);
-  EXPECT_NE(error_of(safetensors_bytes(R"({"w": {"shape": [[1]]}})", "")).find("nested too deeply"),
-            std::string::npos);
+  EXPECT_NE(
+      header_error(safetensors_bytes(R"({"w": {"shape": [[1]]}})", "")).find("nested too deeply"),
+      std::string::npos);
   EXPECT_NE(entry_error("3").find("tensor 'w': entry is 3, not an object"), std::string::npos);
 }
 
 TEST(SafetensorsErrors, DuplicateNamesAndKeys) {
   const std::string entry = R"({"dtype": "F32", "shape": [1], "data_offsets": [0, 4]})";
-  EXPECT_NE(error_of(safetensors_bytes(R"({"w": )" + entry + R"(, "w": )" + entry + "}",
-                                       std::string(4, 'x')))
+  EXPECT_NE(header_error(safetensors_bytes(R"({"w": )" + entry + R"(, "w": )" + entry + "}",
+                                           std::string(4, 'x')))
                 .find("model.safetensors: tensor 'w' is listed twice"),
             std::string::npos);
   EXPECT_NE(entry_error(R"({"dtype": "F32", "dtype": "F16", "shape": [1], "data_offsets": [0, 4]})")
@@ -322,16 +325,16 @@ TEST(SafetensorsErrors, Offsets) {
 }
 
 TEST(SafetensorsErrors, OverlappingTensors) {
-  EXPECT_EQ(error_of(safetensors_bytes(
+  EXPECT_EQ(header_error(safetensors_bytes(
                 R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
                     "b": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
                 std::string(12, 'x'))),
             "model.safetensors: tensors 'a' [0, 8] and 'b' [4, 12] overlap");
   // The same range twice, listed in either name order.
-  EXPECT_NE(error_of(safetensors_bytes(
-                         R"({"z": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
+  EXPECT_NE(header_error(safetensors_bytes(
+                             R"({"z": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},
                              "y": {"dtype": "U8", "shape": [4], "data_offsets": [0, 4]}})",
-                         std::string(4, 'x')))
+                             std::string(4, 'x')))
                 .find("overlap"),
             std::string::npos);
   // An empty tensor inside another one's range takes no bytes: not an overlap.
@@ -343,10 +346,10 @@ TEST(SafetensorsErrors, OverlappingTensors) {
 }
 
 TEST(SafetensorsErrors, Metadata) {
-  EXPECT_NE(error_of(safetensors_bytes(R"({"__metadata__": [1]})", ""))
+  EXPECT_NE(header_error(safetensors_bytes(R"({"__metadata__": [1]})", ""))
                 .find("\"__metadata__\" is a JSON array, not an object"),
             std::string::npos);
-  EXPECT_NE(error_of(safetensors_bytes(R"({"__metadata__": {"n": 1}})", ""))
+  EXPECT_NE(header_error(safetensors_bytes(R"({"__metadata__": {"n": 1}})", ""))
                 .find("\"__metadata__\" value of 'n' is 1, not a string"),
             std::string::npos);
 }

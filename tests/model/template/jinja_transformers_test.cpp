@@ -20,22 +20,23 @@ namespace {
 const std::filesystem::path kTemplateDir =
     std::filesystem::path(BATON_TEST_DATA) / "chat_templates";
 
-std::string read_text(const std::filesystem::path& path) {
+std::string read_template(const std::filesystem::path& path) {
   std::ifstream in(path);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
 }
 
-std::string render(const std::string& source, const nlohmann::ordered_json& variables = {}) {
+std::string render_as_transformers(const std::string& source,
+                                   const nlohmann::ordered_json& variables = {}) {
   const Value v =
       Value::from_json(variables.is_null() ? nlohmann::ordered_json::object() : variables);
   return JinjaTemplate(source).render(*v.dict);
 }
 
-std::string error_of(const std::string& source) {
+std::string transformers_error(const std::string& source) {
   try {
-    const std::string out = render(source);
+    const std::string out = render_as_transformers(source);
     ADD_FAILURE() << "no TemplateError: " << source << " rendered " << out.size() << " bytes";
   } catch (const TemplateError& e) {
     return e.what();
@@ -45,24 +46,29 @@ std::string error_of(const std::string& source) {
 
 TEST(JinjaAsTransformers, IntegerDictKeysKeepTheirType) {
   // Before: keys became strings, printed quoted, and dictsort ordered '1', '10', '2'.
-  EXPECT_EQ(render("{{ {0: 0, 512: 128} }}"), "{0: 0, 512: 128}");
-  EXPECT_EQ(render("{{ {10: 'a', 2: 'b', 1: 'c'} | dictsort | map('first') | list }}"),
-            "[1, 2, 10]");
-  EXPECT_EQ(render("{% for k, v in {10: 'a', 2: 'b'} | dictsort %}{{ k + 1 }}{{ v }}"
-                   "{% endfor %}"),
-            "3b11a");
+  EXPECT_EQ(render_as_transformers("{{ {0: 0, 512: 128} }}"), "{0: 0, 512: 128}");
+  EXPECT_EQ(
+      render_as_transformers("{{ {10: 'a', 2: 'b', 1: 'c'} | dictsort | map('first') | list }}"),
+      "[1, 2, 10]");
+  EXPECT_EQ(
+      render_as_transformers("{% for k, v in {10: 'a', 2: 'b'} | dictsort %}{{ k + 1 }}{{ v }}"
+                             "{% endfor %}"),
+      "3b11a");
   // 0 and '0' are two keys; 1, 1.0 and True are one, as in Python.
-  EXPECT_EQ(render("{{ {0: 'int', '0': 'str'}[0] }} {{ {0: 'int', '0': 'str'}['0'] }} "
-                   "{{ {1: 'a', True: 'b'} }} {{ {1: 'x'}.get(1.0) }} {{ 512 in {512: 1} }}"),
+  EXPECT_EQ(render_as_transformers(
+                "{{ {0: 'int', '0': 'str'}[0] }} {{ {0: 'int', '0': 'str'}['0'] }} "
+                "{{ {1: 'a', True: 'b'} }} {{ {1: 'x'}.get(1.0) }} {{ 512 in {512: 1} }}"),
             "int str {1: 'b'} x True");
-  EXPECT_EQ(render("{{ {1: 2, 'k': {3: none} } | tojson }}"), R"({"1": 2, "k": {"3": null}})");
-  EXPECT_EQ(render("{{ {'B': 1, 'a': 2} | dictsort }} {{ {'B': 1, 'a': 2} | dictsort(true) }}"),
+  EXPECT_EQ(render_as_transformers("{{ {1: 2, 'k': {3: none} } | tojson }}"),
+            R"({"1": 2, "k": {"3": null}})");
+  EXPECT_EQ(render_as_transformers(
+                "{{ {'B': 1, 'a': 2} | dictsort }} {{ {'B': 1, 'a': 2} | dictsort(true) }}"),
             "[['a', 2], ['B', 1]] [['B', 1], ['a', 2]]");
-  EXPECT_NE(error_of("{{ {[1]: 2} }}").find("cannot be a dict key"), std::string::npos);
+  EXPECT_NE(transformers_error("{{ {[1]: 2} }}").find("cannot be a dict key"), std::string::npos);
 }
 
 TEST(JinjaAsTransformers, SeedOssThinkingBudgetLooksUpIntegerKeys) {
-  const JinjaTemplate t(read_text(kTemplateDir / "seed-oss-excerpt.jinja"));
+  const JinjaTemplate t(read_template(kTemplateDir / "seed-oss-excerpt.jinja"));
   const nlohmann::ordered_json v = {
       {"messages", {{{"role", "system"}, {"content", "Be brief."}}, {{"role", "user"}, {"content", "Hi"}}}},
       {"tools", nullptr},
@@ -82,18 +88,20 @@ TEST(JinjaAsTransformers, SeedOssThinkingBudgetLooksUpIntegerKeys) {
 
 TEST(JinjaAsTransformers, FiltersOverNoneYieldNothing) {
   // Jinja's select_or_reject and map begin `if value:`: none (and any falsy value) is empty.
-  EXPECT_EQ(render("{{ none | selectattr('type', 'equalto', 'x') | list }} "
-                   "{{ none | rejectattr('type') | list }} {{ none | select | list }} "
-                   "{{ none | reject('none') | list }} {{ none | map(attribute='a') | list }} "
-                   "{{ '' | map('upper') | list }} {{ x | select | list }}"),
+  EXPECT_EQ(render_as_transformers(
+                "{{ none | selectattr('type', 'equalto', 'x') | list }} "
+                "{{ none | rejectattr('type') | list }} {{ none | select | list }} "
+                "{{ none | reject('none') | list }} {{ none | map(attribute='a') | list }} "
+                "{{ '' | map('upper') | list }} {{ x | select | list }}"),
             "[] [] [] [] [] [] []");
-  EXPECT_NE(error_of("{% for t in none %}{% endfor %}").find("not iterable"), std::string::npos);
+  EXPECT_NE(transformers_error("{% for t in none %}{% endfor %}").find("not iterable"),
+            std::string::npos);
 }
 
 TEST(JinjaAsTransformers, FunctionaryV31RendersWithToolsNone) {
   // meetkai/functionary-medium-v3.1's template, as published (and in llama.cpp's
   // models/templates): `tools | selectattr(...)` with tools none.
-  const JinjaTemplate t(read_text(kTemplateDir / "functionary-v3.1.jinja"));
+  const JinjaTemplate t(read_template(kTemplateDir / "functionary-v3.1.jinja"));
   const Value variables = Value::from_json(nlohmann::ordered_json{
       {"messages", {{{"role", "user"}, {"content", "Hi"}}}},
       {"tools", nullptr},
@@ -131,7 +139,7 @@ TEST(JinjaAsTransformers, EveryFilterCountsTowardTheOutputLimitBeforeItAllocates
                  "{% set a = [a, a] %}{% set a = [a, a] %}{% set a = [a, a] %}{% set a = [a, a] %}"
                  "{% set a = [a, a] %}{% set a = [a, a] %}{% set a = [a, a] %}{{ a }}",
        }) {
-    const std::string error = error_of(source);
+    const std::string error = transformers_error(source);
     EXPECT_NE(error.find("limit"), std::string::npos) << source.substr(0, 80) << ": " << error;
   }
 }

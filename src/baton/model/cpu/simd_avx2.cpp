@@ -299,10 +299,17 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
 }  // namespace
 
 const SimdKernels* avx2_simd_kernels() {
-  static const SimdKernels kernels{"avx2",      dot_bf16_rows, dot,
-                                   add_scaled,  dot_strided,   add_scaled_strided,
-                                   exp_shifted, silu_mul,      sum_exp,
-                                   nullptr,     nullptr};
+  static const SimdKernels kernels{.name = "avx2",
+                                   .dot_bf16_rows = dot_bf16_rows,
+                                   .dot = dot,
+                                   .add_scaled = add_scaled,
+                                   .dot_strided = dot_strided,
+                                   .add_scaled_strided = add_scaled_strided,
+                                   .exp_shifted = exp_shifted,
+                                   .silu_mul = silu_mul,
+                                   .sum_exp = sum_exp,
+                                   .round_to_bf16 = nullptr,
+                                   .dot_bf16x_rows = nullptr};
   return &kernels;
 }
 

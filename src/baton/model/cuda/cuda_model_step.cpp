@@ -283,7 +283,11 @@ void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream)
     const int from = std::max(first, chunk.first_row);
     const int to = std::min(first + count, chunk.first_row + chunk.rows);
     if (from >= to) continue;
-    attend_chunk(layer, Chunk{chunk.sequence, from, to - from, chunk.start + from - chunk.first_row},
+    attend_chunk(layer,
+                 Chunk{.sequence = chunk.sequence,
+                       .first_row = from,
+                       .rows = to - from,
+                       .start = chunk.start + from - chunk.first_row},
                  stream);
   }
 }

@@ -174,8 +174,8 @@ std::optional<GgmlBlock> ggml_block(std::uint32_t type) {
       std::find(std::begin(kConverted), std::end(kConverted), type) == std::end(kConverted)) {
     return std::nullopt;
   }
-  return GgmlBlock{static_cast<std::uint32_t>(traits->block_values),
-                   static_cast<std::uint32_t>(traits->block_bytes)};
+  return GgmlBlock{.values = static_cast<std::uint32_t>(traits->block_values),
+                   .bytes = static_cast<std::uint32_t>(traits->block_bytes)};
 }
 
 bool ggml_quantized(std::uint32_t type) { return type != f32 && type != f16 && type != bf16; }

@@ -127,11 +127,26 @@ std::uint64_t tensor_bytes(const GgufTensor& t, const Reader& r) {
 
 // ggml.c's type traits.
 constexpr GgmlTypeTraits kTypes[] = {
-    {0, "f32", 1, 4},       {1, "f16", 1, 2},       {2, "q4_0", 32, 18},    {3, "q4_1", 32, 20},
-    {6, "q5_0", 32, 22},    {7, "q5_1", 32, 24},    {8, "q8_0", 32, 34},    {9, "q8_1", 32, 36},
-    {10, "q2_K", 256, 84},  {11, "q3_K", 256, 110}, {12, "q4_K", 256, 144}, {13, "q5_K", 256, 176},
-    {14, "q6_K", 256, 210}, {15, "q8_K", 256, 292}, {24, "i8", 1, 1},       {25, "i16", 1, 2},
-    {26, "i32", 1, 4},      {27, "i64", 1, 8},      {28, "f64", 1, 8},      {30, "bf16", 1, 2},
+    {.id = 0, .name = "f32", .block_values = 1, .block_bytes = 4},
+    {.id = 1, .name = "f16", .block_values = 1, .block_bytes = 2},
+    {.id = 2, .name = "q4_0", .block_values = 32, .block_bytes = 18},
+    {.id = 3, .name = "q4_1", .block_values = 32, .block_bytes = 20},
+    {.id = 6, .name = "q5_0", .block_values = 32, .block_bytes = 22},
+    {.id = 7, .name = "q5_1", .block_values = 32, .block_bytes = 24},
+    {.id = 8, .name = "q8_0", .block_values = 32, .block_bytes = 34},
+    {.id = 9, .name = "q8_1", .block_values = 32, .block_bytes = 36},
+    {.id = 10, .name = "q2_K", .block_values = 256, .block_bytes = 84},
+    {.id = 11, .name = "q3_K", .block_values = 256, .block_bytes = 110},
+    {.id = 12, .name = "q4_K", .block_values = 256, .block_bytes = 144},
+    {.id = 13, .name = "q5_K", .block_values = 256, .block_bytes = 176},
+    {.id = 14, .name = "q6_K", .block_values = 256, .block_bytes = 210},
+    {.id = 15, .name = "q8_K", .block_values = 256, .block_bytes = 292},
+    {.id = 24, .name = "i8", .block_values = 1, .block_bytes = 1},
+    {.id = 25, .name = "i16", .block_values = 1, .block_bytes = 2},
+    {.id = 26, .name = "i32", .block_values = 1, .block_bytes = 4},
+    {.id = 27, .name = "i64", .block_values = 1, .block_bytes = 8},
+    {.id = 28, .name = "f64", .block_values = 1, .block_bytes = 8},
+    {.id = 30, .name = "bf16", .block_values = 1, .block_bytes = 2},
 };
 
 const GgmlTypeTraits* ggml_type_traits(std::uint32_t id) {

@@ -45,8 +45,9 @@ Sections split_sections(std::span<const std::byte> bytes, const std::string& fil
                                    std::to_string(bytes.size()) + " bytes)");
   }
   const auto header_bytes = bytes.subspan(kLengthBytes, static_cast<std::size_t>(length));
-  return {std::string_view(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size()),
-          bytes.subspan(kLengthBytes + header_bytes.size())};
+  return {.header = std::string_view(reinterpret_cast<const char*>(header_bytes.data()),
+                                     header_bytes.size()),
+          .data = bytes.subspan(kLengthBytes + header_bytes.size())};
 }
 
 std::string describe_range(const TensorView& tensor, const std::byte* data) {

@@ -152,8 +152,8 @@ Offsets read_offsets(const EntryChecker& check, const Json& entry, std::size_t d
   if (!value.is_array() || value.size() != 2) {
     check.fail("\"data_offsets\" is " + describe(value) + ", not an array [begin, end]");
   }
-  const Offsets offsets{check.integer(value[0], "data_offsets[0]"),
-                        check.integer(value[1], "data_offsets[1]")};
+  const Offsets offsets{.begin = check.integer(value[0], "data_offsets[0]"),
+                        .end = check.integer(value[1], "data_offsets[1]")};
   if (offsets.begin > offsets.end) check.fail(offsets.text() + " begin after end");
   if (offsets.end > data_size) {
     check.fail(offsets.text() + " end beyond the data section (" + std::to_string(data_size) +
