@@ -23,6 +23,21 @@ namespace {
 
 constexpr std::uint64_t kMiB = 1 << 20;
 
+// A sanitizer's allocator keeps freed memory (quarantine) and maps shadow memory beside
+// every page: the process's RSS then measures the sanitizer, not the model.
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+class ModelMemory : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (kSanitized) GTEST_SKIP() << "RSS under a sanitizer is the sanitizer's";
+  }
+};
+
 std::uint64_t rss_bytes() {
   std::ifstream statm("/proc/self/statm");
   std::uint64_t size = 0, resident = 0;
@@ -55,7 +70,7 @@ std::pair<std::uint64_t, std::uint64_t> load_and_run(const std::filesystem::path
   return {after > before ? after - before : 0, model.host_bytes()};
 }
 
-TEST(ModelMemory, ResidentMemoryAfterLoadIsTheWeightsOnce) {
+TEST_F(ModelMemory, ResidentMemoryAfterLoadIsTheWeightsOnce) {
   const testing::TempDir dir;
   write_model(dir.path(), ModelArch::llama, medium_shape(), 5);
   const auto [growth, weights] = load_and_run(dir.path());
@@ -66,7 +81,7 @@ TEST(ModelMemory, ResidentMemoryAfterLoadIsTheWeightsOnce) {
       << "RSS grew " << growth / kMiB << " MiB for " << weights / kMiB << " MiB of weights";
 }
 
-TEST(ModelMemory, TwentyLoadsAndUnloadsGiveTheMemoryBack) {
+TEST_F(ModelMemory, TwentyLoadsAndUnloadsGiveTheMemoryBack) {
   const testing::TempDir dir;
   write_model(dir.path(), ModelArch::llama, medium_shape(), 6);
   load_and_run(dir.path());  // the first: the allocator's arenas, the pool's threads
@@ -80,7 +95,7 @@ TEST(ModelMemory, TwentyLoadsAndUnloadsGiveTheMemoryBack) {
 // What CudaModel does once it has uploaded a model loaded for upload: no bf16 copy on the
 // host, and after release_host_pages() neither the map's pages (RSS back to within 8 MiB
 // of before the load, host_bytes() only the f32 vectors), the weights still readable.
-TEST(ModelMemory, AModelLoadedForUploadHoldsNoHostCopyOnceReleased) {
+TEST_F(ModelMemory, AModelLoadedForUploadHoldsNoHostCopyOnceReleased) {
   const testing::TempDir dir;
   write_model(dir.path(), ModelArch::llama, medium_shape(), 7);
   // The earlier tests' freed heap goes back first: the load trims it (malloc_trim), which
