@@ -18,6 +18,12 @@ namespace baton {
 namespace {
 
 namespace fs = std::filesystem;
+
+// A hang of `engine` at `time`, one command buffer in flight, as the watchdog records it.
+EventRow ledger_hang(std::int64_t run, double time, const std::string& engine) {
+  return {.run_id = run, .time = time, .error_class = "hang", .engine = engine, .in_flight = 1};
+}
+
 using testing::run_baton;
 
 class AnalyzeCli : public ::testing::Test {
@@ -398,20 +404,8 @@ TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
                               .end = 4600.0,
                               .context_tokens = 64,
                               .request_id = 1});
-    ledger.record(EventRow{.run_id = run,
-                           .time = 3000.0,
-                           .error_class = "hang",
-                           .engine = "x",
-                           .stream = "",
-                           .in_flight = 1,
-                           .detail = ""});
-    ledger.record(EventRow{.run_id = run,
-                           .time = 4000.0,
-                           .error_class = "hang",
-                           .engine = "y",
-                           .stream = "",
-                           .in_flight = 1,
-                           .detail = ""});
+    ledger.record(ledger_hang(run, 3000.0, "x"));
+    ledger.record(ledger_hang(run, 4000.0, "y"));
     ledger.end_run(run, 5000.0, 0);
     paths.push_back(path.string());
   }
@@ -486,20 +480,8 @@ TEST_F(AnalyzeCli, OtherGpuClientsFromTheLedgersPolls) {
     ledger.record(
         GpuPollRow{.run_id = run,
                    .poll = {.start = 2800.0, .end = 4600.0, .host_pids = true, .processes = {}}});
-    ledger.record(EventRow{.run_id = run,
-                           .time = 2000.0,
-                           .error_class = "hang",
-                           .engine = "x",
-                           .stream = "",
-                           .in_flight = 1,
-                           .detail = ""});
-    ledger.record(EventRow{.run_id = run,
-                           .time = 4000.0,
-                           .error_class = "hang",
-                           .engine = "x",
-                           .stream = "",
-                           .in_flight = 1,
-                           .detail = ""});
+    ledger.record(ledger_hang(run, 2000.0, "x"));
+    ledger.record(ledger_hang(run, 4000.0, "x"));
     ledger.end_run(run, 5000.0, 0);
   }
   const std::string ledger = " --ledger " + path.string();
