@@ -38,10 +38,12 @@ TEST(ReproCli, BadArgumentsExitWithCode2AndAClearMessage) {
       {"repro --engine decode --inject-hang-rate nan", "--inject-hang-rate"},
       {"repro --engine decode --watchdog-deadline nan", "--watchdog-deadline"},
       {"repro --engine decode --max-hold-ms 0", "--max-hold-ms"},
-      {"repro --engine decode --prefill-share half", "neither auto nor a number"},
-      {"repro --engine decode --prefill-share 0", "neither auto nor a number"},
-      {"repro --engine llm:/x:128+priority=high", "+priority=N takes N as an integer"},
-      {"repro --engine llm:/x+priority=101", "+priority=N takes N as an integer"},
+      {"repro --engine decode --prefill-share half", "neither weights, auto nor a number"},
+      {"repro --engine decode --prefill-share 0", "neither weights, auto nor a number"},
+      {"repro --engine llm:/x:128+weight=high", "+weight=W takes W as a number in 0.01..100"},
+      {"repro --engine llm:/x+weight=101", "+weight=W takes W as a number in 0.01..100"},
+      {"repro --engine decode+weight=0", "+weight=W takes W as a number in 0.01..100"},
+      {"repro --engine llm:/x+priority=1", "+priority=N was replaced by +weight=W"},
       {"no-such-verb", "no-such-verb"},
   };
   for (const auto& c : cases) {

@@ -50,7 +50,9 @@ TEST(ServerMetrics, CountsRequestsTokensAndLatencies) {
                                .handovers_in = 3,
                                .yields = 0,
                                .wait_s = 0.25,
-                               .hold_s = 1.0});
+                               .hold_s = 1.0,
+                               .weight = 3.0,
+                               .device_s = 0.75});
   host.turn.handovers = 4;
   const auto s = samples(metrics.render(host));
   EXPECT_EQ(s.at(R"(baton_http_requests_total{model_name="a",route="/v1/chat/completions",status="200"})"), 2);
@@ -73,6 +75,9 @@ TEST(ServerMetrics, CountsRequestsTokensAndLatencies) {
   EXPECT_EQ(s.at(R"(baton_engine_state{model_name="a",state="ok"})"), 0);
   EXPECT_EQ(s.at(R"(baton_faults_total{kind="hang",engine="a"})"), 2);
   EXPECT_EQ(s.at(R"(baton_turn_waits_total{engine="a"})"), 3);
+  EXPECT_EQ(s.at(R"(baton_turn_weight{engine="a"})"), 3.0);
+  EXPECT_EQ(s.at(R"(baton_turn_wanted_seconds_total{engine="a"})"), 1.25);  // waited + held
+  EXPECT_EQ(s.at(R"(baton_turn_device_seconds_total{engine="a"})"), 0.75);
   EXPECT_EQ(s.at("baton_turn_handovers_total"), 4);
   EXPECT_EQ(s.at("baton_overlap_seconds_total"), 1.5);
   EXPECT_EQ(s.at("baton_dual_engine_seconds_total"), 2.5);

@@ -101,7 +101,7 @@ context_length = 4096
 kv_budget_mb = 512
 max_batch = 8
 prefill_chunk = 128
-priority = 2
+turn_weight = 2.5
 queue_limit = 64
 chat_template = "chatml"
 max_tokens = 512
@@ -150,7 +150,7 @@ queue_limit = 10
   EXPECT_EQ(m.kv_budget_mb, 512u);
   EXPECT_EQ(m.max_batch, 8);
   EXPECT_EQ(m.prefill_chunk, 128);
-  EXPECT_EQ(m.priority, 2);
+  EXPECT_EQ(m.turn_weight, 2.5);
   EXPECT_EQ(m.queue_limit, 64);
   EXPECT_EQ(m.chat_template, "chatml");
   EXPECT_EQ(m.max_tokens, 512);
@@ -189,7 +189,7 @@ path = "e"
   EXPECT_EQ(c.turn.quantum, Quantum::op);  // serialize's pieces of at most max_hold_ms
   EXPECT_TRUE(c.turn.decode_first);
   EXPECT_EQ(c.turn.max_hold_ms, kDefaultMaxHoldMs);
-  EXPECT_EQ(c.turn.prefill_share, 0.5);
+  EXPECT_EQ(c.turn.prefill_share, std::nullopt);  // partition splits by the turn weights
   EXPECT_TRUE(c.ledger.empty());  // resolve() fills in default_ledger_path()
   EXPECT_FALSE(c.no_ledger);
   EXPECT_TRUE(c.gpu_sampling);
@@ -310,13 +310,25 @@ TEST_F(ServeConfigTest, UnknownKeyFarFromAnyListsTheKnownOnes) {
       << error;
 }
 
-TEST_F(ServeConfigTest, PrefillShareIsANumberOrAuto) {
+TEST_F(ServeConfigTest, PrefillShareIsANumberAutoOrWeights) {
   EXPECT_TRUE(read_serve_config(one_model("prefill_share = \"auto\"")).turn.prefill_share_auto);
   EXPECT_FALSE(read_serve_config(one_model("prefill_share = 0.3")).turn.prefill_share_auto);
-  EXPECT_NE(read_error("prefill_share = \"half\"").find("expected a number or \"auto\""),
+  EXPECT_EQ(read_serve_config(one_model("prefill_share = 0.3")).turn.prefill_share, 0.3);
+  const ServeConfig weights = read_serve_config(one_model("prefill_share = \"weights\""));
+  EXPECT_FALSE(weights.turn.prefill_share_auto);
+  EXPECT_EQ(weights.turn.prefill_share, std::nullopt);
+  EXPECT_NE(
+      read_error("prefill_share = \"half\"").find("expected a number, \"auto\" or \"weights\""),
+      std::string::npos);
+  EXPECT_NE(read_error("prefill_share = true").find("must be a number, \"auto\" or \"weights\""),
             std::string::npos);
-  EXPECT_NE(read_error("prefill_share = true").find("must be a number or \"auto\""),
-            std::string::npos);
+}
+
+// A config of the days of priorities is told what replaced them, not that the key is unknown.
+TEST_F(ServeConfigTest, APriorityIsToldItWasReplacedByTheTurnWeight) {
+  const std::string error = read_error("", "priority = 1");
+  EXPECT_NE(error.find("models.chat.priority was replaced by turn_weight"), std::string::npos)
+      << error;
 }
 
 TEST_F(ServeConfigTest, KvBudgetIsANumberOrAutoAndAutoNeedsAGpu) {
@@ -455,7 +467,8 @@ TEST_F(ServeConfigTest, OutOfRangeNumbersNameTheKey) {
   const std::pair<std::string, std::string> model[] = {
       {"max_batch = 0", "models.chat.max_batch = 0: must be >= 1"},
       {"prefill_chunk = 0", "models.chat.prefill_chunk = 0: must be >= 1"},
-      {"priority = 101", "models.chat.priority = 101: must be in -100..100"},
+      {"turn_weight = 101", "models.chat.turn_weight: a turn weight must be a number in 0.01..100"},
+      {"turn_weight = 0", "models.chat.turn_weight: a turn weight must be a number in 0.01..100"},
       {"queue_limit = -1", "models.chat.queue_limit = -1: must be >= 0"},
       {"kv_budget_mb = 0", "models.chat.kv_budget_mb = 0: must be in 1..1048576"},
       {"context_length = -1", "models.chat.context_length = -1: must be >= 0"},

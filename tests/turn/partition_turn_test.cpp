@@ -57,6 +57,37 @@ TEST(PartitionTurn, PrefillGetsItsShareOnlyWhileAnotherEngineRuns) {
   EXPECT_EQ(turn.stats().clients.size(), 2u);
 }
 
+// With no fixed share the engines on the device split it by their weights: a decoder of
+// weight 3 beside a prefill of weight 1 gets 3/4 of the chip.
+TEST(PartitionTurn, WithoutAFixedShareTheWeightsSplitTheChip) {
+  TwoClients c;
+  TurnOptions options;
+  options.policy = TurnPolicy::partition;
+  PartitionTurn turn(options);
+  const TurnClientId prefill = turn.register_client("prefill", *c.prefill_stream);
+  const TurnClientId decode = turn.register_client("decode", *c.decode_stream);
+  turn.set_weight(decode, 3.0);
+  TurnHold p(turn, prefill, BurstKind::prefill);
+  EXPECT_EQ(turn.device_share(prefill), 1.0);  // alone
+  std::latch inside(1);
+  std::latch done(1);
+  std::thread t([&] {
+    TurnHold d(turn, decode, BurstKind::decode);
+    inside.count_down();
+    done.wait();
+    EXPECT_DOUBLE_EQ(turn.device_share(decode), 0.75);
+    d.release();
+  });
+  inside.wait();
+  EXPECT_DOUBLE_EQ(turn.device_share(prefill), 0.25);
+  EXPECT_DOUBLE_EQ(turn.stats().prefill_share, 0.25);
+  done.count_down();
+  t.join();
+  EXPECT_EQ(turn.device_share(prefill), 1.0);
+  p.release();
+  EXPECT_THROW(turn.set_weight(decode, 0.001), std::invalid_argument);
+}
+
 TEST(PartitionTurn, ReentrantHoldsCountOnce) {
   TwoClients c;
   PartitionTurn turn(share(0.5));

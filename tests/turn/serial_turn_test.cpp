@@ -28,13 +28,13 @@ struct TurnFixture {
       ids.push_back(turn.register_client("c" + std::to_string(i), *streams.back()));
     }
   }
-  // First come, first served, a whole burst per hold: each test turns on what it tests.
+  // First come, first served (no client has used device time), a whole burst per hold: each
+  // test turns on what it tests.
   static TurnOptions serialize_options() {
     TurnOptions options;
     options.policy = TurnPolicy::serialize;
     options.quantum = Quantum::burst;
     options.decode_first = false;
-    options.starved_after = std::chrono::hours(1);  // order by rank alone, however slow the run
     return options;
   }
   // A thread in which client `who` waits for a decode burst's turn, then lets it go;
@@ -347,119 +347,6 @@ TEST(SerialTurnPieces, OnlyTheOpQuantumCutsLayers) {
 namespace baton {
 namespace {
 
-TEST(SerialTurnPriority, AWaiterOfHigherPriorityGoesFirst) {
-  TurnFixture f(4);  // first come, first served within a priority
-  f.turn.set_priority(f.ids[2], 1);
-  f.turn.acquire(f.ids[3], BurstKind::decode);
-  std::vector<std::size_t> order;  // only touched while holding the turn
-  std::vector<std::thread> threads;
-  for (std::size_t i = 0; i < 3; ++i) {
-    threads.emplace_back([&f, &order, i] {
-      f.turn.acquire(f.ids[i], BurstKind::decode);
-      order.push_back(i);
-      f.turn.release(f.ids[i]);
-    });
-    f.await_waiters(i + 1);
-  }
-  f.turn.release(f.ids[3]);
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(order, (std::vector<std::size_t>{2, 0, 1}));
-}
-
-// Under the op quantum a decode step of a lower priority hands over at a layer boundary to
-// a waiter of higher priority, never to one of its own; and it is asked for per-layer
-// pieces only while a higher priority is active.
-TEST(SerialTurnPriority, ALowerPriorityDecodeYieldsAtALayerToAHigherOne) {
-  TurnOptions options = TurnFixture::serialize_options();
-  options.quantum = Quantum::op;
-  TurnFixture f(3, options);
-  f.turn.set_priority(f.ids[1], 1);
-  f.turn.acquire(f.ids[0], BurstKind::decode);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::decode), std::nullopt);
-  std::vector<std::string> events;  // only touched while holding the turn
-  std::thread same([&] {  // priority 0, as the holder
-    f.turn.acquire(f.ids[2], BurstKind::decode);
-    events.push_back("same");
-    f.turn.release(f.ids[2]);
-  });
-  f.await_waiters(1);
-  f.turn.yield_point(f.ids[0], Boundary::layer);  // no hand-over to an equal
-  events.push_back("holder layer 1");
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::decode), std::nullopt);
-  std::thread higher([&] {
-    f.turn.acquire(f.ids[1], BurstKind::decode);
-    events.push_back("higher");
-    f.turn.release(f.ids[1]);
-  });
-  f.await_waiters(2);
-  EXPECT_EQ(f.turn.piece_budget_ms(f.ids[0], BurstKind::decode), options.max_hold_ms);
-  f.turn.yield_point(f.ids[0], Boundary::op);  // not a boundary for a decode step
-  events.push_back("holder op");
-  f.turn.yield_point(f.ids[0], Boundary::layer);  // the higher one runs here
-  events.push_back("holder layer 2");
-  f.turn.release(f.ids[0]);
-  higher.join();
-  same.join();
-  // Having yielded, the holder waits behind the equal that came before it.
-  EXPECT_EQ(events, (std::vector<std::string>{"holder layer 1", "holder op", "higher", "same",
-                                              "holder layer 2"}));
-}
-
-// A waiter of priority 0 behind one of priority 1 goes first once it has waited
-// starved_after, and keeps the turn for a floor slice (whole layers, no yields) before the
-// higher one takes it back; without that, an engine of higher priority that always has a
-// burst waiting would keep it out for good.
-TEST(SerialTurnPriority, ALowerPriorityIsNeverStarvedForGood) {
-  TurnOptions options = TurnFixture::serialize_options();
-  options.quantum = Quantum::op;
-  options.starved_after = std::chrono::milliseconds(20);
-  options.floor_slice = std::chrono::milliseconds(300);
-  TurnFixture f(3, options);  // 0 and 1 at priority 1, 2 at 0
-  f.turn.set_priority(f.ids[0], 1);
-  f.turn.set_priority(f.ids[1], 1);
-  f.turn.acquire(f.ids[0], BurstKind::decode);
-  std::vector<std::string> events;  // only touched while holding the turn
-  std::atomic<std::int64_t> released_at_ns{0};
-  std::thread lower([&] {
-    f.turn.acquire(f.ids[2], BurstKind::prefill);
-    const bool whole_layers = !f.turn.piece_budget_ms(f.ids[2], BurstKind::prefill);
-    f.turn.yield_point(f.ids[2], Boundary::layer);  // the higher one waits: kept
-    events.push_back("lower in its slice");
-    // The slice began after the holder's release began: surely inside it until then + slice.
-    const auto since_release = std::chrono::nanoseconds(now_ns() - released_at_ns.load());
-    const std::chrono::nanoseconds slice = options.floor_slice;
-    if (since_release < slice) {
-      EXPECT_TRUE(whole_layers);
-    }
-    std::this_thread::sleep_for(slice - std::min(since_release, slice));
-    EXPECT_EQ(f.turn.piece_budget_ms(f.ids[2], BurstKind::prefill), options.max_hold_ms);
-    f.turn.yield_point(f.ids[2], Boundary::layer);  // the higher one runs here
-    events.push_back("lower after its slice");
-    f.turn.release(f.ids[2]);
-  });
-  f.await_waiters(1);
-  std::thread higher([&] {
-    f.turn.acquire(f.ids[1], BurstKind::decode);
-    events.push_back("higher");
-    f.turn.release(f.ids[1]);
-  });
-  f.await_waiters(2);
-  std::this_thread::sleep_for(options.starved_after + std::chrono::milliseconds(5));
-  released_at_ns.store(now_ns());
-  f.turn.release(f.ids[0]);
-  lower.join();
-  higher.join();
-  EXPECT_EQ(events, (std::vector<std::string>{"lower in its slice", "higher",
-                                              "lower after its slice"}));
-  EXPECT_EQ(f.turn.stats().clients[2].yields, 1u);
-}
-
-}  // namespace
-}  // namespace baton
-
-namespace baton {
-namespace {
-
 TEST(TurnOptionsNames, ABudgetOtherThanTheDefaultIsInThePolicysName) {
   TurnOptions options;
   options.policy = TurnPolicy::serialize;
@@ -468,6 +355,24 @@ TEST(TurnOptionsNames, ABudgetOtherThanTheDefaultIsInThePolicysName) {
   EXPECT_EQ(describe(options), "serialize/op1ms+decode-first");
   options.quantum = Quantum::layer;  // the budget is the op quantum's only
   EXPECT_EQ(describe(options), "serialize/layer+decode-first");
+}
+
+// Runs at other weights are other runs in the ledger; equal weights name no weights.
+TEST(TurnOptionsNames, WeightsOtherThanOneAreInThePolicysName) {
+  TurnOptions options;
+  options.policy = TurnPolicy::serialize;
+  const std::vector<EngineWeight> equal = {{.engine = "chat", .weight = 1.0},
+                                           {.engine = "long", .weight = 1.0}};
+  const std::vector<EngineWeight> three = {{.engine = "chat", .weight = 3.0},
+                                           {.engine = "long", .weight = 1.0}};
+  EXPECT_EQ(describe(options, equal), "serialize/op+decode-first");
+  EXPECT_EQ(describe(options, three), "serialize/op+decode-first+weights=chat:3,long:1");
+  options.policy = TurnPolicy::partition;
+  EXPECT_EQ(describe(options, three), "partition/weights+weights=chat:3,long:1");
+  options.prefill_share = 0.3;  // a fixed share: the weights do not split the chip
+  EXPECT_EQ(describe(options, three), "partition/0.3");
+  options.policy = TurnPolicy::concurrent;
+  EXPECT_EQ(describe(options, three), "concurrent");
 }
 
 }  // namespace

@@ -24,9 +24,9 @@ CLI::Validator finite_range(double min, double max) {
 CLI::Validator prefill_share_check() {
   const auto check = [](std::string& input) -> std::string {
     if (parse_prefill_share(input)) return {};
-    return "'" + input + "' is neither auto nor a number between 0.01 and 1";
+    return "'" + input + "' is neither weights, auto nor a number between 0.01 and 1";
   };
-  return CLI::Validator(check, "auto|FLOAT in [0.01, 1]");
+  return CLI::Validator(check, "weights|auto|FLOAT in [0.01, 1]");
 }
 
 }  // namespace baton

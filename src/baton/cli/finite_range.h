@@ -11,7 +11,7 @@
 namespace baton {
 
 CLI::Validator finite_range(double min, double max);
-// --prefill-share: "auto" or a share in [0.01, 1] (parse_prefill_share).
+// --prefill-share: "weights", "auto" or a share in [0.01, 1] (parse_prefill_share).
 CLI::Validator prefill_share_check();
 
 }  // namespace baton

@@ -28,9 +28,11 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
                   "it runs as concurrent)")
       ->capture_default_str()
       ->check(CLI::IsMember({"concurrent", "serialize", "partition"}));
-  cmd->add_option("--prefill-share", prefill_share,
-                  "partition: the share of the chip a prefill engine sizes its work for while "
-                  "other engines run; auto: from the decoders' measured steps")
+  cmd->add_option(
+         "--prefill-share", prefill_share,
+         "partition: the share of the chip a prefill engine sizes its work for while "
+         "other engines run; weights: the engines' +weight=W; auto: from the decoders' measured "
+         "steps")
       ->capture_default_str()
       ->check(prefill_share_check());
   cmd->add_option("--quantum", quantum,

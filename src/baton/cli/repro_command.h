@@ -17,7 +17,7 @@ struct ReproCommand {
   std::string policy = "concurrent";
   std::string quantum = "op";
   std::string turn_scope = "process";
-  std::string prefill_share = "0.5";  // auto|FLOAT
+  std::string prefill_share = "weights";  // weights|auto|FLOAT
   std::string weights = "bf16";  // --weights
   std::vector<std::string> engine_specs;
   std::optional<std::uint64_t> fault_seed;

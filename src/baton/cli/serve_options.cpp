@@ -1,5 +1,6 @@
 #include "baton/cli/serve_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "baton/cli/finite_range.h"
 #include "baton/common/ip_address.h"
 #include "baton/ledger/ledger_path.h"
+#include "baton/turn/fair_share.h"
 
 namespace baton {
 namespace {
@@ -104,8 +106,8 @@ void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
                  "--turn-scope host: the turn's name (/dev/shm/baton-turn-NAME)")
       ->capture_default_str();
   cmd.add_option("--prefill-share", flags.prefill_share,
-                 "partition: prefill's share of the chip while other engines run; auto: from "
-                 "the decoders' measured steps")
+                 "partition: prefill's share of the chip while other engines run; weights: "
+                 "the engines' --turn-weight; auto: from the decoders' measured steps")
       ->capture_default_str()
       ->check(prefill_share_check());
   CLI::Option* ledger =
@@ -121,6 +123,9 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
   cmd.add_option("--config", flags.config, "A TOML config file (docs/baton.example.toml)")
       ->check(CLI::ExistingFile);
   cmd.add_option("--model", flags.models, "A chat model: NAME=DIR (repeat for more)");
+  cmd.add_option("--turn-weight", flags.turn_weights,
+                 "A model's share of the GPU beside the others that want it: NAME=WEIGHT "
+                 "(serialize: of device time; partition: of the chip; default 1; repeat)");
   cmd.add_option("--embedding", flags.embeddings, "An embedding model: NAME=DIR (repeat for more)");
   ModelSpec& m = flags.model;
   const std::string every = " (every --model given on the command line)";
@@ -285,6 +290,30 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
   for (const std::string& spec : flags.embeddings) append("--embedding", spec, embedding);
 }
 
+// --turn-weight NAME=WEIGHT, for a model of the file or the flags.
+void apply_turn_weights(const ServeFlags& flags, ServeConfig& c) {
+  for (const std::string& spec : flags.turn_weights) {
+    const auto eq = spec.find('=');
+    double weight = 0.0;
+    const char* end = spec.data() + spec.size();
+    const bool number =
+        eq != std::string::npos && std::from_chars(spec.data() + eq + 1, end, weight).ptr == end;
+    if (!number || eq == 0 || eq + 1 == spec.size()) {
+      throw ConfigError("--turn-weight " + spec + ": expected NAME=WEIGHT, e.g. chat=3");
+    }
+    const std::string name = spec.substr(0, eq);
+    const auto model = std::find_if(c.models.begin(), c.models.end(),
+                                    [&](const ModelSpec& m) { return m.name == name; });
+    if (model == c.models.end()) {
+      throw ConfigError("--turn-weight " + spec + ": no model is named \"" + name + "\"");
+    }
+    if (const auto problem = weight_problem(weight)) {
+      throw ConfigError("--turn-weight " + spec + ": " + *problem);
+    }
+    model->turn_weight = weight;
+  }
+}
+
 }  // namespace
 
 void add_serve_options(CLI::App& cmd, ServeFlags& flags) {
@@ -299,6 +328,7 @@ ServeConfig resolve(const ServeFlags& flags, const CLI::App& cmd) {
   apply_server_flags(flags, cmd, c);
   apply_ledger(flags, cmd, c);
   append_models(flags, c);
+  apply_turn_weights(flags, c);
   if (c.api_key.empty()) {
     if (const char* key = std::getenv("BATON_API_KEY")) c.api_key = key;
   }

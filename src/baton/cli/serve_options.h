@@ -18,11 +18,12 @@ struct ServeFlags {
   std::string config;                   // --config FILE
   std::vector<std::string> models;      // --model NAME=DIR
   std::vector<std::string> embeddings;  // --embedding NAME=DIR
+  std::vector<std::string> turn_weights;  // --turn-weight NAME=WEIGHT
   ServeConfig values;                   // host, port, ..., faults, fault_engine
   std::string policy = "concurrent";
   std::string quantum = "op";
   std::string turn_scope = "process";
-  std::string prefill_share = "0.5";  // auto|FLOAT
+  std::string prefill_share = "weights";  // weights|auto|FLOAT
   std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
   int step_tokens = -1;               // --step-tokens; -1: the backend's default
   std::string ledger;

@@ -70,6 +70,7 @@ class EmbeddingEngine final : public HostedEngine {
 
   const std::string& name() const override { return name_; }
   Stream& stream() override { return stream_; }
+  TurnClientId turn_client() const override { return client_; }
   EngineActivity activity() const override;
   void add_burst_observer(BurstObserver& observer) override { observers_.push_back(&observer); }
   void stop() override;

@@ -48,6 +48,7 @@ class Engine final : public HostedEngine {
   const std::string& name() const override { return name_; }
   BurstKind kind() const { return workload_->kind(); }
   Stream& stream() override { return *stream_; }
+  TurnClientId turn_client() const override { return client_; }
 
   // Queues `request`. The future holds the result, or EngineStopped, or the GpuError
   // that failed it. Never blocks on the device.

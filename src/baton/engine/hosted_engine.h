@@ -9,6 +9,7 @@
 
 #include "baton/gpu/stream.h"
 #include "baton/turn/burst_observer.h"
+#include "baton/turn/turn_metrics.h"
 
 namespace baton {
 
@@ -17,6 +18,8 @@ class HostedEngine {
   virtual ~HostedEngine() = default;
   virtual const std::string& name() const = 0;
   virtual Stream& stream() = 0;
+  // Its client of the host's GPU turn (GpuTurn::set_weight gives it its share).
+  virtual TurnClientId turn_client() const = 0;
   virtual EngineActivity activity() const = 0;
   // Set-up only, before any request: one more observer of every finished burst.
   virtual void add_burst_observer(BurstObserver& observer) = 0;

@@ -57,7 +57,6 @@ struct LlmBatchOptions {
   bool prefix_cache = true;
   int queue_limit = 256;   // requests submitted but not yet admitted (the engine's); 0: none
   int context_length = 0;  // 0: the model's max_position_embeddings; else at most that
-  int turn_priority = 0;   // the engine's (GpuTurn::set_priority): higher goes first
 };
 
 // The CPU's step budget: on two cores a 0.5B-shaped bf16 model computes about 250 prompt

@@ -10,15 +10,6 @@
 namespace baton {
 namespace {
 
-// The engine's turn client (a host's seat, or one of its own) with the engine's priority,
-// set before the engine's thread first asks for the turn.
-TurnClientId turn_client(GpuTurn& turn, std::optional<TurnClientId> seat, const std::string& name,
-                         Stream& stream, int priority) {
-  const TurnClientId client = seat ? *seat : turn.register_client(name, stream);
-  turn.set_priority(client, priority);
-  return client;
-}
-
 // `model`, if it can give logits; else a ModelFileError that says what it is for.
 const LlamaModel& generating(const LlamaModel& model) {
   if (!model.generates_text()) {
@@ -39,7 +30,7 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       model_(generating(model)),
       stream_(std::move(stream)),
       turn_(turn),
-      client_(turn_client(turn, client, name_, *stream_, options.turn_priority)),
+      client_(client ? *client : turn.register_client(name_, *stream_)),
       queue_limit_(static_cast<std::size_t>(std::max(options.queue_limit, 0))),
       batch_(model, tokenizer, options),
       runner_((make_runner ? make_runner : cpu_runner_factory())(model, batch_.pool(), *stream_)),

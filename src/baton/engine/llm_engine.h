@@ -69,6 +69,7 @@ class LlmEngine final : public HostedEngine {
 
   const std::string& name() const override { return name_; }
   Stream& stream() override { return *stream_; }
+  TurnClientId turn_client() const override { return client_; }
   EngineActivity activity() const override;
   // Queues `request`; the future holds the result, or the error that failed it
   // (std::invalid_argument for a request that can never run, ContextLengthExceeded

@@ -83,6 +83,11 @@ void Stream::complete(std::uint64_t buffer_id, std::optional<GpuError> error) {
     assert(!in_flight_.empty() && in_flight_.front().id == buffer_id && "out-of-order completion");
     (void)buffer_id;
     const TimePoint now = Clock::now();
+    const TimePoint began = last_completion_ && *last_completion_ > in_flight_.front().committed_at
+                                ? *last_completion_
+                                : in_flight_.front().committed_at;
+    device_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - began).count(),
+                         std::memory_order_release);
     in_flight_.pop_front();
     ++completed_;
     last_completion_ = now;

@@ -14,6 +14,7 @@
 // any thread. Backends implement submit(); complete() may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -82,6 +83,11 @@ class Stream {
   bool reset_if_oldest(std::uint64_t buffer_id, GpuError error,
                        const std::function<void()>& before);
   StreamStats stats(TimePoint now = Clock::now()) const;
+  // Any thread. The device time the stream's completed buffers took, in ns: each buffer
+  // from the later of its commit and the previous completion to its own completion (a
+  // stream runs its buffers in order, so these never overlap). What the fair share of the
+  // GPU turn charges an engine.
+  std::int64_t device_ns() const noexcept { return device_ns_.load(std::memory_order_acquire); }
 
  protected:
   // Backend: execute `buffer` asynchronously after every earlier one, then complete().
@@ -138,6 +144,7 @@ class Stream {
   std::uint64_t ops_committed_ = 0;           // guarded by mu_
   std::optional<TimePoint> last_commit_;      // guarded by mu_
   std::optional<TimePoint> last_completion_;  // guarded by mu_
+  std::atomic<std::int64_t> device_ns_{0};    // written under mu_
 };
 
 }  // namespace baton

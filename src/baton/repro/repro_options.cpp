@@ -101,18 +101,22 @@ ReproEngine parse_attend(std::string_view spec, std::string_view backend) {
 }
 
 ReproEngine parse_engine(std::string_view spec, std::string_view backend) {
-  if (const auto plus = spec.rfind("+priority="); plus != std::string_view::npos) {
-    const std::string_view text = spec.substr(plus + 10);
-    int priority = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), priority);
-    if (ec != std::errc() || end != text.data() + text.size() || priority < -100 ||
-        priority > 100) {
-      throw std::invalid_argument("--engine " + std::string(spec) +
-                                  ": +priority=N takes N as an integer in -100..100");
+  if (const auto plus = spec.rfind("+weight="); plus != std::string_view::npos) {
+    const std::string_view text = spec.substr(plus + 8);
+    double weight = 0.0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), weight);
+    if (ec != std::errc() || end != text.data() + text.size() || weight_problem(weight)) {
+      throw std::invalid_argument("--engine " + std::string(spec) + ": +weight=W takes W as a " +
+                                  "number in 0.01..100");
     }
     ReproEngine engine = parse_engine(spec.substr(0, plus), backend);
-    engine.priority = priority;
+    engine.turn_weight = weight;
     return engine;
+  }
+  if (spec.find("+priority=") != std::string_view::npos) {
+    throw std::invalid_argument("--engine " + std::string(spec) +
+                                ": +priority=N was replaced by +weight=W, the engine's share of "
+                                "the GPU beside the others (3 beside 1 gets 3/4)");
   }
   if (spec.ends_with("+idle")) {
     ReproEngine engine = parse_engine(spec.substr(0, spec.size() - 5), backend);

@@ -14,6 +14,7 @@
 #include "baton/gpu/commit_limits.h"
 #include "baton/gpu/fault_injector.h"
 #include "baton/model/weight_format.h"
+#include "baton/turn/fair_share.h"
 #include "baton/turn/turn_options.h"
 #include "baton/watchdog/watchdog.h"
 
@@ -35,8 +36,8 @@ struct ReproEngine {
   std::optional<AttentionShape> attention;
   // Loaded and resident (weights, KV) but sent no requests (the `idle-resident` scenario).
   bool idle = false;
-  // +priority=N: an LLM engine's GPU turn priority (GpuTurn::set_priority).
-  int priority = 0;
+  // +weight=W: the engine's share of the GPU beside the others (GpuTurn::set_weight).
+  double turn_weight = kDefaultTurnWeight;
   bool llm() const { return model == Model::llm; }
   bool embedding() const { return model == Model::embedding; }
 };

@@ -144,7 +144,10 @@ nlohmann::json to_json(const ReproResult& run) {
                        {"handovers_in", c->handovers_in},
                        {"yields", c->yields},
                        {"wait_s", c->wait_s},
-                       {"hold_s", c->hold_s}};
+                       {"hold_s", c->hold_s},
+                       {"weight", c->weight},
+                       {"wanted_s", c->wanted_s()},
+                       {"device_s", c->device_s}};
     }
     engines.push_back(std::move(entry));
   }
@@ -215,7 +218,9 @@ ReproResult result_from_json(const nlohmann::json& json) {
                                         .handovers_in = t.at("handovers_in"),
                                         .yields = t.at("yields"),
                                         .wait_s = t.at("wait_s"),
-                                        .hold_s = t.at("hold_s")});
+                                        .hold_s = t.at("hold_s"),
+                                        .weight = t.value("weight", 1.0),
+                                        .device_s = t.value("device_s", 0.0)});
     }
     run.engines.push_back(std::move(r));
   }

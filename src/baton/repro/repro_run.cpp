@@ -24,6 +24,15 @@
 namespace baton {
 namespace {
 
+// The policy as the ledger names the run: with the engines' weights.
+std::string policy_of(const ReproOptions& options) {
+  std::vector<EngineWeight> weights;
+  for (const ReproEngine& engine : options.engines) {
+    weights.push_back({.engine = engine.name, .weight = engine.turn_weight});
+  }
+  return describe(options.turn, weights);
+}
+
 // A flagged burst [onset, time] of an engine on an episode's stream that overlaps the
 // episode detects it.
 void match_slowdowns(FaultReport& report, const std::vector<SlowdownEpisode>& episodes,
@@ -177,7 +186,7 @@ ReproResult run_repro(const ReproOptions& options) {
         .start = unix_seconds_now(),
         .version = BATON_VERSION,
         .backend = backend,
-        .policy = options.ledger_policy.empty() ? describe(options.turn) : options.ledger_policy,
+        .policy = options.ledger_policy.empty() ? policy_of(options) : options.ledger_policy,
         .streams_recorded = true,
         .driver = backend == "cuda" ? installed_nvidia_driver() : "",
     });
@@ -206,7 +215,6 @@ ReproResult run_repro(const ReproOptions& options) {
     if (spec.llm()) {
       const LlamaModel& model = *models.at(spec.name);
       LlmBatchOptions batch = llm_options(model.config(), spec.prompt_tokens, backend);
-      batch.turn_priority = spec.priority;
       hosted.llm = &host.add_llm_engine(spec.name, model, nullptr, batch);
       hosted.vocab = model.config().vocab_size;
       engine = hosted.llm;
@@ -222,6 +230,7 @@ ReproResult run_repro(const ReproOptions& options) {
                          : make_synthetic_workload(backend, spec.shape, spec.sm_count_target));
       engine = hosted.synthetic;
     }
+    host.turn().set_weight(engine->turn_client(), spec.turn_weight);
     if (streams) streams->name_stream(engine->stream().id(), engine->stream().name());
     engines.push_back(hosted);
   }

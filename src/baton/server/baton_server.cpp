@@ -15,6 +15,15 @@
 namespace baton {
 namespace {
 
+// The policy as the ledger, /metrics and /v1/engines name it: with the models' weights.
+std::string policy_of(const ServeConfig& config) {
+  std::vector<EngineWeight> weights;
+  for (const ModelSpec& spec : config.models) {
+    weights.push_back({.engine = spec.name, .weight = spec.turn_weight});
+  }
+  return describe(config.turn, weights);
+}
+
 std::vector<std::string> names_of(const ServeConfig& config) {
   std::vector<std::string> names;
   for (const ModelSpec& spec : config.models) names.push_back(spec.name);
@@ -84,7 +93,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   device->add_observer(activity_);
   const WatchdogOptions watchdog = watchdog_options(config_);
   ExposureCounters::Options exposure;  // long context: analyze's default threshold
-  exposure.policy = describe(config_.turn);
+  exposure.policy = policy_of(config_);
   exposure.backend = backend;
   // No burst outlasts the deadline and its poll, nor does a hang's detection.
   exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
@@ -104,7 +113,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
       .metrics = *metrics_,
       .busy = busy_,
       .api_key = config_.api_key,
-      .policy = describe(config_.turn),
+      .policy = policy_of(config_),
       .http_stats = [this] { return http_->stats(); },
       .activity = &activity_,
       .exposure = exposure_.get(),
@@ -188,7 +197,7 @@ void BatonServer::open_ledger(const std::string& backend) {
       .start = unix_seconds_now(),
       .version = BATON_VERSION,
       .backend = backend,
-      .policy = describe(config_.turn),
+      .policy = policy_of(config_),
       .streams_recorded = true,
       .driver = backend == "cuda" ? installed_nvidia_driver() : "",
   });

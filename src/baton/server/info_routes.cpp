@@ -43,7 +43,10 @@ json turn_json(const TurnStats& turn, const std::string& engine) {
             {"waits", c.handovers_in},
             {"yields", c.yields},
             {"wait_s", c.wait_s},
-            {"hold_s", c.hold_s}};
+            {"hold_s", c.hold_s},
+            {"weight", c.weight},
+            {"wanted_s", c.wanted_s()},
+            {"device_s", c.device_s}};
   }
   return nullptr;
 }

@@ -1,5 +1,9 @@
 #include "baton/turn/concurrent_turn.h"
 
+#include <stdexcept>
+
+#include "baton/turn/fair_share.h"
+
 namespace baton {
 
 TurnClientId ConcurrentTurn::register_client(std::string name, Stream& /*stream*/) {
@@ -8,6 +12,11 @@ TurnClientId ConcurrentTurn::register_client(std::string name, Stream& /*stream*
 
 void ConcurrentTurn::acquire(TurnClientId client, BurstKind /*kind*/) {
   metrics_.record_acquire(client, 0);
+}
+
+void ConcurrentTurn::set_weight(TurnClientId client, double weight) {
+  if (const auto problem = weight_problem(weight)) throw std::invalid_argument(*problem);
+  metrics_.set_weight(client, weight);
 }
 
 }  // namespace baton

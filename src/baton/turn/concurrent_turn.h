@@ -15,6 +15,8 @@ class ConcurrentTurn final : public GpuTurn {
   void release(TurnClientId) override {}
   void release_quietly(TurnClientId) noexcept override {}
   void yield_point(TurnClientId, Boundary) override {}
+  // Recorded for the metrics only: nobody waits, so there is nothing to share.
+  void set_weight(TurnClientId client, double weight) override;
   TurnStats stats() const override { return metrics_.snapshot(); }
 
  private:

@@ -6,8 +6,8 @@
 //        ──> hand over to the first waiter (held by it) or free ──> raise the drain error
 //   held ──yield_point with a waiter──> drain ──> hand over ──> wait in line ──> held
 // Under serialize/op a prefill's yield points come between pieces of a layer whose size
-// the engine picks from piece_budget_ms(), so a waiter waits for at most about that long;
-// a burst of lower priority than a waiter yields at its next layer boundary.
+// the engine picks from piece_budget_ms(), and any burst's between layers, so a waiter
+// that is owed the turn by the fair share waits for at most about one piece.
 // Under `concurrent` every call returns at once and nothing is drained.
 //
 // Clients are registered before the engines start; each names the stream its bursts
@@ -55,10 +55,10 @@ class GpuTurn {
                                                 BurstKind /*kind*/) const {
     return std::nullopt;
   }
-  // Any thread: waiters of higher priority go first, and under serialize/op a holder hands
-  // the turn to one at its next layer boundary, whatever its burst (default 0; serialize
-  // in one process only: the host-wide turn ignores it).
-  virtual void set_priority(TurnClientId /*client*/, int /*priority*/) {}
+  // Any thread, any time (from the next hand-over on): the client's weight, its share beside
+  // the others that want it (serialize: fair_share.h; partition: its share of the chip).
+  // Throws std::invalid_argument outside [kMinTurnWeight, kMaxTurnWeight].
+  virtual void set_weight(TurnClientId client, double weight) = 0;
   virtual TurnStats stats() const = 0;
 };
 

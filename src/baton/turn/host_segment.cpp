@@ -12,8 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -28,7 +30,7 @@ namespace baton {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x4254524eu;  // "BTRN"
-constexpr std::uint64_t kVersion = 1;          // bump with any change of HostSharedState
+constexpr std::uint64_t kVersion = 2;          // bump with any change of HostSharedState
 constexpr std::uint64_t kHeader = (kMagic << 32) | kVersion;
 constexpr std::size_t kMaxNameLength = 200;
 constexpr int kLockSpins = 200;  // a few microseconds at most
@@ -394,16 +396,35 @@ std::int32_t grant_next_locked(HostSharedState& state) {
     line.holder = kHostNone;
     return kHostNone;
   }
-  const std::int32_t next = line.waiters[0];
-  std::copy(line.waiters + 1, line.waiters + line.length, line.waiters);
-  --line.length;
-  line.waiting.store(line.length, std::memory_order_release);
+  const std::int32_t next = next_waiter_locked(state);
+  remove_waiter_locked(state, next);
   line.holder = next;
   HostClientSlot& slot = state.clients[next];
   slot.granted_at_ns.store(now_ns(), std::memory_order_relaxed);
   // seq_cst, paired with the waiter's store to `parked`: one of the two sees the other.
   slot.grant.store(1, std::memory_order_seq_cst);
   return next;
+}
+
+std::int32_t next_waiter_locked(const HostSharedState& state) {
+  const HostLine& line = state.line;
+  const auto before = [&state](std::int32_t a, std::int32_t b) {
+    return state.clients[a].virtual_ns < state.clients[b].virtual_ns;
+  };
+  const std::int32_t* end = line.waiters + line.length;
+  const std::int32_t* first = std::min_element(line.waiters, end, before);
+  return first == end ? kHostNone : *first;
+}
+
+double floor_locked(HostSharedState& state) {
+  HostLine& line = state.line;
+  double least = std::numeric_limits<double>::infinity();
+  if (line.holder != kHostNone) least = state.clients[line.holder].virtual_ns;
+  for (std::uint32_t i = 0; i < line.length; ++i) {
+    least = std::min(least, state.clients[line.waiters[i]].virtual_ns);
+  }
+  if (std::isfinite(least)) line.floor_ns = std::max(line.floor_ns, least);
+  return line.floor_ns;
 }
 
 void remove_waiter_locked(HostSharedState& state, std::int32_t slot) {
@@ -419,6 +440,7 @@ std::int32_t free_client_locked(HostSharedState& state, std::int32_t slot) {
   HostClientSlot& client = state.clients[slot];
   client.process = kHostNone;
   client.grant.store(0, std::memory_order_relaxed);
+  client.wanting = 0;
   if (state.line.holder != slot) return kHostNone;
   return grant_next_locked(state);
 }

@@ -60,6 +60,11 @@ struct alignas(64) HostClientSlot {
   std::atomic<std::int64_t> granted_at_ns;  // atomic; stored before `grant`
   std::int32_t process;                     // owning entry; kHostNone: free
   std::uint32_t waiting_kind;               // a BurstKind, while in line
+  // The fair share (fair_share.h): the slot's weight and virtual time (charged when a hold
+  // ends), and whether it wants the turn (holding or in line, yields included).
+  double weight;
+  double virtual_ns;
+  std::uint32_t wanting;
 };
 
 struct HostLine {
@@ -67,6 +72,7 @@ struct HostLine {
   std::uint32_t length;
   std::int32_t waiters[kHostMaxClients];  // client slots, first in line first
   std::atomic<std::uint32_t> waiting;     // atomic copy of `length`, for yield points
+  double floor_ns;                        // the fair share's floor; only ever rises
 };
 
 struct HostOverlapCounters {
@@ -162,9 +168,16 @@ class HostSegment {
 // A name a segment may have: 1 to 200 of A-Z a-z 0-9 . _ - (not "." or "..").
 bool valid_host_turn_name(std::string_view name);
 
-// Under the mutex: hands the turn to the first waiter (returns its slot, to wake with
-// wake_client() once the mutex is released) or frees it (returns kHostNone).
+// Under the mutex: hands the turn to the waiter of least virtual time, the first in line
+// of equals (returns its slot, to wake with wake_client() once the mutex is released) or
+// frees it (returns kHostNone).
 std::int32_t grant_next_locked(HostSharedState& state);
+// Under the mutex: the slot grant_next_locked() would pick (kHostNone: nobody waits).
+std::int32_t next_waiter_locked(const HostSharedState& state);
+// Under the mutex: raises and returns the fair share's floor, the least virtual time of
+// the slots that want the turn now (the holder's present hold is not counted: its device
+// time is known to its own process only, and at most one burst long).
+double floor_locked(HostSharedState& state);
 // Under the mutex: takes `slot` out of the line (if it waits there).
 void remove_waiter_locked(HostSharedState& state, std::int32_t slot);
 // Under the mutex: frees client `slot`; a turn it held passes on (returns who to wake).

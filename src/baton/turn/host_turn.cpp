@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "baton/common/clock.h"
+#include "baton/turn/fair_share.h"
 #include "baton/turn/serial_steps.h"
 
 namespace baton {
@@ -66,6 +67,10 @@ TurnClientId HostTurn::register_client(std::string name, Stream& stream) {
       if (s.clients[i].process != kHostNone) continue;
       s.clients[i].process = segment_->self();
       s.clients[i].grant.store(0, std::memory_order_relaxed);
+      s.clients[i].weight = kDefaultTurnWeight;
+      s.clients[i].wanting = 0;
+      // A new client starts level with the engines that want the turn now.
+      s.clients[i].virtual_ns = floor_locked(s);
       slot = i;
       break;
     }
@@ -95,6 +100,7 @@ void HostTurn::acquire(TurnClientId id, BurstKind kind) {
   holder_thread_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   holder_kind_ = kind;
   depth_ = 1;
+  device_at_grant_ns_ = client.stream->device_ns() + default_stream_.device_ns();
   if (at_once) {
     hold_start_ns_ = asked_at;
     metrics_.record_acquire(id, 0);
@@ -107,9 +113,23 @@ void HostTurn::acquire(TurnClientId id, BurstKind kind) {
   metrics_.record_handover(id, running_at - slot.granted_at_ns.load(std::memory_order_relaxed));
 }
 
+void HostTurn::set_weight(TurnClientId id, double weight) {
+  if (const auto problem = weight_problem(weight)) throw std::invalid_argument(*problem);
+  {
+    HostSegment::Lock lock(*segment_);
+    lock.state().clients[clients_.at(id).slot].weight = weight;
+  }
+  metrics_.set_weight(id, weight);
+}
+
 bool HostTurn::take_or_enqueue(const Client& client, BurstKind kind) {
   HostSegment::Lock lock(*segment_);
   HostSharedState& s = lock.state();
+  HostClientSlot& slot = s.clients[client.slot];
+  if (slot.wanting == 0) {
+    slot.virtual_ns = std::max(slot.virtual_ns, floor_locked(s));
+    slot.wanting = 1;
+  }
   if (s.line.holder == kHostNone) {
     assert(s.line.length == 0);
     s.line.holder = client.slot;
@@ -147,24 +167,31 @@ void HostTurn::wait_for_grant(const Client& client) const {
 void HostTurn::release(TurnClientId id) {
   assert(depth_ > 0);
   if (--depth_ > 0) return;
-  if (auto error = hand_over(id, /*take_errors=*/true)) throw *error;
+  if (auto error = hand_over(id, /*take_errors=*/true, /*leaving=*/true)) throw *error;
 }
 
 void HostTurn::release_quietly(TurnClientId id) noexcept {
   assert(depth_ > 0);
   if (--depth_ > 0) return;
-  (void)hand_over(id, /*take_errors=*/false);
+  (void)hand_over(id, /*take_errors=*/false, /*leaving=*/true);
 }
 
-std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors) noexcept {
-  std::optional<GpuError> error =
-      drain_for_handover(*clients_[id].stream, default_stream_, take_errors);
+std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors,
+                                            bool leaving) noexcept {
+  const Client& client = clients_[id];
+  std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
-  pass_turn(clients_[id]);
+  metrics_.record_device(id, running_device_ns(client));
+  pass_turn(client, leaving);
   return error;
 }
 
-void HostTurn::pass_turn(const Client& client) noexcept {
+std::int64_t HostTurn::running_device_ns(const Client& client) const {
+  return client.stream->device_ns() + default_stream_.device_ns() - device_at_grant_ns_;
+}
+
+void HostTurn::pass_turn(const Client& client, bool leaving) noexcept {
+  const std::int64_t device = running_device_ns(client);
   holder_thread_.store(std::thread::id(), std::memory_order_relaxed);
   depth_ = 0;
   std::int32_t next = kHostNone;
@@ -172,25 +199,47 @@ void HostTurn::pass_turn(const Client& client) noexcept {
     HostSegment::Lock lock(*segment_);
     HostSharedState& s = lock.state();
     // Still ours unless this process was taken for dead meanwhile: never hand over another's.
-    if (s.line.holder == client.slot) next = grant_next_locked(s);
+    if (s.line.holder == client.slot) {
+      HostClientSlot& slot = s.clients[client.slot];
+      ShareAccount account{.weight = slot.weight, .virtual_ns = slot.virtual_ns};
+      charge(account, device);
+      slot.virtual_ns = account.virtual_ns;
+      floor_locked(s);
+      if (leaving) slot.wanting = 0;
+      next = grant_next_locked(s);
+    }
   }
   wake_client(segment_->shared(), next);
 }
 
-std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/, BurstKind kind) const {
-  return piece_budget(options_, kind, waiting() > 0, contention_);
+std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/, BurstKind /*kind*/) const {
+  return piece_budget(options_, waiting() > 0, contention_);
 }
 
 void HostTurn::yield_point(TurnClientId id, Boundary boundary) {
-  if (!is_quantum_boundary(options_, holder_kind_, boundary)) return;
+  const bool piece_end = is_quantum_boundary(options_, holder_kind_, boundary);
+  const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
+  if (!piece_end && !preemptible) return;
+  const Client& client = clients_[id];
   // Keep at most one quantum in flight, so a waiter never waits for more than one.
-  clients_[id].stream->synchronize();
+  if (piece_end) client.stream->synchronize();
   if (waiting() == 0) return;
   contention_.saw_contention();
+  {
+    HostSegment::Lock lock(*segment_);
+    const HostSharedState& s = lock.state();
+    const std::int32_t next = next_waiter_locked(s);
+    if (next == kHostNone) return;
+    const HostClientSlot& mine = s.clients[client.slot];
+    const double holder =
+        virtual_now(ShareAccount{.weight = mine.weight, .virtual_ns = mine.virtual_ns},
+                    running_device_ns(client));
+    if (s.clients[next].virtual_ns > holder) return;
+  }
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;
-  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true);
+  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true, /*leaving=*/false);
   metrics_.record_yield(id);
   acquire(id, kind);
   depth_ = saved_depth;

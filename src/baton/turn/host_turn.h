@@ -1,13 +1,13 @@
 // HostTurn: the `serialize` policy for every baton process of the machine that uses the
 // same turn name (--turn-scope host). Its semantics are SerialTurn's: one holder at a
-// time, first come first served (optionally decode bursts first), re-entrant on the
-// holding thread, the holder drains its own stream and this process's default stream
-// before the turn passes on, and a prefill chunk yields at its quantum. The holder and the
-// line of waiters live in a HostSegment (/dev/shm/baton-turn-NAME), so engines of several
-// processes take turns exactly as the engines of one process do.
+// time, the weighted fair share of device time (fair_share.h; each slot's weight and
+// virtual time live in the segment), re-entrant on the holding thread, the holder drains its own
+// stream and this process's default stream before the turn passes on, and a prefill chunk yields at
+// its quantum. The holder and the line of waiters live in a HostSegment (/dev/shm/baton-turn-NAME),
+// so engines of several processes take turns exactly as the engines of one process do.
 //
-// Hand-over: the releaser picks the first waiter under the segment mutex and sets that
-// waiter's grant word in the segment. The waiter spins on it for TurnOptions::spin, then
+// Hand-over: the releaser picks the waiter of least virtual time under the segment mutex and sets
+// that waiter's grant word in the segment. The waiter spins on it for TurnOptions::spin, then
 // sleeps on it as a shared futex, waking at least every TurnOptions::liveness_poll to
 // check that the holder's process is alive.
 //
@@ -53,6 +53,7 @@ class HostTurn final : public GpuTurn {
   void release_quietly(TurnClientId client) noexcept override;
   void yield_point(TurnClientId client, Boundary boundary) override;
   std::optional<double> piece_budget_ms(TurnClientId client, BurstKind kind) const override;
+  void set_weight(TurnClientId client, double weight) override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients of every process waiting in line right now (a momentary reading).
   std::size_t waiting() const;
@@ -67,9 +68,12 @@ class HostTurn final : public GpuTurn {
   // Returns true when the turn was free and is now held; else `client` is in line.
   bool take_or_enqueue(const Client& client, BurstKind kind);
   void wait_for_grant(const Client& client) const;
-  // Full release of a depth-1 hold: metrics, drain, pass on.
-  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors) noexcept;
-  void pass_turn(const Client& client) noexcept;
+  // Full release of a depth-1 hold: metrics, drain, charge, pass on; `leaving`: the
+  // client wants no more (a yield re-queues it).
+  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving) noexcept;
+  void pass_turn(const Client& client, bool leaving) noexcept;
+  // Holder thread: device time used since the grant (its stream and the default stream).
+  std::int64_t running_device_ns(const Client& client) const;
 
   Stream& default_stream_;
   const TurnOptions options_;
@@ -85,6 +89,7 @@ class HostTurn final : public GpuTurn {
   BurstKind holder_kind_ = BurstKind::decode;
   int depth_ = 0;
   std::int64_t hold_start_ns_ = 0;
+  std::int64_t device_at_grant_ns_ = 0;
 };
 
 }  // namespace baton

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "baton/turn/fair_share.h"
+
 namespace baton {
 namespace {
 
@@ -11,8 +13,10 @@ double seconds_of(std::chrono::steady_clock::time_point t) {
 
 }  // namespace
 
-PartitionTurn::PartitionTurn(const TurnOptions& options) : prefill_share_(options.prefill_share) {
-  if (!(options.prefill_share > 0.0 && options.prefill_share <= 1.0)) {
+PartitionTurn::PartitionTurn(const TurnOptions& options)
+    : by_weights_(!options.prefill_share && !options.prefill_share_auto),
+      prefill_share_(options.prefill_share.value_or(0.5)) {
+  if (!(prefill_share_.load() > 0.0 && prefill_share_.load() <= 1.0)) {
     throw std::invalid_argument("partition: the prefill share must be in (0, 1]");
   }
   if (options.prefill_share_auto) controller_.emplace(ShareController::Options{});
@@ -22,6 +26,12 @@ PartitionTurn::PartitionTurn(const TurnOptions& options) : prefill_share_(option
 TurnClientId PartitionTurn::register_client(std::string name, Stream& /*stream*/) {
   clients_.push_back(std::make_unique<Client>());
   return metrics_.add_client(std::move(name));
+}
+
+void PartitionTurn::set_weight(TurnClientId client, double weight) {
+  if (const auto problem = weight_problem(weight)) throw std::invalid_argument(*problem);
+  clients_.at(client)->weight.store(weight, std::memory_order_relaxed);
+  metrics_.set_weight(client, weight);
 }
 
 void PartitionTurn::acquire(TurnClientId client, BurstKind kind) {
@@ -86,17 +96,37 @@ double PartitionTurn::device_share(TurnClientId client) const {
   const bool holding = c.depth.load(std::memory_order_acquire) > 0;
   const int others = active_.load(std::memory_order_acquire) - (holding ? 1 : 0);
   const BurstKind kind = c.kind.load(std::memory_order_relaxed);
-  const double share = prefill_share_.load(std::memory_order_acquire);
-  if (kind == BurstKind::prefill) return others > 0 ? share : 1.0;
+  if (kind == BurstKind::prefill) {
+    if (others == 0) return 1.0;
+    if (!by_weights_) return prefill_share_.load(std::memory_order_acquire);
+    return weight_share(&c);
+  }
   if (kind == BurstKind::decode && active_prefill_.load(std::memory_order_acquire) > 0) {
-    return 1.0 - share;
+    return 1.0 -
+           (by_weights_ ? weight_share(nullptr) : prefill_share_.load(std::memory_order_acquire));
   }
   return 1.0;
 }
 
+double PartitionTurn::weight_share(const Client* prefill) const {
+  double mine = 0.0;
+  double all = 0.0;
+  for (const auto& client : clients_) {
+    if (client->depth.load(std::memory_order_acquire) == 0 && client.get() != prefill) continue;
+    const double w = client->weight.load(std::memory_order_relaxed);
+    all += w;
+    const bool counted = prefill
+                             ? client.get() == prefill
+                             : client->kind.load(std::memory_order_relaxed) == BurstKind::prefill;
+    if (counted) mine += w;
+  }
+  return all > 0.0 ? mine / all : 1.0;
+}
+
 TurnStats PartitionTurn::stats() const {
   TurnStats stats = metrics_.snapshot();
-  stats.prefill_share = prefill_share_.load(std::memory_order_acquire);
+  stats.prefill_share =
+      by_weights_ ? weight_share(nullptr) : prefill_share_.load(std::memory_order_acquire);
   return stats;
 }
 

@@ -1,7 +1,8 @@
 // PartitionTurn: engines run side by side (no one waits), but while a prefill engine and
-// another engine both have work on the device, the chip is split: prefill gets
-// `prefill_share` of it and decode the rest, so that decode steps find SMs of their own
-// instead of queueing behind prefill kernels. An engine alone gets the whole chip back.
+// another engine both have work on the device, the chip is split: each prefill gets its
+// weight's share of the engines on the device (or a fixed `prefill_share`) and decode the
+// rest, so that decode steps find SMs of their own instead of queueing behind prefill
+// kernels. An engine alone gets the whole chip back.
 // With `prefill_share_auto` the share follows the decoders' measured bursts
 // (share_controller.h); to measure a decoder alone now and then, a prefill burst about to
 // start waits up to kSoloWait while the decoder runs a few bursts by itself.
@@ -36,6 +37,7 @@ class PartitionTurn final : public GpuTurn {
   void release(TurnClientId client) override { leave(client); }
   void release_quietly(TurnClientId client) noexcept override { leave(client); }
   void yield_point(TurnClientId, Boundary) override {}
+  void set_weight(TurnClientId client, double weight) override;
   double device_share(TurnClientId client) const override;
   TurnStats stats() const override;
 
@@ -43,6 +45,7 @@ class PartitionTurn final : public GpuTurn {
   struct Client {
     std::atomic<int> depth{0};  // re-entrant holds
     std::atomic<BurstKind> kind{BurstKind::decode};
+    std::atomic<double> weight{1.0};
     // Of the burst in progress (--prefill-share auto only); its engine's thread only.
     std::chrono::steady_clock::time_point started{};
     bool prefill_at_start = false;
@@ -51,8 +54,12 @@ class PartitionTurn final : public GpuTurn {
   void leave(TurnClientId client) noexcept;
   void wait_for_solo_bursts(TurnClientId asking);
   void record_decode(TurnClientId id, const Client& c) noexcept;
+  // The prefill share by the weights of the engines on the device now: `prefill`'s weight,
+  // or all prefills' weights when none is given, over all of theirs.
+  double weight_share(const Client* prefill) const;
 
-  std::atomic<double> prefill_share_;
+  const bool by_weights_;
+  std::atomic<double> prefill_share_;  // fixed or auto (unused by_weights_)
   TurnMetrics metrics_;
   std::vector<std::unique_ptr<Client>> clients_;  // grows only before the engines start
   std::atomic<int> active_{0};                    // clients holding the turn

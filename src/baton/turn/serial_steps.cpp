@@ -14,9 +14,9 @@ std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
   return default_stream.take_error();
 }
 
-std::optional<double> piece_budget(const TurnOptions& options, BurstKind kind, bool someone_waits,
+std::optional<double> piece_budget(const TurnOptions& options, bool someone_waits,
                                    const ContentionClock& contention) {
-  if (options.quantum != Quantum::op || kind != BurstKind::prefill) return std::nullopt;
+  if (options.quantum != Quantum::op) return std::nullopt;
   if (someone_waits || contention.recent()) return options.max_hold_ms;
   return std::nullopt;
 }

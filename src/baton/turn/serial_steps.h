@@ -53,10 +53,10 @@ class ContentionClock {
   std::atomic<std::int64_t> last_ns_{0};
 };
 
-// The piece budget of GpuTurn::piece_budget_ms() under serialize without priorities: the
-// options' max_hold_ms for a prefill at the op quantum while someone waits or contention
-// was recent; else none.
-std::optional<double> piece_budget(const TurnOptions& options, BurstKind kind, bool someone_waits,
+// The piece budget of GpuTurn::piece_budget_ms() of the host-wide turn: the options'
+// max_hold_ms for any burst at the op quantum while someone waits or contention was
+// recent; else none.
+std::optional<double> piece_budget(const TurnOptions& options, bool someone_waits,
                                    const ContentionClock& contention);
 
 }  // namespace baton

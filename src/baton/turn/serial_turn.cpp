@@ -2,16 +2,12 @@
 
 #include <algorithm>
 #include <cassert>
+#include <stdexcept>
 
 #include "baton/common/clock.h"
 #include "baton/turn/serial_steps.h"
 
 namespace baton {
-namespace {
-
-constexpr std::int64_t ns(std::chrono::nanoseconds d) { return d.count(); }
-
-}  // namespace
 
 SerialTurn::SerialTurn(Stream& default_stream, TurnOptions options)
     : default_stream_(default_stream), options_(options) {}
@@ -36,6 +32,10 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
       ++depth_;
       return;
     }
+    if (!client.wanting) {
+      rejoin(client.account, floor_locked());
+      client.wanting = true;
+    }
     if (!holder_) {
       assert(waiters_.empty());
       holder_ = id;
@@ -43,7 +43,7 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
       holder_kind_ = kind;
       depth_ = 1;
       hold_start_ns_ = asked_at;
-      floor_until_ns_.store(0, std::memory_order_relaxed);
+      device_at_grant_ns_ = client.stream->device_ns() + default_stream_.device_ns();
       metrics_.record_acquire(id, 0);
       return;
     }
@@ -62,24 +62,50 @@ void SerialTurn::enqueue_locked(TurnClientId id, BurstKind kind) {
          "a client waits from one thread at a time");
   client.waiting_kind = kind;
   client.waiting_thread = std::this_thread::get_id();
-  // Behind every waiter of its rank or higher, ahead of every lower one.
-  const int mine = rank(client, kind);
-  const auto position = std::find_if(waiters_.begin(), waiters_.end(), [&](TurnClientId w) {
-    return rank(*clients_[w], clients_[w]->waiting_kind) < mine;
-  });
-  waiters_.insert(position, id);
-  client.in_line_since_ns = now_ns();
+  waiters_.push_back(id);
   client.in_line.store(true, std::memory_order_relaxed);
   waiting_.fetch_add(1, std::memory_order_release);
 }
 
-int SerialTurn::rank(const Client& client, BurstKind kind) const {
-  const bool ahead = options_.decode_first && kind == BurstKind::decode;
-  return client.priority.load(std::memory_order_relaxed) * 2 + (ahead ? 1 : 0);
+void SerialTurn::set_weight(TurnClientId id, double weight) {
+  if (const auto problem = weight_problem(weight)) throw std::invalid_argument(*problem);
+  {
+    std::lock_guard lock(mu_);
+    clients_.at(id)->account.weight = weight;
+  }
+  metrics_.set_weight(id, weight);
 }
 
-void SerialTurn::set_priority(TurnClientId id, int priority) {
-  clients_.at(id)->priority.store(priority, std::memory_order_relaxed);
+std::int64_t SerialTurn::running_device_ns(const Client& holder) const {
+  return holder.stream->device_ns() + default_stream_.device_ns() - device_at_grant_ns_;
+}
+
+double SerialTurn::floor_locked() {
+  std::optional<double> least;
+  if (holder_) {
+    const Client& holder = *clients_[*holder_];
+    least = virtual_now(holder.account, running_device_ns(holder));
+  }
+  for (const TurnClientId w : waiters_) {
+    const double v = clients_[w]->account.virtual_ns;
+    least = least ? std::min(*least, v) : v;
+  }
+  if (least) floor_ns_ = std::max(floor_ns_, *least);
+  return floor_ns_;
+}
+
+std::deque<TurnClientId>::iterator SerialTurn::next_waiter_locked() {
+  const auto before = [&](TurnClientId a, TurnClientId b) {
+    const Client& x = *clients_[a];
+    const Client& y = *clients_[b];
+    if (x.account.virtual_ns != y.account.virtual_ns) {
+      return x.account.virtual_ns < y.account.virtual_ns;
+    }
+    return options_.decode_first && x.waiting_kind == BurstKind::decode &&
+           y.waiting_kind != BurstKind::decode;
+  };
+  // min_element keeps the first of equals: arrival order.
+  return std::min_element(waiters_.begin(), waiters_.end(), before);
 }
 
 void SerialTurn::wait_for_grant(Client& client) const {
@@ -98,40 +124,47 @@ void SerialTurn::wait_for_grant(Client& client) const {
 void SerialTurn::release(TurnClientId id) {
   assert(depth_ > 0);
   if (--depth_ > 0) return;
-  if (auto error = hand_over(id, /*take_errors=*/true)) throw *error;
+  if (auto error = hand_over(id, /*take_errors=*/true, /*leaving=*/true)) throw *error;
 }
 
 void SerialTurn::release_quietly(TurnClientId id) noexcept {
   assert(depth_ > 0);
   if (--depth_ > 0) return;
-  (void)hand_over(id, /*take_errors=*/false);
+  (void)hand_over(id, /*take_errors=*/false, /*leaving=*/true);
 }
 
-std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors) noexcept {
-  std::optional<GpuError> error =
-      drain_for_handover(*clients_[id]->stream, default_stream_, take_errors);
+std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors,
+                                              bool leaving) noexcept {
+  Client& client = *clients_[id];
+  std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
+  const std::int64_t device = running_device_ns(client);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
-  pass_turn();
+  metrics_.record_device(id, device);
+  {
+    std::lock_guard lock(mu_);
+    charge(client.account, device);
+    device_at_grant_ns_ += device;  // charged: no longer running time
+  }
+  pass_turn(id, leaving);
   return error;
 }
 
-void SerialTurn::pass_turn() {
+void SerialTurn::pass_turn(TurnClientId releaser, bool leaving) {
   Client* next = nullptr;
   {
     std::lock_guard lock(mu_);
+    // The releaser still counts for the floor: its hold was device time others did without.
+    floor_locked();
+    if (leaving) clients_[releaser]->wanting = false;
     if (waiters_.empty()) {
-      floor_until_ns_.store(0, std::memory_order_relaxed);
       holder_.reset();
       holder_thread_ = std::thread::id();
       depth_ = 0;
       return;
     }
-    const std::int64_t now = now_ns();
-    const auto position = next_waiter_locked(now);
+    const auto position = next_waiter_locked();
     const TurnClientId next_id = *position;
-    const bool starved = position != waiters_.begin();
     waiters_.erase(position);
-    floor_until_ns_.store(starved ? now + ns(options_.floor_slice) : 0, std::memory_order_relaxed);
     clients_[next_id]->in_line.store(false, std::memory_order_relaxed);
     waiting_.fetch_sub(1, std::memory_order_relaxed);
     next = clients_[next_id].get();
@@ -139,44 +172,24 @@ void SerialTurn::pass_turn() {
     holder_thread_ = next->waiting_thread;
     holder_kind_ = next->waiting_kind;
     depth_ = 1;
+    device_at_grant_ns_ = next->stream->device_ns() + default_stream_.device_ns();
   }
   next->granted_at_ns.store(now_ns(), std::memory_order_relaxed);
   next->granted.store(1, std::memory_order_release);
   next->granted.notify_one();
 }
 
-// The first in line, unless a waiter further back has waited starved_after: then the one
-// that has waited longest.
-std::deque<TurnClientId>::iterator SerialTurn::next_waiter_locked(std::int64_t now) {
-  auto chosen = waiters_.begin();
-  for (auto it = std::next(waiters_.begin()); it != waiters_.end(); ++it) {
-    const std::int64_t since = clients_[*it]->in_line_since_ns;
-    if (now - since >= ns(options_.starved_after) && since < clients_[*chosen]->in_line_since_ns) {
-      chosen = it;
-    }
-  }
-  return chosen;
-}
-
-bool SerialTurn::in_floor_slice() const {
-  return now_ns() < floor_until_ns_.load(std::memory_order_relaxed);
-}
-
-// Pieces while an engine the holder would yield to has asked for the turn lately: for a
-// prefill, one of its priority or higher; for other bursts, a higher one only.
-std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind kind) const {
-  if (options_.quantum != Quantum::op || in_floor_slice()) return std::nullopt;
+// Pieces while another engine wants the turn or asked for it lately (it is between two
+// steps and will be back): a waiter that is owed the turn then waits for one piece.
+std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind /*kind*/) const {
+  if (options_.quantum != Quantum::op) return std::nullopt;
   const Client& me = *clients_.at(id);
   const std::int64_t now = now_ns();
   for (const auto& other : clients_) {
     if (other.get() == &me) continue;
     const std::int64_t asked = other->asked_at_ns.load(std::memory_order_relaxed);
-    const bool active = other->in_line.load(std::memory_order_relaxed) ||
-                        (asked != 0 && now - asked < ContentionClock::kRecentNs);
-    if (!active) continue;
-    const int theirs = other->priority.load(std::memory_order_relaxed);
-    const int mine = me.priority.load(std::memory_order_relaxed);
-    if (kind == BurstKind::prefill ? theirs >= mine : theirs > mine) {
+    if (other->in_line.load(std::memory_order_relaxed) ||
+        (asked != 0 && now - asked < ContentionClock::kRecentNs)) {
       return options_.max_hold_ms;
     }
   }
@@ -185,24 +198,23 @@ std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind kin
 
 void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
   const bool piece_end = is_quantum_boundary(options_, holder_kind_, boundary);
-  // Under the op quantum any burst yields at a layer boundary to a higher priority.
+  // Under the op quantum any burst may hand over at a layer boundary.
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return;
   Client& client = *clients_[id];
   // Keep at most one quantum in flight, so a waiter never waits for more than one.
   if (piece_end) client.stream->synchronize();
-  if (waiting_.load(std::memory_order_acquire) == 0 || in_floor_slice()) return;
+  if (waiting_.load(std::memory_order_acquire) == 0) return;
   {
     std::lock_guard lock(mu_);
     if (waiters_.empty()) return;
-    const int first = clients_[waiters_.front()]->priority.load(std::memory_order_relaxed);
-    const int mine = client.priority.load(std::memory_order_relaxed);
-    if (piece_end ? first < mine : first <= mine) return;
+    const double owed = clients_[*next_waiter_locked()]->account.virtual_ns;
+    if (owed > virtual_now(client.account, running_device_ns(client))) return;
   }
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;
-  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true);
+  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true, /*leaving=*/false);
   metrics_.record_yield(id);
   acquire(id, kind);
   depth_ = saved_depth;

@@ -1,20 +1,21 @@
-// SerialTurn: the `serialize` policy. One holder at a time, first come first served
-// within a priority (optionally decode bursts first), re-entrant on the holding thread. Before the turn
-// passes on, the holder drains its own stream and the default stream, so no two streams
-// ever have work in flight at once.
+// SerialTurn: the `serialize` policy. One holder at a time, re-entrant on the holding
+// thread; before the turn passes on, the holder drains its own stream and the default
+// stream, so no two streams ever have work in flight at once.
+//
+// Who goes next is the weighted fair share of fair_share.h: the waiter of least virtual
+// time (device time granted over weight; ties in arrival order, decode bursts first with
+// decode_first), and under the op quantum a holder hands over at its next yield point once
+// a waiter is owed the turn, so a waiter that is owed waits for at most one piece of
+// another engine's work. Device time is what the holder's stream and the default stream
+// report (Stream::device_ns) over the hold.
 //
 // Hand-over is explicit: the releaser picks the next waiter under the one mutex and
 // sets that waiter's own flag. A waiter spins on its flag for TurnOptions::spin, then
 // parks on it (futex), so a hand-over to a spinning waiter costs well under a
 // microsecond and nobody burns a core through a long wait.
 //
-// Priorities never starve a waiter for good: one that has waited starved_after
-// (TurnOptions) goes next whatever its rank, and holds the turn for at least floor_slice
-// (no pieces, no yields) before a higher priority may take it back, so a lower-priority
-// model still makes progress (a few per cent of the device) under a higher one that is
-// always busy.
-//
-// Thread-safety: see GpuTurn. One mutex (mu_) guards the holder and the line of waiters.
+// Thread-safety: see GpuTurn. One mutex (mu_) guards the holder, the line of waiters and
+// the share accounts.
 #pragma once
 
 #include <atomic>
@@ -26,6 +27,7 @@
 #include <thread>
 #include <vector>
 
+#include "baton/turn/fair_share.h"
 #include "baton/turn/gpu_turn.h"
 #include "baton/turn/serial_steps.h"
 #include "baton/turn/turn_options.h"
@@ -43,7 +45,7 @@ class SerialTurn final : public GpuTurn {
   void release_quietly(TurnClientId client) noexcept override;
   void yield_point(TurnClientId client, Boundary boundary) override;
   std::optional<double> piece_budget_ms(TurnClientId client, BurstKind kind) const override;
-  void set_priority(TurnClientId client, int priority) override;
+  void set_weight(TurnClientId client, double weight) override;
   TurnStats stats() const override { return metrics_.snapshot(); }
   // Clients waiting in line right now (a momentary reading).
   std::size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
@@ -56,24 +58,26 @@ class SerialTurn final : public GpuTurn {
     std::atomic<std::int64_t> granted_at_ns{0};  // written before `granted`
     BurstKind waiting_kind = BurstKind::decode;  // guarded by mu_
     std::thread::id waiting_thread;              // guarded by mu_
-    std::atomic<int> priority{0};
     std::atomic<std::int64_t> asked_at_ns{0};    // its last acquire: is it active?
     std::atomic<bool> in_line{false};            // waiting now, however long since it asked
-    std::int64_t in_line_since_ns = 0;           // guarded by mu_
+    ShareAccount account;                        // guarded by mu_
+    bool wanting = false;  // guarded by mu_: holding or in line, yields included
   };
-  // A waiter's place in line: higher goes first, equals in arrival order.
-  int rank(const Client& client, BurstKind kind) const;
+  // Under mu_: where in waiters_ the next holder is (least virtual time, then decode first
+  // with decode_first, then arrival).
+  std::deque<TurnClientId>::iterator next_waiter_locked();
+  // Under mu_: the least virtual time of the engines that want the device now, the holder's
+  // running hold counted in; raises and returns floor_ns_.
+  double floor_locked();
+  // Device time the holder has used since its grant (its stream and the default stream).
+  std::int64_t running_device_ns(const Client& holder) const;
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
-  // Gives the turn to the first waiter (or to one starved past starved_after), or frees it.
-  void pass_turn();
-  // Under mu_: where in waiters_ the next holder is.
-  std::deque<TurnClientId>::iterator next_waiter_locked(std::int64_t now);
-  // Holder thread: within a starved waiter's floor slice, which nothing preempts.
-  bool in_floor_slice() const;
-  // Full release of a depth-1 hold: metrics, drain, pass on.
-  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors) noexcept;
+  // Gives the turn to the next waiter, or frees it; `leaving`: the releaser wants no more.
+  void pass_turn(TurnClientId releaser, bool leaving);
+  // Full release of a depth-1 hold: metrics, drain, charge, pass on.
+  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving) noexcept;
 
   Stream& default_stream_;
   const TurnOptions options_;
@@ -86,12 +90,15 @@ class SerialTurn final : public GpuTurn {
   std::thread::id holder_thread_;          // guarded by mu_
   std::atomic<std::uint32_t> waiting_{0};  // waiters_.size(), read without mu_ at yield points
 
+  double floor_ns_ = 0.0;  // guarded by mu_; only ever rises
+
   // Written while granting (under mu_) and then only by the holder thread.
   BurstKind holder_kind_ = BurstKind::decode;
   int depth_ = 0;
   std::int64_t hold_start_ns_ = 0;
-  // The end of the present holder's floor slice (0: none); read by piece_budget_ms.
-  std::atomic<std::int64_t> floor_until_ns_{0};
+  // Device time of the holder's stream and the default stream at its grant; written under
+  // mu_ while granting, read by floor_locked() under mu_ and by the holder.
+  std::int64_t device_at_grant_ns_ = 0;
 };
 
 }  // namespace baton

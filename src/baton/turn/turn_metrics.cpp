@@ -32,6 +32,14 @@ void TurnMetrics::record_yield(TurnClientId client) {
   clients_.at(client)->yields.fetch_add(1, std::memory_order_relaxed);
 }
 
+void TurnMetrics::record_device(TurnClientId client, std::int64_t device_ns) {
+  if (device_ns > 0) clients_.at(client)->device_ns.fetch_add(device_ns, std::memory_order_relaxed);
+}
+
+void TurnMetrics::set_weight(TurnClientId client, double weight) {
+  clients_.at(client)->weight.store(weight, std::memory_order_relaxed);
+}
+
 TurnStats TurnMetrics::snapshot() const {
   TurnStats stats;
   for (const auto& c : clients_) {
@@ -42,6 +50,8 @@ TurnStats TurnMetrics::snapshot() const {
     s.yields = c->yields.load(std::memory_order_relaxed);
     s.wait_s = static_cast<double>(c->wait_ns.load(std::memory_order_relaxed)) * 1e-9;
     s.hold_s = static_cast<double>(c->hold_ns.load(std::memory_order_relaxed)) * 1e-9;
+    s.device_s = static_cast<double>(c->device_ns.load(std::memory_order_relaxed)) * 1e-9;
+    s.weight = c->weight.load(std::memory_order_relaxed);
     stats.clients.push_back(std::move(s));
   }
   std::lock_guard lock(samples_mu_);

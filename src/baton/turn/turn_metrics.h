@@ -1,5 +1,5 @@
 // TurnMetrics: what the GPU turn counts per client (acquisitions, hand-overs received,
-// wait and hold time) and for the whole turn (hand-overs and their latency).
+// wait, hold and device time, its weight) and for the whole turn (hand-overs and their latency).
 // Thread-safety: record_*() are thread-safe and cheap (relaxed atomics on a per-client
 // cache line; hand-over samples under a small mutex). add_client() must happen before
 // any record_*() or snapshot() runs concurrently.
@@ -25,6 +25,10 @@ struct ClientTurnStats {
   std::uint64_t yields = 0;        // quantum hand-overs at a yield point
   double wait_s = 0.0;
   double hold_s = 0.0;
+  double weight = 1.0;
+  double device_s = 0.0;  // device time its holds used (serialize), the share's measure
+  // Time it wanted the device: waiting for the turn or holding it.
+  double wanted_s() const { return wait_s + hold_s; }
 };
 
 struct TurnStats {
@@ -41,6 +45,8 @@ class TurnMetrics {
   void record_handover(TurnClientId client, std::int64_t latency_ns);
   void record_hold(TurnClientId client, std::int64_t hold_ns);
   void record_yield(TurnClientId client);
+  void record_device(TurnClientId client, std::int64_t device_ns);
+  void set_weight(TurnClientId client, double weight);
   TurnStats snapshot() const;
 
  private:
@@ -51,6 +57,8 @@ class TurnMetrics {
     std::atomic<std::uint64_t> yields{0};
     std::atomic<std::int64_t> wait_ns{0};
     std::atomic<std::int64_t> hold_ns{0};
+    std::atomic<std::int64_t> device_ns{0};
+    std::atomic<double> weight{1.0};
   };
   // Bounds memory on long runs; the first samples are representative of a steady state.
   static constexpr std::size_t kMaxHandoverSamples = 1 << 20;

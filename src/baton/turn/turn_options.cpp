@@ -1,5 +1,6 @@
 #include "baton/turn/turn_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -64,7 +65,8 @@ std::string_view to_string(Quantum quantum) {
 }
 
 std::optional<PrefillShare> parse_prefill_share(std::string_view text) {
-  if (text == "auto") return PrefillShare{.automatic = true, .share = 0.5};
+  if (text == "auto") return PrefillShare{.automatic = true, .share = std::nullopt};
+  if (text == "weights") return PrefillShare{.automatic = false, .share = std::nullopt};
   double share = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), share);
   if (error != std::errc{} || end != text.data() + text.size() || !std::isfinite(share) ||
@@ -84,8 +86,9 @@ std::string describe(const TurnOptions& options) {
   if (options.policy == TurnPolicy::concurrent) return "concurrent" + scope;
   if (options.policy == TurnPolicy::partition) {
     if (options.prefill_share_auto) return "partition/auto" + scope;
+    if (!options.prefill_share) return "partition/weights" + scope;
     char share[16];
-    std::snprintf(share, sizeof share, "%g", options.prefill_share);
+    std::snprintf(share, sizeof share, "%g", *options.prefill_share);
     return std::string("partition/") + share + scope;
   }
   std::string name = "serialize/" + std::string(to_string(options.quantum));
@@ -96,6 +99,22 @@ std::string describe(const TurnOptions& options) {
   }
   if (options.decode_first) name += "+decode-first";
   return name + scope;
+}
+
+std::string describe(const TurnOptions& options, const std::vector<EngineWeight>& weights) {
+  const bool shared_by_weights = options.policy == TurnPolicy::serialize ||
+                                 (options.policy == TurnPolicy::partition &&
+                                  !options.prefill_share && !options.prefill_share_auto);
+  const bool weighted = std::any_of(weights.begin(), weights.end(),
+                                    [](const EngineWeight& w) { return w.weight != 1.0; });
+  if (!shared_by_weights || !weighted) return describe(options);
+  std::string list;
+  for (const EngineWeight& w : weights) {
+    char number[32];
+    std::snprintf(number, sizeof number, "%g", w.weight);
+    list += (list.empty() ? "" : ",") + w.engine + ":" + number;
+  }
+  return describe(options) + "+weights=" + list;
 }
 
 }  // namespace baton

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace baton {
 
@@ -35,17 +36,17 @@ inline constexpr double kMaxMaxHoldMs = 10000.0;
 struct TurnOptions {
   TurnPolicy policy = TurnPolicy::concurrent;
   Quantum quantum = Quantum::op;
-  bool decode_first = true;  // waiting decode bursts go before waiting prefill chunks
+  // Of waiters owed the same device time, decode bursts go before prefill chunks (the
+  // weights decide everything else).
+  bool decode_first = true;
   // serialize/op: while other engines use the turn, a prefill layer is cut into pieces of
   // at most this much device time, so a waiter is held behind at most about this long.
   double max_hold_ms = kDefaultMaxHoldMs;
-  double prefill_share = 0.5;  // partition: prefill's share of the chip while others run
+  // partition: prefill's share of the chip while others run; none: the engines' weights
+  // split it (GpuTurn::set_weight).
+  std::optional<double> prefill_share;
   // partition: the share follows the decoders' measured bursts (share_controller.h).
   bool prefill_share_auto = false;
-  // serialize: a waiter in line this long goes next whatever its priority and holds the
-  // turn for at least floor_slice, so that no priority starves another for good.
-  std::chrono::milliseconds starved_after{100};
-  std::chrono::milliseconds floor_slice{5};
   // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
   std::chrono::microseconds spin{50};
   TurnScope scope = TurnScope::process;
@@ -63,18 +64,27 @@ std::optional<TurnScope> parse_turn_scope(std::string_view name);
 std::string_view to_string(TurnScope scope);
 std::string_view to_string(TurnPolicy policy);
 std::string_view to_string(Quantum quantum);
-// "auto", or a share in [0.01, 1] (written as a number); none for anything else.
+// "auto", "weights", or a share in [0.01, 1] (written as a number); none for anything else.
 struct PrefillShare {
   bool automatic = false;
-  double share = 0.5;
+  std::optional<double> share;  // none: by the weights
 };
 std::optional<PrefillShare> parse_prefill_share(std::string_view text);
 void apply(TurnOptions& options, PrefillShare share);
 // The policy with what matters of its options: "concurrent", "partition/auto",
+// "partition/weights", "partition/0.3",
 // "serialize/layer",
 // "serialize/op+decode-first", "serialize/op1ms" (a budget other than the default),
 // "serialize/layer@host". Names scenarios in reports and runs
 // in the ledger.
 std::string describe(const TurnOptions& options);
+// describe() with the engines' turn weights when any is not 1 and engines share the GPU by
+// them ("serialize/op+decode-first+weights=chat:3,long:1"): runs of other weights are
+// told apart in the ledger.
+struct EngineWeight {
+  std::string engine;
+  double weight = 1.0;
+};
+std::string describe(const TurnOptions& options, const std::vector<EngineWeight>& weights);
 
 }  // namespace baton

@@ -105,7 +105,7 @@ void validate_model(const ModelSpec& m) {
   if (m.step_tokens) {
     require(*m.step_tokens >= 0, at + "step_tokens", *m.step_tokens, ">= 0 (0: no budget)");
   }
-  require(m.priority >= -100 && m.priority <= 100, at + "priority", m.priority, "in -100..100");
+  if (const auto problem = weight_problem(m.turn_weight)) fail(at + "turn_weight: " + *problem);
   require(m.queue_limit >= 0, at + "queue_limit", m.queue_limit, ">= 0");
   if (m.max_tokens) require(*m.max_tokens >= 1, at + "max_tokens", *m.max_tokens, ">= 1");
   if (!m.chat_template.empty()) {
@@ -160,7 +160,9 @@ void validate_server(const ServeConfig& c) {
   require(c.port >= 0 && c.port <= 65535, "port", c.port, "in 0..65535 (0: any free port)");
   require(c.backend == "cpu" || c.backend == "cuda", "backend", fmt::format("\"{}\"", c.backend),
           "cpu or cuda");
-  require_real("prefill_share", c.turn.prefill_share, 0.01, 1.0, "in [0.01, 1]");
+  if (c.turn.prefill_share) {
+    require_real("prefill_share", *c.turn.prefill_share, 0.01, 1.0, "in [0.01, 1]");
+  }
   require_real("max_hold_ms", c.turn.max_hold_ms, kMinMaxHoldMs, kMaxMaxHoldMs, "in [0.05, 10000]");
   if (c.turn.scope == TurnScope::host && c.turn.policy == TurnPolicy::partition) {
     fail(

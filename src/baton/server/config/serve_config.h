@@ -34,10 +34,10 @@
 //   kv_budget_mb = 512         # or "auto" (cuda: from free memory, kv_sizing.h); default
 //                              # auto on cuda, 256 on the cpu (chat), kEmbeddingKvBudgetMb
 //   queue_limit = 64
+//   turn_weight = 1            # its share of the GPU beside other models (fair_share.h)
 //   max_batch = 16             # this key and those below: chat models only
 //   prefill_chunk = 256
 //   step_tokens = 64           # decodes and prompt chunks per step (default by backend)
-//   priority = 0               # serialize: higher-priority models' bursts go first
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
 //   load = "startup"           # startup|on-demand (loaded by the first request for it)
@@ -71,6 +71,7 @@
 #include "baton/engine/input_processor.h"
 #include "baton/gpu/fault_injector.h"
 #include "baton/model/weight_format.h"
+#include "baton/turn/fair_share.h"
 #include "baton/turn/turn_options.h"
 
 namespace baton {
@@ -99,7 +100,9 @@ struct ModelSpec {
   int prefill_chunk = 256;         // chat: prompt tokens per step
   // chat: tokens per step, decodes and prompt chunks; unset: the backend's (cpu 64, cuda none)
   std::optional<int> step_tokens;
-  int priority = 0;                // chat: its GPU turn priority (serialize): higher first
+  // Its share of the GPU beside the other models that want it: device time under
+  // serialize, SMs under partition (GpuTurn::set_weight); chat and embedding models.
+  double turn_weight = kDefaultTurnWeight;
   int queue_limit = 256;           // requests waiting before 429
   std::string chat_template;       // empty: the model's; else chatml|llama3|mistral
   SamplingRequest sampling;        // defaults for requests that leave a field unset

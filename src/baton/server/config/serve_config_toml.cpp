@@ -79,9 +79,8 @@ constexpr std::string_view kQuanta[] = {"burst", "layer", "op"};
 constexpr std::string_view kScopes[] = {"process", "host"};
 constexpr std::string_view kKinds[] = {"chat", "embedding"};
 // The keys only a chat model takes; an embedding model naming one is a mistake.
-constexpr std::string_view kChatOnly[] = {"max_batch", "prefill_chunk", "step_tokens",
-                                          "priority",  "chat_template", "max_tokens",
-                                          "sampling"};
+constexpr std::string_view kChatOnly[] = {"max_batch",     "prefill_chunk", "step_tokens",
+                                          "chat_template", "max_tokens",    "sampling"};
 
 // Reads typed values; every error names the file, the line, the column and the key.
 class TomlReader {
@@ -193,18 +192,19 @@ void TomlReader::read_kv_budget(const toml::node& value, const std::string& key,
   m.kv_mode = KvBudgetMode::given;
 }
 
-// A number (checked with the other values) or the string "auto".
+// A number (checked with the other values) or the string "auto" or "weights".
 void TomlReader::read_prefill_share(const toml::node& value, const std::string& key,
                                     TurnOptions& turn) const {
   if (const auto* s = value.as_string()) {
-    if (s->get() != "auto") {
+    if (s->get() != "auto" && s->get() != "weights") {
       fail(value.source(),
-           fmt::format("{} = \"{}\": expected a number or \"auto\"", key, s->get()));
+           fmt::format("{} = \"{}\": expected a number, \"auto\" or \"weights\"", key, s->get()));
     }
-    turn.prefill_share_auto = true;
+    turn.prefill_share_auto = s->get() == "auto";
+    turn.prefill_share.reset();
     return;
   }
-  if (!value.is_number()) wrong_type(value, key, "a number or \"auto\"");
+  if (!value.is_number()) wrong_type(value, key, "a number, \"auto\" or \"weights\"");
   turn.prefill_share = real(value, key);
   turn.prefill_share_auto = false;
 }
@@ -334,7 +334,15 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {.name = "max_batch", .read = [&](N v, K k) { m.max_batch = integer<int>(v, k); }},
       {.name = "prefill_chunk", .read = [&](N v, K k) { m.prefill_chunk = integer<int>(v, k); }},
       {.name = "step_tokens", .read = [&](N v, K k) { m.step_tokens = integer<int>(v, k); }},
-      {.name = "priority", .read = [&](N v, K k) { m.priority = integer<int>(v, k); }},
+      {.name = "turn_weight", .read = [&](N v, K k) { m.turn_weight = real(v, k); }},
+      {.name = "priority",
+       .read =
+           [&](N v, K) {
+             fail(v.source(), "models." + name +
+                                  ".priority was replaced by turn_weight, the model's share of "
+                                  "the GPU beside the others (turn_weight = 3 beside 1 gets 3/4 of "
+                                  "the device time while both want it)");
+           }},
       {.name = "chat_template", .read = [&](N v, K k) { m.chat_template = string(v, k); }},
       {.name = "max_tokens", .read = [&](N v, K k) { m.max_tokens = integer<int>(v, k); }},
       {.name = "sampling",

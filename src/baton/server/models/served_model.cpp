@@ -84,7 +84,6 @@ std::unique_ptr<ServedModel> load_served_model(
     batch.prefill_chunk = spec.prefill_chunk;
     batch.step_tokens =
         spec.step_tokens.value_or(host.device().backend() == "cpu" ? kCpuStepTokens : 0);
-    batch.turn_priority = spec.priority;
     batch.queue_limit = spec.queue_limit;
     batch.context_length = spec.context_length;
     served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
@@ -92,6 +91,7 @@ std::unique_ptr<ServedModel> load_served_model(
     served->embedding = &host.add_embedding_engine(spec.name, *served->model,
                                                    read_pooling(spec.dir), spec.kv_budget_mb << 20);
   }
+  host.turn().set_weight(served->engine()->turn_client(), spec.turn_weight);
   served->release = [&host, engine = served->engine(), sizer, name = spec.name,
                      sized = served->kv_source == "auto"] {
     host.remove_engine(*engine);

@@ -118,6 +118,7 @@ void render_turn(std::string& out, const HostGauges& host) {
     const char* name;
     const char* help;
     double (*value)(const ClientTurnStats&);
+    const char* type = "counter";
   };
   const Family families[] = {
       {.name = "baton_turn_acquisitions_total",
@@ -131,9 +132,19 @@ void render_turn(std::string& out, const HostGauges& host) {
        .value = [](const ClientTurnStats& c) { return c.wait_s; }},
       {.name = "baton_turn_hold_seconds_total",
        .help = "Time engines held the turn.",
-       .value = [](const ClientTurnStats& c) { return c.hold_s; }}};
+       .value = [](const ClientTurnStats& c) { return c.hold_s; }},
+      {.name = "baton_turn_wanted_seconds_total",
+       .help = "Time engines wanted the GPU: waiting for the turn or holding it.",
+       .value = [](const ClientTurnStats& c) { return c.wanted_s(); }},
+      {.name = "baton_turn_device_seconds_total",
+       .help = "Device time engines' holds used (serialize): what the weights share out.",
+       .value = [](const ClientTurnStats& c) { return c.device_s; }},
+      {.name = "baton_turn_weight",
+       .help = "Engines' turn weights: their shares of the GPU beside the others that want it.",
+       .value = [](const ClientTurnStats& c) { return c.weight; },
+       .type = "gauge"}};
   for (const Family& family : families) {
-    header(out, family.name, "counter", family.help);
+    header(out, family.name, family.type, family.help);
     for (const ClientTurnStats& c : host.turn.clients) {
       sample(out, family.name, "engine=\"" + label_value(c.name) + "\"", family.value(c));
     }

@@ -147,6 +147,7 @@
   function renderEngines(data) {
     $('#server-info').textContent = `backend ${data.backend} · policy ${data.policy}`;
     const now = performance.now();
+    const deviceTotal = data.engines.reduce((sum, e) => sum + ((e.turn || {}).device_s || 0), 0);
     const rows = data.engines.map((e) => {
       const generated = e.generated_tokens ?? null;
       const prompt = e.prompt_tokens ?? null;
@@ -155,20 +156,28 @@
       const turn = e.turn || {};
       const requests = e.requests_done === undefined ? dash
         : `${e.requests_done}${e.requests_failed ? ` (${e.requests_failed} failed)` : ''}`;
-      return el('tr', { attrs: { 'data-engine': e.name, 'data-state': state } }, [
-        el('td', { cls: 'name', text: e.name }),
-        el('td', { text: e.kind }),
-        el('td', { cls: 'state', attrs: { title: e.reason || '' } }, [badge(state)]),
-        el('td', { cls: 'num queue', text: num(e.queue) }),
-        el('td', { cls: 'num running', text: num(e.running) }),
+      return el('tr', {attrs: {'data-engine': e.name, 'data-state': state}}, [
+        el('td', {cls: 'name', text: e.name}),
+        el('td', {text: e.kind}),
+        el('td', {cls: 'state', attrs: {title: e.reason || ''}}, [badge(state)]),
+        el('td', {cls: 'num queue', text: num(e.queue)}),
+        el('td', {cls: 'num running', text: num(e.running)}),
         kvCell(e.kv_blocks),
-        el('td', { cls: 'num tokens-per-s', text: rate ? rate.generated.toFixed(1) : dash }),
-        el('td', { cls: 'num prompt-per-s', text: rate ? rate.prompt.toFixed(1) : dash }),
-        el('td', { cls: 'num generated', text: num(generated) }),
-        el('td', { cls: 'num requests', text: requests }),
-        el('td', { cls: 'num turn-waits', text: num(turn.waits) }),
-        el('td', { cls: 'num wait-s', text: turn.wait_s === undefined ? dash : turn.wait_s.toFixed(3) }),
-        el('td', { cls: 'num faults', text: num(e.faults) }),
+        el('td', {cls: 'num tokens-per-s', text: rate ? rate.generated.toFixed(1) : dash}),
+        el('td', {cls: 'num prompt-per-s', text: rate ? rate.prompt.toFixed(1) : dash}),
+        el('td', {cls: 'num generated', text: num(generated)}),
+        el('td', {cls: 'num requests', text: requests}),
+        el('td', {cls: 'num turn-waits', text: num(turn.waits)}),
+        el('td',
+           {cls: 'num wait-s', text: turn.wait_s === undefined ? dash : turn.wait_s.toFixed(3)}),
+        el('td', {cls: 'num weight', text: turn.weight === undefined ? dash : String(turn.weight)}),
+        el('td', {
+          cls: 'num device-share',
+          text: turn.device_s === undefined || deviceTotal <= 0 ?
+              dash :
+              `${((100 * turn.device_s) / deviceTotal).toFixed(1)}`
+        }),
+        el('td', {cls: 'num faults', text: num(e.faults)}),
       ]);
     });
     $('#engines tbody').replaceChildren(...rows);

@@ -1,0 +1,53 @@
+// fair_share: the arithmetic of the serialize turn's weighted fair share of device time,
+// the same in one process (SerialTurn) and across the processes of a host (HostTurn).
+//
+// Each engine has a weight and a virtual time: the device time it has been granted,
+// divided by its weight. The turn goes to the waiter of least virtual time, and a holder
+// hands over at a yield point once a waiter's virtual time is no more than its own (its
+// hold so far counted in), so while several engines want the device each gets device time
+// in proportion to its weight, and nobody waits longer than one piece once it is owed the
+// turn. An engine that comes back after wanting nothing starts at the turn's floor (the
+// least virtual time of the engines that wanted the device meanwhile): idle time earns no
+// credit, so an engine that wants less than its share gets all it wants and no more. The
+// scheme is start-time fair queueing (Goyal, Vin and Cheng, 1996) with measured device
+// time as the cost of a hold.
+// Thread-safety: plain values and pure functions; the turns guard them with their locks.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace baton {
+
+// The range the config and the flags accept: 10000:1 between two engines at most.
+inline constexpr double kMinTurnWeight = 0.01;
+inline constexpr double kMaxTurnWeight = 100.0;
+inline constexpr double kDefaultTurnWeight = 1.0;
+
+// Why `weight` is not a weight, or none.
+std::optional<std::string> weight_problem(double weight);
+
+struct ShareAccount {
+  double weight = kDefaultTurnWeight;
+  double virtual_ns = 0.0;  // device ns granted / weight, raised to the floor on returns
+};
+
+// A hold of `device_ns` of device time ends.
+inline void charge(ShareAccount& account, std::int64_t device_ns) {
+  account.virtual_ns += static_cast<double>(std::max<std::int64_t>(device_ns, 0)) / account.weight;
+}
+
+// The holder's virtual time with the `running_ns` its present hold has used so far.
+inline double virtual_now(const ShareAccount& holder, std::int64_t running_ns) {
+  return holder.virtual_ns +
+         static_cast<double>(std::max<std::int64_t>(running_ns, 0)) / holder.weight;
+}
+
+// An engine that wanted nothing meanwhile asks again: no credit for the idle time.
+inline void rejoin(ShareAccount& account, double floor_ns) {
+  account.virtual_ns = std::max(account.virtual_ns, floor_ns);
+}
+
+}  // namespace baton

@@ -1,0 +1,275 @@
+// The weighted fair share of the serialize turn, in one process (SerialTurn) and across
+// attachments of a host segment (HostTurn), with real threads on CPU streams whose ops
+// sleep: the measured device-time shares against the weights, no starvation, the bound
+// on how long a waiter that is owed the turn waits.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baton/common/clock.h"
+#include "baton/gpu/cpu/cpu_device.h"
+#include "baton/turn/host_turn.h"
+#include "baton/turn/serial_turn.h"
+#include "test_util.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::eventually;
+
+TurnOptions fair_options() {
+  TurnOptions options;
+  options.policy = TurnPolicy::serialize;
+  options.quantum = Quantum::op;
+  options.decode_first = false;
+  return options;
+}
+
+// `n` clients of a SerialTurn, each with its own CPU stream.
+struct FairFixture {
+  explicit FairFixture(std::size_t n, TurnOptions options = fair_options())
+      : turn(device.default_stream(), options) {
+    for (std::size_t i = 0; i < n; ++i) {
+      streams.push_back(device.create_stream("s" + std::to_string(i)));
+      ids.push_back(turn.register_client("c" + std::to_string(i), *streams.back()));
+    }
+  }
+  cpu::CpuDevice device{CommitLimits{}};
+  SerialTurn turn;
+  std::vector<std::unique_ptr<Stream>> streams;
+  std::vector<TurnClientId> ids;
+};
+
+// Device work of `d`: the stream counts it as device time.
+Op sleeping_op(std::chrono::microseconds d) {
+  return Op{.run = [d] { std::this_thread::sleep_for(d); }};
+}
+
+// One layer of a burst as LlmEngine encodes it: waited for while the turn asks for pieces,
+// launched ahead otherwise.
+void encode_layer(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind,
+                  std::chrono::microseconds layer) {
+  stream.encode(sleeping_op(layer));
+  if (turn.piece_budget_ms(id, kind)) {
+    stream.synchronize();
+  } else {
+    stream.commit();
+  }
+}
+
+// An engine that always wants the device: bursts of `layers` layers, a yield point between
+// two layers, until `stop`.
+void busy_engine(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind,
+                 std::chrono::microseconds layer, int layers, const std::atomic<bool>& stop) {
+  while (!stop.load()) {
+    TurnHold hold(turn, id, kind);
+    for (int i = 0; i < layers; ++i) {
+      encode_layer(turn, id, stream, kind, layer);
+      if (i + 1 < layers) hold.yield_point(Boundary::layer);
+    }
+    hold.release();
+  }
+}
+
+// Each client's share of the device time used between two snapshots.
+std::vector<double> shares_between(const TurnStats& before, const TurnStats& after) {
+  std::vector<double> used;
+  double total = 0.0;
+  for (std::size_t i = 0; i < after.clients.size(); ++i) {
+    used.push_back(after.clients[i].device_s - before.clients[i].device_s);
+    total += used.back();
+  }
+  for (double& u : used) u /= total;
+  return used;
+}
+
+// Runs one busy engine per client (`kinds[i]`, layers of `layer`) for `window` after a
+// warm-up, and returns the shares of device time in the window.
+std::vector<double> measured_shares(GpuTurn& turn, const std::vector<TurnClientId>& ids,
+                                    const std::vector<std::unique_ptr<Stream>>& streams,
+                                    const std::vector<BurstKind>& kinds,
+                                    std::chrono::milliseconds window) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> engines;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    engines.emplace_back(
+        [&, i] { busy_engine(turn, ids[i], *streams[i], kinds[i], 400us, 8, stop); });
+  }
+  std::this_thread::sleep_for(100ms);
+  const TurnStats before = turn.stats();
+  std::this_thread::sleep_for(window);
+  const TurnStats after = turn.stats();
+  stop = true;
+  for (auto& e : engines) e.join();
+  return shares_between(before, after);
+}
+
+TEST(FairShare, DeviceTimeFollowsTheWeightsThreeToOne) {
+  FairFixture f(2);
+  f.turn.set_weight(f.ids[0], 3.0);  // a decoder
+  f.turn.set_weight(f.ids[1], 1.0);  // a prefill
+  const std::vector<double> shares =
+      measured_shares(f.turn, f.ids, f.streams, {BurstKind::decode, BurstKind::prefill}, 1200ms);
+  EXPECT_NEAR(shares[0], 0.75, 0.05);
+  EXPECT_NEAR(shares[1], 0.25, 0.05);
+  const TurnStats stats = f.turn.stats();
+  EXPECT_EQ(stats.clients[0].weight, 3.0);
+  EXPECT_GT(stats.clients[1].yields, 0u);  // the share came in pieces, not whole bursts
+}
+
+TEST(FairShare, ThreeEqualWeightsGetAThirdEach) {
+  FairFixture f(3);
+  const std::vector<double> shares = measured_shares(
+      f.turn, f.ids, f.streams, {BurstKind::decode, BurstKind::decode, BurstKind::prefill}, 1200ms);
+  for (double share : shares) EXPECT_NEAR(share, 1.0 / 3, 0.05);
+}
+
+// An engine that wants less than its share gets all it wants: a light engine (weight 1,
+// one 400 us layer every 8 ms, 5 % of the device) beside a busy one of weight 9 is never
+// held behind more than a piece, and the busy one has the rest.
+TEST(FairShare, AnEngineThatWantsLessThanItsShareGetsAllItWants) {
+  FairFixture f(2);
+  f.turn.set_weight(f.ids[0], 9.0);
+  std::atomic<bool> stop{false};
+  std::thread busy(
+      [&] { busy_engine(f.turn, f.ids[0], *f.streams[0], BurstKind::prefill, 400us, 8, stop); });
+  std::vector<double> waits_ms;
+  for (int i = 0; i < 40; ++i) {
+    std::this_thread::sleep_for(8ms);
+    const TimePoint asked = Clock::now();
+    TurnHold hold(f.turn, f.ids[1], BurstKind::decode);
+    waits_ms.push_back(millis_between(asked, Clock::now()));
+    encode_layer(f.turn, f.ids[1], *f.streams[1], BurstKind::decode, 400us);
+    hold.release();
+  }
+  stop = true;
+  busy.join();
+  std::sort(waits_ms.begin(), waits_ms.end());
+  // A piece is 400 us of sleep; the median wait is about that, whatever the weights.
+  EXPECT_LT(waits_ms[waits_ms.size() / 2], 5.0) << "median wait for the turn, ms";
+  const TurnStats stats = f.turn.stats();
+  EXPECT_GT(stats.clients[0].device_s, 3 * stats.clients[1].device_s);
+}
+
+// Alone, an engine never waits and never yields: the turn is work-conserving.
+TEST(FairShare, AnEngineAloneHasTheWholeDevice) {
+  FairFixture f(2);
+  f.turn.set_weight(f.ids[1], 100.0);  // idle: its weight takes nothing from the other
+  std::atomic<bool> stop{false};
+  std::thread alone(
+      [&] { busy_engine(f.turn, f.ids[0], *f.streams[0], BurstKind::prefill, 400us, 8, stop); });
+  std::this_thread::sleep_for(300ms);
+  stop = true;
+  alone.join();
+  const ClientTurnStats stats = f.turn.stats().clients[0];
+  EXPECT_EQ(stats.yields, 0u);
+  EXPECT_EQ(stats.wait_s, 0.0);
+  EXPECT_GT(stats.device_s, 0.2);
+}
+
+// A waiter that asks while another engine holds the turn joins level with the holder, so
+// it is owed the turn at the holder's next yield point: one piece, however long the
+// holder has run and whatever the weights.
+TEST(FairShare, AReturningEngineWaitsForAtMostOnePiece) {
+  FairFixture f(2);
+  f.turn.set_weight(f.ids[0], 100.0);
+  f.turn.set_weight(f.ids[1], kMinTurnWeight);
+  std::atomic<bool> stop{false};
+  std::thread busy([&] {
+    busy_engine(f.turn, f.ids[0], *f.streams[0], BurstKind::prefill, 2000us, 1000, stop);
+  });
+  std::this_thread::sleep_for(200ms);  // alone for a while: no credit for the other
+  const TimePoint asked = Clock::now();
+  f.turn.acquire(f.ids[1], BurstKind::decode);
+  const double waited_ms = millis_between(asked, Clock::now());
+  f.turn.release(f.ids[1]);
+  stop = true;
+  busy.join();
+  // One 2 ms piece, plus scheduling on a loaded machine.
+  EXPECT_LT(waited_ms, 40.0);
+}
+
+// The share decides at a yield point: a holder keeps the turn from a waiter that has had
+// more than its share, and hands it to one that is owed it.
+TEST(FairShare, AHolderHandsOverOnlyToAWaiterOwedTheTurn) {
+  FairFixture f(2);
+  std::vector<std::string> events;  // only touched while holding the turn
+  f.turn.acquire(f.ids[0], BurstKind::decode);
+  std::thread greedy([&] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    events.push_back("greedy runs 30 ms");
+    f.streams[1]->encode(sleeping_op(30ms));
+    f.streams[1]->synchronize();
+    f.turn.yield_point(f.ids[1], Boundary::layer);  // the holder is owed: hands back
+    events.push_back("greedy again");
+    f.turn.release(f.ids[1]);
+  });
+  ASSERT_TRUE(eventually([&] { return f.turn.waiting() == 1; }));
+  f.streams[0]->encode(sleeping_op(1ms));
+  f.streams[0]->synchronize();
+  f.turn.yield_point(f.ids[0], Boundary::layer);  // the greedy one joined level: it goes
+  events.push_back("holder back, 5 ms");
+  f.streams[0]->encode(sleeping_op(5ms));
+  f.streams[0]->synchronize();
+  f.turn.yield_point(f.ids[0], Boundary::layer);  // 6 ms used against 30: kept
+  events.push_back("holder kept the turn");
+  f.turn.release(f.ids[0]);
+  greedy.join();
+  EXPECT_EQ(events, (std::vector<std::string>{"greedy runs 30 ms", "holder back, 5 ms",
+                                              "holder kept the turn", "greedy again"}));
+}
+
+TEST(FairShare, AWeightOutOfRangeIsRefused) {
+  FairFixture f(1);
+  EXPECT_THROW(f.turn.set_weight(f.ids[0], 0.0), std::invalid_argument);
+  EXPECT_THROW(f.turn.set_weight(f.ids[0], 101.0), std::invalid_argument);
+  EXPECT_THROW(f.turn.set_weight(f.ids[0], std::nan("")), std::invalid_argument);
+  EXPECT_NO_THROW(f.turn.set_weight(f.ids[0], 0.5));
+}
+
+// Two attachments of one segment act as two processes: the host-wide turn shares by the
+// weights as the one-process turn does.
+TEST(FairShareHost, DeviceTimeFollowsTheWeightsAcrossAttachments) {
+  const std::string name = "test-fair-" + std::to_string(now_ns());
+  HostSegment::remove(name);
+  TurnOptions options = fair_options();
+  options.scope = TurnScope::host;
+  options.host_name = name;
+  {
+    auto segment = std::make_shared<HostSegment>(name);
+    cpu::CpuDevice device_a{CommitLimits{}};
+    cpu::CpuDevice device_b{CommitLimits{}};
+    HostTurn a(device_a.default_stream(), options, segment);
+    HostTurn b(device_b.default_stream(), options, std::make_shared<HostSegment>(name));
+    std::unique_ptr<Stream> stream_a = device_a.create_stream("a");
+    std::unique_ptr<Stream> stream_b = device_b.create_stream("b");
+    const TurnClientId id_a = a.register_client("a", *stream_a);
+    const TurnClientId id_b = b.register_client("b", *stream_b);
+    a.set_weight(id_a, 3.0);
+    std::atomic<bool> stop{false};
+    std::thread ta([&] { busy_engine(a, id_a, *stream_a, BurstKind::decode, 400us, 8, stop); });
+    std::thread tb([&] { busy_engine(b, id_b, *stream_b, BurstKind::prefill, 400us, 8, stop); });
+    std::this_thread::sleep_for(100ms);
+    const double a0 = a.stats().clients[0].device_s;
+    const double b0 = b.stats().clients[0].device_s;
+    std::this_thread::sleep_for(1200ms);
+    const double a1 = a.stats().clients[0].device_s - a0;
+    const double b1 = b.stats().clients[0].device_s - b0;
+    stop = true;
+    ta.join();
+    tb.join();
+    EXPECT_NEAR(a1 / (a1 + b1), 0.75, 0.05);
+  }
+  HostSegment::remove(name);
+}
+
+}  // namespace
+}  // namespace baton
