@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "baton/gpu/cpu/cpu_device.h"
@@ -83,6 +85,29 @@ TEST(Stream, CommitReturnsBeforeTheWorkRunsAndStatsShowIt) {
   EXPECT_EQ(s.in_flight, 0u);
   EXPECT_EQ(s.oldest_age_s, 0.0);
   EXPECT_TRUE(s.last_completion.has_value());
+}
+
+// Device time counts each buffer once, from when the device could start it to its end:
+// two buffers committed back to back and a pause with nothing in flight add up to the
+// buffers' work, not to the wall time.
+TEST(Stream, DeviceTimeCountsTheBuffersWorkNotTheIdleTime) {
+  cpu::CpuDevice device{CommitLimits{}};
+  auto stream = device.create_stream("s");
+  const auto sleep_op = [](int ms) {
+    return Op{.run = [ms] { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }};
+  };
+  EXPECT_EQ(stream->device_ns(), 0);
+  stream->encode(sleep_op(20));
+  stream->commit();
+  stream->encode(sleep_op(20));
+  stream->commit();  // queued behind the first: its time starts when the first ends
+  stream->synchronize();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // idle: not device time
+  stream->encode(sleep_op(10));
+  stream->synchronize();
+  const double ms = static_cast<double>(stream->device_ns()) / 1e6;
+  EXPECT_GE(ms, 50.0);
+  EXPECT_LT(ms, 95.0);  // far below the 100 ms of wall time, whatever the scheduler adds
 }
 
 TEST(Stream, ExecutesBuffersInOrderOffTheEncodingThread) {
