@@ -165,6 +165,7 @@ describe('the dashboard of a server with an API key', () => {
     assert.equal(await page.$('#timeline rect.busy[data-engine="chat-b"]'), null,
                  'chat-b did nothing: its lane is empty');
     assert.equal(await cell(page, 'chat-b', 'requests'), '0');
+    assert.equal(await cell(page, 'chat-a', 'weight'), '1');  // the default turn weight
   });
 
   test('both engines busy at once shows in the overlap lane', async () => {
