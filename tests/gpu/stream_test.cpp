@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
@@ -108,6 +109,29 @@ TEST(Stream, DeviceTimeCountsTheBuffersWorkNotTheIdleTime) {
   const double ms = static_cast<double>(stream->device_ns()) / 1e6;
   EXPECT_GE(ms, 50.0);
   EXPECT_LT(ms, 95.0);  // far below the 100 ms of wall time, whatever the scheduler adds
+}
+
+TEST(Stream, WaitInFlightReturnsOnceFewEnoughBuffersAreLeft) {
+  cpu::CpuDevice device{CommitLimits{}};
+  auto stream = device.create_stream("s");
+  Gate first;
+  Gate second;
+  stream->encode(first.op());
+  stream->commit();
+  stream->encode(second.op());
+  stream->commit();
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    stream->wait_in_flight(1);
+    returned = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(returned.load());  // two in flight
+  first.open();
+  waiter.join();  // one left: returns while the second still runs
+  EXPECT_EQ(stream->stats().in_flight, 1u);
+  second.open();
+  stream->synchronize();
 }
 
 TEST(Stream, ExecutesBuffersInOrderOffTheEncodingThread) {

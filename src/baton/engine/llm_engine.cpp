@@ -160,18 +160,16 @@ std::size_t LlmEngine::attended_positions(const StepPlan& plan) {
 
 // While the turn asks for pieces, a prefill layer (`context` > 0) comes in pieces of
 // bounded time, each waited for, timed (the sizer learns its shape) and followed by a
-// yield point; another step's layer (short) is one piece, waited for, so that the yield
-// point after it can hand over at once. Otherwise the layer is one op, launched ahead.
+// yield point; another step's layer (short) is one piece, queued behind at most one other,
+// so that the device never waits for the host and a hand-over waits for two layers at
+// most. Otherwise the layer is one op, launched ahead.
 void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
                              std::size_t context) {
   const std::optional<double> budget = burst.piece_budget_ms();
   if (!budget || context == 0) {
     stream_->encode(Op{.run = [step, layer] { step->run_layer(layer); }, .bytes = 0});
-    if (budget) {
-      stream_->synchronize();
-    } else {
-      stream_->commit();
-    }
+    stream_->commit();
+    if (budget) stream_->wait_in_flight(1);
     return;
   }
   const int rows = step->rows();

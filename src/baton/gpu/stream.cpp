@@ -40,9 +40,11 @@ void Stream::synchronize() {
   drain();
 }
 
-void Stream::wait_idle() {
+void Stream::wait_idle() { wait_in_flight(0); }
+
+void Stream::wait_in_flight(std::size_t buffers) {
   std::unique_lock lock(mu_);
-  idle_cv_.wait(lock, [this] { return in_flight_.empty(); });
+  idle_cv_.wait(lock, [&] { return in_flight_.size() <= buffers; });
 }
 
 std::optional<GpuError> Stream::take_error() {

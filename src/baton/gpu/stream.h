@@ -69,6 +69,9 @@ class Stream {
 
   // Any thread. Waits until every committed buffer has completed; errors stay pending.
   void wait_idle();
+  // Any thread. Waits until at most `buffers` committed buffers are still in flight;
+  // errors stay pending.
+  void wait_in_flight(std::size_t buffers);
   // Any thread. Returns and clears the first unconsumed error.
   [[nodiscard]] std::optional<GpuError> take_error();
   // Any thread. Waits for committed work, then throws the first unconsumed error.
