@@ -66,9 +66,11 @@ void encode_layer(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind
 }
 
 // An engine that always wants the device: bursts of `layers` layers, a yield point between
-// two layers, until `stop`.
+// two layers, and `host_work` without the turn between two bursts (a step's sampling and
+// delivery), until `stop`.
 void busy_engine(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind,
-                 std::chrono::microseconds layer, int layers, const std::atomic<bool>& stop) {
+                 std::chrono::microseconds layer, int layers, const std::atomic<bool>& stop,
+                 std::chrono::microseconds host_work = 0us) {
   while (!stop.load()) {
     TurnHold hold(turn, id, kind);
     for (int i = 0; i < layers; ++i) {
@@ -76,6 +78,7 @@ void busy_engine(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind,
       if (i + 1 < layers) hold.yield_point(Boundary::layer);
     }
     hold.release();
+    if (host_work > 0us) std::this_thread::sleep_for(host_work);
   }
 }
 
@@ -255,7 +258,8 @@ TEST(FairShareHost, DeviceTimeFollowsTheWeightsAcrossAttachments) {
     const TurnClientId id_b = b.register_client("b", *stream_b);
     a.set_weight(id_a, 3.0);
     std::atomic<bool> stop{false};
-    std::thread ta([&] { busy_engine(a, id_a, *stream_a, BurstKind::decode, 400us, 8, stop); });
+    std::thread ta(
+        [&] { busy_engine(a, id_a, *stream_a, BurstKind::decode, 400us, 8, stop, 1000us); });
     std::thread tb([&] { busy_engine(b, id_b, *stream_b, BurstKind::prefill, 400us, 8, stop); });
     std::this_thread::sleep_for(100ms);
     const double a0 = a.stats().clients[0].device_s;

@@ -6,9 +6,11 @@
 // hands over at a yield point once a waiter's virtual time is no more than its own (its
 // hold so far counted in), so while several engines want the device each gets device time
 // in proportion to its weight, and nobody waits longer than one piece once it is owed the
-// turn. An engine that comes back after wanting nothing starts at the turn's floor (the
-// least virtual time of the engines that wanted the device meanwhile): idle time earns no
-// credit, so an engine that wants less than its share gets all it wants and no more. The
+// turn. An engine that comes back after wanting nothing for longer than kRejoinGraceNs
+// starts at the turn's floor (the least virtual time of the engines that want the device
+// now): idle time earns no credit, so an engine that wants less than its share gets all
+// it wants and no more. One back within the grace never left: the host's work between
+// two steps of one engine costs it no share. The
 // scheme is start-time fair queueing (Goyal, Vin and Cheng, 1996) with measured device
 // time as the cost of a hold.
 // Thread-safety: plain values and pure functions; the turns guard them with their locks.
@@ -45,9 +47,15 @@ inline double virtual_now(const ShareAccount& holder, std::int64_t running_ns) {
          static_cast<double>(std::max<std::int64_t>(running_ns, 0)) / holder.weight;
 }
 
-// An engine that wanted nothing meanwhile asks again: no credit for the idle time.
-inline void rejoin(ShareAccount& account, double floor_ns) {
-  account.virtual_ns = std::max(account.virtual_ns, floor_ns);
+// How long an engine may want nothing and still keep its place: longer than the host's
+// work between two steps of one engine (sampling, delivery, admission), short enough that
+// what it can claim back on return is a few ms of device time.
+inline constexpr std::int64_t kRejoinGraceNs = 10'000'000;
+
+// An engine asks again `away_ns` after it last wanted the device: past the grace, no
+// credit for the idle time.
+inline void rejoin(ShareAccount& account, double floor_ns, std::int64_t away_ns) {
+  if (away_ns > kRejoinGraceNs) account.virtual_ns = std::max(account.virtual_ns, floor_ns);
 }
 
 }  // namespace baton

@@ -65,6 +65,7 @@ struct alignas(64) HostClientSlot {
   double weight;
   double virtual_ns;
   std::uint32_t wanting;
+  std::int64_t left_at_ns;  // when it last stopped wanting (the rejoin grace); steady clock
 };
 
 struct HostLine {

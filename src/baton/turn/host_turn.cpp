@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <stdexcept>
 
 #include "baton/common/clock.h"
@@ -69,6 +70,7 @@ TurnClientId HostTurn::register_client(std::string name, Stream& stream) {
       s.clients[i].grant.store(0, std::memory_order_relaxed);
       s.clients[i].weight = kDefaultTurnWeight;
       s.clients[i].wanting = 0;
+      s.clients[i].left_at_ns = std::numeric_limits<std::int64_t>::min() / 2;
       // A new client starts level with the engines that want the turn now.
       s.clients[i].virtual_ns = floor_locked(s);
       slot = i;
@@ -127,7 +129,9 @@ bool HostTurn::take_or_enqueue(const Client& client, BurstKind kind) {
   HostSharedState& s = lock.state();
   HostClientSlot& slot = s.clients[client.slot];
   if (slot.wanting == 0) {
-    slot.virtual_ns = std::max(slot.virtual_ns, floor_locked(s));
+    ShareAccount account{.weight = slot.weight, .virtual_ns = slot.virtual_ns};
+    rejoin(account, floor_locked(s), now_ns() - slot.left_at_ns);
+    slot.virtual_ns = account.virtual_ns;
     slot.wanting = 1;
   }
   if (s.line.holder == kHostNone) {
@@ -205,7 +209,10 @@ void HostTurn::pass_turn(const Client& client, bool leaving) noexcept {
       charge(account, device);
       slot.virtual_ns = account.virtual_ns;
       floor_locked(s);
-      if (leaving) slot.wanting = 0;
+      if (leaving) {
+        slot.wanting = 0;
+        slot.left_at_ns = now_ns();
+      }
       next = grant_next_locked(s);
     }
   }

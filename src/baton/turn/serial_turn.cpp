@@ -33,7 +33,7 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
       return;
     }
     if (!client.wanting) {
-      rejoin(client.account, floor_locked());
+      rejoin(client.account, floor_locked(), asked_at - client.left_at_ns);
       client.wanting = true;
     }
     if (!holder_) {
@@ -155,7 +155,10 @@ void SerialTurn::pass_turn(TurnClientId releaser, bool leaving) {
     std::lock_guard lock(mu_);
     // The releaser still counts for the floor: its hold was device time others did without.
     floor_locked();
-    if (leaving) clients_[releaser]->wanting = false;
+    if (leaving) {
+      clients_[releaser]->wanting = false;
+      clients_[releaser]->left_at_ns = now_ns();
+    }
     if (waiters_.empty()) {
       holder_.reset();
       holder_thread_ = std::thread::id();

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,9 @@ class SerialTurn final : public GpuTurn {
     std::atomic<bool> in_line{false};            // waiting now, however long since it asked
     ShareAccount account;                        // guarded by mu_
     bool wanting = false;  // guarded by mu_: holding or in line, yields included
+    // Guarded by mu_: when it last stopped wanting (fair_share.h's rejoin grace); a client
+    // that never asked is away for good.
+    std::int64_t left_at_ns = std::numeric_limits<std::int64_t>::min() / 2;
   };
   // Under mu_: where in waiters_ the next holder is (least virtual time, then decode first
   // with decode_first, then arrival).
