@@ -140,19 +140,16 @@ std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors,
   const std::int64_t device = running_device_ns(client);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
   metrics_.record_device(id, device);
-  {
-    std::lock_guard lock(mu_);
-    charge(client.account, device);
-    device_at_grant_ns_ += device;  // charged: no longer running time
-  }
-  pass_turn(id, leaving);
+  pass_turn(id, leaving, device);
   return error;
 }
 
-void SerialTurn::pass_turn(TurnClientId releaser, bool leaving) {
+void SerialTurn::pass_turn(TurnClientId releaser, bool leaving, std::int64_t device_ns) {
   Client* next = nullptr;
   {
     std::lock_guard lock(mu_);
+    charge(clients_[releaser]->account, device_ns);
+    device_at_grant_ns_ += device_ns;  // charged: no longer running time
     // The releaser still counts for the floor: its hold was device time others did without.
     floor_locked();
     if (leaving) {

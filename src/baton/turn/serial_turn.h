@@ -78,8 +78,9 @@ class SerialTurn final : public GpuTurn {
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
-  // Gives the turn to the next waiter, or frees it; `leaving`: the releaser wants no more.
-  void pass_turn(TurnClientId releaser, bool leaving);
+  // Charges the releaser its hold's device time, then gives the turn to the next waiter or
+  // frees it; `leaving`: the releaser wants no more.
+  void pass_turn(TurnClientId releaser, bool leaving, std::int64_t device_ns);
   // Full release of a depth-1 hold: metrics, drain, charge, pass on.
   std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving) noexcept;
 
