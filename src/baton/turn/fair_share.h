@@ -10,9 +10,8 @@
 // starts at the turn's floor (the least virtual time of the engines that want the device
 // now): idle time earns no credit, so an engine that wants less than its share gets all
 // it wants and no more. One back within the grace never left: the host's work between
-// two steps of one engine costs it no share. The
-// scheme is start-time fair queueing (Goyal, Vin and Cheng, 1996) with measured device
-// time as the cost of a hold.
+// two steps of one engine costs it no share. The scheme is start-time fair queueing
+// (Goyal, Vin and Cheng, 1996) with measured device time as the cost of a hold.
 // Thread-safety: plain values and pure functions; the turns guard them with their locks.
 #pragma once
 
