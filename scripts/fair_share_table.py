@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The fair-share table of docs/benchmarks.md from `baton repro --json` files.
 
-Usage: fair_share_table.py COMPARE.json [RUN.json ...]
+Usage: fair_share_table.py [--alias NAME=SOLO ...] COMPARE.json [RUN.json ...]
 COMPARE.json is a `repro --compare --json` (its solo runs are the reference of every file);
-each RUN.json is one `repro --json` run of the same engines (or of a subset named alike).
+each RUN.json is one `repro --json` run of the same engines (or of a subset named alike);
+--alias llm-3=llm-2 measures engine llm-3 against llm-2's solo run (the same model and
+prompts, so that a third engine needs no solo run of its own).
 For each run under serialize or partition it prints, per engine: its weight's share, its
 share of the device time used, its rate over solo, the decode step p50 / p99 over
 solo / (its weight's share), and the time per step over solo / (its weight's share); and
@@ -51,9 +53,17 @@ def row(run, solo, path):
           + "; ".join(cells) + " |")
 
 
-def main(paths):
-    first_runs, solo_runs = runs_of(paths[0])
+def main(args):
+    aliases = {}
+    while args and args[0] == "--alias":
+        name, reference = args[1].split("=", 1)
+        aliases[name] = reference
+        args = args[2:]
+    paths = args
+    _, solo_runs = runs_of(paths[0])
     solo = solo_engines(solo_runs)
+    for name, reference in aliases.items():
+        solo[name] = solo[reference]
     print("| run | overlap s | aggregate | per engine |")
     print("|---|---|---|---|")
     for path in paths:
