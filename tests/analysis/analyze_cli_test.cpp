@@ -24,6 +24,18 @@ EventRow ledger_hang(std::int64_t run, double time, const std::string& engine) {
   return {.run_id = run, .time = time, .error_class = "hang", .engine = engine, .in_flight = 1};
 }
 
+// A busy interval of one request at 64 tokens of context.
+IntervalRow ledger_busy(std::int64_t run, const std::string& engine, const std::string& kind,
+                        double start, double end) {
+  return {.run_id = run,
+          .engine = engine,
+          .kind = kind,
+          .start = start,
+          .end = end,
+          .context_tokens = 64,
+          .request_id = 1};
+}
+
 using testing::run_baton;
 
 class AnalyzeCli : public ::testing::Test {
@@ -191,14 +203,9 @@ TEST_F(AnalyzeCli, HangClassesAreCaseInsensitiveAndUnknownOnesExitWith2) {
 void write_two_policies(const fs::path& path) {
   Ledger ledger(path);
   for (const char* policy : {"concurrent", "serialize/layer"}) {
-    const auto run = ledger.begin_run({1000.0, "test", "cpu", policy});
-    ledger.record(IntervalRow{.run_id = run,
-                              .engine = "decode",
-                              .kind = "decode",
-                              .start = 1001.0,
-                              .end = 1002.0,
-                              .context_tokens = 64,
-                              .request_id = 1});
+    const auto run =
+        ledger.begin_run({.start = 1000.0, .version = "test", .backend = "cpu", .policy = policy});
+    ledger.record(ledger_busy(run, "decode", "decode", 1001.0, 1002.0));
     ledger.end_run(run, 1003.0, 0);
   }
 }
@@ -333,23 +340,13 @@ TEST_F(AnalyzeCli, ARunThatWasNeverClosedIsAWarning) {
   const fs::path path = dir_ / "open.db";
   {
     Ledger ledger(path);
-    const auto closed = ledger.begin_run({1000.0, "test", "cpu", "concurrent"});
-    ledger.record(IntervalRow{.run_id = closed,
-                              .engine = "decode",
-                              .kind = "decode",
-                              .start = 1001.0,
-                              .end = 1002.0,
-                              .context_tokens = 64,
-                              .request_id = 1});
+    const auto closed = ledger.begin_run(
+        {.start = 1000.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
+    ledger.record(ledger_busy(closed, "decode", "decode", 1001.0, 1002.0));
     ledger.end_run(closed, 1003.0, 0);
-    const auto open = ledger.begin_run({2000.0, "test", "cpu", "concurrent"});
-    ledger.record(IntervalRow{.run_id = open,
-                              .engine = "decode",
-                              .kind = "decode",
-                              .start = 2001.0,
-                              .end = 2002.0,
-                              .context_tokens = 64,
-                              .request_id = 1});
+    const auto open = ledger.begin_run(
+        {.start = 2000.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
+    ledger.record(ledger_busy(open, "decode", "decode", 2001.0, 2002.0));
     ledger.flush();  // as a server killed at this moment leaves it
   }
   const auto r = run_baton("analyze --ledger " + path.string());
@@ -389,21 +386,10 @@ TEST_F(AnalyzeCli, ByFactorsOverTwoLedgersIsOneFleet) {
   for (const char* name : {"a.db", "b.db"}) {
     const fs::path path = dir_ / name;
     Ledger ledger(path);
-    const auto run = ledger.begin_run({1000.0, "test", "cpu", "concurrent"});
-    ledger.record(IntervalRow{.run_id = run,
-                              .engine = "x",
-                              .kind = "decode",
-                              .start = 1000.0,
-                              .end = 4600.0,
-                              .context_tokens = 64,
-                              .request_id = 1});
-    ledger.record(IntervalRow{.run_id = run,
-                              .engine = "y",
-                              .kind = "prefill",
-                              .start = 2800.0,
-                              .end = 4600.0,
-                              .context_tokens = 64,
-                              .request_id = 1});
+    const auto run = ledger.begin_run(
+        {.start = 1000.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
+    ledger.record(ledger_busy(run, "x", "decode", 1000.0, 4600.0));
+    ledger.record(ledger_busy(run, "y", "prefill", 2800.0, 4600.0));
     ledger.record(ledger_hang(run, 3000.0, "x"));
     ledger.record(ledger_hang(run, 4000.0, "y"));
     ledger.end_run(run, 5000.0, 0);
@@ -456,14 +442,13 @@ TEST_F(AnalyzeCli, OtherGpuClientsFromTheLedgersPolls) {
   const fs::path path = dir_ / "polls.db";
   {
     Ledger ledger(path);
-    const auto run = ledger.begin_run({1000.0, "test", "cuda", "serialize/op", true, "580"});
-    ledger.record(IntervalRow{.run_id = run,
-                              .engine = "x",
-                              .kind = "decode",
-                              .start = 1000.0,
-                              .end = 4600.0,
-                              .context_tokens = 64,
-                              .request_id = 1});
+    const auto run = ledger.begin_run({.start = 1000.0,
+                                       .version = "test",
+                                       .backend = "cuda",
+                                       .policy = "serialize/op",
+                                       .streams_recorded = true,
+                                       .driver = "580"});
+    ledger.record(ledger_busy(run, "x", "decode", 1000.0, 4600.0));
     ledger.record(GpuPollRow{
         .run_id = run,
         .poll = {
