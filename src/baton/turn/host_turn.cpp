@@ -185,8 +185,9 @@ std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors,
   const Client& client = clients_[id];
   std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
-  metrics_.record_device(id, running_device_ns(client));
-  pass_turn(client, leaving);
+  const std::int64_t device = running_device_ns(client);
+  metrics_.record_device(id, device);
+  pass_turn(client, leaving, device);
   return error;
 }
 
@@ -194,8 +195,7 @@ std::int64_t HostTurn::running_device_ns(const Client& client) const {
   return client.stream->device_ns() + default_stream_.device_ns() - device_at_grant_ns_;
 }
 
-void HostTurn::pass_turn(const Client& client, bool leaving) noexcept {
-  const std::int64_t device = running_device_ns(client);
+void HostTurn::pass_turn(const Client& client, bool leaving, std::int64_t device_ns) noexcept {
   holder_thread_.store(std::thread::id(), std::memory_order_relaxed);
   depth_ = 0;
   std::int32_t next = kHostNone;
@@ -206,7 +206,7 @@ void HostTurn::pass_turn(const Client& client, bool leaving) noexcept {
     if (s.line.holder == client.slot) {
       HostClientSlot& slot = s.clients[client.slot];
       ShareAccount account{.weight = slot.weight, .virtual_ns = slot.virtual_ns};
-      charge(account, device);
+      charge(account, device_ns);
       slot.virtual_ns = account.virtual_ns;
       floor_locked(s);
       if (leaving) {

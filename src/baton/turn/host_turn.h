@@ -71,7 +71,8 @@ class HostTurn final : public GpuTurn {
   // Full release of a depth-1 hold: metrics, drain, charge, pass on; `leaving`: the
   // client wants no more (a yield re-queues it).
   std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving) noexcept;
-  void pass_turn(const Client& client, bool leaving) noexcept;
+  // Charges the hold's `device_ns` to the client's slot and passes the turn on.
+  void pass_turn(const Client& client, bool leaving, std::int64_t device_ns) noexcept;
   // Holder thread: device time used since the grant (its stream and the default stream).
   std::int64_t running_device_ns(const Client& client) const;
 
