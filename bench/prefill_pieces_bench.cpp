@@ -1,26 +1,30 @@
 // What cutting prefill layers into pieces costs on the GPU (serialize/op cuts them while
-// another engine waits, so that it waits for one piece, not a layer).
-// Usage: prefill_pieces_bench MODEL_DIR
+// another engine waits, so that it waits for one piece, not a layer), per cut and size.
+// Usage: prefill_pieces_bench MODEL_DIR [--profile whole|rows:P|wide:C]
 // An 8192-token prompt in four chunks of 2048 through the CUDA runner, each layer whole
-// (one op per layer, as an engine alone runs) or in pieces of P rows, each piece waited for
-// before the next is launched (as the engine runs them, timing each for the piece sizer).
-// Prints, per piece size, the prompt's time, its ratio to whole layers, the mean time of
-// one piece, the fixed cost per piece the ratio implies, and the ratio when the pieces
-// are launched back to back, not waited for (what is the kernels' and what the waits').
-// Median of 3 prompts.
-// With --profile P (0: whole layers) it runs one prompt after a warm-up and brackets only
-// the first layer of the last chunk with cudaProfilerStart/Stop, for
-// `ncu --profile-from-start off` (scripts/kernel_profile.py sums the kernels).
+// (one op per layer, as an engine alone runs) or in pieces, each piece waited for before
+// the next is launched (as the engine runs them):
+// - rows P: pieces of P rows (every product re-reads its weights, attention its keys);
+// - columns C: each product in pieces of C output columns and attention one KV head a
+//   piece, all over the chunk's 2048 rows;
+// - budget B: the engine's own pieces (LayerPieces: the runner's cut, sized by PieceSizer
+//   to B ms, small parts packed), its sizer warmed by one prompt.
+// Prints the prompt's time, its ratio to whole layers, the mean and longest piece. Median
+// of 3 prompts. With --profile it runs one prompt after a warm-up and brackets only the
+// first layer of the last chunk with cudaProfilerStart/Stop, for `ncu --profile-from-start
+// off` (scripts/kernel_profile.py sums the kernels).
 #include <cuda_profiler_api.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "baton/engine/layer_pieces.h"
 #include "baton/host/make_device.h"
 #include "baton/model/cuda/cuda_model_runner.h"
 
@@ -35,62 +39,150 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Milliseconds of one kPrompt-token prompt in chunks, layers cut in pieces of `piece` rows
-// (0: whole layers), each piece waited for when `wait`.
-double prompt_ms(baton::cuda::CudaModelRunner& runner, baton::Stream& stream,
-                 baton::KvBlockPool& pool, const baton::LlamaModel& model, int piece,
-                 bool wait = true, bool profile = false) {
-  baton::KvSequence kv;
-  for (int b = 0; b < kPrompt / 16; ++b) kv.blocks.push_back(*pool.allocate());
-  std::vector<baton::TokenId> prompt;
-  for (int i = 0; i < kPrompt; ++i) {
-    prompt.push_back(static_cast<baton::TokenId>((i * 31 + 7) % model.config().vocab_size));
-  }
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+struct Pieces {
+  int count = 0;
+  double longest_ms = 0.0;
+};
+
+// Runs one piece (a list of (part, first, count)) and waits for it; returns its time.
+double run_piece(baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& step, int layer,
+                 std::vector<std::pair<baton::LayerPart, baton::PieceSegment>> segments,
+                 Pieces& pieces) {
   const auto start = Clock::now();
-  for (int first = 0; first < kPrompt; first += kChunk) {
-    baton::StepPlan plan{
-        .sequences = {{{prompt.begin() + first, prompt.begin() + first + kChunk}, &kv}},
-        .prefills = true,
-        .output = baton::StepOutput::greedy};
-    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
-    for (int layer = 0; layer < s->layers(); ++layer) {
-      const bool profiled = profile && layer == 0 && first + kChunk == kPrompt;
-      if (profiled) {
-        stream.synchronize();
-        cudaProfilerStart();
-      }
-      if (piece == 0) {
-        stream.encode(baton::Op{.run = [s, layer] { s->run_layer(layer); }, .bytes = 0});
-        stream.commit();
-      } else {
-        for (int row = 0; row < s->rows(); row += piece) {
-          const int count = std::min(piece, s->rows() - row);
-          stream.encode(baton::Op{.run = [s, layer, row, count] { s->run_rows(layer, row, count); },
-                                  .bytes = 0});
-          stream.commit();
-          if (wait) stream.synchronize();
-        }
-      }
-      if (profiled) {
-        stream.synchronize();
-        cudaProfilerStop();
+  stream.encode(baton::Op{.run =
+                              [step, layer, segments = std::move(segments)] {
+                                for (const auto& [part, s] : segments) {
+                                  step->run_piece(layer, part, s.first, s.count);
+                                }
+                              },
+                          .bytes = 0});
+  stream.synchronize();
+  const double ms = ms_since(start);
+  ++pieces.count;
+  pieces.longest_ms = std::max(pieces.longest_ms, ms);
+  return ms;
+}
+
+// How a layer is run: whole, or in pieces (each waited for, counted in `pieces`).
+using LayerCutter = std::function<void(baton::Stream&, const std::shared_ptr<baton::ModelStep>&,
+                                       int layer, std::size_t context, Pieces& pieces)>;
+
+void whole(baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s, int layer,
+           std::size_t /*context*/, Pieces& /*pieces*/) {
+  stream.encode(baton::Op{.run = [s, layer] { s->run_layer(layer); }, .bytes = 0});
+  stream.commit();
+}
+
+// Every part in pieces of `units` (rows or columns), attention `heads` KV heads a piece.
+LayerCutter fixed_pieces(bool rows, int units, int heads) {
+  return [=](baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s, int layer,
+             std::size_t /*context*/, Pieces& pieces) {
+    std::vector<baton::PartCut> parts;
+    if (rows) {
+      parts.push_back({.part = baton::LayerPart::rows, .units = s->rows(), .align = 1});
+    } else {
+      parts = s->cut_layer();
+    }
+    for (const baton::PartCut& cut : parts) {
+      const int piece = cut.part == baton::LayerPart::attention ? heads : units;
+      for (int first = 0; first < cut.units; first += piece) {
+        const baton::PieceSegment segment{.first = first,
+                                          .count = std::min(piece, cut.units - first)};
+        (void)run_piece(stream, s, layer, {{cut.part, segment}}, pieces);
       }
     }
-    stream.encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
-    stream.synchronize();
-    (void)s->take_output();
+  };
+}
+
+// The engine's pieces for a budget (LlmEngine::encode_layer without the turn).
+LayerCutter budget_pieces(baton::PieceSizer& sizer, double budget_ms) {
+  return [&sizer, budget_ms](baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s,
+                             int layer, std::size_t context, Pieces& pieces) {
+    baton::LayerPieces walk(sizer, s->cut_layer(), context, budget_ms);
+    while (!walk.done()) {
+      const std::vector<baton::PieceSegment> piece = walk.next();
+      std::vector<std::pair<baton::LayerPart, baton::PieceSegment>> segments;
+      for (const baton::PieceSegment& p : piece) segments.emplace_back(walk.part(p).part, p);
+      walk.record(piece, run_piece(stream, s, layer, std::move(segments), pieces));
+    }
+  };
+}
+
+struct Bench {
+  const baton::LlamaModel& model;
+  baton::KvBlockPool& pool;
+  baton::Stream& stream;
+  baton::cuda::CudaModelRunner& runner;
+
+  // Milliseconds of one kPrompt-token prompt in chunks, each layer run by `cut`.
+  double prompt_ms(const LayerCutter& cut, Pieces& pieces, bool profile = false) {
+    baton::KvSequence kv;
+    for (int b = 0; b < kPrompt / 16; ++b) kv.blocks.push_back(*pool.allocate());
+    std::vector<baton::TokenId> prompt;
+    for (int i = 0; i < kPrompt; ++i) {
+      prompt.push_back(static_cast<baton::TokenId>((i * 31 + 7) % model.config().vocab_size));
+    }
+    const auto start = Clock::now();
+    for (int first = 0; first < kPrompt; first += kChunk) {
+      baton::StepPlan plan{
+          .sequences = {{{prompt.begin() + first, prompt.begin() + first + kChunk}, &kv}},
+          .prefills = true,
+          .output = baton::StepOutput::greedy};
+      const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
+      for (int layer = 0; layer < s->layers(); ++layer) {
+        const bool profiled = profile && layer == 0 && first + kChunk == kPrompt;
+        if (profiled) {
+          stream.synchronize();
+          cudaProfilerStart();
+        }
+        cut(stream, s, layer, static_cast<std::size_t>(first + kChunk), pieces);
+        if (profiled) {
+          stream.synchronize();
+          cudaProfilerStop();
+        }
+      }
+      stream.encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
+      stream.synchronize();
+      (void)s->take_output();
+    }
+    const double ms = ms_since(start);
+    for (const baton::BlockId b : kv.blocks) pool.release(b);
+    return ms;
   }
-  const double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
-  for (const baton::BlockId b : kv.blocks) pool.release(b);
-  return ms;
+
+  // The median of three prompts after one warm-up (new shapes' first launches); the
+  // pieces of the three.
+  double median_ms(const LayerCutter& cut, Pieces& pieces) {
+    Pieces warm_up;
+    (void)prompt_ms(cut, warm_up);
+    std::vector<double> runs;
+    for (int i = 0; i < 3; ++i) runs.push_back(prompt_ms(cut, pieces));
+    return median(runs);
+  }
+};
+
+// whole, rows:P or wide:C (attention a KV head a piece).
+LayerCutter parse_cut(std::string_view spec) {
+  if (spec == "whole") return whole;
+  const std::size_t colon = spec.find(':');
+  const int units = std::atoi(std::string(spec.substr(colon + 1)).c_str());
+  if (colon == std::string_view::npos || units < 1) return nullptr;
+  if (spec.substr(0, colon) == "rows") return fixed_pieces(true, units, 1);
+  if (spec.substr(0, colon) == "wide") return fixed_pieces(false, units, 1);
+  return nullptr;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   const bool profile = argc == 4 && std::string_view(argv[2]) == "--profile";
-  if (argc != 2 && !profile) {
-    std::fprintf(stderr, "usage: prefill_pieces_bench MODEL_DIR [--profile ROWS]\n");
+  const LayerCutter profiled = profile ? parse_cut(argv[3]) : nullptr;
+  if ((argc != 2 && !profile) || (profile && !profiled)) {
+    std::fprintf(stderr, "usage: prefill_pieces_bench MODEL_DIR [--profile whole|rows:P|wide:C]\n");
     return 2;
   }
   const baton::LlamaModel model = baton::LlamaModel::load(argv[1]);
@@ -99,37 +191,43 @@ int main(int argc, char** argv) {
   auto stream = device->create_stream("runner");
   baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
                                       dynamic_cast<baton::cuda::CudaStream&>(*stream));
-  const int layers = static_cast<int>(model.layers().size());
-  (void)prompt_ms(runner, *stream, pool, model, 0);  // warm-up
+  Bench bench{.model = model, .pool = pool, .stream = *stream, .runner = runner};
+  Pieces none;
+  (void)bench.prompt_ms(whole, none);  // warm-up
   if (profile) {
-    const int piece = std::atoi(argv[3]);
-    (void)prompt_ms(runner, *stream, pool, model, piece);
-    std::printf("profiled: layer 0 of the last chunk, %s\n",
-                piece == 0 ? "whole" : (std::to_string(piece) + "-row pieces").c_str());
-    (void)prompt_ms(runner, *stream, pool, model, piece, true, true);
+    (void)bench.prompt_ms(profiled, none);
+    std::printf("profiled: layer 0 of the last chunk, %s\n", argv[3]);
+    (void)bench.prompt_ms(profiled, none, true);
     return 0;
   }
-  std::vector<double> runs;
-  for (int i = 0; i < 3; ++i) runs.push_back(prompt_ms(runner, *stream, pool, model, 0));
-  const double whole = median(runs);
+  const int layers = static_cast<int>(model.layers().size());
+  const double whole_ms = bench.median_ms(whole, none);
   std::printf(
       "%d-token prompt in chunks of %d, %d layers: whole layers %.1f ms (%.2f ms a "
       "layer)\n\n",
-      kPrompt, kChunk, layers, whole, whole / (kPrompt / kChunk * layers));
-  std::printf("%8s %12s %10s %14s %18s %16s\n", "piece", "prompt ms", "x whole", "ms a piece",
-              "fixed ms a piece", "x whole, no wait");
-  for (const int piece : {64, 128, 256, 512, 1024, 2048}) {
-    (void)prompt_ms(runner, *stream, pool, model, piece);  // the new shapes' warm-up
-    runs.clear();
-    for (int i = 0; i < 3; ++i) runs.push_back(prompt_ms(runner, *stream, pool, model, piece));
-    const double ms = median(runs);
-    runs.clear();
-    for (int i = 0; i < 3; ++i) {
-      runs.push_back(prompt_ms(runner, *stream, pool, model, piece, /*wait=*/false));
-    }
-    const double pieces = static_cast<double>(kPrompt / piece) * layers;
-    std::printf("%8d %12.1f %10.2f %14.3f %18.3f %16.2f\n", piece, ms, ms / whole, ms / pieces,
-                (ms - whole) / pieces, median(runs) / whole);
+      kPrompt, kChunk, layers, whole_ms, whole_ms / (kPrompt / kChunk * layers));
+  std::printf("| cut | prompt ms | x whole | pieces a layer | ms a piece | longest ms |\n");
+  std::printf("|---|---|---|---|---|---|\n");
+  const auto row = [&](const std::string& name, const LayerCutter& cut) {
+    Pieces pieces;
+    const double ms = bench.median_ms(cut, pieces);
+    const double per_layer = pieces.count / (3.0 * kPrompt / kChunk * layers);
+    std::printf("| %s | %.1f | %.2f | %.1f | %.3f | %.3f |\n", name.c_str(), ms, ms / whole_ms,
+                per_layer, ms / (per_layer * kPrompt / kChunk * layers), pieces.longest_ms);
+    std::fflush(stdout);
+  };
+  for (const int rows : {64, 256, 1024}) {
+    row("rows " + std::to_string(rows), fixed_pieces(true, rows, 1));
+  }
+  for (const int columns : {512, 1024, 2048, 4096}) {
+    row("columns " + std::to_string(columns) + ", 1 head", fixed_pieces(false, columns, 1));
+  }
+  row("columns 4096, 2 heads", fixed_pieces(false, 4096, 2));
+  for (const double budget : {0.5, 1.0, 2.0}) {
+    baton::PieceSizer sizer;
+    char name[48];
+    std::snprintf(name, sizeof name, "engine, budget %.1f ms", budget);
+    row(name, budget_pieces(sizer, budget));
   }
   return 0;
 }

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "baton/common/clock.h"
+#include "baton/engine/layer_pieces.h"
 #include "baton/engine/request.h"
 #include "baton/model/files/model_file_error.h"
 
@@ -159,10 +162,10 @@ std::size_t LlmEngine::attended_positions(const StepPlan& plan) {
 }
 
 // While the turn asks for pieces, a prefill layer (`context` > 0) comes in pieces of
-// bounded time, each waited for, timed (the sizer learns its shape) and followed by a
-// yield point; another step's layer (short) is one piece, queued behind at most one other,
-// so that the device never waits for the host and a hand-over waits for two layers at
-// most. Otherwise the layer is one op, launched ahead.
+// bounded time (the runner's cut: LayerPieces), each waited for, timed (the sizer learns
+// its shape) and followed by a yield point; another step's layer (short) is one piece,
+// queued behind at most one other, so that the device never waits for the host and a
+// hand-over waits for two layers at most. Otherwise the layer is one op, launched ahead.
 void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
                              std::size_t context) {
   const std::optional<double> budget = burst.piece_budget_ms();
@@ -172,23 +175,29 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
     if (budget) stream_->wait_in_flight(1);
     return;
   }
-  const int rows = step->rows();
-  for (int first = 0; first < rows;) {
-    const int count = pieces_.next_piece(rows - first, context, *budget);
+  LayerPieces pieces(pieces_, step->cut_layer(), context, *budget);
+  while (!pieces.done()) {
+    std::vector<PieceSegment> piece = pieces.next();
+    std::vector<std::pair<LayerPart, PieceSegment>> run;
+    for (const PieceSegment& s : piece) run.emplace_back(pieces.part(s).part, s);
     const TimePoint began = Clock::now();
-    stream_->encode(Op{.run = [step, layer, first, count] { step->run_rows(layer, first, count); },
+    stream_->encode(Op{.run =
+                           [step, layer, run = std::move(run)] {
+                             for (const auto& [part, s] : run) {
+                               step->run_piece(layer, part, s.first, s.count);
+                             }
+                           },
                        .bytes = 0});
     stream_->synchronize();
     const double ms = millis_between(began, Clock::now());
-    pieces_.record(count, context, ms);
+    pieces.record(piece, ms);
     {
       std::lock_guard lock(mu_);
       ++stats_.prefill_pieces;
-      stats_.prefill_piece_rows += static_cast<std::uint64_t>(count);
+      stats_.prefill_piece_layers += pieces.layer_share(piece);
       stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, ms);
     }
-    first += count;
-    if (first < rows) burst.yield_point(Boundary::op);
+    if (!pieces.done()) burst.yield_point(Boundary::op);
   }
 }
 

@@ -50,7 +50,7 @@ struct LlmEngineStats {
   int kv_blocks_cached = 0;
   LlmBatchCounters counters;
   std::uint64_t prefill_pieces = 0;  // pieces of prefill layers run (serialize/op, shared)
-  std::uint64_t prefill_piece_rows = 0;  // their rows (tokens) summed: the mean piece size
+  double prefill_piece_layers = 0.0;  // the share of a layer each covered, summed (a mean)
   double longest_piece_ms = 0.0;     // the longest of them, launch to completion
 };
 

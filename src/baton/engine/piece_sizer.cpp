@@ -9,37 +9,37 @@
 
 namespace baton {
 
-PieceSizer::PieceSizer(int align) : align_(align) {
-  if (align_ < 1) throw std::invalid_argument("a piece's alignment must be at least 1 row");
+PieceSizer::Key PieceSizer::key_of(const PieceShape& shape) {
+  return {shape.part, context_bucket(shape.context)};
 }
 
 // Least squares through every size's time; with one size, or a fit that makes no sense
-// (noise: a negative fixed cost or per-row cost), time in proportion to rows, which never
-// underestimates a larger piece of a shape with a fixed cost.
+// (noise: a negative fixed cost or per-unit cost), time in proportion to units, which
+// never underestimates a larger piece of a shape with a fixed cost.
 PieceSizer::Line PieceSizer::fit(const Times& times) {
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
-  for (const auto& [rows, ms] : times) {
+  for (const auto& [units, ms] : times) {
     n += 1;
-    sx += rows;
+    sx += units;
     sy += ms;
-    sxx += static_cast<double>(rows) * rows;
-    sxy += rows * ms;
+    sxx += static_cast<double>(units) * units;
+    sxy += units * ms;
   }
   const double spread = n * sxx - sx * sx;
   if (n >= 2 && spread > 0) {
-    const double per_row = (n * sxy - sx * sy) / spread;
-    const double fixed = (sy - per_row * sx) / n;
-    if (per_row > 0 && fixed >= 0) return {.fixed_ms = fixed, .per_row_ms = per_row};
+    const double per_unit = (n * sxy - sx * sy) / spread;
+    const double fixed = (sy - per_unit * sx) / n;
+    if (per_unit > 0 && fixed >= 0) return {.fixed_ms = fixed, .per_unit_ms = per_unit};
   }
-  return {.fixed_ms = 0.0, .per_row_ms = sy / sx};
+  return {.fixed_ms = 0.0, .per_unit_ms = sy / sx};
 }
 
-bool PieceSizer::aligned(int rows) const {
-  const int tiles = rows / align_;
-  return rows % align_ == 0 && (tiles & (tiles - 1)) == 0;
+bool PieceSizer::aligned(int units, int align) {
+  const int tiles = units / align;
+  return units % align == 0 && (tiles & (tiles - 1)) == 0;
 }
 
-// Time never falls as rows grow: a size measured slower than a larger one carries a
+// Time never falls as units grow: a size measured slower than a larger one carries a
 // stale or one-off time (a first launch), which would otherwise keep the pieces small.
 PieceSizer::Times PieceSizer::monotone(const Times& times) {
   Times kept;
@@ -52,31 +52,38 @@ PieceSizer::Times PieceSizer::monotone(const Times& times) {
   return kept;
 }
 
-int PieceSizer::next_piece(int remaining, std::size_t context, double budget_ms) const {
-  if (remaining <= align_) return remaining;
-  const auto it = times_.find(context_bucket(context));
-  if (it == times_.end()) return align_;  // never measured: one small piece first
+// A fixed cost is extrapolated at most 4x past the largest size measured.
+int PieceSizer::extrapolation_cap(const Times& times, const Line& line) {
+  const int largest = times.empty() ? 0 : times.rbegin()->first;
+  return line.fixed_ms > 0 && largest > 0 ? 4 * largest : std::numeric_limits<int>::max();
+}
+
+int PieceSizer::next_piece(const PieceShape& shape, int remaining, double budget_ms) const {
+  const int align = shape.align;
+  if (align < 1) throw std::invalid_argument("a piece's alignment must be at least 1 unit");
+  if (remaining <= align) return remaining;
+  const auto it = times_.find(key_of(shape));
+  if (it == times_.end()) return align;  // never measured: one small piece first
   const Times times = monotone(it->second);
   double cheapest = times.begin()->second;
   int smallest = 0;
   int largest = 0;
-  for (const auto& [rows, ms] : times) {
+  for (const auto& [units, ms] : times) {
     cheapest = std::min(cheapest, ms);
-    if (!aligned(rows)) continue;
-    if (smallest == 0) smallest = rows;
-    largest = rows;
+    if (!aligned(units, align)) continue;
+    if (smallest == 0) smallest = units;
+    largest = units;
   }
   const bool attainable = cheapest <= budget_ms;
   // Over the budget: first a smaller piece, which shows whether the time shrinks with
-  // the rows (then the budget can be met) or is mostly fixed.
-  if (!attainable && smallest > align_) return smallest / 2;
+  // the units (then the budget can be met) or is mostly fixed.
+  if (!attainable && smallest > align) return smallest / 2;
   const double limit = attainable ? budget_ms : kUnattainableSlack * cheapest;
   const Line line = fit(times);
-  // A fixed cost is extrapolated at most 4x past the largest size measured.
-  const int cap = line.fixed_ms > 0 && largest > 0 ? 4 * largest : remaining;
-  const auto fits = [&](int rows) { return rows <= cap && line.at(rows) <= limit; };
+  const int cap = extrapolation_cap(times, line);
+  const auto fits = [&](int units) { return units <= cap && line.at(units) <= limit; };
   if (fits(remaining)) return remaining;
-  int piece = align_;
+  int piece = align;
   while (piece * 2 < remaining && fits(piece * 2)) piece *= 2;
   // The smallest piece is over the budget, no fixed cost is known yet, and the largest
   // measured is within the slack: one size up, as only a measurement shows how much of
@@ -91,18 +98,27 @@ int PieceSizer::next_piece(int remaining, std::size_t context, double budget_ms)
 
 // A size's first piece in a shape that already has a time is a warm-up: on the H200 a
 // piece of a new size pays its kernel loads (10-17 ms), which would rule the size out.
-void PieceSizer::record(int rows, std::size_t context, double ms) {
-  if (rows <= 0 || !(ms >= 0.0) || !std::isfinite(ms)) return;
-  const std::size_t bucket = context_bucket(context);
-  Times& times = times_[bucket];
-  if (!times.empty() && warmed_[bucket].insert(rows).second && !times.contains(rows)) return;
-  const auto [it, fresh] = times.try_emplace(rows, ms);
+void PieceSizer::record(const PieceShape& shape, int units, double ms) {
+  if (units <= 0 || !(ms >= 0.0) || !std::isfinite(ms)) return;
+  const Key key = key_of(shape);
+  Times& times = times_[key];
+  if (!times.empty() && warmed_[key].insert(units).second && !times.contains(units)) return;
+  const auto [it, fresh] = times.try_emplace(units, ms);
   if (!fresh) it->second += kWeightOfNewest * (ms - it->second);
 }
 
-double PieceSizer::ms_per_row(std::size_t context) const {
-  const auto it = times_.find(context_bucket(context));
-  return it == times_.end() ? 0.0 : fit(it->second).per_row_ms;
+std::optional<double> PieceSizer::predict(const PieceShape& shape, int units) const {
+  const auto it = times_.find(key_of(shape));
+  if (it == times_.end()) return std::nullopt;
+  const Times times = monotone(it->second);
+  const Line line = fit(times);
+  if (units > extrapolation_cap(times, line)) return std::nullopt;
+  return line.at(units);
+}
+
+double PieceSizer::ms_per_unit(const PieceShape& shape) const {
+  const auto it = times_.find(key_of(shape));
+  return it == times_.end() ? 0.0 : fit(it->second).per_unit_ms;
 }
 
 }  // namespace baton

@@ -2,11 +2,12 @@
 // scheduler (LlmBatch: admission, chunking, KV blocks, sampling and stop checks) does not
 // know where the model runs: model/cpu/ or model/cuda/. A StepPlan says which
 // sequences take part and which new positions each brings; the runner returns a
-// ModelStep that runs it one layer, or one piece of a layer's rows, at a time (so the
-// engine can put each on its stream as one op and yield the GPU turn between them),
-// sized for the share of the device the turn gives it. On a device the ops only launch work: the output is read with
-// take_output() once the stream has completed the step.
-// Thread-safety: begin() from the engine thread; a ModelStep's run_rows() and finish()
+// ModelStep that runs it one layer, or one piece of a layer, at a time (so the engine can
+// put each on its stream as one op and yield the GPU turn between them), sized for the
+// share of the device the turn gives it. On a device the ops only launch work: the output
+// is read with take_output() once the stream has completed the step.
+// Thread-safety: begin() from the engine thread; a ModelStep's run_layer(), run_piece()
+// and finish()
 // run one at a time, in order, on any thread (the stream's executor); set_device_share()
 // is thread-safe; take_output() after the stream completed finish(). A runner runs one
 // step at a time: the next begin() comes after the last step's output was taken (or the
@@ -38,17 +39,37 @@ struct StepPlan {
   StepOutput output = StepOutput::last_logits;
 };
 
+// The parts of a layer a piece may cover, each cut along its own axis: the step's rows
+// (every product re-reads its weights per piece), or, where the work stays wide, a
+// product's output columns (qkv, out_proj, gate_up, down: each weight read once) and
+// attention's KV heads (each head's keys read once).
+enum class LayerPart { rows, qkv, attention, out_proj, gate_up, down };
+const char* part_name(LayerPart part);
+
+struct PartCut {
+  LayerPart part = LayerPart::rows;
+  int units = 0;  // rows, columns or heads
+  int align = 1;  // pieces are multiples of it, the rest of a part excepted
+};
+
 class ModelStep {
  public:
   virtual ~ModelStep() = default;
   virtual int layers() const = 0;
   // The step's rows: the new positions of all its sequences, in plan order.
   virtual int rows() const = 0;
-  // Layer `index` for rows [first, first + count) only: a piece of the layer, so that a
-  // long prefill layer can be cut into bounded pieces with yield points between them. A
-  // layer's pieces run in row order and all before the next layer.
-  virtual void run_rows(int index, int first, int count) = 0;
-  void run_layer(int index) { run_rows(index, 0, rows()); }
+  // How the runner cuts a layer into pieces: its parts in the order they run, the same
+  // for every layer of the step (the CPU pass: rows; CUDA: columns and heads, or rows with
+  // BATON_PIECE_CUT=rows).
+  virtual std::vector<PartCut> cut_layer() const = 0;
+  // Units [first, first + count) of `part` of layer `index`: a piece of the layer, so that
+  // a long prefill layer can be cut into bounded pieces with yield points between them. A
+  // layer's pieces run in the order of its parts, each part's in unit order, all of them
+  // before the next layer, and all of one layer from one cut (rows, or the other parts).
+  // std::invalid_argument for a part the runner cannot cut, std::out_of_range for units
+  // outside it.
+  virtual void run_piece(int index, LayerPart part, int first, int count) = 0;
+  virtual void run_layer(int index) = 0;
   // The final norm and the output projection (StepOutput); advances every sequence's
   // length.
   virtual void finish() = 0;

@@ -137,7 +137,7 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"decode_steps", e.decode_step_ms.count},
                             {"decode_step_ms", latency_json(e.decode_step_ms)},
                             {"prefill_pieces", e.prefill_pieces},
-                            {"prefill_piece_rows", e.prefill_piece_rows},
+                            {"prefill_piece_layers", e.prefill_piece_layers},
                             {"longest_piece_ms", e.longest_piece_ms}};
     if (const ClientTurnStats* c = client_stats(run, e.name)) {
       entry["turn"] = {{"acquisitions", c->acquisitions},
@@ -209,7 +209,7 @@ ReproResult result_from_json(const nlohmann::json& json) {
     r.decode_step_ms = latency_from(e.at("decode_step_ms"));
     r.decode_step_ms.count = e.at("decode_steps");
     r.prefill_pieces = e.value("prefill_pieces", std::uint64_t{0});
-    r.prefill_piece_rows = e.value("prefill_piece_rows", std::uint64_t{0});
+    r.prefill_piece_layers = e.value("prefill_piece_layers", 0.0);
     r.longest_piece_ms = e.value("longest_piece_ms", 0.0);
     if (e.contains("turn")) {
       const nlohmann::json& t = e.at("turn");

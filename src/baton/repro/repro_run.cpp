@@ -113,7 +113,7 @@ EngineResult summarize_engine(const HostedSpec& hosted, const BurstTimes& times,
   if (hosted.llm != nullptr) {
     const LlmEngineStats stats = hosted.llm->stats();
     r.prefill_pieces = stats.prefill_pieces;
-    r.prefill_piece_rows = stats.prefill_piece_rows;
+    r.prefill_piece_layers = stats.prefill_piece_layers;
     r.longest_piece_ms = stats.longest_piece_ms;
   }
   r.failed_requests = hosted.llm != nullptr         ? hosted.llm->stats().requests_failed

@@ -33,7 +33,7 @@ struct EngineResult {
   std::uint64_t retries = 0;          // of those, sent again with the same prompt
   std::uint64_t hangs = 0;            // hangs blamed on this engine
   std::uint64_t prefill_pieces = 0;   // an LLM engine's prefill layers cut in pieces
-  std::uint64_t prefill_piece_rows = 0;  // ... their rows summed
+  double prefill_piece_layers = 0.0;  // ... the share of a layer each covered, summed
   double longest_piece_ms = 0.0;      // ... and the longest piece
 };
 

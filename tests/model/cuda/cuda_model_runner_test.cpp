@@ -95,13 +95,21 @@ class BothRunners {
     out.cpu = cpu->take_output();
     const std::shared_ptr<ModelStep> gpu = cuda_.begin(std::move(gpu_plan), 1.0);
     for (int i = 0; i < gpu->layers(); ++i) {
-      // Each layer in pieces of piece_rows_ rows (0: whole), as the engine runs a prefill
-      // under serialize/op while another engine waits.
-      const int piece = piece_rows_ > 0 ? piece_rows_ : gpu->rows();
-      for (int first = 0; first < gpu->rows(); first += piece) {
-        const int count = std::min(piece, gpu->rows() - first);
-        stream_->encode(
-            Op{.run = [gpu, i, first, count] { gpu->run_rows(i, first, count); }, .bytes = 0});
+      // Each layer whole, or each part of the runner's cut in pieces of piece_units_ rows
+      // or columns (attention a KV head at a time), as the engine runs a prefill under
+      // serialize/op while another engine waits.
+      if (piece_units_ == 0) {
+        stream_->encode(Op{.run = [gpu, i] { gpu->run_layer(i); }, .bytes = 0});
+        continue;
+      }
+      for (const PartCut& cut : gpu->cut_layer()) {
+        const int piece = cut.part == LayerPart::attention ? 1 : piece_units_;  // KV heads
+        for (int first = 0; first < cut.units; first += piece) {
+          const int count = std::min(piece, cut.units - first);
+          stream_->encode(Op{.run = [gpu, i, part = cut.part, first,
+                                     count] { gpu->run_piece(i, part, first, count); },
+                             .bytes = 0});
+        }
       }
     }
     stream_->encode(Op{.run = [gpu] { gpu->finish(); }, .bytes = 0});
@@ -158,10 +166,10 @@ class BothRunners {
   }
 
   const LlamaModel& model() const { return model_; }
-  void cut_layers_into(int rows) { piece_rows_ = rows; }
+  void cut_layers_into(int units) { piece_units_ = units; }
 
  private:
-  int piece_rows_ = 0;
+  int piece_units_ = 0;
   const LlamaModel& model_;
   KvBlockPool pool_;
   CpuModelRunner cpu_;
@@ -259,17 +267,6 @@ TEST_P(CudaRunnerShapes, LongContextsMatchTheCpuPass) {
   long_context(both);
 }
 
-// Every layer of the device's steps in pieces of 37 rows (cutting chunks, the paged rows
-// and the sequences apart anywhere): the same logits within the same tolerance.
-TEST_P(CudaRunnerShapes, LayersInPiecesMatchTheCpuPass) {
-  SKIP_WITHOUT_GPU();
-  const LlamaModel model = load();
-  BothRunners both(model);
-  both.cut_layers_into(37);
-  prefill_then_decode(both);
-  long_context(both);
-}
-
 // Sets an environment variable for a scope (the runner reads its switches when made).
 class ScopedEnv {
  public:
@@ -281,6 +278,29 @@ class ScopedEnv {
  private:
   const char* name_;
 };
+
+// Every layer of the device's steps in pieces of 37 rows (cutting chunks, the paged rows
+// and the sequences apart anywhere): the same logits within the same tolerance.
+TEST_P(CudaRunnerShapes, LayersInPiecesOfRowsMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  const ScopedEnv rows("BATON_CUDA_WIDE_PIECES", "0");
+  BothRunners both(model);
+  both.cut_layers_into(37);
+  prefill_then_decode(both);
+  long_context(both);
+}
+
+// The wide cut: every product in pieces of 37 output columns (unaligned, past tile
+// edges) and attention one KV head at a time, each piece over all rows.
+TEST_P(CudaRunnerShapes, LayersInPiecesOfColumnsAndHeadsMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  BothRunners both(model);
+  both.cut_layers_into(37);
+  prefill_then_decode(both);
+  long_context(both);
+}
 
 // The paths kept for comparisons: every launch direct, prefill chunks through cuBLAS.
 TEST_P(CudaRunnerShapes, LongContextsMatchWithoutGraphsOrFlash) {

@@ -1,5 +1,8 @@
 #include "baton/model/cpu/cpu_model_runner.h"
 
+#include <stdexcept>
+#include <string>
+
 namespace baton {
 namespace {
 
@@ -17,9 +20,19 @@ class CpuModelStep final : public ModelStep {
         vocab_(static_cast<std::size_t>(model.config().vocab_size)) {}
   int layers() const override { return pass_.layers(); }
   int rows() const override { return pass_.rows(); }
-  void run_rows(int index, int first, int count) override {
+  // Rows: the pass has one cut, bit-exact with a whole layer; columns and heads are for
+  // the GPU, where a piece of rows runs far under the chip's width.
+  std::vector<PartCut> cut_layer() const override {
+    return {{.part = LayerPart::rows, .units = pass_.rows(), .align = 32}};
+  }
+  void run_piece(int index, LayerPart part, int first, int count) override {
+    if (part != LayerPart::rows) {
+      throw std::invalid_argument(std::string("the CPU pass cuts layers by rows, not ") +
+                                  part_name(part));
+    }
     pass_.run_rows(index, first, count);
   }
+  void run_layer(int index) override { pass_.run_layer(index); }
   void finish() override {
     if (output_kind_ == StepOutput::every_hidden) {
       output_.values = pass_.finish_hidden();

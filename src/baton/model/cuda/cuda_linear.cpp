@@ -1,5 +1,7 @@
 #include "baton/model/cuda/cuda_linear.h"
 
+#include <cstddef>
+
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/skinny_gemm.h"
 
@@ -20,9 +22,19 @@ void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kerne
     }
     return;
   }
+  linear_columns(cublas, x, rows, w, out, in, 0, out, y, y_type, beta);
+}
+
+void linear_columns(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
+                    int out, int in, int first, int count, void* y, cudaDataType_t y_type,
+                    float beta) {
+  if (rows == 0 || count == 0) return;
   const float alpha = 1.0f;
-  BATON_CUBLAS_CHECK(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, out, rows, in, &alpha, w,
-                                  CUDA_R_16BF, in, x, CUDA_R_16BF, in, &beta, y, y_type, out,
+  const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
+  void* columns = static_cast<char*>(y) + static_cast<std::size_t>(first) * element;
+  const kernels::bf16* w_rows = w + static_cast<std::size_t>(first) * in;
+  BATON_CUBLAS_CHECK(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, rows, in, &alpha, w_rows,
+                                  CUDA_R_16BF, in, x, CUDA_R_16BF, in, &beta, columns, y_type, out,
                                   CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 

@@ -14,6 +14,12 @@ namespace baton::cuda {
 // beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, more cuBLAS.
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f);
+// Output columns [first, first + count) of linear(): w's rows of them into y's columns of
+// them (y keeps its row stride `out`), through cuBLAS whatever the rows: a piece of a
+// product that reads its slice of the weights once for all rows.
+void linear_columns(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
+                    int out, int in, int first, int count, void* y, cudaDataType_t y_type,
+                    float beta = 0.0f);
 
 // The attention of one prefilling sequence over its `length` contiguous keys and values
 // ([length x kv_heads x head_dim]), one product per kv head: scores [kv_heads x rows x

@@ -31,17 +31,18 @@ const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
 CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
                                  CudaStream& stream)
     : model_(std::move(model)),
-      state_{checked(model_),
-             stream,
-             CublasHandle(),
-             CudaKvMemory(model_->config(), pool),
-             CudaWorkspace(),
-             SharePlacement(),
-             SharePlacement::multiprocessors(),
-             DeviceBuffer(kCublasWorkspaceBytes),
-             LayerGraphs(),
-             switch_from_env("BATON_CUDA_GRAPHS"),
-             switch_from_env("BATON_CUDA_FLASH")} {}
+      state_{.model = checked(model_),
+             .stream = stream,
+             .cublas = CublasHandle(),
+             .kv = CudaKvMemory(model_->config(), pool),
+             .workspace = CudaWorkspace(),
+             .placement = SharePlacement(),
+             .multiprocessors = SharePlacement::multiprocessors(),
+             .cublas_workspace = DeviceBuffer(kCublasWorkspaceBytes),
+             .graphs = LayerGraphs(),
+             .use_graphs = switch_from_env("BATON_CUDA_GRAPHS"),
+             .use_flash = switch_from_env("BATON_CUDA_FLASH"),
+             .wide_pieces = switch_from_env("BATON_CUDA_WIDE_PIECES")} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

@@ -10,7 +10,9 @@
 // matrix), or, for head sizes it is not built for, the scores and the weighted values as
 // cuBLAS products with a causal softmax between. The device share (the partition policy)
 // places each op's launches (share_placement.h). Steps without a long chunk replay each
-// layer as a CUDA graph (layer_graphs.h).
+// layer as a CUDA graph (layer_graphs.h). In pieces (ModelStep::cut_layer) a layer is cut
+// along the products' output columns and attention's KV heads, so that every piece keeps
+// all the step's rows: each weight and key is read once per layer, as whole.
 //
 // Thread-safety: as ModelRunner; the model and the stream outlive the runner.
 #pragma once
@@ -42,9 +44,11 @@ struct RunnerState {
   DeviceBuffer cublas_workspace;
   LayerGraphs graphs;
   // BATON_CUDA_GRAPHS=0 launches every kernel directly; BATON_CUDA_FLASH=0 attends prefill
-  // chunks through the cuBLAS products. Both for comparisons.
+  // chunks through the cuBLAS products; BATON_CUDA_WIDE_PIECES=0 cuts prefill layers into
+  // pieces of rows, not of columns and heads. All for comparisons.
   bool use_graphs = true;
   bool use_flash = true;
+  bool wide_pieces = true;
 };
 
 class CudaModelRunner final : public ModelRunner {

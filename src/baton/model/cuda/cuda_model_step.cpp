@@ -24,6 +24,10 @@ constexpr int kMinSplitKeys = 16;
 // Flash attention splits the keys of a short chunk to reach this many blocks per
 // multiprocessor (three fit on one at head_dim 128).
 constexpr int kFlashBlocksPerSm = 4;
+// Pieces of rows are multiples of a tensor-core tile of rows, pieces of a product's output
+// columns of a tile of columns.
+constexpr int kRowAlign = 32;
+constexpr int kColumnAlign = 128;
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -174,23 +178,14 @@ bool CudaModelStep::uses_flash() const {
 
 void CudaModelStep::set_device_share(double share) { share_.store(share); }
 
-cudaStream_t CudaModelStep::prepare() {
+cudaStream_t CudaModelStep::prepare(int layer, bool first_piece) {
   state_.placement.set_share(share_.load(), plan_.prefills);
   const cudaStream_t stream =
       state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
   BATON_CUBLAS_CHECK(cublasSetWorkspace(state_.cublas.get(), state_.cublas_workspace.get(),
                                         state_.cublas_workspace.bytes()));
-  return stream;
-}
-
-void CudaModelStep::run_rows(int index, int first, int count) {
-  if (first < 0 || count < 0 || first + count > rows_) {
-    throw std::out_of_range("rows " + std::to_string(first) + "+" + std::to_string(count) +
-                            " of a step of " + std::to_string(rows_));
-  }
-  CudaWorkspace& w = state_.workspace;
-  const cudaStream_t stream = prepare();
-  if (index == 0 && first == 0) {
+  if (layer == 0 && first_piece) {
+    CudaWorkspace& w = state_.workspace;
     auto* meta = w.device_at<int>(Slot::meta);
     BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
                                      cudaMemcpyHostToDevice, stream));
@@ -198,8 +193,58 @@ void CudaModelStep::run_rows(int index, int first, int count) {
                                     static_cast<int>(state_.model.config().hidden_size),
                                     w.device_at<float>(Slot::residual), stream));
   }
-  if (!graphed_ || count != rows_) {
+  return stream;
+}
+
+std::vector<PartCut> CudaModelStep::cut_layer() const {
+  if (!state_.wide_pieces) return {{.part = LayerPart::rows, .units = rows_, .align = kRowAlign}};
+  std::vector<PartCut> parts;
+  for (const LayerPart part : {LayerPart::qkv, LayerPart::attention, LayerPart::out_proj,
+                               LayerPart::gate_up, LayerPart::down}) {
+    parts.push_back({.part = part,
+                     .units = units_of(part),
+                     .align = part == LayerPart::attention ? 1 : kColumnAlign});
+  }
+  return parts;
+}
+
+int CudaModelStep::units_of(LayerPart part) const {
+  const ModelConfig& c = state_.model.config();
+  switch (part) {
+    case LayerPart::rows:
+      return rows_;
+    case LayerPart::qkv:
+      return static_cast<int>((c.num_heads + 2 * c.num_kv_heads) * c.head_dim);
+    case LayerPart::attention:  // the cuBLAS path and the paged kernel attend all heads at once
+      return uses_flash() && !chunks_.empty() ? static_cast<int>(c.num_kv_heads) : 1;
+    case LayerPart::out_proj:
+    case LayerPart::down:
+      return static_cast<int>(c.hidden_size);
+    case LayerPart::gate_up:
+      return static_cast<int>(2 * c.intermediate_size);
+  }
+  throw std::invalid_argument(std::string("no part ") + part_name(part));
+}
+
+void CudaModelStep::run_piece(int index, LayerPart part, int first, int count) {
+  const int units = units_of(part);
+  if (first < 0 || count < 0 || first + count > units) {
+    throw std::out_of_range(std::string(part_name(part)) + " " + std::to_string(first) + "+" +
+                            std::to_string(count) + " of a layer part of " + std::to_string(units));
+  }
+  const bool first_piece = first == 0 && (part == LayerPart::rows || part == LayerPart::qkv);
+  const cudaStream_t stream = prepare(index, first_piece);
+  if (part == LayerPart::rows) {
     enqueue_layer(index, first, count, stream);
+  } else {
+    enqueue_part(index, part, first, count, stream);
+  }
+}
+
+void CudaModelStep::run_layer(int index) {
+  const cudaStream_t stream = prepare(index, true);
+  if (!graphed_) {
+    enqueue_layer(index, 0, rows_, stream);
     return;
   }
   LayerGraphs::Key key;
@@ -209,7 +254,7 @@ void CudaModelStep::run_rows(int index, int first, int count) {
   key.max_blocks = max_blocks_;
   key.splits = splits_;
   key.stream = reinterpret_cast<std::uintptr_t>(stream);
-  key.generation = w.generation();
+  key.generation = state_.workspace.generation();
   state_.graphs.launch(key, stream, [&] { enqueue_layer(index, 0, rows_, stream); });
 }
 
@@ -233,18 +278,7 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
   linear(cublas, normed, count, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
          qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F);
-  kernels::QkvEpilogue epilogue;
-  epilogue.qkv = qkv;
-  epilogue.bias = l.qkv_bias ? CudaModel::f32_of(*l.qkv_bias) : nullptr;
-  epilogue.q_norm = l.q_norm ? CudaModel::f32_of(*l.q_norm) : nullptr;
-  epilogue.k_norm = l.k_norm ? CudaModel::f32_of(*l.k_norm) : nullptr;
-  epilogue.eps = eps;
-  epilogue.inverse_frequencies = state_.model.inverse_frequencies();
-  epilogue.q_out = w.device_at<kernels::bf16>(Slot::queries);
-  epilogue.keys = state_.kv.keys(index);
-  epilogue.values = state_.kv.values(index);
-  BATON_CUDA_CHECK(
-      kernels::qkv_epilogue(epilogue, map_, attention_shape(c), first, count, rows_, stream));
+  enqueue_qkv_epilogue(index, first, count, stream);
   attend(index, first, count, stream);
   linear(cublas, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, count,
          CudaModel::bf16_of(*l.o), hidden, q_dim, residual, CUDA_R_32F, 1.0f);
@@ -259,13 +293,94 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
          CUDA_R_32F, 1.0f);
 }
 
+// One part of a layer over all the step's rows, for output columns (the products) or KV
+// heads (attention) [first, first + count). The norm before a product goes with its first
+// piece, what needs all its columns (the q/k/v epilogue, SwiGLU) with its last.
+void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count,
+                                 cudaStream_t stream) {
+  const ModelConfig& c = state_.model.config();
+  const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
+  CudaWorkspace& w = state_.workspace;
+  cublasHandle_t cublas = state_.cublas.get();
+  const int hidden = static_cast<int>(c.hidden_size);
+  const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
+  const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
+  const int inner = static_cast<int>(c.intermediate_size);
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  const bool last = first + count == units_of(part);
+  auto* residual = w.device_at<float>(Slot::residual);
+  auto* normed = w.device_at<kernels::bf16>(Slot::normed);
+  switch (part) {
+    case LayerPart::qkv:
+      if (first == 0) {
+        BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
+                                           CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
+      }
+      linear_columns(cublas, normed, rows_, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
+                     first, count, w.device_at<float>(Slot::qkv), CUDA_R_32F);
+      if (last) enqueue_qkv_epilogue(index, 0, rows_, stream);
+      return;
+    case LayerPart::attention:  // one unit: all heads at once (units_of)
+      attend(index, 0, rows_, stream, first, units_of(part) == 1 ? 0 : count);
+      return;
+    case LayerPart::out_proj:
+      linear_columns(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_,
+                     CudaModel::bf16_of(*l.o), hidden, q_dim, first, count, residual, CUDA_R_32F,
+                     1.0f);
+      return;
+    case LayerPart::gate_up: {
+      auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up);
+      if (first == 0) {
+        BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
+                                           CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
+      }
+      linear_columns(cublas, normed, rows_, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden,
+                     first, count, gate_up, CUDA_R_16BF);
+      if (last) {
+        BATON_CUDA_CHECK(kernels::silu_mul(gate_up, rows_, inner,
+                                           w.device_at<kernels::bf16>(Slot::activated), stream));
+      }
+      return;
+    }
+    case LayerPart::down:
+      linear_columns(cublas, w.device_at<kernels::bf16>(Slot::activated), rows_,
+                     CudaModel::bf16_of(*l.down), hidden, inner, first, count, residual, CUDA_R_32F,
+                     1.0f);
+      return;
+    case LayerPart::rows:
+      break;
+  }
+  throw std::invalid_argument(std::string("enqueue_part: ") + part_name(part));
+}
+
+// Bias, q/k norms and RoPE of rows [first, first + count) of the fused q/k/v product;
+// the keys and values into the layer's blocks, the queries grouped by KV head.
+void CudaModelStep::enqueue_qkv_epilogue(int index, int first, int count, cudaStream_t stream) {
+  const ModelConfig& c = state_.model.config();
+  const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
+  CudaWorkspace& w = state_.workspace;
+  kernels::QkvEpilogue epilogue;
+  epilogue.qkv = w.device_at<float>(Slot::qkv);
+  epilogue.bias = l.qkv_bias ? CudaModel::f32_of(*l.qkv_bias) : nullptr;
+  epilogue.q_norm = l.q_norm ? CudaModel::f32_of(*l.q_norm) : nullptr;
+  epilogue.k_norm = l.k_norm ? CudaModel::f32_of(*l.k_norm) : nullptr;
+  epilogue.eps = static_cast<float>(c.rms_norm_eps);
+  epilogue.inverse_frequencies = state_.model.inverse_frequencies();
+  epilogue.q_out = w.device_at<kernels::bf16>(Slot::queries);
+  epilogue.keys = state_.kv.keys(index);
+  epilogue.values = state_.kv.values(index);
+  BATON_CUDA_CHECK(
+      kernels::qkv_epilogue(epilogue, map_, attention_shape(c), first, count, rows_, stream));
+}
+
 // Attention of rows [first, first + count): the paged rows among them (a contiguous run of
 // the ascending paged list) and each chunk's rows among them, as a chunk of their own.
-void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream) {
+void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream, int first_head,
+                           int heads) {
   CudaWorkspace& w = state_.workspace;
   const auto lower = std::lower_bound(paged_.begin(), paged_.end(), first);
   const auto upper = std::lower_bound(lower, paged_.end(), first + count);
-  if (lower != upper) {
+  if (lower != upper && first_head == 0) {
     kernels::PagedAttention a;
     a.q = w.device_at<kernels::bf16>(Slot::queries);
     a.keys = state_.kv.keys(layer);
@@ -288,11 +403,12 @@ void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream)
                        .first_row = from,
                        .rows = to - from,
                        .start = chunk.start + from - chunk.first_row},
-                 stream);
+                 stream, first_head, heads);
   }
 }
 
-void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream) {
+void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream, int first_head,
+                                 int heads) {
   const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
   const int kv_heads = static_cast<int>(c.num_kv_heads);
@@ -301,12 +417,14 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
   const int length = chunk.start + chunk.rows;
   auto* keys = w.device_at<kernels::bf16>(Slot::keys);
   auto* values = w.device_at<kernels::bf16>(Slot::values);
-  const bool extends = gathered_.layer == layer && gathered_.sequence == chunk.sequence &&
-                       gathered_.length <= length;
-  BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
-                                      chunk.sequence, extends ? gathered_.length : 0, length,
-                                      kv_heads * d, keys, values, stream));
-  gathered_ = {layer, chunk.sequence, length};
+  if (first_head == 0) {  // every head's keys, for this and the layer's later head pieces
+    const bool extends = gathered_.layer == layer && gathered_.sequence == chunk.sequence &&
+                         gathered_.length <= length;
+    BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
+                                        chunk.sequence, extends ? gathered_.length : 0, length,
+                                        kv_heads * d, keys, values, stream));
+    gathered_ = {layer, chunk.sequence, length};
+  }
   const auto* all_queries = w.device_at<kernels::bf16>(Slot::queries);
   auto* attended = w.device_at<kernels::bf16>(Slot::attended);
   if (uses_flash()) {
@@ -319,8 +437,10 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
     f.count = chunk.rows;
     f.start = chunk.start;
     f.out = attended;
+    f.first_kv_head = first_head;
+    f.kv_head_count = heads;
     f.splits = kernels::flash_splits(chunk.rows, length, attention_shape(c),
-                                     kFlashBlocksPerSm * state_.multiprocessors);
+                                     kFlashBlocksPerSm * state_.multiprocessors, heads);
     f.partial = w.device_at<float>(Slot::partial);
     BATON_CUDA_CHECK(kernels::flash_attention(f, attention_shape(c), stream));
     return;
@@ -342,7 +462,7 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
 void CudaModelStep::finish() {
   const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
-  const cudaStream_t stream = prepare();
+  const cudaStream_t stream = prepare(layers(), false);
   const int hidden = static_cast<int>(c.hidden_size);
   const auto eps = static_cast<float>(c.rms_norm_eps);
   auto* residual = w.device_at<float>(Slot::residual);

@@ -20,7 +20,9 @@ class CudaModelStep final : public ModelStep {
 
   int layers() const override { return static_cast<int>(state_.model.layers().size()); }
   int rows() const override { return rows_; }
-  void run_rows(int index, int first, int count) override;
+  std::vector<PartCut> cut_layer() const override;
+  void run_piece(int index, LayerPart part, int first, int count) override;
+  void run_layer(int index) override;
   void finish() override;
   StepResult take_output() override;
   void set_device_share(double share) override;
@@ -35,11 +37,21 @@ class CudaModelStep final : public ModelStep {
   };
   void plan_rows();
   void size_workspace();
-  cudaStream_t prepare();
+  // The stream to launch on; before layer 0's first piece, the row map's copy and the
+  // embedding too.
+  cudaStream_t prepare(int layer, bool first_piece);
+  int units_of(LayerPart part) const;
+  // Rows [first, first + count) of every part of a layer.
   void enqueue_layer(int index, int first, int count, cudaStream_t stream);
+  // Units [first, first + count) of one part (not rows), over all the step's rows.
+  void enqueue_part(int index, LayerPart part, int first, int count, cudaStream_t stream);
+  void enqueue_qkv_epilogue(int index, int first, int count, cudaStream_t stream);
   bool uses_flash() const;  // prefill chunks through flash_attention
-  void attend(int layer, int first, int count, cudaStream_t stream);
-  void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream);
+  // Rows [first, first + count) over KV heads [first_head, first_head + heads) (heads 0:
+  // all); the paged rows and the chunks' key gathers go with the first head.
+  void attend(int layer, int first, int count, cudaStream_t stream, int first_head = 0,
+              int heads = 0);
+  void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream, int first_head, int heads);
 
   RunnerState& state_;
   StepPlan plan_;

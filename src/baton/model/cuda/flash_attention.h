@@ -30,12 +30,16 @@ struct FlashChunk {
   bf16* out = nullptr;           // [rows x heads x head_dim]; rows of the chunk are written
   int splits = 1;                // key ranges; > 1 needs `partial`
   float* partial = nullptr;      // flash_partial_floats(...) floats of scratch
+  int first_kv_head = 0;         // the KV heads attended: a piece of attention cut by heads
+  int kv_head_count = 0;         // 0: all from first_kv_head
 };
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream);
 
-// The key ranges for a chunk of `count` rows ending at position `length` - 1: enough that
-// its blocks reach about `target_blocks`, each range at least kFlashMinSplitTiles tiles.
-int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks);
+// The key ranges for a chunk of `count` rows ending at position `length` - 1, over
+// `kv_head_count` KV heads (0: all): enough that its blocks reach about `target_blocks`,
+// each range at least kFlashMinSplitTiles tiles.
+int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks,
+                 int kv_head_count = 0);
 // The scratch any chunk split by flash_splits(..., target_blocks) needs.
 std::size_t flash_partial_floats(int target_blocks, int head_dim);
 constexpr int kFlashMinSplitTiles = 2;  // of 64 keys
