@@ -64,18 +64,12 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
 
   const int group = s.heads / s.kv_heads;
   const int n = c.count * group;  // query vectors of this kv head
-  // Whole: x counts tiles from the heaviest (the last), y the KV head, so the longest
-  // blocks start first. A piece: its blocks from first_block, each tile's KV heads in
-  // turn, the tiles alternating from the heavy and the light end, so that pieces of equal
-  // size cost about the same (the piece sizer fits one time per block).
-  const int query_tiles = (n + kTile - 1) / kTile;
+  // Whole: x counts tiles from the heaviest (the last), y the KV head. A piece: x counts
+  // its blocks from first_block, each tile's KV heads in turn.
   const int u = c.first_block + static_cast<int>(blockIdx.x);
-  const int numbered = u / s.kv_heads;
   const int g = c.block_count > 0 ? u % s.kv_heads : static_cast<int>(blockIdx.y);
-  const int from_last = c.block_count > 0
-                            ? (numbered % 2 == 0 ? numbered / 2 : query_tiles - 1 - numbered / 2)
-                            : static_cast<int>(blockIdx.x);
-  const int i0 = (query_tiles - 1 - from_last) * kTile;
+  const int from_last = c.block_count > 0 ? u / s.kv_heads : static_cast<int>(blockIdx.x);
+  const int i0 = ((n + kTile - 1) / kTile - 1 - from_last) * kTile;
   const int w0 = i0 + warp * kFragment;  // the warp's first query vector
   const std::size_t kv_stride = static_cast<std::size_t>(s.kv_heads) * D;
   const bf16* q_rows = c.q + (static_cast<std::size_t>(g) * c.rows + c.first_row) * group * D;

@@ -30,10 +30,9 @@ struct FlashChunk {
   bf16* out = nullptr;           // [rows x heads x head_dim]; rows of the chunk are written
   int splits = 1;                // key ranges; > 1 needs `partial`
   float* partial = nullptr;      // flash_partial_floats(...) floats of scratch
-  // A piece of the chunk's blocks (flash_blocks: 64 query vectors of one KV head each),
-  // numbered by tile, each tile's KV heads in turn, the tiles alternating from the
-  // heaviest (the last) and the lightest: block_count > 0 runs [first_block, first_block +
-  // block_count) with splits = 1.
+  // A piece of the chunk's blocks (flash_blocks: 64 query vectors of one KV head each) in
+  // the order the whole grid runs them, heaviest tile first and its KV heads in turn:
+  // block_count > 0 runs [first_block, first_block + block_count) with splits = 1.
   int first_block = 0;
   int block_count = 0;
 };
