@@ -5,8 +5,8 @@
 // (one op per layer, as an engine alone runs) or in pieces, each piece waited for before
 // the next is launched (as the engine runs them):
 // - rows P: pieces of P rows (every product re-reads its weights, attention its keys);
-// - columns C: each product in pieces of C output columns and attention in pieces of R
-//   rounds of one flash block per multiprocessor, all over the chunk's 2048 rows;
+// - columns C: each product in pieces of C output columns and attention one KV head a
+//   piece, all over the chunk's 2048 rows;
 // - budget B: the engine's own pieces (LayerPieces: the runner's cut, sized by PieceSizer
 //   to B ms, small parts packed), its sizer warmed by one prompt.
 // Prints the prompt's time, its ratio to whole layers, the mean and longest piece. Median
@@ -77,9 +77,8 @@ void whole(baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s, in
   stream.commit();
 }
 
-// Every part in pieces of `units` (rows or columns), attention in `rounds` of its alignment
-// (one flash block per multiprocessor).
-LayerCutter fixed_pieces(bool rows, int units, int rounds) {
+// Every part in pieces of `units` (rows or columns), attention `heads` KV heads a piece.
+LayerCutter fixed_pieces(bool rows, int units, int heads) {
   return [=](baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s, int layer,
              std::size_t /*context*/, Pieces& pieces) {
     std::vector<baton::PartCut> parts;
@@ -89,7 +88,7 @@ LayerCutter fixed_pieces(bool rows, int units, int rounds) {
       parts = s->cut_layer();
     }
     for (const baton::PartCut& cut : parts) {
-      const int piece = cut.part == baton::LayerPart::attention ? rounds * cut.align : units;
+      const int piece = cut.part == baton::LayerPart::attention ? heads : units;
       for (int first = 0; first < cut.units; first += piece) {
         const baton::PieceSegment segment{.first = first,
                                           .count = std::min(piece, cut.units - first)};
@@ -166,14 +165,14 @@ struct Bench {
   }
 };
 
-// whole, rows:P or wide:C (attention 2 rounds of blocks a piece).
+// whole, rows:P or wide:C (attention a KV head a piece).
 LayerCutter parse_cut(std::string_view spec) {
   if (spec == "whole") return whole;
   const std::size_t colon = spec.find(':');
   const int units = std::atoi(std::string(spec.substr(colon + 1)).c_str());
   if (colon == std::string_view::npos || units < 1) return nullptr;
   if (spec.substr(0, colon) == "rows") return fixed_pieces(true, units, 1);
-  if (spec.substr(0, colon) == "wide") return fixed_pieces(false, units, 2);
+  if (spec.substr(0, colon) == "wide") return fixed_pieces(false, units, 1);
   return nullptr;
 }
 
@@ -221,10 +220,9 @@ int main(int argc, char** argv) {
     row("rows " + std::to_string(rows), fixed_pieces(true, rows, 1));
   }
   for (const int columns : {512, 1024, 2048, 4096}) {
-    row("columns " + std::to_string(columns) + ", attention 2 rounds",
-        fixed_pieces(false, columns, 2));
+    row("columns " + std::to_string(columns) + ", 1 head", fixed_pieces(false, columns, 1));
   }
-  row("columns 4096, attention 4 rounds", fixed_pieces(false, 4096, 4));
+  row("columns 4096, 2 heads", fixed_pieces(false, 4096, 2));
   for (const double budget : {0.5, 1.0, 2.0}) {
     baton::PieceSizer sizer;
     char name[48];

@@ -96,15 +96,14 @@ class BothRunners {
     const std::shared_ptr<ModelStep> gpu = cuda_.begin(std::move(gpu_plan), 1.0);
     for (int i = 0; i < gpu->layers(); ++i) {
       // Each layer whole, or each part of the runner's cut in pieces of piece_units_ rows
-      // or columns, as the engine runs a prefill under serialize/op while another engine
-      // waits.
+      // or columns (attention a KV head at a time), as the engine runs a prefill under
+      // serialize/op while another engine waits.
       if (piece_units_ == 0) {
         stream_->encode(Op{.run = [gpu, i] { gpu->run_layer(i); }, .bytes = 0});
         continue;
       }
       for (const PartCut& cut : gpu->cut_layer()) {
-        // Attention in pieces of 3 flash blocks: across tiles and KV heads.
-        const int piece = cut.part == LayerPart::attention ? 3 : piece_units_;
+        const int piece = cut.part == LayerPart::attention ? 1 : piece_units_;  // KV heads
         for (int first = 0; first < cut.units; first += piece) {
           const int count = std::min(piece, cut.units - first);
           stream_->encode(Op{.run = [gpu, i, part = cut.part, first,
@@ -293,8 +292,7 @@ TEST_P(CudaRunnerShapes, LayersInPiecesOfRowsMatchTheCpuPass) {
 }
 
 // The wide cut: every product in pieces of 37 output columns (unaligned, past tile
-// edges) and attention in pieces of 3 flash blocks (tiles of query vectors of one KV
-// head), each piece over all rows.
+// edges) and attention one KV head at a time, each piece over all rows.
 TEST_P(CudaRunnerShapes, LayersInPiecesOfColumnsAndHeadsMatchTheCpuPass) {
   SKIP_WITHOUT_GPU();
   const LlamaModel model = load();

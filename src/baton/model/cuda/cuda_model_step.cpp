@@ -201,11 +201,9 @@ std::vector<PartCut> CudaModelStep::cut_layer() const {
   std::vector<PartCut> parts;
   for (const LayerPart part : {LayerPart::qkv, LayerPart::attention, LayerPart::out_proj,
                                LayerPart::gate_up, LayerPart::down}) {
-    // Attention in whole rounds of one block per multiprocessor.
-    parts.push_back(
-        {.part = part,
-         .units = units_of(part),
-         .align = part == LayerPart::attention ? state_.multiprocessors : kColumnAlign});
+    parts.push_back({.part = part,
+                     .units = units_of(part),
+                     .align = part == LayerPart::attention ? 1 : kColumnAlign});
   }
   return parts;
 }
@@ -217,14 +215,8 @@ int CudaModelStep::units_of(LayerPart part) const {
       return rows_;
     case LayerPart::qkv:
       return static_cast<int>((c.num_heads + 2 * c.num_kv_heads) * c.head_dim);
-    case LayerPart::attention: {  // the chunks' flash blocks; else all at once, as one unit
-      if (!uses_flash() || chunks_.empty()) return 1;
-      int blocks = 0;
-      for (const Chunk& chunk : chunks_) {
-        blocks += kernels::flash_blocks(chunk.rows, attention_shape(c));
-      }
-      return blocks;
-    }
+    case LayerPart::attention:  // the cuBLAS path and the paged kernel attend all heads at once
+      return uses_flash() && !chunks_.empty() ? static_cast<int>(c.num_kv_heads) : 1;
     case LayerPart::out_proj:
     case LayerPart::down:
       return static_cast<int>(c.hidden_size);
@@ -328,12 +320,8 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
                      first, count, w.device_at<float>(Slot::qkv), CUDA_R_32F);
       if (last) enqueue_qkv_epilogue(index, 0, rows_, stream);
       return;
-    case LayerPart::attention:
-      if (!uses_flash() || chunks_.empty()) {
-        attend(index, 0, rows_, stream);
-      } else {
-        attend_blocks(index, first, count, stream);
-      }
+    case LayerPart::attention:  // one unit: all heads at once (units_of)
+      attend(index, 0, rows_, stream, first, units_of(part) == 1 ? 0 : count);
       return;
     case LayerPart::out_proj:
       linear_columns(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_,
@@ -385,44 +373,14 @@ void CudaModelStep::enqueue_qkv_epilogue(int index, int first, int count, cudaSt
       kernels::qkv_epilogue(epilogue, map_, attention_shape(c), first, count, rows_, stream));
 }
 
-// Attention of rows [first, first + count): the paged rows among them and each chunk's
-// rows among them, as a chunk of their own.
-void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream) {
-  attend_paged(layer, first, count, stream);
-  for (const Chunk& chunk : chunks_) {
-    const int from = std::max(first, chunk.first_row);
-    const int to = std::min(first + count, chunk.first_row + chunk.rows);
-    if (from >= to) continue;
-    attend_chunk(layer,
-                 Chunk{.sequence = chunk.sequence,
-                       .first_row = from,
-                       .rows = to - from,
-                       .start = chunk.start + from - chunk.first_row},
-                 stream);
-  }
-}
-
-// Flash blocks [first, first + count) of the chunks, counted over them in order; the
-// paged rows go with the first piece, each chunk's key gather with its first block.
-void CudaModelStep::attend_blocks(int layer, int first, int count, cudaStream_t stream) {
-  if (first == 0) attend_paged(layer, 0, rows_, stream);
-  const kernels::AttentionShape shape = attention_shape(state_.model.config());
-  int offset = 0;
-  for (const Chunk& chunk : chunks_) {
-    const int blocks = kernels::flash_blocks(chunk.rows, shape);
-    const int from = std::max(first, offset);
-    const int to = std::min(first + count, offset + blocks);
-    if (from < to) attend_chunk(layer, chunk, stream, from - offset, to - from);
-    offset += blocks;
-  }
-}
-
-// The paged rows among rows [first, first + count): a contiguous run of the ascending list.
-void CudaModelStep::attend_paged(int layer, int first, int count, cudaStream_t stream) {
+// Attention of rows [first, first + count): the paged rows among them (a contiguous run of
+// the ascending paged list) and each chunk's rows among them, as a chunk of their own.
+void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream, int first_head,
+                           int heads) {
   CudaWorkspace& w = state_.workspace;
   const auto lower = std::lower_bound(paged_.begin(), paged_.end(), first);
   const auto upper = std::lower_bound(lower, paged_.end(), first + count);
-  if (lower != upper) {
+  if (lower != upper && first_head == 0) {
     kernels::PagedAttention a;
     a.q = w.device_at<kernels::bf16>(Slot::queries);
     a.keys = state_.kv.keys(layer);
@@ -436,10 +394,21 @@ void CudaModelStep::attend_paged(int layer, int first, int count, cudaStream_t s
     BATON_CUDA_CHECK(
         kernels::paged_attention(a, map_, attention_shape(state_.model.config()), stream));
   }
+  for (const Chunk& chunk : chunks_) {
+    const int from = std::max(first, chunk.first_row);
+    const int to = std::min(first + count, chunk.first_row + chunk.rows);
+    if (from >= to) continue;
+    attend_chunk(layer,
+                 Chunk{.sequence = chunk.sequence,
+                       .first_row = from,
+                       .rows = to - from,
+                       .start = chunk.start + from - chunk.first_row},
+                 stream, first_head, heads);
+  }
 }
 
-void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream,
-                                 int first_block, int blocks) {
+void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream, int first_head,
+                                 int heads) {
   const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
   const int kv_heads = static_cast<int>(c.num_kv_heads);
@@ -448,7 +417,7 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
   const int length = chunk.start + chunk.rows;
   auto* keys = w.device_at<kernels::bf16>(Slot::keys);
   auto* values = w.device_at<kernels::bf16>(Slot::values);
-  if (first_block == 0) {  // every key, for this piece and the chunk's later ones
+  if (first_head == 0) {  // every head's keys, for this and the layer's later head pieces
     const bool extends = gathered_.layer == layer && gathered_.sequence == chunk.sequence &&
                          gathered_.length <= length;
     BATON_CUDA_CHECK(kernels::gather_kv(state_.kv.keys(layer), state_.kv.values(layer), map_,
@@ -468,11 +437,10 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
     f.count = chunk.rows;
     f.start = chunk.start;
     f.out = attended;
-    f.first_block = first_block;
-    f.block_count = blocks;
-    f.splits = blocks > 0 ? 1
-                          : kernels::flash_splits(chunk.rows, length, attention_shape(c),
-                                                  kFlashBlocksPerSm * state_.multiprocessors);
+    f.first_kv_head = first_head;
+    f.kv_head_count = heads;
+    f.splits = kernels::flash_splits(chunk.rows, length, attention_shape(c),
+                                     kFlashBlocksPerSm * state_.multiprocessors, heads);
     f.partial = w.device_at<float>(Slot::partial);
     BATON_CUDA_CHECK(kernels::flash_attention(f, attention_shape(c), stream));
     return;

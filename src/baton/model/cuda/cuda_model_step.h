@@ -47,12 +47,11 @@ class CudaModelStep final : public ModelStep {
   void enqueue_part(int index, LayerPart part, int first, int count, cudaStream_t stream);
   void enqueue_qkv_epilogue(int index, int first, int count, cudaStream_t stream);
   bool uses_flash() const;  // prefill chunks through flash_attention
-  void attend(int layer, int first, int count, cudaStream_t stream);
-  void attend_blocks(int layer, int first, int count, cudaStream_t stream);
-  void attend_paged(int layer, int first, int count, cudaStream_t stream);
-  // A chunk whole (blocks 0) or flash blocks [first_block, first_block + blocks) of it.
-  void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream, int first_block = 0,
-                    int blocks = 0);
+  // Rows [first, first + count) over KV heads [first_head, first_head + heads) (heads 0:
+  // all); the paged rows and the chunks' key gathers go with the first head.
+  void attend(int layer, int first, int count, cudaStream_t stream, int first_head = 0,
+              int heads = 0);
+  void attend_chunk(int layer, const Chunk& chunk, cudaStream_t stream, int first_head, int heads);
 
   RunnerState& state_;
   StepPlan plan_;

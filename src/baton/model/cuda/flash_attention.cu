@@ -63,13 +63,9 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
                   warp * kFragment * L::s_ld;
 
   const int group = s.heads / s.kv_heads;
+  const int g = c.first_kv_head + static_cast<int>(blockIdx.y);
   const int n = c.count * group;  // query vectors of this kv head
-  // Whole: x counts tiles from the heaviest (the last), y the KV head. A piece: x counts
-  // its blocks from first_block, each tile's KV heads in turn.
-  const int u = c.first_block + static_cast<int>(blockIdx.x);
-  const int g = c.block_count > 0 ? u % s.kv_heads : static_cast<int>(blockIdx.y);
-  const int from_last = c.block_count > 0 ? u / s.kv_heads : static_cast<int>(blockIdx.x);
-  const int i0 = ((n + kTile - 1) / kTile - 1 - from_last) * kTile;
+  const int i0 = (gridDim.x - 1 - blockIdx.x) * kTile;
   const int w0 = i0 + warp * kFragment;  // the warp's first query vector
   const std::size_t kv_stride = static_cast<std::size_t>(s.kv_heads) * D;
   const bf16* q_rows = c.q + (static_cast<std::size_t>(g) * c.rows + c.first_row) * group * D;
@@ -173,7 +169,8 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_kernel(FlashChunk c, Atte
   if (i >= n) return;
   if (gridDim.z > 1) {  // unnormalised, with the running max and sum, for the merge
     float* part =
-        c.partial + ((static_cast<std::size_t>(blockIdx.z) * s.kv_heads + g) * n + i) * (D + 2);
+        c.partial +
+        ((static_cast<std::size_t>(blockIdx.z) * gridDim.y + blockIdx.y) * n + i) * (D + 2);
 #pragma unroll
     for (int nt = 0; nt < D / kFragment; ++nt) {
 #pragma unroll
@@ -206,12 +203,12 @@ __global__ void flash_merge_kernel(FlashChunk c, AttentionShape s) {
   const int d = s.head_dim;
   const int group = s.heads / s.kv_heads;
   const int n = c.count * group;
-  const int g = blockIdx.y;
+  const int g = c.first_kv_head + static_cast<int>(blockIdx.y);
   const int i = blockIdx.x * (blockDim.x / d) + threadIdx.x / d;
   const int column = threadIdx.x % d;
   if (i >= n) return;
-  const std::size_t split_stride = static_cast<std::size_t>(s.kv_heads) * n * (d + 2);
-  const float* first = c.partial + (static_cast<std::size_t>(g) * n + i) * (d + 2);
+  const std::size_t split_stride = static_cast<std::size_t>(gridDim.y) * n * (d + 2);
+  const float* first = c.partial + (static_cast<std::size_t>(blockIdx.y) * n + i) * (d + 2);
   float m = -FLT_MAX;
   for (int k = 0; k < c.splits; ++k) {
     const float* part = first + k * split_stride;
@@ -240,12 +237,12 @@ cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t st
       flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
   if (status != cudaSuccess) return status;
   const int vectors = c.count * (s.heads / s.kv_heads);
-  const dim3 grid = c.block_count > 0 ? dim3(c.block_count, 1, 1)
-                                      : dim3((vectors + kTile - 1) / kTile, s.kv_heads, c.splits);
+  const int heads = c.kv_head_count;
+  const dim3 grid((vectors + kTile - 1) / kTile, heads, c.splits);
   flash_kernel<D><<<grid, kWarps * kWarp, bytes, stream>>>(c, s);
   if (c.splits == 1) return cudaGetLastError();
   constexpr int per_block = kMergeThreads / D;
-  const dim3 merge_grid((vectors + per_block - 1) / per_block, s.kv_heads);
+  const dim3 merge_grid((vectors + per_block - 1) / per_block, heads);
   flash_merge_kernel<<<merge_grid, per_block * D, 0, stream>>>(c, s);
   return cudaGetLastError();
 }
@@ -256,8 +253,10 @@ bool flash_fits(int head_dim) {
   return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
 }
 
-int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks) {
-  const int blocks = flash_blocks(count, shape);
+int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks,
+                 int kv_head_count) {
+  const int heads = kv_head_count > 0 ? kv_head_count : shape.kv_heads;
+  const int blocks = (count * (shape.heads / shape.kv_heads) + kTile - 1) / kTile * heads;
   const int tiles = (length + kTile - 1) / kTile;
   const int wanted = std::min(target_blocks / std::max(blocks, 1), tiles / kFlashMinSplitTiles);
   return std::clamp(wanted, 1, kFlashMaxSplits);
@@ -268,18 +267,14 @@ std::size_t flash_partial_floats(int target_blocks, int head_dim) {
   return static_cast<std::size_t>(target_blocks) * kTile * (head_dim + 2);
 }
 
-int flash_blocks(int count, const AttentionShape& shape) {
-  return (count * (shape.heads / shape.kv_heads) + kTile - 1) / kTile * shape.kv_heads;
-}
-
-cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream) {
-  if (c.count == 0) return cudaSuccess;
-  if (c.splits < 1 || c.splits > kFlashMaxSplits || (c.splits > 1 && c.partial == nullptr)) {
-    return cudaErrorInvalidValue;
-  }
-  if (c.block_count < 0 || c.first_block < 0 ||
-      (c.block_count > 0 &&
-       (c.splits != 1 || c.first_block + c.block_count > flash_blocks(c.count, shape)))) {
+cudaError_t flash_attention(const FlashChunk& chunk, const AttentionShape& shape,
+                            cudaStream_t stream) {
+  FlashChunk c = chunk;
+  if (c.kv_head_count == 0) c.kv_head_count = shape.kv_heads - c.first_kv_head;
+  if (c.count == 0 || c.kv_head_count == 0) return cudaSuccess;
+  if (c.splits < 1 || c.splits > kFlashMaxSplits || (c.splits > 1 && c.partial == nullptr) ||
+      c.first_kv_head < 0 || c.kv_head_count < 0 ||
+      c.first_kv_head + c.kv_head_count > shape.kv_heads) {
     return cudaErrorInvalidValue;
   }
   switch (shape.head_dim) {

@@ -30,20 +30,16 @@ struct FlashChunk {
   bf16* out = nullptr;           // [rows x heads x head_dim]; rows of the chunk are written
   int splits = 1;                // key ranges; > 1 needs `partial`
   float* partial = nullptr;      // flash_partial_floats(...) floats of scratch
-  // A piece of the chunk's blocks (flash_blocks: 64 query vectors of one KV head each) in
-  // the order the whole grid runs them, heaviest tile first and its KV heads in turn:
-  // block_count > 0 runs [first_block, first_block + block_count) with splits = 1.
-  int first_block = 0;
-  int block_count = 0;
+  int first_kv_head = 0;         // the KV heads attended: a piece of attention cut by heads
+  int kv_head_count = 0;         // 0: all from first_kv_head
 };
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream);
 
-// The blocks of a chunk of `count` rows (a piece of attention cuts along them: each block
-// reads its own keys, whole or in a piece).
-int flash_blocks(int count, const AttentionShape& shape);
-// The key ranges for a chunk of `count` rows ending at position `length` - 1: enough that
-// its blocks reach about `target_blocks`, each range at least kFlashMinSplitTiles tiles.
-int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks);
+// The key ranges for a chunk of `count` rows ending at position `length` - 1, over
+// `kv_head_count` KV heads (0: all): enough that its blocks reach about `target_blocks`,
+// each range at least kFlashMinSplitTiles tiles.
+int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks,
+                 int kv_head_count = 0);
 // The scratch any chunk split by flash_splits(..., target_blocks) needs.
 std::size_t flash_partial_floats(int target_blocks, int head_dim);
 constexpr int kFlashMinSplitTiles = 2;  // of 64 keys
