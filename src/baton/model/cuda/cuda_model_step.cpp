@@ -258,18 +258,22 @@ void CudaModelStep::run_layer(int index) {
   state_.graphs.launch(key, stream, [&] { enqueue_layer(index, 0, rows_, stream); });
 }
 
+CudaModelStep::Dims CudaModelStep::dims() const {
+  const ModelConfig& c = state_.model.config();
+  return {.hidden = static_cast<int>(c.hidden_size),
+          .q_dim = static_cast<int>(c.num_heads * c.head_dim),
+          .kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim),
+          .inner = static_cast<int>(c.intermediate_size),
+          .eps = static_cast<float>(c.rms_norm_eps)};
+}
+
 // The layer's launches for rows [first, first + count): every product and norm works on
 // those rows only; the grouped queries keep the whole step's layout.
 void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t stream) {
-  const ModelConfig& c = state_.model.config();
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
   cublasHandle_t cublas = state_.cublas.get();
-  const int hidden = static_cast<int>(c.hidden_size);
-  const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
-  const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
-  const int inner = static_cast<int>(c.intermediate_size);
-  const auto eps = static_cast<float>(c.rms_norm_eps);
+  const auto [hidden, q_dim, kv_dim, inner, eps] = dims();
   const auto at = static_cast<std::size_t>(first);
   auto* residual = w.device_at<float>(Slot::residual) + at * hidden;
   auto* normed = w.device_at<kernels::bf16>(Slot::normed) + at * hidden;
@@ -298,15 +302,10 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
 // piece, what needs all its columns (the q/k/v epilogue, SwiGLU) with its last.
 void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count,
                                  cudaStream_t stream) {
-  const ModelConfig& c = state_.model.config();
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
   cublasHandle_t cublas = state_.cublas.get();
-  const int hidden = static_cast<int>(c.hidden_size);
-  const int q_dim = static_cast<int>(c.num_heads * c.head_dim);
-  const int kv_dim = static_cast<int>(c.num_kv_heads * c.head_dim);
-  const int inner = static_cast<int>(c.intermediate_size);
-  const auto eps = static_cast<float>(c.rms_norm_eps);
+  const auto [hidden, q_dim, kv_dim, inner, eps] = dims();
   const bool last = first + count == units_of(part);
   auto* residual = w.device_at<float>(Slot::residual);
   auto* normed = w.device_at<kernels::bf16>(Slot::normed);

@@ -35,6 +35,15 @@ class CudaModelStep final : public ModelStep {
     int rows = 0;
     int start = 0;  // its length before this step
   };
+  // The layer's widths, as the kernels take them.
+  struct Dims {
+    int hidden = 0;
+    int q_dim = 0;
+    int kv_dim = 0;
+    int inner = 0;
+    float eps = 0.0f;
+  };
+  Dims dims() const;
   void plan_rows();
   void size_workspace();
   // The stream to launch on; before layer 0's first piece, the row map's copy and the
