@@ -7,6 +7,7 @@
 
 #include "baton/common/human_bytes.h"
 #include "baton/server/http/api_error.h"
+#include "baton/server/models/eviction.h"
 
 namespace baton {
 namespace {
@@ -345,34 +346,25 @@ void ModelRegistry::try_start_locked(Entry& e, Calls& calls) {
     });
     if (freeing) return;  // tried again once they are gone
     std::vector<Entry*> candidates;
+    std::vector<EvictionCandidate> sizes;
     for (const auto& x : entries_) {
       if (x.get() != &e && x->state == ModelState::ready && !x->spec.pin) {
         candidates.push_back(x.get());
+        sizes.push_back({.memory = x->memory, .last_used = x->last_used});
       }
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Entry* a, const Entry* b) {
-      return a->last_used < b->last_used;  // never used (nullopt) first
-    });
-    std::uint64_t free = budget > used ? budget - used : 0;
-    std::vector<Entry*> evicted;
-    for (Entry* c : candidates) {
-      if (free >= e.memory) break;
-      evicted.push_back(c);
-      free += c->memory;
-    }
-    if (free < e.memory) {
-      std::uint64_t evictable = 0;
-      for (const Entry* c : candidates) evictable += c->memory;
-      fail_locked(
-          e,
-          fmt::format("it needs {} but the memory budget is {}, and the models that "
-                      "cannot be evicted (pinned or loading) hold {}",
-                      human_bytes(e.memory), human_bytes(budget), human_bytes(used - evictable)),
-          calls);
+    const EvictionPlan plan = choose_evictions(sizes, e.memory, budget, used);
+    if (!plan.fits) {
+      fail_locked(e,
+                  fmt::format("it needs {} but the memory budget is {}, and the models that "
+                              "cannot be evicted (pinned or loading) hold {}",
+                              human_bytes(e.memory), human_bytes(budget),
+                              human_bytes(used - plan.evictable)),
+                  calls);
       return;
     }
-    for (Entry* c : evicted) {
-      start_unload_locked(*c, "evict", "to make room for " + e.spec.name);
+    for (const std::size_t i : plan.evict) {
+      start_unload_locked(*candidates[i], "evict", "to make room for " + e.spec.name);
     }
     return;
   }
