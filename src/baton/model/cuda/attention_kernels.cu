@@ -1,188 +1,15 @@
+// Attention of few-token rows over their paged blocks, the key gather of a chunk, and the cuBLAS path's causal softmax and ungrouping (model_kernels.h).
 #include <algorithm>
 #include <cfloat>
-#include <climits>
 #include <cstdint>
 
+#include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/model_kernels.h"
 
 namespace baton::cuda::kernels {
 namespace {
 
-constexpr int kWarp = 32;
-constexpr int kNormThreads = 256;
-constexpr int kAttentionWarps = 4;
-constexpr int kKeysPerWarp = 4;
-
-__device__ float warp_sum(float v) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2)
-    v += __shfl_xor_sync(0xffffffffu, v, offset);
-  return v;
-}
-
-__device__ float warp_max(float v) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
-  }
-  return v;
-}
-
-// Sum over the block (every thread gets it); `scratch` holds one float per warp.
-__device__ float block_sum(float v, float* scratch) {
-  const int lane = threadIdx.x % kWarp;
-  const int warp = threadIdx.x / kWarp;
-  const int warps = (blockDim.x + kWarp - 1) / kWarp;
-  v = warp_sum(v);
-  __syncthreads();  // scratch may still be read from a previous call
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float total = 0.0f;
-  for (int w = 0; w < warps; ++w) total += scratch[w];
-  return total;
-}
-
-__device__ float block_max(float v, float* scratch) {
-  const int lane = threadIdx.x % kWarp;
-  const int warp = threadIdx.x / kWarp;
-  const int warps = (blockDim.x + kWarp - 1) / kWarp;
-  v = warp_max(v);
-  __syncthreads();
-  if (lane == 0) scratch[warp] = v;
-  __syncthreads();
-  float best = -FLT_MAX;
-  for (int w = 0; w < warps; ++w) best = fmaxf(best, scratch[w]);
-  return best;
-}
-
-int blocks_for(long long count, int threads) {
-  return static_cast<int>((count + threads - 1) / threads);
-}
-
-__global__ void embed_kernel(const bf16* table, const int* tokens, int hidden, float* x) {
-  const bf16* row = table + static_cast<std::size_t>(tokens[blockIdx.x]) * hidden;
-  float* out = x + static_cast<std::size_t>(blockIdx.x) * hidden;
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) out[i] = __bfloat162float(row[i]);
-}
-
-template <typename Out>
-__device__ void store(Out* out, std::size_t i, float v);
-template <>
-__device__ void store<bf16>(bf16* out, std::size_t i, float v) {
-  out[i] = __float2bfloat16(v);
-}
-template <>
-__device__ void store<float>(float* out, std::size_t i, float v) {
-  out[i] = v;
-}
-
-// One block per row; float4 loads when hidden is a multiple of 4 (every real model), so
-// that one block moves a row at the speed of many: a decode step has one row to norm.
-template <typename Out>
-__global__ void rms_norm_kernel(const float* x, const int* rows_of, int hidden, const float* weight,
-                                float eps, Out* out) {
-  __shared__ float scratch[kWarp];
-  const int source = rows_of != nullptr ? rows_of[blockIdx.x] : static_cast<int>(blockIdx.x);
-  const float* row = x + static_cast<std::size_t>(source) * hidden;
-  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * hidden;
-  const bool wide = hidden % 4 == 0;
-  float squares = 0.0f;
-  if (wide) {
-    const auto* row4 = reinterpret_cast<const float4*>(row);
-    for (int i = threadIdx.x; i < hidden / 4; i += blockDim.x) {
-      const float4 v = row4[i];
-      squares += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
-    }
-  } else {
-    for (int i = threadIdx.x; i < hidden; i += blockDim.x) squares += row[i] * row[i];
-  }
-  const float inverse = rsqrtf(block_sum(squares, scratch) / static_cast<float>(hidden) + eps);
-  if (wide) {
-    const auto* row4 = reinterpret_cast<const float4*>(row);
-    const auto* weight4 = reinterpret_cast<const float4*>(weight);
-    for (int i = threadIdx.x; i < hidden / 4; i += blockDim.x) {
-      const float4 v = row4[i];
-      const float4 w = weight4[i];
-      store(out, base + 4 * i, v.x * inverse * w.x);
-      store(out, base + 4 * i + 1, v.y * inverse * w.y);
-      store(out, base + 4 * i + 2, v.z * inverse * w.z);
-      store(out, base + 4 * i + 3, v.w * inverse * w.w);
-    }
-    return;
-  }
-  for (int i = threadIdx.x; i < hidden; i += blockDim.x) {
-    store(out, base + i, row[i] * inverse * weight[i]);
-  }
-}
-
-int norm_threads(int hidden) {
-  const int lanes = hidden % 4 == 0 ? hidden / 4 : hidden;
-  return std::clamp((lanes + kWarp - 1) / kWarp * kWarp, kWarp, 1024);
-}
-
-// One block per (row, head of q, k or v); thread t holds elements t and t + head_dim / 2,
-// the pair RoPE's "rotate half" layout rotates together.
-__global__ void qkv_epilogue_kernel(QkvEpilogue e, RowMap map, AttentionShape s, int first,
-                                    int rows) {
-  __shared__ float scratch[kWarp];
-  const int r = first + static_cast<int>(blockIdx.x);
-  const int h = blockIdx.y;
-  const int t = threadIdx.x;
-  const int d = s.head_dim;
-  const int half = d / 2;
-  const int kv_dim = s.kv_heads * d;
-  const int width = s.heads * d + 2 * kv_dim;
-  const bool is_q = h < s.heads;
-  const bool is_k = !is_q && h < s.heads + s.kv_heads;
-  const int column = h * d;  // q heads, then k heads, then v heads
-  const bool active = t < half;
-  float a = 0.0f;
-  float b = 0.0f;
-  if (active) {
-    a = e.qkv[static_cast<std::size_t>(r) * width + column + t];
-    b = e.qkv[static_cast<std::size_t>(r) * width + column + t + half];
-    if (e.bias != nullptr) {
-      a += e.bias[column + t];
-      b += e.bias[column + t + half];
-    }
-  }
-  const int position = map.position[r];
-  if (is_q || is_k) {
-    const float* norm = is_q ? e.q_norm : e.k_norm;
-    if (norm != nullptr) {
-      const float inverse =
-          rsqrtf(block_sum(a * a + b * b, scratch) / static_cast<float>(d) + e.eps);
-      if (active) {
-        a = a * inverse * norm[t];
-        b = b * inverse * norm[t + half];
-      }
-    }
-    if (active) {
-      float sine;
-      float cosine;
-      sincosf(static_cast<float>(position) * e.inverse_frequencies[t], &sine, &cosine);
-      const float ra = a * cosine - b * sine;
-      const float rb = b * cosine + a * sine;
-      a = ra;
-      b = rb;
-    }
-  }
-  if (!active) return;
-  if (is_q) {
-    const int group = s.heads / s.kv_heads;
-    const int g = h / group;
-    const std::size_t base = ((static_cast<std::size_t>(g) * rows + r) * group + h % group) * d;
-    e.q_out[base + t] = __float2bfloat16(a);
-    e.q_out[base + t + half] = __float2bfloat16(b);
-    return;
-  }
-  const int kv_head = is_k ? h - s.heads : h - s.heads - s.kv_heads;
-  const int block = map.block_table[map.sequence[r] * map.max_blocks + position / map.block_tokens];
-  const std::size_t base =
-      (static_cast<std::size_t>(block) * map.block_tokens + position % map.block_tokens) * kv_dim +
-      static_cast<std::size_t>(kv_head) * d;
-  bf16* out = is_k ? e.keys : e.values;
-  out[base + t] = __float2bfloat16(a);
-  out[base + t + half] = __float2bfloat16(b);
-}
+using namespace detail;
 
 // E elements per lane, consecutive (lane * E ...): one wide load per lane when 32 E ==
 // head_dim, element by element (guarded) for smaller heads.
@@ -437,94 +264,6 @@ __global__ void ungroup_kernel(const bf16* grouped, int kv_heads, int count, int
       grouped[i];
 }
 
-__global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* out) {
-  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= static_cast<long long>(rows) * inner) return;
-  const long long r = i / inner;
-  const long long c = i % inner;
-  const float gate = __bfloat162float(gate_up[r * 2 * inner + c]);
-  const float up = __bfloat162float(gate_up[r * 2 * inner + inner + c]);
-  out[i] = __float2bfloat16(gate / (1.0f + expf(-gate)) * up);
-}
-
-// Keeps the better of two (logit, token) candidates: the larger logit, the lower id on ties.
-__device__ void keep_better(float& best, int& token, float other, int other_token) {
-  if (other > best || (other == best && other_token < token)) {
-    best = other;
-    token = other_token;
-  }
-}
-
-// The best candidate of the block, in every thread; `best_of`/`token_of` hold one per warp.
-__device__ void block_argmax(float& best, int& token, float* best_of, int* token_of) {
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    keep_better(best, token, __shfl_xor_sync(0xffffffffu, best, offset),
-                __shfl_xor_sync(0xffffffffu, token, offset));
-  }
-  if (threadIdx.x % kWarp == 0) {
-    best_of[threadIdx.x / kWarp] = best;
-    token_of[threadIdx.x / kWarp] = token;
-  }
-  __syncthreads();
-  for (int w = 0; w < static_cast<int>(blockDim.x) / kWarp; ++w) {
-    keep_better(best, token, best_of[w], token_of[w]);
-  }
-}
-
-// Pass one: block (slice, row) finds its slice's best logit and the sum of exp(x - best)
-// over the slice, so that a row's vocabulary is read by kGreedySlices blocks at once.
-__global__ void greedy_slices_kernel(const float* logits, int vocab, GreedyPartial* partial) {
-  __shared__ float best_of[kNormThreads / kWarp];
-  __shared__ int token_of[kNormThreads / kWarp];
-  __shared__ float scratch[kNormThreads / kWarp];
-  const float* row = logits + static_cast<std::size_t>(blockIdx.y) * vocab;
-  const int per_slice = (vocab + gridDim.x - 1) / gridDim.x;
-  const int begin = static_cast<int>(blockIdx.x) * per_slice;
-  const int end = min(vocab, begin + per_slice);
-  float best = -FLT_MAX;
-  int token = vocab;  // none: an empty slice, or one of -inf and NaN only
-  int finite = 1;
-  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) {
-    const float x = row[i];
-    if (!isfinite(x)) finite = 0;
-    if (x > best) {  // i grows: the first of equal values is kept
-      best = x;
-      token = i;
-    }
-  }
-  const int all_finite = __syncthreads_and(finite);
-  block_argmax(best, token, best_of, token_of);
-  float total = 0.0f;
-  for (int i = begin + threadIdx.x; i < end; i += blockDim.x) total += expf(row[i] - best);
-  total = block_sum(total, scratch);
-  if (threadIdx.x == 0) {
-    partial[blockIdx.y * gridDim.x + blockIdx.x] = GreedyPartial{best, token, total, all_finite};
-  }
-}
-
-// Pass two: one warp per row merges the slices.
-__global__ void greedy_merge_kernel(const GreedyPartial* partial, int slices, GreedyPick* out) {
-  const GreedyPartial* row = partial + static_cast<std::size_t>(blockIdx.x) * slices;
-  const int lane = threadIdx.x;
-  float best = -FLT_MAX;
-  int token = INT_MAX;
-  int finite = 1;
-  for (int i = lane; i < slices; i += kWarp) {
-    keep_better(best, token, row[i].best, row[i].token);
-    finite &= row[i].finite;
-  }
-  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-    keep_better(best, token, __shfl_xor_sync(0xffffffffu, best, offset),
-                __shfl_xor_sync(0xffffffffu, token, offset));
-  }
-  float total = 0.0f;
-  for (int i = lane; i < slices; i += kWarp) {
-    if (row[i].total > 0.0f) total += row[i].total * expf(row[i].best - best);
-  }
-  total = warp_sum(total);
-  finite = __all_sync(0xffffffffu, finite);
-  if (lane == 0) out[blockIdx.x] = GreedyPick{token, -logf(total), finite};
-}
 
 template <int E>
 void launch_paged(const PagedAttention& a, const RowMap& map, const AttentionShape& s,
@@ -534,39 +273,6 @@ void launch_paged(const PagedAttention& a, const RowMap& map, const AttentionSha
 }
 
 }  // namespace
-
-cudaError_t embed(const bf16* table, const int* tokens, int rows, int hidden, float* x,
-                  cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  embed_kernel<<<rows, kNormThreads, 0, stream>>>(table, tokens, hidden, x);
-  return cudaGetLastError();
-}
-
-cudaError_t rms_norm(const float* x, const int* rows_of, int rows, int hidden, const float* weight,
-                     float eps, bf16* out, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  rms_norm_kernel<bf16>
-      <<<rows, norm_threads(hidden), 0, stream>>>(x, rows_of, hidden, weight, eps, out);
-  return cudaGetLastError();
-}
-
-cudaError_t rms_norm_f32(const float* x, int rows, int hidden, const float* weight, float eps,
-                         float* out, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  rms_norm_kernel<float>
-      <<<rows, norm_threads(hidden), 0, stream>>>(x, nullptr, hidden, weight, eps, out);
-  return cudaGetLastError();
-}
-
-cudaError_t qkv_epilogue(const QkvEpilogue& e, const RowMap& map, const AttentionShape& shape,
-                         int first, int count, int rows, cudaStream_t stream) {
-  if (count == 0) return cudaSuccess;
-  const int half = shape.head_dim / 2;
-  const int threads = (half + kWarp - 1) / kWarp * kWarp;
-  const dim3 grid(count, shape.heads + 2 * shape.kv_heads);
-  qkv_epilogue_kernel<<<grid, threads, 0, stream>>>(e, map, shape, first, rows);
-  return cudaGetLastError();
-}
 
 cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const AttentionShape& shape,
                             cudaStream_t stream) {
@@ -616,20 +322,5 @@ cudaError_t ungroup(const bf16* grouped, int kv_heads, int count, int group, int
   return cudaGetLastError();
 }
 
-cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaStream_t stream) {
-  const long long total = static_cast<long long>(rows) * inner;
-  if (total == 0) return cudaSuccess;
-  silu_mul_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(gate_up, rows, inner, out);
-  return cudaGetLastError();
-}
-
-cudaError_t greedy(const float* logits, int rows, int vocab, GreedyPartial* scratch,
-                   GreedyPick* out, cudaStream_t stream) {
-  if (rows == 0) return cudaSuccess;
-  const int slices = std::clamp(vocab / (4 * kNormThreads), 1, kGreedySlices);
-  greedy_slices_kernel<<<dim3(slices, rows), kNormThreads, 0, stream>>>(logits, vocab, scratch);
-  greedy_merge_kernel<<<rows, kWarp, 0, stream>>>(scratch, slices, out);
-  return cudaGetLastError();
-}
 
 }  // namespace baton::cuda::kernels

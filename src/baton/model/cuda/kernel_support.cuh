@@ -1,0 +1,61 @@
+// What the model kernels' files share: block sizes, warp and block reductions, and the
+// grid size for a count. Internal to model/cuda/'s .cu files.
+// Thread-safety: device code and a pure helper.
+#pragma once
+
+#include <cfloat>
+
+#include "baton/model/cuda/model_kernels.h"
+
+namespace baton::cuda::kernels::detail {
+
+constexpr int kWarp = 32;
+constexpr int kNormThreads = 256;
+constexpr int kAttentionWarps = 4;
+constexpr int kKeysPerWarp = 4;
+
+__device__ inline float warp_sum(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2)
+    v += __shfl_xor_sync(0xffffffffu, v, offset);
+  return v;
+}
+
+__device__ inline float warp_max(float v) {
+  for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+    v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, offset));
+  }
+  return v;
+}
+
+// Sum over the block (every thread gets it); `scratch` holds one float per warp.
+__device__ inline float block_sum(float v, float* scratch) {
+  const int lane = threadIdx.x % kWarp;
+  const int warp = threadIdx.x / kWarp;
+  const int warps = (blockDim.x + kWarp - 1) / kWarp;
+  v = warp_sum(v);
+  __syncthreads();  // scratch may still be read from a previous call
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float total = 0.0f;
+  for (int w = 0; w < warps; ++w) total += scratch[w];
+  return total;
+}
+
+__device__ inline float block_max(float v, float* scratch) {
+  const int lane = threadIdx.x % kWarp;
+  const int warp = threadIdx.x / kWarp;
+  const int warps = (blockDim.x + kWarp - 1) / kWarp;
+  v = warp_max(v);
+  __syncthreads();
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  float best = -FLT_MAX;
+  for (int w = 0; w < warps; ++w) best = fmaxf(best, scratch[w]);
+  return best;
+}
+
+inline int blocks_for(long long count, int threads) {
+  return static_cast<int>((count + threads - 1) / threads);
+}
+
+}  // namespace baton::cuda::kernels::detail
