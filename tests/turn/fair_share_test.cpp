@@ -156,8 +156,13 @@ TEST(FairShare, AnEngineThatWantsLessThanItsShareGetsAllItWants) {
   stop = true;
   busy.join();
   std::sort(waits_ms.begin(), waits_ms.end());
-  // A piece is 400 us of sleep; the median wait is about that, whatever the weights.
+  // A piece is 400 us of sleep; the median wait is about that, whatever the weights. Not
+  // under ThreadSanitizer, which runs the test for its races: there every lock and stream
+  // op is several times slower (a clean clone's TSan run beside a build measured a 5.2 ms
+  // median), so a time says nothing about the turn.
+#ifndef __SANITIZE_THREAD__
   EXPECT_LT(waits_ms[waits_ms.size() / 2], 5.0) << "median wait for the turn, ms";
+#endif
   const TurnStats stats = f.turn.stats();
   EXPECT_GT(stats.clients[0].device_s, 3 * stats.clients[1].device_s);
 }

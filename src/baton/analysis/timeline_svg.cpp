@@ -17,6 +17,8 @@
 
 #include "baton/analysis/spans.h"
 #include "baton/analysis/timeline_axis.h"
+#include "baton/analysis/timeline_lanes.h"
+#include "baton/analysis/timeline_ticks.h"
 #include "baton/common/clock.h"
 
 namespace baton {
@@ -66,105 +68,9 @@ std::string xml_escape(std::string_view text) {
   return out;
 }
 
-struct EngineRows {
-  Spans normal;        // sorted by start
-  Spans long_context;  // sorted by start
-};
-using Lanes = std::map<std::string, EngineRows>;  // one lane per engine, sorted by name
-
-Lanes collect_lanes(const ExposureInput& input, const TimelineOptions& options) {
-  Lanes lanes;
-  for (const BusyInterval& iv : input.intervals) {
-    if (!std::isfinite(iv.start) || !std::isfinite(iv.end)) continue;
-    const bool is_long =
-        options.long_context && iv.context_tokens && *iv.context_tokens >= *options.long_context;
-    EngineRows& rows = lanes[iv.engine];
-    (is_long ? rows.long_context : rows.normal).emplace_back(iv.start, std::max(iv.start, iv.end));
-  }
-  for (const HangRecord& hang : input.hangs) {
-    if (!hang.engine.empty()) lanes[hang.engine];  // a lane for its marker
-  }
-  for (auto& [name, rows] : lanes) {
-    std::sort(rows.normal.begin(), rows.normal.end());
-    std::sort(rows.long_context.begin(), rows.long_context.end());
-  }
-  return lanes;
-}
-
-// Where at least two engines are busy: a sweep over the boundaries of each engine's union
-// of intervals (an engine overlapping itself is not dual).
-Spans dual_time(const Lanes& lanes) {
-  std::vector<std::pair<double, int>> events;
-  for (const auto& [name, rows] : lanes) {
-    Spans all = rows.normal;
-    all.insert(all.end(), rows.long_context.begin(), rows.long_context.end());
-    std::sort(all.begin(), all.end());
-    for (const auto& [start, end] : join_spans(all, 0.0)) {
-      if (end <= start) continue;
-      events.emplace_back(start, +1);
-      events.emplace_back(end, -1);
-    }
-  }
-  std::sort(events.begin(), events.end());  // at one instant, ends (-1) come before starts
-  Spans dual;
-  int busy = 0;
-  double since = 0;
-  for (const auto& [time, delta] : events) {
-    const int before = busy;
-    busy += delta;
-    if (before < 2 && busy >= 2) since = time;
-    if (before >= 2 && busy < 2 && time > since) dual.emplace_back(since, time);
-  }
-  return dual;
-}
-
-double total(const Spans& spans) {
-  double sum = 0;
-  for (const auto& [start, end] : spans) sum += end - start;
-  return sum;
-}
-
-// When anything happened: every engine's intervals and every fault (an instant), joined.
-Spans busy_spans(const Lanes& lanes, const std::vector<HangRecord>& hangs) {
-  Spans busy;
-  for (const auto& [name, rows] : lanes) {
-    busy.insert(busy.end(), rows.normal.begin(), rows.normal.end());
-    busy.insert(busy.end(), rows.long_context.begin(), rows.long_context.end());
-  }
-  for (const HangRecord& hang : hangs) {
-    if (std::isfinite(hang.time)) busy.emplace_back(hang.time, hang.time);
-  }
-  std::sort(busy.begin(), busy.end());
-  return join_spans(busy, 0.0);
-}
-
-struct Range {
-  double t0;
-  double t1;
-};
-
-// The earliest and latest instant of the input; none when it has nothing to draw.
-std::optional<Range> data_range(const ExposureInput& input) {
-  double t0 = INFINITY;
-  double t1 = -INFINITY;
-  auto add = [&](double t) {
-    if (!std::isfinite(t)) return;
-    t0 = std::min(t0, t);
-    t1 = std::max(t1, t);
-  };
-  for (const BusyInterval& iv : input.intervals) {
-    if (!std::isfinite(iv.start) || !std::isfinite(iv.end)) continue;
-    add(iv.start);
-    add(iv.end);
-  }
-  for (const HangRecord& hang : input.hangs) add(hang.time);
-  if (t0 > t1) return std::nullopt;
-  return Range{.t0 = t0, .t1 = t1};
-}
-
 // Maps time to pixels.
 struct Frame {
-  Range time{.t0 = 0, .t1 = 1};  // never empty: a zero span is widened to one second
+  timeline::Range time{.t0 = 0, .t1 = 1};  // never empty: a zero span is widened to one second
   double left = 0;   // plot area, pixels
   double right = 0;
   TimeAxis axis;  // from time onto [left, right], maybe broken at idle gaps
@@ -181,9 +87,10 @@ struct Frame {
 std::string lane_label(const std::string& engine) { return engine.empty() ? "(unnamed)" : engine; }
 
 // `busy`: where the axis may be broken (busy_spans); empty: it is not.
-Frame make_frame(Range range, const Lanes& lanes, int width, const Spans& busy) {
+Frame make_frame(timeline::Range range, const timeline::Lanes& lanes, int width,
+                 const Spans& busy) {
   Frame frame;
-  if (range.t1 - range.t0 <= 0) range = Range{.t0 = range.t0 - 0.5, .t1 = range.t1 + 0.5};
+  if (range.t1 - range.t0 <= 0) range = timeline::Range{.t0 = range.t0 - 0.5, .t1 = range.t1 + 0.5};
   frame.time = range;
   std::size_t longest = kDualLabel.size();
   for (const auto& [name, rows] : lanes) longest = std::max(longest, lane_label(name).size());
@@ -209,70 +116,6 @@ Spans on_screen(const Spans& sorted, const Frame& frame) {
   return join_spans(pixels, 1.0);
 }
 
-// "HH:MM:SS" in UTC, with "YYYY-MM-DD " in front when `with_date`, ".mmm" after when
-// `with_millis`.
-std::string utc_text(double t, bool with_date, bool with_millis) {
-  using namespace std::chrono;
-  const auto ms = static_cast<std::int64_t>(std::llround(t * 1000));
-  const sys_time<milliseconds> when{milliseconds(ms)};
-  const auto day = floor<days>(when);
-  const hh_mm_ss<milliseconds> clock(when - day);
-  std::string text;
-  if (with_date) {
-    const year_month_day date(day);
-    put(text, "{:04}-{:02}-{:02} ", static_cast<int>(date.year()),
-        static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()));
-  }
-  put(text, "{:02}:{:02}:{:02}", clock.hours().count(), clock.minutes().count(),
-      clock.seconds().count());
-  if (with_millis) put(text, ".{:03}", clock.subseconds().count());
-  return text;
-}
-
-std::string duration_text(double seconds) {
-  if (seconds < 1) return fmt::format("{:.0f} ms", seconds * 1000);
-  if (seconds < 60) return fmt::format("{:.1f} s", seconds);
-  const auto s = std::llround(seconds);
-  if (s < 3600) return fmt::format("{} min {:02} s", s / 60, s % 60);
-  if (s < 86400) return fmt::format("{} h {:02} min", s / 3600, s / 60 % 60);
-  return fmt::format("{} d {} h", s / 86400, s / 3600 % 24);
-}
-
-// The smallest 1, 2 or 5 times a power of ten that is at least `raw`.
-double decimal_step(double raw) {
-  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  for (const double m : {1.0, 2.0, 5.0}) {
-    if (m * magnitude >= raw) return m * magnitude;
-  }
-  return 10 * magnitude;
-}
-
-// The smallest round step (seconds, minutes, hours, days) that is at least `raw`.
-double round_step(double raw) {
-  constexpr double kSteps[] = {1,     2,     5,     10,     15,     20,     30,     60,    120,
-                               300,   600,   900,   1200,   1800,   3600,   7200,   10800, 14400,
-                               21600, 43200, 86400, 172800, 432000, 604800, 1209600};
-  if (raw <= 1) return decimal_step(raw);
-  for (const double step : kSteps) {
-    if (step >= raw) return step;
-  }
-  return kSecondsPerDay * decimal_step(raw / kSecondsPerDay);
-}
-
-// A round step that cuts `span` into at most `most` (clamped to 2..9) parts: at most 10
-// ticks.
-double tick_step(double span, double most) {
-  return round_step(span / std::clamp(std::floor(most), 2.0, 9.0));
-}
-
-// The tick step of a segment `pixels` wide: a tick per kTickSpacing at most, so a segment
-// too narrow for two gets one or none.
-double segment_step(double span, double pixels) {
-  if (!(span > 0)) return 0;  // an instant: no round time to tick
-  if (pixels >= 2 * kTickSpacing) return tick_step(span, pixels / kTickSpacing);
-  return round_step(span * kTickSpacing / std::max(pixels, 1.0));
-}
-
 void open_svg(std::string& out, int width, double height) {
   put(out,
       "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -290,21 +133,22 @@ void emit_title(std::string& out, const std::string& title, std::string_view ran
       kTitleY, xml_escape(title.empty() ? "baton timeline" : title), xml_escape(range_text));
 }
 
-std::string range_text(Range range) {
+std::string range_text(timeline::Range range) {
   const bool two_days =
       std::floor(range.t0 / kSecondsPerDay) != std::floor(range.t1 / kSecondsPerDay);
-  return fmt::format("{} \u2192 {} UTC (span {})", utc_text(range.t0, true, false),
-                     utc_text(range.t1, two_days, false), duration_text(range.t1 - range.t0));
+  return fmt::format("{} \u2192 {} UTC (span {})", timeline::utc_text(range.t0, true, false),
+                     timeline::utc_text(range.t1, two_days, false),
+                     timeline::duration_text(range.t1 - range.t0));
 }
 
 // The second line: dual time, fault counts and the idle time cut from the axis.
-void emit_summary(std::string& out, Range range, double dual_seconds,
+void emit_summary(std::string& out, timeline::Range range, double dual_seconds,
                   const std::vector<HangRecord>& hangs, const std::vector<AxisBreak>& breaks) {
   const double span = range.t1 - range.t0;
   const auto n_hangs = std::count_if(hangs.begin(), hangs.end(),
                                      [](const HangRecord& h) { return h.error_class == "hang"; });
   const auto n_other = static_cast<std::ptrdiff_t>(hangs.size()) - n_hangs;
-  std::string text = fmt::format("dual {}", duration_text(dual_seconds));
+  std::string text = fmt::format("dual {}", timeline::duration_text(dual_seconds));
   if (span > 0) put(text, " ({:.1f}% of the span)", 100 * dual_seconds / span);
   put(text, " \u00b7 {} hang{}, {} other fault{}", n_hangs, n_hangs == 1 ? "" : "s", n_other,
       n_other == 1 ? "" : "s");
@@ -312,12 +156,12 @@ void emit_summary(std::string& out, Range range, double dual_seconds,
     double idle = 0;
     for (const AxisBreak& cut : breaks) idle += cut.t1 - cut.t0;
     put(text, " \u00b7 {} idle gap{} ({}) cut from the axis", breaks.size(),
-        breaks.size() == 1 ? "" : "s", duration_text(idle));
+        breaks.size() == 1 ? "" : "s", timeline::duration_text(idle));
   }
   put(out, "<text x=\"10\" y=\"{}\" fill=\"#444\">{}</text>\n", kSummaryY, text);
 }
 
-void emit_lane_backgrounds(std::string& out, const Frame& frame, const Lanes& lanes) {
+void emit_lane_backgrounds(std::string& out, const Frame& frame, const timeline::Lanes& lanes) {
   std::size_t i = 0;
   for (const auto& [name, rows] : lanes) {
     const double top = frame.lane_top(i);
@@ -363,9 +207,9 @@ void emit_breaks(std::string& out, const Frame& frame) {
   const double top = kBandTop;
   const double bottom = frame.lanes_bottom();
   for (const AxisBreak& cut : frame.axis.breaks()) {
-    const std::string length = duration_text(cut.t1 - cut.t0);
+    const std::string length = timeline::duration_text(cut.t1 - cut.t0);
     put(out, "<g class=\"break\"><title>idle {} \u2192 {} UTC ({})</title>",
-        utc_text(cut.t0, true, false), utc_text(cut.t1, true, false), length);
+        timeline::utc_text(cut.t0, true, false), timeline::utc_text(cut.t1, true, false), length);
     put(out, "<rect x=\"{:.1f}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"white\"/>", cut.x0, top,
         kBreakWidth, bottom - top);
     put(out, "<path d=\"{}{}\" stroke=\"{}\" fill=\"none\"/>", zigzag(cut.x0 + 3, top, bottom),
@@ -396,7 +240,7 @@ void emit_dual(std::string& out, const Frame& frame, const Spans& dual) {
              fmt::format("class=\"dual-shade\" fill=\"{}\" fill-opacity=\"0.2\"", kDualColor));
 }
 
-void emit_bars(std::string& out, const Frame& frame, const Lanes& lanes) {
+void emit_bars(std::string& out, const Frame& frame, const timeline::Lanes& lanes) {
   std::size_t i = 0;
   for (const auto& [name, rows] : lanes) {
     const double y = frame.lane_top(i++) + kBarInset;
@@ -410,8 +254,8 @@ void emit_bars(std::string& out, const Frame& frame, const Lanes& lanes) {
 
 // A tick's label: the time, and under it the date when the span is over a day.
 std::string tick_label(double t, double x, double step, bool with_date) {
-  if (!with_date) return utc_text(t, false, step < 1);
-  const std::string text = utc_text(t, true, false);  // "YYYY-MM-DD HH:MM:SS"
+  if (!with_date) return timeline::utc_text(t, false, step < 1);
+  const std::string text = timeline::utc_text(t, true, false);  // "YYYY-MM-DD HH:MM:SS"
   return fmt::format("{}<tspan x=\"{:.1f}\" dy=\"13\">{}</tspan>", text.substr(11, 5), x,
                      text.substr(0, 10));
 }
@@ -465,8 +309,9 @@ void emit_axis(std::string& out, const Frame& frame) {
     const AxisSegment& s = segments[k];
     put(out, "<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#666\"/>\n", s.x0, y,
         s.x1, y);
-    const double step = segments.size() == 1 ? tick_step(s.t1 - s.t0, (s.x1 - s.x0) / kTickSpacing)
-                                             : segment_step(s.t1 - s.t0, s.x1 - s.x0);
+    const double step = segments.size() == 1
+                            ? timeline::tick_step(s.t1 - s.t0, (s.x1 - s.x0) / kTickSpacing)
+                            : timeline::segment_step(s.t1 - s.t0, s.x1 - s.x0, kTickSpacing);
     const double label_chars = with_date ? 10 : step < 1 ? 12 : 8;  // the widest line
     for (const double t : segment_ticks(frame, k, step)) {
       const double x = frame.x(t);
@@ -488,7 +333,7 @@ void emit_marker(std::string& out, const Frame& frame, const HangRecord& hang, i
       lane < 0 ? " unattributed" : "", color, color);
   put(out, "<title>{} \u00b7 {} \u00b7 {} UTC</title>", xml_escape(hang.error_class),
       hang.engine.empty() ? "unattributed" : xml_escape(hang.engine),
-      utc_text(hang.time, true, true));
+      timeline::utc_text(hang.time, true, true));
   put(out, "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke-width=\"2\"{3}/>", x,
       top, bottom, lane < 0 ? " stroke-dasharray=\"5 3\"" : "");
   put(out, "<path d=\"M{:.1f} {}h8l-4 6z\" stroke=\"none\"/></g>\n", x - 4, top);
@@ -496,7 +341,7 @@ void emit_marker(std::string& out, const Frame& frame, const HangRecord& hang, i
 
 // One marker per fault; faults of one class on one lane at the same pixel share one.
 void emit_markers(std::string& out, const Frame& frame, const std::vector<HangRecord>& hangs,
-                  const Lanes& lanes) {
+                  const timeline::Lanes& lanes) {
   std::set<std::tuple<long long, int, bool>> drawn;
   for (const HangRecord& hang : hangs) {
     if (!std::isfinite(hang.time)) continue;
@@ -586,18 +431,19 @@ std::string no_data_svg(int width, const std::string& title) {
 
 std::string render_timeline_svg(const ExposureInput& input, const TimelineOptions& options) {
   const int width = std::max(options.width, kMinWidth);
-  const std::optional<Range> range = data_range(input);
+  const std::optional<timeline::Range> range = timeline::data_range(input);
   if (!range) return no_data_svg(width, options.title);
-  const Lanes lanes = collect_lanes(input, options);
-  Frame frame = make_frame(*range, lanes, width,
-                           options.collapse_idle_gaps ? busy_spans(lanes, input.hangs) : Spans{});
+  const timeline::Lanes lanes = timeline::collect_lanes(input, options);
+  Frame frame =
+      make_frame(*range, lanes, width,
+                 options.collapse_idle_gaps ? timeline::busy_spans(lanes, input.hangs) : Spans{});
   const std::vector<LegendItem> legend = legend_items(options, !frame.axis.breaks().empty());
   frame.legend_rows = legend_places(legend, frame.left, frame.right).back().second + 1;
-  const Spans dual = dual_time(lanes);
+  const Spans dual = timeline::dual_time(lanes);
   std::string out;
   open_svg(out, width, frame.height());
   emit_title(out, options.title, range_text(*range));
-  emit_summary(out, *range, total(dual), input.hangs, frame.axis.breaks());
+  emit_summary(out, *range, timeline::total(dual), input.hangs, frame.axis.breaks());
   emit_lane_backgrounds(out, frame, lanes);
   emit_breaks(out, frame);
   emit_axis(out, frame);
