@@ -1,6 +1,8 @@
 #include "baton/engine/layer_pieces.h"
 
 #include <optional>
+#include <utility>
+#include <vector>
 
 namespace baton {
 
