@@ -16,15 +16,11 @@
 #include "baton/model/kv_block_pool.h"
 #include "baton/model/kv_memory.h"
 #include "baton/model/llama_model.h"
+#include "baton/model/sequence_step.h"
 #include "baton/model/step_profile.h"
 #include "baton/model/tokenizer/token_id.h"
 
 namespace baton {
-
-struct SequenceStep {
-  std::vector<TokenId> tokens;  // new positions, written after sequence->length
-  KvSequence* sequence = nullptr;
-};
 
 enum class LogitsFor { last_token, every_token };
 

@@ -17,8 +17,8 @@
 #include <memory>
 #include <vector>
 
-#include "baton/model/forward_pass.h"
 #include "baton/model/sampler.h"
+#include "baton/model/sequence_step.h"
 
 namespace baton {
 

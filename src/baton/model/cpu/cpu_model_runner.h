@@ -9,6 +9,7 @@
 #include <mutex>
 #include <vector>
 
+#include "baton/model/forward_pass.h"
 #include "baton/model/model_runner.h"
 
 namespace baton {
