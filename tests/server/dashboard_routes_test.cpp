@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/host/make_device.h"
-#include "baton/server/router.h"
+#include "baton/server/routes/router.h"
 
 namespace baton {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "baton/server/router.h"
+#include "baton/server/routes/router.h"
 
 namespace baton {
 namespace {

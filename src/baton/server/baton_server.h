@@ -39,7 +39,7 @@
 #include "baton/server/observe/exposure_counters.h"
 #include "baton/server/observe/metrics.h"
 #include "baton/server/observe/recent_activity.h"
-#include "baton/server/router.h"
+#include "baton/server/routes/router.h"
 
 namespace baton {
 

@@ -1,4 +1,4 @@
-#include "baton/server/router.h"
+#include "baton/server/routes/router.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,8 +8,8 @@
 #include "baton/server/api/anthropic_messages.h"
 #include "baton/server/api/json_fields.h"
 #include "baton/server/api/logit_bias_field.h"
-#include "baton/server/completion_stream.h"
-#include "baton/server/embedding_response.h"
+#include "baton/server/routes/completion_stream.h"
+#include "baton/server/routes/embedding_response.h"
 #include "baton/server/http/api_error.h"
 #include "baton/server/observe/dashboard_routes.h"
 #include "baton/server/observe/route_label.h"

@@ -1,4 +1,4 @@
-#include "baton/server/completion_stream.h"
+#include "baton/server/routes/completion_stream.h"
 
 #include <chrono>
 

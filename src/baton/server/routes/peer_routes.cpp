@@ -9,8 +9,8 @@
 #include "baton/server/api/openai_response.h"
 #include "baton/server/api/peer_requests.h"
 #include "baton/server/api/responses_api.h"
-#include "baton/server/completion_stream.h"
-#include "baton/server/router.h"
+#include "baton/server/routes/completion_stream.h"
+#include "baton/server/routes/router.h"
 
 namespace baton {
 namespace {

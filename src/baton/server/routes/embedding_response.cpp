@@ -1,4 +1,4 @@
-#include "baton/server/embedding_response.h"
+#include "baton/server/routes/embedding_response.h"
 
 #include <chrono>
 

@@ -10,7 +10,7 @@
 #include "baton/server/api/openai_response.h"
 #include "baton/ledger/write_status_json.h"
 #include "baton/server/http/api_error.h"
-#include "baton/server/router.h"
+#include "baton/server/routes/router.h"
 
 namespace baton {
 namespace {
