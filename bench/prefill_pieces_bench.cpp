@@ -48,15 +48,14 @@ struct Pieces {
   double longest_ms = 0.0;
 };
 
-// Runs one piece (a list of (part, first, count)) and waits for it; returns its time.
+// Runs one piece (its segments of parts) and waits for it; returns its time.
 double run_piece(baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& step, int layer,
-                 std::vector<std::pair<baton::LayerPart, baton::PieceSegment>> segments,
-                 Pieces& pieces) {
+                 std::vector<baton::PieceSegment> piece, Pieces& pieces) {
   const auto start = Clock::now();
   stream.encode(baton::Op{.run =
-                              [step, layer, segments = std::move(segments)] {
-                                for (const auto& [part, s] : segments) {
-                                  step->run_piece(layer, part, s.first, s.count);
+                              [step, layer, piece = std::move(piece)] {
+                                for (const baton::PieceSegment& s : piece) {
+                                  step->run_piece(layer, s.kind, s.first, s.count);
                                 }
                               },
                           .bytes = 0});
@@ -90,9 +89,9 @@ LayerCutter fixed_pieces(bool rows, int units, int heads) {
     for (const baton::PartCut& cut : parts) {
       const int piece = cut.part == baton::LayerPart::attention ? heads : units;
       for (int first = 0; first < cut.units; first += piece) {
-        const baton::PieceSegment segment{.first = first,
-                                          .count = std::min(piece, cut.units - first)};
-        (void)run_piece(stream, s, layer, {{cut.part, segment}}, pieces);
+        const baton::PieceSegment segment{
+            .kind = cut.part, .first = first, .count = std::min(piece, cut.units - first)};
+        (void)run_piece(stream, s, layer, {segment}, pieces);
       }
     }
   };
@@ -105,9 +104,7 @@ LayerCutter budget_pieces(baton::PieceSizer& sizer, double budget_ms) {
     baton::LayerPieces walk(sizer, s->cut_layer(), context, budget_ms);
     while (!walk.done()) {
       const std::vector<baton::PieceSegment> piece = walk.next();
-      std::vector<std::pair<baton::LayerPart, baton::PieceSegment>> segments;
-      for (const baton::PieceSegment& p : piece) segments.emplace_back(walk.part(p).part, p);
-      walk.record(piece, run_piece(stream, s, layer, std::move(segments), pieces));
+      walk.record(piece, run_piece(stream, s, layer, piece, pieces));
     }
   };
 }

@@ -59,6 +59,7 @@ LayerRun walk_layer(PieceSizer& sizer, const std::vector<PartCut>& parts,
         next_unit = 0;
       }
       EXPECT_EQ(s.part, part);
+      EXPECT_EQ(s.kind, parts[part].part);
       EXPECT_EQ(s.first, next_unit);
       EXPECT_GT(s.count, 0);
       next_unit += s.count;

@@ -16,12 +16,16 @@ PieceShape LayerPieces::shape_of(std::size_t part) const {
   return {.part = parts_[part].part, .align = parts_[part].align, .context = context_};
 }
 
+PieceSegment LayerPieces::segment(std::size_t part, int first, int count) const {
+  return {.part = part, .kind = parts_[part].part, .first = first, .count = count};
+}
+
 std::vector<PieceSegment> LayerPieces::next() {
   std::vector<PieceSegment> piece;
   if (done()) return piece;
   const int remaining = parts_[part_].units - first_;
   const int count = sizer_.next_piece(shape_of(part_), remaining, budget_ms_);
-  piece.push_back({.part = part_, .first = first_, .count = count});
+  piece.push_back(segment(part_, first_, count));
   if (count < remaining) {
     first_ += count;
     return piece;
@@ -37,7 +41,7 @@ std::vector<PieceSegment> LayerPieces::next() {
     const std::optional<double> alone = sizer_.predict(shape_of(part_), units);
     if (!total || !alone || *total + *alone > budget_ms_) break;
     *total += *alone;
-    piece.push_back({.part = part_, .first = 0, .count = units});
+    piece.push_back(segment(part_, 0, units));
   }
   return piece;
 }

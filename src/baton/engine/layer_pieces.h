@@ -17,6 +17,7 @@ namespace baton {
 
 struct PieceSegment {
   std::size_t part = 0;  // an index into the layer's parts
+  LayerPart kind = LayerPart::rows;  // that part's, for ModelStep::run_piece
   int first = 0;
   int count = 0;
 };
@@ -36,10 +37,10 @@ class LayerPieces {
   // The share of the layer's parts a piece covers (its units over each part's, summed,
   // over the parts' count): what a mean piece size is measured in.
   double layer_share(std::span<const PieceSegment> piece) const;
-  const PartCut& part(const PieceSegment& segment) const { return parts_[segment.part]; }
 
  private:
   PieceShape shape_of(std::size_t part) const;
+  PieceSegment segment(std::size_t part, int first, int count) const;
 
   PieceSizer& sizer_;
   const std::vector<PartCut> parts_;

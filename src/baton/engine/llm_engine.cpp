@@ -177,14 +177,12 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
   }
   LayerPieces pieces(pieces_, step->cut_layer(), context, *budget);
   while (!pieces.done()) {
-    std::vector<PieceSegment> piece = pieces.next();
-    std::vector<std::pair<LayerPart, PieceSegment>> run;
-    for (const PieceSegment& s : piece) run.emplace_back(pieces.part(s).part, s);
+    const std::vector<PieceSegment> piece = pieces.next();
     const TimePoint began = Clock::now();
     stream_->encode(Op{.run =
-                           [step, layer, run = std::move(run)] {
-                             for (const auto& [part, s] : run) {
-                               step->run_piece(layer, part, s.first, s.count);
+                           [step, layer, piece] {
+                             for (const PieceSegment& s : piece) {
+                               step->run_piece(layer, s.kind, s.first, s.count);
                              }
                            },
                        .bytes = 0});
