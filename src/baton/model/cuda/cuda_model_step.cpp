@@ -178,22 +178,23 @@ bool CudaModelStep::uses_flash() const {
 
 void CudaModelStep::set_device_share(double share) { share_.store(share); }
 
-cudaStream_t CudaModelStep::prepare(int layer, bool first_piece) {
+cudaStream_t CudaModelStep::prepare() {
   state_.placement.set_share(share_.load(), plan_.prefills);
   const cudaStream_t stream =
       state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
   BATON_CUBLAS_CHECK(cublasSetWorkspace(state_.cublas.get(), state_.cublas_workspace.get(),
                                         state_.cublas_workspace.bytes()));
-  if (layer == 0 && first_piece) {
-    CudaWorkspace& w = state_.workspace;
-    auto* meta = w.device_at<int>(Slot::meta);
-    BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
-                                     cudaMemcpyHostToDevice, stream));
-    BATON_CUDA_CHECK(kernels::embed(state_.model.embedding(), meta, rows_,
-                                    static_cast<int>(state_.model.config().hidden_size),
-                                    w.device_at<float>(Slot::residual), stream));
-  }
   return stream;
+}
+
+void CudaModelStep::embed(cudaStream_t stream) {
+  CudaWorkspace& w = state_.workspace;
+  auto* meta = w.device_at<int>(Slot::meta);
+  BATON_CUDA_CHECK(cudaMemcpyAsync(meta, w.pinned_at<int>(Slot::meta), meta_.size() * sizeof(int),
+                                   cudaMemcpyHostToDevice, stream));
+  BATON_CUDA_CHECK(kernels::embed(state_.model.embedding(), meta, rows_,
+                                  static_cast<int>(state_.model.config().hidden_size),
+                                  w.device_at<float>(Slot::residual), stream));
 }
 
 std::vector<PartCut> CudaModelStep::cut_layer() const {
@@ -232,8 +233,11 @@ void CudaModelStep::run_piece(int index, LayerPart part, int first, int count) {
     throw std::out_of_range(std::string(part_name(part)) + " " + std::to_string(first) + "+" +
                             std::to_string(count) + " of a layer part of " + std::to_string(units));
   }
-  const bool first_piece = first == 0 && (part == LayerPart::rows || part == LayerPart::qkv);
-  const cudaStream_t stream = prepare(index, first_piece);
+  const cudaStream_t stream = prepare();
+  // Layer 0's first piece of either cut (rows, or the q/k/v product) begins the step.
+  if (index == 0 && first == 0 && (part == LayerPart::rows || part == LayerPart::qkv)) {
+    embed(stream);
+  }
   if (part == LayerPart::rows) {
     enqueue_layer(index, first, count, stream);
   } else {
@@ -242,7 +246,8 @@ void CudaModelStep::run_piece(int index, LayerPart part, int first, int count) {
 }
 
 void CudaModelStep::run_layer(int index) {
-  const cudaStream_t stream = prepare(index, true);
+  const cudaStream_t stream = prepare();
+  if (index == 0) embed(stream);
   if (!graphed_) {
     enqueue_layer(index, 0, rows_, stream);
     return;
@@ -461,7 +466,7 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
 void CudaModelStep::finish() {
   const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
-  const cudaStream_t stream = prepare(layers(), false);
+  const cudaStream_t stream = prepare();
   const int hidden = static_cast<int>(c.hidden_size);
   const auto eps = static_cast<float>(c.rms_norm_eps);
   auto* residual = w.device_at<float>(Slot::residual);

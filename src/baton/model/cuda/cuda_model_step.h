@@ -46,9 +46,10 @@ class CudaModelStep final : public ModelStep {
   Dims dims() const;
   void plan_rows();
   void size_workspace();
-  // The stream to launch on; before layer 0's first piece, the row map's copy and the
-  // embedding too.
-  cudaStream_t prepare(int layer, bool first_piece);
+  // The stream to launch on, with the device share placed and cuBLAS's workspace set.
+  cudaStream_t prepare();
+  // The row map's copy to the device and the embedding: the step's first launches.
+  void embed(cudaStream_t stream);
   int units_of(LayerPart part) const;
   // Rows [first, first + count) of every part of a layer.
   void enqueue_layer(int index, int first, int count, cudaStream_t stream);
