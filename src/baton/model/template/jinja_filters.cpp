@@ -304,85 +304,111 @@ Value abs_filter(const Value& value, const CallArgs&, std::string_view) {
   fail("abs needs a number");
 }
 
-using Filter = Value (*)(const Value& value, const CallArgs& args, std::string_view name);
+// upper, lower, capitalize and title: the string method of the filter's name.
+Value case_filter(const Value& v, const CallArgs&, std::string_view name) {
+  return string_method(v.str(), std::string(name), {});
+}
+
+Value escape(const Value& v, const CallArgs&, std::string_view) {
+  return Value::from(escape_html(v.str()));
+}
+
+struct Filter {
+  Value (*run)(const Value& value, const CallArgs& args, std::string_view name) = nullptr;
+  // Called on an undefined value too: default decides on it, select/reject/map treat it
+  // as Jinja does any falsy value (empty), length, count and list as empty.
+  bool takes_undefined = false;
+};
 
 // Every filter by name; a filter that serves several names gets the name it was called by.
 const std::unordered_map<std::string_view, Filter>& filters() {
   static const std::unordered_map<std::string_view, Filter> table = {
-      {"default", default_filter},
-      {"d", default_filter},
-      {"trim", trim},
-      {"tojson", tojson},
-      {"length", length},
-      {"count", length},
-      {"items", items},
-      {"list", [](const Value& v, const CallArgs&,
-                  std::string_view) { return Value::from(iterate(v, "list")); }},
-      {"first", first_or_last},
-      {"last", first_or_last},
-      {"join", join},
-      {"upper",
-       [](const Value& v, const CallArgs&, std::string_view name) {
-         return string_method(v.str(), std::string(name), {});
-       }},
-      {"lower",
-       [](const Value& v, const CallArgs&, std::string_view name) {
-         return string_method(v.str(), std::string(name), {});
-       }},
-      {"capitalize",
-       [](const Value& v, const CallArgs&, std::string_view name) {
-         return string_method(v.str(), std::string(name), {});
-       }},
-      {"title",
-       [](const Value& v, const CallArgs&, std::string_view name) {
-         return string_method(v.str(), std::string(name), {});
-       }},
-      {"replace", [](const Value& v, const CallArgs& args,
-                     std::string_view) { return string_method(v.str(), "replace", args); }},
+      {"default", {.run = default_filter, .takes_undefined = true}},
+      {"d", {.run = default_filter, .takes_undefined = true}},
+      {"trim", {.run = trim}},
+      {"tojson", {.run = tojson}},
+      {"length", {.run = length, .takes_undefined = true}},
+      {"count", {.run = length, .takes_undefined = true}},
+      {"items", {.run = items}},
+      {"list",
+       {.run = [](const Value& v, const CallArgs&,
+                  std::string_view) { return Value::from(iterate(v, "list")); },
+        .takes_undefined = true}},
+      {"first", {.run = first_or_last}},
+      {"last", {.run = first_or_last}},
+      {"join", {.run = join}},
+      {"upper", {.run = case_filter}},
+      {"lower", {.run = case_filter}},
+      {"capitalize", {.run = case_filter}},
+      {"title", {.run = case_filter}},
+      {"replace",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return string_method(v.str(), "replace", args); }}},
       {"string",
-       [](const Value& v, const CallArgs&, std::string_view) { return Value::from(v.str()); }},
-      {"int", [](const Value& v, const CallArgs& args,
-                 std::string_view) { return to_number(v, true, args); }},
-      {"float", [](const Value& v, const CallArgs& args,
-                   std::string_view) { return to_number(v, false, args); }},
-      {"select", [](const Value& v, const CallArgs& args,
-                    std::string_view) { return select(v, args, true, false); }},
-      {"reject", [](const Value& v, const CallArgs& args,
-                    std::string_view) { return select(v, args, false, false); }},
-      {"selectattr", [](const Value& v, const CallArgs& args,
-                        std::string_view) { return select(v, args, true, true); }},
-      {"rejectattr", [](const Value& v, const CallArgs& args,
-                        std::string_view) { return select(v, args, false, true); }},
+       {.run = [](const Value& v, const CallArgs&,
+                  std::string_view) { return Value::from(v.str()); }}},
+      {"int",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return to_number(v, true, args); }}},
+      {"float",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return to_number(v, false, args); }}},
+      {"select",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return select(v, args, true, false); },
+        .takes_undefined = true}},
+      {"reject",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return select(v, args, false, false); },
+        .takes_undefined = true}},
+      {"selectattr",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return select(v, args, true, true); },
+        .takes_undefined = true}},
+      {"rejectattr",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return select(v, args, false, true); },
+        .takes_undefined = true}},
       {"map",
-       [](const Value& v, const CallArgs& args, std::string_view) { return map_filter(v, args); }},
-      {"unique", unique},
-      {"reverse", reverse},
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return map_filter(v, args); },
+        .takes_undefined = true}},
+      {"unique", {.run = unique}},
+      {"reverse", {.run = reverse}},
       {"sort",
-       [](const Value& v, const CallArgs& args, std::string_view) { return sort_filter(v, args); }},
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return sort_filter(v, args); }}},
       {"dictsort",
-       [](const Value& v, const CallArgs& args, std::string_view) { return dictsort(v, args); }},
-      {"abs", abs_filter},
-      {"round", [](const Value& v, const CallArgs& args,
-                   std::string_view) { return round_filter(v, args); }},
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return dictsort(v, args); }}},
+      {"abs", {.run = abs_filter}},
+      {"round",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return round_filter(v, args); }}},
       {"sum",
-       [](const Value& v, const CallArgs& args, std::string_view) { return sum_filter(v, args); }},
-      {"min", [](const Value& v, const CallArgs&, std::string_view) { return min_max(v, false); }},
-      {"max", [](const Value& v, const CallArgs&, std::string_view) { return min_max(v, true); }},
-      {"indent", [](const Value& v, const CallArgs& args,
-                    std::string_view) { return Value::from(indent_filter(v.str(), args)); }},
-      {"safe", [](const Value& v, const CallArgs&, std::string_view) { return v; }},
-      {"escape", [](const Value& v, const CallArgs&,
-                    std::string_view) { return Value::from(escape_html(v.str())); }},
-      {"e", [](const Value& v, const CallArgs&,
-               std::string_view) { return Value::from(escape_html(v.str())); }},
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return sum_filter(v, args); }}},
+      {"min",
+       {.run = [](const Value& v, const CallArgs&,
+                  std::string_view) { return min_max(v, false); }}},
+      {"max",
+       {.run = [](const Value& v, const CallArgs&, std::string_view) { return min_max(v, true); }}},
+      {"indent",
+       {.run = [](const Value& v, const CallArgs& args,
+                  std::string_view) { return Value::from(indent_filter(v.str(), args)); }}},
+      {"safe", {.run = [](const Value& v, const CallArgs&, std::string_view) { return v; }}},
+      {"escape", {.run = escape}},
+      {"e", {.run = escape}},
       {"wordcount",
-       [](const Value& v, const CallArgs&, std::string_view) {
-         return Value::from(static_cast<std::int64_t>(split_method(v.str(), {}).list->size()));
-       }},
+       {.run =
+            [](const Value& v, const CallArgs&, std::string_view) {
+              return Value::from(static_cast<std::int64_t>(split_method(v.str(), {}).list->size()));
+            }}},
       {"attr",
-       [](const Value& v, const CallArgs& args, std::string_view) {
-         return attribute_of(v, arg(args, 0, "name", Value::from("")).str());
-       }},
+       {.run =
+            [](const Value& v, const CallArgs& args, std::string_view) {
+              return attribute_of(v, arg(args, 0, "name", Value::from("")).str());
+            }}},
   };
   return table;
 }
@@ -392,18 +418,12 @@ const std::unordered_map<std::string_view, Filter>& filters() {
 
 Value apply_filter(const std::string& name, const Value& value, const CallArgs& args) {
   using namespace builtin;
-  // default handles undefined itself; select/reject/map treat it as Jinja does any falsy
-  // value, as empty; length, count and list as empty too.
-  const bool takes_undefined = name == "default" || name == "d" || name == "select" ||
-                               name == "reject" || name == "selectattr" || name == "rejectattr" ||
-                               name == "map" || name == "length" || name == "count" ||
-                               name == "list";
-  if (value.is(Kind::undefined) && !takes_undefined) {
+  const auto found = filters().find(name);
+  if (value.is(Kind::undefined) && (found == filters().end() || !found->second.takes_undefined)) {
     fail("'" + value.undefined_name + "' is undefined (filter " + name + ")");
   }
-  const auto found = filters().find(name);
   if (found == filters().end()) fail("unknown filter '" + name + "'");
-  return found->second(value, args, name);
+  return found->second.run(value, args, name);
 }
 
 }  // namespace baton::jinja
