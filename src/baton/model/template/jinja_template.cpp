@@ -438,8 +438,10 @@ class Renderer {
       return bounded(Value::from(std::move(items)));
     }
     if (op == "*" && a.is(Kind::string) && b.is(Kind::integer)) {
-      if (b.integer > 0 && !a.string.empty() &&
-          static_cast<std::uint64_t>(b.integer) > kMaxValueBytes / a.string.size()) {
+      // An empty string repeated any number of times is empty, at once: counting to 2^63
+      // appending nothing hung the renderer (found by jinja_fuzz).
+      if (a.string.empty() || b.integer <= 0) return Value::from("");
+      if (static_cast<std::uint64_t>(b.integer) > kMaxValueBytes / a.string.size()) {
         throw TemplateError("a string repeated past the output limit");
       }
       std::string out;
