@@ -3,12 +3,13 @@
 // Usage: prefill_pieces_bench MODEL_DIR [--profile whole|rows:P|wide:C]
 // An 8192-token prompt in four chunks of 2048 through the CUDA runner, each layer whole
 // (one op per layer, as an engine alone runs) or in pieces, each piece waited for before
-// the next is launched (as the engine runs them):
+// the next is launched (as the engine ran them) or queued behind the one before (as it runs
+// them now: "queued"):
 // - rows P: pieces of P rows (every product re-reads its weights, attention its keys);
 // - columns C: each product in pieces of C output columns and attention one KV head a
 //   piece, all over the chunk's 2048 rows;
-// - budget B: the engine's own pieces (LayerPieces: the runner's cut, sized by PieceSizer
-//   to B ms, small parts packed), its sizer warmed by one prompt.
+// - hold B: the engine's own pieces (LayerPieces: the runner's cut, sized by PieceSizer
+//   to B ms, small parts packed; queued, to B/2 ms), its sizer warmed by one prompt.
 // Prints the prompt's time, its ratio to whole layers, the mean and longest piece. Median
 // of 3 prompts. With --profile it runs one prompt after a warm-up and brackets only the
 // first layer of the last chunk with cudaProfilerStart/Stop, for `ncu --profile-from-start
@@ -20,11 +21,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "baton/engine/layer_pieces.h"
+#include "baton/engine/piece_clock.h"
 #include "baton/host/make_device.h"
 #include "baton/model/cuda/cuda_model_runner.h"
 
@@ -76,8 +79,51 @@ void whole(baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s, in
   stream.commit();
 }
 
-// Every part in pieces of `units` (rows or columns), attention `heads` KV heads a piece.
-LayerCutter fixed_pieces(bool rows, int units, int heads) {
+// Pieces queued one behind another, as the engine runs them: each committed, then the one
+// before it waited for, timed by the stream's device time (PieceClock).
+class QueuedPieces {
+ public:
+  QueuedPieces(baton::Stream& stream, Pieces& pieces)
+      : stream_(stream), pieces_(pieces), clock_(idle(stream)) {}
+  // Queues `piece` and returns what completed meanwhile (the piece before it, mostly).
+  baton::PieceClock::Completed add(const std::shared_ptr<baton::ModelStep>& step, int layer,
+                                   std::vector<baton::PieceSegment> piece) {
+    stream_.encode(baton::Op{.run =
+                                 [step, layer, piece] {
+                                   for (const baton::PieceSegment& s : piece) {
+                                     step->run_piece(layer, s.kind, s.first, s.count);
+                                   }
+                                 },
+                             .bytes = 0});
+    stream_.commit();
+    clock_.committed(std::move(piece));
+    stream_.wait_in_flight(1);
+    return collect();
+  }
+  baton::PieceClock::Completed finish() {
+    stream_.wait_idle();
+    return collect();
+  }
+
+ private:
+  static baton::Stream& idle(baton::Stream& stream) {
+    stream.wait_idle();  // PieceClock times the stream's device time from here on
+    return stream;
+  }
+  baton::PieceClock::Completed collect() {
+    baton::PieceClock::Completed done = clock_.take_completed();
+    pieces_.count += static_cast<int>(done.pieces);
+    if (done.pieces == 1) pieces_.longest_ms = std::max(pieces_.longest_ms, done.ms);
+    return done;
+  }
+  baton::Stream& stream_;
+  Pieces& pieces_;
+  baton::PieceClock clock_;
+};
+
+// Every part in pieces of `units` (rows or columns), attention `heads` KV heads a piece;
+// each waited for, or `queued` behind the one before.
+LayerCutter fixed_pieces(bool rows, int units, int heads, bool queued = false) {
   return [=](baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s, int layer,
              std::size_t /*context*/, Pieces& pieces) {
     std::vector<baton::PartCut> parts;
@@ -86,27 +132,47 @@ LayerCutter fixed_pieces(bool rows, int units, int heads) {
     } else {
       parts = s->cut_layer();
     }
+    std::optional<QueuedPieces> queue;
+    if (queued) queue.emplace(stream, pieces);
     for (const baton::PartCut& cut : parts) {
       const int piece = cut.part == baton::LayerPart::attention ? heads : units;
       for (int first = 0; first < cut.units; first += piece) {
         const baton::PieceSegment segment{
             .kind = cut.part, .first = first, .count = std::min(piece, cut.units - first)};
-        (void)run_piece(stream, s, layer, {segment}, pieces);
+        if (queue) {
+          (void)queue->add(s, layer, {segment});
+        } else {
+          (void)run_piece(stream, s, layer, {segment}, pieces);
+        }
       }
     }
+    if (queue) (void)queue->finish();
   };
 }
 
-// The engine's pieces for a budget (LlmEngine::encode_layer without the turn).
-LayerCutter budget_pieces(baton::PieceSizer& sizer, double budget_ms) {
-  return [&sizer, budget_ms](baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s,
-                             int layer, std::size_t context, Pieces& pieces) {
-    baton::LayerPieces walk(sizer, s->cut_layer(), context, budget_ms);
-    while (!walk.done()) {
-      const std::vector<baton::PieceSegment> piece = walk.next();
-      walk.record(piece, run_piece(stream, s, layer, piece, pieces));
-    }
-  };
+// The engine's pieces for a budget: each waited for (as the engine ran them before), or
+// queued behind the one before with half the budget each (LlmEngine::encode_pieces
+// without the turn: a hold of `budget_ms` covers the piece running and the one queued).
+LayerCutter budget_pieces(baton::PieceSizer& sizer, double budget_ms, bool queued = false) {
+  return
+      [&sizer, budget_ms, queued](baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& s,
+                                  int layer, std::size_t context, Pieces& pieces) {
+        baton::LayerPieces walk(sizer, s->cut_layer(), context, queued ? budget_ms / 2 : budget_ms);
+        if (!queued) {
+          while (!walk.done()) {
+            const std::vector<baton::PieceSegment> piece = walk.next();
+            walk.record(piece, run_piece(stream, s, layer, piece, pieces));
+          }
+          return;
+        }
+        QueuedPieces queue(stream, pieces);
+        while (!walk.done()) {
+          const baton::PieceClock::Completed done = queue.add(s, layer, walk.next());
+          if (done.pieces > 0) walk.record(done.segments, done.ms);
+        }
+        const baton::PieceClock::Completed done = queue.finish();
+        if (done.pieces > 0) walk.record(done.segments, done.ms);
+      };
 }
 
 struct Bench {
@@ -220,11 +286,18 @@ int main(int argc, char** argv) {
     row("columns " + std::to_string(columns) + ", 1 head", fixed_pieces(false, columns, 1));
   }
   row("columns 4096, 2 heads", fixed_pieces(false, 4096, 2));
-  for (const double budget : {0.5, 1.0, 2.0}) {
-    baton::PieceSizer sizer;
-    char name[48];
-    std::snprintf(name, sizeof name, "engine, budget %.1f ms", budget);
-    row(name, budget_pieces(sizer, budget));
+  for (const int columns : {1024, 2048, 4096}) {
+    row("columns " + std::to_string(columns) + ", 1 head, queued",
+        fixed_pieces(false, columns, 1, true));
+  }
+  for (const bool queued : {false, true}) {
+    for (const double budget : {0.5, 1.0, 2.0}) {
+      baton::PieceSizer sizer;
+      char name[64];
+      std::snprintf(name, sizeof name, "engine, hold %.1f ms%s", budget,
+                    queued ? ", queued (pieces of half)" : "");
+      row(name, budget_pieces(sizer, budget, queued));
+    }
   }
   return 0;
 }

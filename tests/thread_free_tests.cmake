@@ -32,6 +32,7 @@ set(baton_thread_free_tests
     gpu/proc_process_test.cpp
     ledger/interval_merge_test.cpp
     model/chat_template_test.cpp
+    model/cuda/key_splits_test.cpp
     model/files/ggml_blocks_test.cpp
     model/files/gguf_file_test.cpp
     model/files/half_test.cpp

@@ -260,6 +260,60 @@ TEST(SerialTurn, OpQuantumAlsoHandsOverInsideALayer) {
   }
 }
 
+// The holder keeps a second piece queued behind the running one: its yield point waits for
+// the running piece only, and drains the queued one only to hand the turn over.
+TEST(SerialTurn, AQueuedOpBoundaryWaitsForThePieceAheadAndDrainsOnlyToHandOver) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.quantum = Quantum::op;
+  TurnFixture f(2, options);
+  std::atomic<bool> first_done{false};
+  std::atomic<bool> second_done{false};
+  std::atomic<bool> go_on{false};
+  std::atomic<int> stage{0};
+  const auto gated = [](std::atomic<bool>& gate) {
+    return Op{.run =
+                  [&gate] {
+                    while (!gate.load()) std::this_thread::yield();
+                  },
+              .bytes = 0};
+  };
+  std::thread holder([&] {
+    Stream& stream = *f.streams[0];
+    f.turn.acquire(f.ids[0], BurstKind::prefill);
+    stream.encode(gated(first_done));
+    stream.commit();
+    stream.encode(gated(second_done));
+    stream.commit();
+    f.turn.yield_point(f.ids[0], Boundary::queued_op);  // nobody waits: on at once
+    stage = 1;
+    while (!go_on.load()) std::this_thread::yield();
+    f.turn.yield_point(f.ids[0], Boundary::queued_op);  // a waiter is owed the turn
+    stage = 2;
+    f.turn.release(f.ids[0]);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(stage.load(), 0);  // the first piece still runs
+  first_done = true;
+  ASSERT_TRUE(eventually([&] { return stage.load() == 1; }));
+  EXPECT_EQ(f.streams[0]->stats().in_flight, 1u);  // the queued piece was not waited for
+
+  std::atomic<bool> other_ran{false};
+  std::thread waiter([&] {
+    f.turn.acquire(f.ids[1], BurstKind::decode);
+    other_ran = true;
+    f.turn.release(f.ids[1]);
+  });
+  f.await_waiters(1);
+  go_on = true;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(other_ran.load());  // the hand-over waits for the queued piece
+  second_done = true;
+  ASSERT_TRUE(eventually([&] { return other_ran.load(); }));
+  waiter.join();
+  holder.join();
+  EXPECT_EQ(stage.load(), 2);
+}
+
 TEST(SerialTurn, MutualExclusionUnderContention) {
   constexpr int kThreads = 4;
   constexpr int kRounds = 500;

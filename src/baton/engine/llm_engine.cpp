@@ -7,6 +7,7 @@
 
 #include "baton/common/clock.h"
 #include "baton/engine/layer_pieces.h"
+#include "baton/engine/piece_clock.h"
 #include "baton/engine/request.h"
 #include "baton/model/files/model_file_error.h"
 
@@ -162,8 +163,7 @@ std::size_t LlmEngine::attended_positions(const StepPlan& plan) {
 }
 
 // While the turn asks for pieces, a prefill layer (`context` > 0) comes in pieces of
-// bounded time (the runner's cut: LayerPieces), each waited for, timed (the sizer learns
-// its shape) and followed by a yield point; another step's layer (short) is one piece,
+// bounded time (the runner's cut: LayerPieces); another step's layer (short) is one piece,
 // queued behind at most one other, so that the device never waits for the host and a
 // hand-over waits for two layers at most. Otherwise the layer is one op, launched ahead.
 void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
@@ -175,27 +175,43 @@ void LlmEngine::encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& 
     if (budget) stream_->wait_in_flight(1);
     return;
   }
-  LayerPieces pieces(pieces_, step->cut_layer(), context, *budget);
-  while (!pieces.done()) {
-    const std::vector<PieceSegment> piece = pieces.next();
-    const TimePoint began = Clock::now();
-    stream_->encode(Op{.run =
-                           [step, layer, piece] {
-                             for (const PieceSegment& s : piece) {
-                               step->run_piece(layer, s.kind, s.first, s.count);
-                             }
-                           },
-                       .bytes = 0});
-    stream_->synchronize();
-    const double ms = millis_between(began, Clock::now());
-    pieces.record(piece, ms);
-    {
-      std::lock_guard lock(mu_);
-      ++stats_.prefill_pieces;
-      stats_.prefill_piece_layers += pieces.layer_share(piece);
-      stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, ms);
+  encode_pieces(burst, step, layer, context, *budget);
+}
+
+// Each piece is queued behind the one running, so that the device does not wait for the
+// host between them (36 us a piece on the H100, measured), and is timed by the stream's
+// device time (the sizer learns its shape). A yield point follows each; a waiter owed the
+// turn then waits for the piece running and the one queued, so each piece gets half the
+// hold. The layer's last piece is waited for.
+void LlmEngine::encode_pieces(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
+                              std::size_t context, double budget_ms) {
+  stream_->wait_idle();  // the stream's device time from here on is the pieces'
+  LayerPieces pieces(pieces_, step->cut_layer(), context, budget_ms / 2);
+  PieceClock clock(*stream_);
+  while (!pieces.done() || clock.pending() > 0) {
+    if (!pieces.done()) {
+      std::vector<PieceSegment> piece = pieces.next();
+      stream_->encode(Op{.run =
+                             [step, layer, piece] {
+                               for (const PieceSegment& s : piece) {
+                                 step->run_piece(layer, s.kind, s.first, s.count);
+                               }
+                             },
+                         .bytes = 0});
+      stream_->commit();
+      clock.committed(std::move(piece));
+      if (!pieces.done()) burst.yield_point(Boundary::queued_op);
+    } else {
+      stream_->wait_idle();
     }
-    if (!pieces.done()) burst.yield_point(Boundary::op);
+    const PieceClock::Completed done = clock.take_completed();
+    if (done.pieces == 0) continue;
+    pieces.record(done.segments, done.ms);
+    std::lock_guard lock(mu_);
+    stats_.prefill_pieces += done.pieces;
+    stats_.prefill_piece_layers += pieces.layer_share(done.segments);
+    // Two pieces that completed together have one time: it bounds neither.
+    if (done.pieces == 1) stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, done.ms);
   }
 }
 

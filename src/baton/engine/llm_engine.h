@@ -51,7 +51,7 @@ struct LlmEngineStats {
   LlmBatchCounters counters;
   std::uint64_t prefill_pieces = 0;  // pieces of prefill layers run (serialize/op, shared)
   double prefill_piece_layers = 0.0;  // the share of a layer each covered, summed (a mean)
-  double longest_piece_ms = 0.0;     // the longest of them, launch to completion
+  double longest_piece_ms = 0.0;      // the longest of them, in device time
 };
 
 class LlmEngine final : public HostedEngine {
@@ -89,6 +89,8 @@ class LlmEngine final : public HostedEngine {
   void run_step(StepPlan plan);
   void encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
                     std::size_t context);
+  void encode_pieces(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
+                     std::size_t context, double budget_ms);
   // The most positions any sequence of the plan attends to once it ran.
   static std::size_t attended_positions(const StepPlan& plan);
   void deliver(std::vector<std::unique_ptr<LlmBatch::Entry>> finished);

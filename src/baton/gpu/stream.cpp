@@ -74,6 +74,7 @@ StreamStats Stream::stats(TimePoint now) const {
   s.committed = committed_;
   s.completed = completed_;
   s.ops_committed = ops_committed_;
+  s.device_ns = device_ns_.load(std::memory_order_relaxed);
   s.last_commit = last_commit_;
   s.last_completion = last_completion_;
   return s;

@@ -43,6 +43,7 @@ struct StreamStats {
   std::uint64_t committed = 0;  // buffers committed so far
   std::uint64_t completed = 0;
   std::uint64_t ops_committed = 0;
+  std::int64_t device_ns = 0;  // device_ns() as of `completed`
   std::optional<TimePoint> last_commit;
   std::optional<TimePoint> last_completion;
 };

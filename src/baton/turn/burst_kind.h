@@ -11,7 +11,10 @@ namespace baton {
 enum class BurstKind { decode, prefill, embed };
 
 // Where inside a burst a yield point sits: between two ops of a layer, or between layers.
-enum class Boundary { op, layer };
+// queued_op: between two ops, the next already committed behind the running one, so that
+// the device never waits for the host between them; the turn waits for the running op
+// only, and drains the queued one only to hand over.
+enum class Boundary { op, queued_op, layer };
 
 constexpr std::string_view to_string(BurstKind kind) {
   switch (kind) {

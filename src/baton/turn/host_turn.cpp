@@ -228,8 +228,7 @@ void HostTurn::yield_point(TurnClientId id, Boundary boundary) {
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return;
   const Client& client = clients_[id];
-  // Keep at most one quantum in flight, so a waiter never waits for more than one.
-  if (piece_end) client.stream->synchronize();
+  if (piece_end) end_quantum(*client.stream, boundary);
   if (waiting() == 0) return;
   contention_.saw_contention();
   {

@@ -27,4 +27,12 @@ bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boun
          (options.quantum == Quantum::layer && boundary == Boundary::layer);
 }
 
+void end_quantum(Stream& stream, Boundary boundary) {
+  if (boundary == Boundary::queued_op) {
+    stream.wait_in_flight(1);
+  } else {
+    stream.synchronize();
+  }
+}
+
 }  // namespace baton

@@ -34,6 +34,11 @@ std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
 // Whether a holder running a `holder_kind` burst hands over at `boundary` (when someone
 // waits). Only prefill chunks are split: a decode step is short and latency-bound as it is.
 bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boundary boundary);
+// The holder's wait at the end of a quantum: at most one quantum in flight afterwards, so
+// that a waiter waits for one. At a queued_op boundary that is the queued one (the caller
+// keeps each piece queued behind the one before); otherwise none (synchronize, which
+// throws the stream's first error).
+void end_quantum(Stream& stream, Boundary boundary);
 
 // When the turn last saw two clients want it at once (one waited, or was handed the turn
 // by another): the sign that a holder's prefill should come in pieces. Any thread.

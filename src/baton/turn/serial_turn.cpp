@@ -202,8 +202,7 @@ void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return;
   Client& client = *clients_[id];
-  // Keep at most one quantum in flight, so a waiter never waits for more than one.
-  if (piece_end) client.stream->synchronize();
+  if (piece_end) end_quantum(*client.stream, boundary);
   if (waiting_.load(std::memory_order_acquire) == 0) return;
   {
     std::lock_guard lock(mu_);

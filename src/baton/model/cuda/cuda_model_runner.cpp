@@ -5,6 +5,7 @@
 
 #include "baton/common/env.h"
 #include "baton/model/cuda/cuda_model_step.h"
+#include "baton/model/cuda/flash_attention.h"
 
 namespace baton::cuda {
 namespace {
@@ -38,6 +39,8 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              .workspace = CudaWorkspace(),
              .placement = SharePlacement(),
              .multiprocessors = SharePlacement::multiprocessors(),
+             .flash_slots = kernels::flash_slots(static_cast<int>(model_->config().head_dim),
+                                                 SharePlacement::multiprocessors()),
              .cublas_workspace = DeviceBuffer(kCublasWorkspaceBytes),
              .graphs = LayerGraphs(),
              .use_graphs = switch_from_env("BATON_CUDA_GRAPHS"),

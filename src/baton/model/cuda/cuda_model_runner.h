@@ -39,6 +39,7 @@ struct RunnerState {
   CudaWorkspace workspace;
   SharePlacement placement;
   int multiprocessors = 0;  // the device's, read once
+  int flash_slots = 0;      // the flash kernel's blocks the device holds at once, read once
   // cuBLAS's workspace, ours so that captured products keep using it (cublasSetStream
   // would otherwise point them at the library's pool).
   DeviceBuffer cublas_workspace;

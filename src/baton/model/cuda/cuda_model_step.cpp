@@ -21,9 +21,6 @@ constexpr int kPagedTokens = 16;
 // kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
 constexpr int kBlocksPerSm = 4;
 constexpr int kMinSplitKeys = 16;
-// Flash attention splits the keys of a short chunk to reach this many blocks per
-// multiprocessor (three fit on one at head_dim 128).
-constexpr int kFlashBlocksPerSm = 4;
 // Pieces of rows are multiples of a tensor-core tile of rows, pieces of a product's output
 // columns of a tile of columns.
 constexpr int kRowAlign = 32;
@@ -144,9 +141,8 @@ void CudaModelStep::size_workspace() {
   std::size_t partial = static_cast<std::size_t>(paged_rows_) * c.num_kv_heads * splits_ * group *
                         (c.head_dim + 2);
   if (!chunks_.empty() && uses_flash()) {
-    partial = std::max(partial, kernels::flash_partial_floats(
-                                    kFlashBlocksPerSm * state_.multiprocessors,
-                                    static_cast<int>(c.head_dim)));
+    partial = std::max(
+        partial, kernels::flash_partial_floats(state_.flash_slots, static_cast<int>(c.head_dim)));
   }
   w.device_as<float>(Slot::partial, partial);
   const auto chunk = static_cast<std::size_t>(longest_chunk_);
@@ -443,8 +439,8 @@ void CudaModelStep::attend_chunk(int layer, const Chunk& chunk, cudaStream_t str
     f.out = attended;
     f.first_kv_head = first_head;
     f.kv_head_count = heads;
-    f.splits = kernels::flash_splits(chunk.rows, length, attention_shape(c),
-                                     kFlashBlocksPerSm * state_.multiprocessors, heads);
+    f.splits =
+        kernels::flash_splits(chunk.rows, length, attention_shape(c), state_.flash_slots, heads);
     f.partial = w.device_at<float>(Slot::partial);
     BATON_CUDA_CHECK(kernels::flash_attention(f, attention_shape(c), stream));
     return;

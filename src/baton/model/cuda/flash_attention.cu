@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "baton/model/cuda/flash_attention.h"
+#include "baton/model/cuda/key_splits.h"
 
 namespace baton::cuda::kernels {
 namespace {
@@ -247,24 +248,62 @@ cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t st
   return cudaGetLastError();
 }
 
+template <int D>
+int resident_blocks() {
+  constexpr std::size_t bytes = Layout<D>::bytes;
+  if (cudaFuncSetAttribute(flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(bytes)) != cudaSuccess) {
+    return 0;
+  }
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, flash_kernel<D>, kWarps * kWarp,
+                                                    bytes) != cudaSuccess) {
+    return 0;
+  }
+  return blocks;
+}
+
 }  // namespace
+
+int flash_slots(int head_dim, int multiprocessors) {
+  int per_sm = 0;
+  switch (head_dim) {
+    case 16:
+      per_sm = resident_blocks<16>();
+      break;
+    case 32:
+      per_sm = resident_blocks<32>();
+      break;
+    case 64:
+      per_sm = resident_blocks<64>();
+      break;
+    case 128:
+      per_sm = resident_blocks<128>();
+      break;
+    case 256:
+      per_sm = resident_blocks<256>();
+      break;
+    default:
+      return 0;
+  }
+  return per_sm * multiprocessors;
+}
 
 bool flash_fits(int head_dim) {
   return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
 }
 
-int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks,
-                 int kv_head_count) {
+int flash_splits(int count, int length, const AttentionShape& shape, int slots, int kv_head_count) {
   const int heads = kv_head_count > 0 ? kv_head_count : shape.kv_heads;
   const int blocks = (count * (shape.heads / shape.kv_heads) + kTile - 1) / kTile * heads;
   const int tiles = (length + kTile - 1) / kTile;
-  const int wanted = std::min(target_blocks / std::max(blocks, 1), tiles / kFlashMinSplitTiles);
-  return std::clamp(wanted, 1, kFlashMaxSplits);
+  const int max_splits = std::min(tiles / kFlashMinSplitTiles, kFlashMaxSplits);
+  return key_splits(blocks, max_splits, slots);
 }
 
-std::size_t flash_partial_floats(int target_blocks, int head_dim) {
-  // splits x blocks <= target_blocks whenever splits > 1, and a block holds kTile vectors.
-  return static_cast<std::size_t>(target_blocks) * kTile * (head_dim + 2);
+std::size_t flash_partial_floats(int slots, int head_dim) {
+  // A split launch has at most key_split_blocks(slots) blocks of kTile vectors each.
+  return static_cast<std::size_t>(key_split_blocks(slots)) * kTile * (head_dim + 2);
 }
 
 cudaError_t flash_attention(const FlashChunk& chunk, const AttentionShape& shape,

@@ -35,13 +35,16 @@ struct FlashChunk {
 };
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream);
 
+// The flash kernel's blocks at `head_dim` that the device holds at once (its
+// multiprocessors times the blocks resident on each); 0 for a head size it is not built for.
+int flash_slots(int head_dim, int multiprocessors);
 // The key ranges for a chunk of `count` rows ending at position `length` - 1, over
-// `kv_head_count` KV heads (0: all): enough that its blocks reach about `target_blocks`,
-// each range at least kFlashMinSplitTiles tiles.
-int flash_splits(int count, int length, const AttentionShape& shape, int target_blocks,
+// `kv_head_count` KV heads (0: all): key_splits.h's choice for the device's `slots`, each
+// range at least kFlashMinSplitTiles tiles.
+int flash_splits(int count, int length, const AttentionShape& shape, int slots,
                  int kv_head_count = 0);
-// The scratch any chunk split by flash_splits(..., target_blocks) needs.
-std::size_t flash_partial_floats(int target_blocks, int head_dim);
+// The scratch any chunk split by flash_splits(..., slots) needs.
+std::size_t flash_partial_floats(int slots, int head_dim);
 constexpr int kFlashMinSplitTiles = 2;  // of 64 keys
 constexpr int kFlashMaxSplits = 32;
 
