@@ -206,11 +206,13 @@ void LlmEngine::encode_pieces(GpuBurst& burst, const std::shared_ptr<ModelStep>&
     }
     const PieceClock::Completed done = clock.take_completed();
     if (done.pieces == 0) continue;
-    pieces.record(done.segments, done.ms);
+    // Two pieces that completed together have one time: it bounds neither, and a first
+    // launch in one (up to 107 ms measured for a new product size on the H100) would
+    // teach the sizer that the other's size is slow.
+    if (done.pieces == 1) pieces.record(done.segments, done.ms);
     std::lock_guard lock(mu_);
     stats_.prefill_pieces += done.pieces;
     stats_.prefill_piece_layers += pieces.layer_share(done.segments);
-    // Two pieces that completed together have one time: it bounds neither.
     if (done.pieces == 1) stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, done.ms);
   }
 }
