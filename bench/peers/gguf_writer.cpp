@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/model_config.h"
+#include "baton/model/config_reader.h"
 #include "baton/model/model_weights.h"
 #include "gguf_file.h"
 #include "gguf_tensors.h"

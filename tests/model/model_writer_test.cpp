@@ -2,6 +2,7 @@
 // baton's own readers and runs, its tokenizer round-trips any text, the bytes depend on
 // the seed alone, and bad shapes are refused before anything is written.
 #include "baton/model/model_writer.h"
+#include "baton/model/config_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -35,11 +35,11 @@ CLI::App* EmbedCommand::attach(CLI::App& app) {
 }
 
 int EmbedCommand::run() {
-  const LlamaModel model = LlamaModel::load(
-      model_dir,
-      {.weights = parse_weight_format(weights), .threads = threads});
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
-  Pooling how = read_pooling(model_dir);
+  const ModelSource source = ModelSource::open(model_dir);
+  const LlamaModel model =
+      LlamaModel::load(source, {.weights = parse_weight_format(weights), .threads = threads});
+  const BpeTokenizer tokenizer = BpeTokenizer::from_source(source);
+  Pooling how = read_pooling(source);
   if (!pooling.empty()) how.mode = parse_pooling_mode(pooling);
   EmbeddingRequest request{.id = 1, .inputs = {}};
   for (const std::string& text : texts) {

@@ -134,17 +134,18 @@ int GenerateCommand::run() {
   const TimePoint load_start = Clock::now();
   const std::optional<WeightFormat> format =
       widen_bf16 ? WeightFormat::f32 : parse_weight_format(weights);
-  const LlamaModel model = LlamaModel::load(model_dir, {.weights = format, .threads = threads});
+  const ModelSource source = ModelSource::open(model_dir);
+  const LlamaModel model = LlamaModel::load(source, {.weights = format, .threads = threads});
   const double load_ms = millis_between(load_start, Clock::now());
   if (!json) {
     std::cerr << "loaded " << model_dir << " (" << to_string(model.config().arch) << ", "
               << to_string(model.embedding().format()) << " weights, "
               << human_bytes(model.weight_bytes()) << ") in " << load_ms / 1000.0 << " s\n";
   }
-  const BpeTokenizer tokenizer = BpeTokenizer::from_directory(model_dir);
+  const BpeTokenizer tokenizer = BpeTokenizer::from_source(source);
   std::optional<ChatFamily> family;
   if (!chat_template.empty()) family = parse_chat_family(chat_template);
-  const InputProcessor input(model_dir, tokenizer, model.config().generation, family);
+  const InputProcessor input(source, tokenizer, model.config().generation, family);
   GenerationRequest request{.id = 1};
   std::string template_name = "raw";
   if (raw) {

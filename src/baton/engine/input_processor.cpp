@@ -4,12 +4,11 @@
 
 namespace baton {
 
-InputProcessor::InputProcessor(const std::filesystem::path& model_dir,
-                               const BpeTokenizer& tokenizer, GenerationDefaults defaults,
-                               std::optional<ChatFamily> family)
+InputProcessor::InputProcessor(const ModelSource& source, const BpeTokenizer& tokenizer,
+                               GenerationDefaults defaults, std::optional<ChatFamily> family)
     : tokenizer_(tokenizer), defaults_(defaults) {
   try {
-    template_ = load_chat_template(model_dir, family);
+    template_ = load_chat_template(source, family);
   } catch (const NoChatTemplate&) {
     // A model without a template still serves raw completions; a chat request says why.
     // Any other template error (one that does not parse) refuses the model at load.

@@ -34,8 +34,11 @@ class InputProcessor {
   // or a family is given; without either, chat_prompt() throws and text_prompt() works.
   // A template that is there but cannot be loaded (it does not parse) throws
   // ModelFileError: the model is refused at load, not at its first chat.
-  InputProcessor(const std::filesystem::path& model_dir, const BpeTokenizer& tokenizer,
+  InputProcessor(const ModelSource& source, const BpeTokenizer& tokenizer,
                  GenerationDefaults defaults, std::optional<ChatFamily> family = std::nullopt);
+  InputProcessor(const std::filesystem::path& path, const BpeTokenizer& tokenizer,
+                 GenerationDefaults defaults, std::optional<ChatFamily> family = std::nullopt)
+      : InputProcessor(ModelSource::open(path), tokenizer, defaults, family) {}
 
   // The conversation in the chat template, ended as `end` says, tokenized. Throws
   // std::invalid_argument for a conversation the template refuses, ChatTemplateError when

@@ -6,7 +6,6 @@
 
 #include "baton/common/read_file.h"
 #include "baton/model/files/gguf_file.h"
-#include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/template/jinja_builtins.h"
 #include "baton/model/template/jinja_template.h"
@@ -171,11 +170,6 @@ std::string render_jinja(const ChatTemplate& t, std::span<const ChatMessage> mes
   }
 }
 
-json gguf_config(const fs::path& file) {
-  const MappedFile mapped(file);
-  return gguf_tokenizer_config(read_gguf_header(mapped.bytes(), file.string()));
-}
-
 // chat_template as a string, or as a list of named templates of which "default" is the
 // one transformers uses when no name is asked for.
 std::optional<std::string> template_of(const json& config, const fs::path& path) {
@@ -273,14 +267,15 @@ std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text) {
 }
 
 // As in transformers, chat_template.jinja wins over the key in tokenizer_config.json.
-ChatTemplate load_chat_template(const fs::path& model_dir,
+ChatTemplate load_chat_template(const ModelSource& source,
                                 std::optional<ChatFamily> override_family) {
   // A GGUF file carries what tokenizer_config.json would.
-  const fs::path gguf = find_gguf(model_dir);
-  const fs::path config_path = gguf.empty() ? model_dir / "tokenizer_config.json" : gguf;
-  const fs::path jinja_path = model_dir / "chat_template.jinja";
+  const GgufFile* gguf = source.gguf();
+  const fs::path config_path = gguf ? gguf->path() : source.file("tokenizer_config.json");
+  const fs::path jinja_path = source.file("chat_template.jinja");
   const std::optional<json> config =
-      gguf.empty() ? read_json_if_present(config_path) : std::optional<json>(gguf_config(gguf));
+      gguf ? std::optional<json>(gguf_tokenizer_config(gguf->header()))
+           : read_json_if_present(config_path);
   ChatTemplate result;
   if (config) {
     result.special_tokens = special_tokens_of(*config, config_path);
@@ -294,10 +289,10 @@ ChatTemplate load_chat_template(const fs::path& model_dir,
     return result;
   }
   std::optional<std::string> text = read_if_present(jinja_path);
-  fs::path source = jinja_path;
+  fs::path template_path = jinja_path;
   if (!text && config) {
     text = template_of(*config, config_path);
-    source = config_path;
+    template_path = config_path;
   }
   if (!text) {
     throw NoChatTemplate(config_path.string(),
@@ -308,11 +303,11 @@ ChatTemplate load_chat_template(const fs::path& model_dir,
   try {
     result.jinja = std::make_shared<const jinja::JinjaTemplate>(*text);
   } catch (const jinja::TemplateError& error) {
-    throw ModelFileError(source.string(),
+    throw ModelFileError(template_path.string(),
                          std::string("chat template: ") + error.what() +
                              "; pass --chat-template chatml|llama3|mistral to use a built-in one");
   }
-  result.source = source.string();
+  result.source = template_path.string();
   return result;
 }
 

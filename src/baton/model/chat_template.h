@@ -41,6 +41,7 @@
 #include <string_view>
 
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/files/model_source.h"
 
 namespace baton {
 
@@ -117,7 +118,11 @@ std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text);
 // model has no template. Throws NoChatTemplate (a ModelFileError) when there is no
 // template and no override, and ModelFileError naming the file for malformed JSON or a
 // template the Jinja engine cannot parse (with the line and the problem).
-ChatTemplate load_chat_template(const std::filesystem::path& model_dir,
+ChatTemplate load_chat_template(const ModelSource& source,
                                 std::optional<ChatFamily> override_family);
+inline ChatTemplate load_chat_template(const std::filesystem::path& path,
+                                       std::optional<ChatFamily> override_family) {
+  return load_chat_template(ModelSource::open(path), override_family);
+}
 
 }  // namespace baton

@@ -5,7 +5,6 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
 
 namespace baton {
@@ -158,7 +157,7 @@ json hf_config(const GgufHeader& header, const Metadata& m, const std::string& f
 ModelConfig gguf_model_config(const GgufHeader& header, const TensorView* rope_freqs,
                               const std::string& file) {
   const Metadata metadata(header, file);
-  ModelConfig config = parse_model_config(hf_config(header, metadata, file).dump(), file);
+  ModelConfig config = model_config_from_json(hf_config(header, metadata, file), file);
   if (rope_freqs != nullptr) {
     if (rope_freqs->element_count() != static_cast<std::size_t>(config.head_dim / 2)) {
       throw ModelFileError(
@@ -171,16 +170,15 @@ ModelConfig gguf_model_config(const GgufHeader& header, const TensorView* rope_f
   return config;
 }
 
-ModelConfig read_gguf_model_config(const std::filesystem::path& file) {
-  const MappedFile mapped(file);
-  const GgufHeader header = read_gguf_header(mapped.bytes(), file.string());
-  for (const GgufTensor& t : header.tensors) {
+ModelConfig gguf_model_config(const GgufFile& file) {
+  const std::string name = file.path().string();
+  for (const GgufTensor& t : file.header().tensors) {
     if (t.name == "rope_freqs.weight") {
-      const TensorView view = gguf_tensor_view(t, mapped.bytes(), file.string());
-      return gguf_model_config(header, &view, file.string());
+      const TensorView view = gguf_tensor_view(t, file.bytes(), name);
+      return gguf_model_config(file.header(), &view, name);
     }
   }
-  return gguf_model_config(header, nullptr, file.string());
+  return gguf_model_config(file.header(), nullptr, name);
 }
 
 }  // namespace baton

@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <string>
 
+#include "baton/model/files/gguf_file.h"
 #include "baton/model/files/gguf_tensors.h"
 #include "baton/model/model_config.h"
 
@@ -25,7 +26,7 @@ namespace baton {
 ModelConfig gguf_model_config(const GgufHeader& header, const TensorView* rope_freqs,
                               const std::string& file);
 
-// The config of GGUF file `file` (its header and rope_freqs read from a map of it).
-ModelConfig read_gguf_model_config(const std::filesystem::path& file);
+// The config of an open GGUF file (its header, and its rope_freqs tensor when it has one).
+ModelConfig gguf_model_config(const GgufFile& file);
 
 }  // namespace baton

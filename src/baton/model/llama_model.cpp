@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include "baton/model/config_reader.h"
 #include "baton/model/cpu_kernels.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
@@ -35,10 +36,9 @@ WeightFormat stored_format(const ModelWeights& weights) {
 
 }  // namespace
 
-LlamaModel LlamaModel::load(const std::filesystem::path& directory, ModelLoadOptions options) {
-  ModelConfig config = read_model_config(directory);  // first: it names what is missing
-  LlamaModel model(std::move(config), ModelWeights::open(directory), options,
-                   directory.string());
+LlamaModel LlamaModel::load(const ModelSource& source, ModelLoadOptions options) {
+  ModelConfig config = read_model_config(source);  // first: it names what is missing
+  LlamaModel model(std::move(config), ModelWeights::open(source), options, source.path().string());
   return model;
 }
 

@@ -12,8 +12,9 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "baton/common/thread_pool.h"
@@ -45,11 +46,15 @@ class LlamaModel {
     WeightMatrix q, k, v, o, gate, up, down;
   };
 
-  // Reads config.json and the safetensors weights of a model directory (ModelFileError).
+  // Reads the config and the weights of a model (a Hugging Face directory's config.json and
+  // safetensors, or a GGUF file) (ModelFileError).
   // Tensors are named as in a *ForCausalLM checkpoint (model.layers.N..., lm_head.weight)
   // or as in a base model's export (layers.N..., no lm_head), as sentence-transformers
   // writes published embedding models such as Qwen3-Embedding.
-  static LlamaModel load(const std::filesystem::path& directory, ModelLoadOptions options = {});
+  static LlamaModel load(const ModelSource& source, ModelLoadOptions options = {});
+  static LlamaModel load(const std::filesystem::path& path, ModelLoadOptions options = {}) {
+    return load(ModelSource::open(path), std::move(options));
+  }
   // `source`: where the weights came from, for messages.
   LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOptions options = {},
              std::string source = "model");

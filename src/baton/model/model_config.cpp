@@ -6,8 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
-#include "baton/model/files/gguf_file.h"
-#include "baton/model/gguf_config.h"
 #include "baton/model/files/model_file_error.h"
 
 namespace baton {
@@ -166,7 +164,11 @@ std::string_view to_string(ModelArch arch) {
 }
 
 ModelConfig parse_model_config(std::string_view json_text, std::string_view file) {
-  const json root = parse_object(json_text, file);
+  return model_config_from_json(parse_object(json_text, file), file);
+}
+
+ModelConfig model_config_from_json(const json& root, std::string_view file) {
+  if (!root.is_object()) throw ModelFileError(file, "is not a JSON object");
   const Reader r(root, file);
   ModelConfig c;
   c.arch = parse_arch(r);
@@ -215,10 +217,7 @@ void merge_generation_config(std::string_view json_text, std::string_view file,
   g.repetition_penalty = r.optional_number(root, "repetition_penalty");
 }
 
-ModelConfig read_model_config(const std::filesystem::path& directory) {
-  if (const std::filesystem::path gguf = find_gguf(directory); !gguf.empty()) {
-    return read_gguf_model_config(gguf);
-  }
+ModelConfig read_hf_model_config(const std::filesystem::path& directory) {
   std::filesystem::path path = directory / "config.json";
   try {
     ModelConfig config = parse_model_config(read_file(path), path.string());

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,11 +68,14 @@ struct ModelConfig {
 // naming the file and the key for a missing or wrong-typed key, an unknown architecture,
 // or sizes that do not fit together (heads not dividing, kv heads not dividing heads).
 ModelConfig parse_model_config(std::string_view json_text, std::string_view file);
+// The same for a config.json already parsed (gguf_config's, made from GGUF metadata).
+ModelConfig model_config_from_json(const nlohmann::json& root, std::string_view file);
 // Adds what generation_config.json says (its end tokens, its sampling defaults) to
 // `config`; ModelFileError naming the file for bad JSON or wrong-typed keys.
 void merge_generation_config(std::string_view json_text, std::string_view file,
                              ModelConfig& config);
-// config.json, and generation_config.json when the directory has one.
-ModelConfig read_model_config(const std::filesystem::path& directory);
+// A Hugging Face directory's config.json, and its generation_config.json when it has one
+// (config_reader.h reads either kind of model).
+ModelConfig read_hf_model_config(const std::filesystem::path& directory);
 
 }  // namespace baton

@@ -53,12 +53,13 @@ void check_shard_name(const std::string& shard, const std::string& tensor,
 
 }  // namespace
 
-ModelWeights ModelWeights::open(const fs::path& dir) {
+ModelWeights ModelWeights::open(const ModelSource& source) {
   ModelWeights weights;
-  if (const fs::path gguf = find_gguf(dir); !gguf.empty()) {
-    weights.open_gguf(gguf);
+  if (source.gguf() != nullptr) {
+    weights.open_gguf(source.shared_gguf());
     return weights;
   }
+  const fs::path& dir = source.path();
   const fs::path single = dir / kSingleFile;
   const fs::path index = dir / kIndexFile;
   if (present(single)) {
@@ -78,9 +79,9 @@ void ModelWeights::open_single(const fs::path& file) {
   for (const TensorView& tensor : it->second.tensors()) tensors_.emplace(tensor.name, &tensor);
 }
 
-void ModelWeights::open_gguf(const fs::path& file) {
-  source_ = file.string();
-  gguf_ = std::make_unique<GgufTensors>(GgufTensors::open(file));
+void ModelWeights::open_gguf(std::shared_ptr<const GgufFile> file) {
+  source_ = file->path().string();
+  gguf_ = std::make_unique<GgufTensors>(GgufTensors::open(std::move(file)));
   for (const TensorView& tensor : gguf_->tensors()) tensors_.emplace(tensor.name, &tensor);
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "baton/model/files/gguf_tensors.h"
+#include "baton/model/files/model_source.h"
 #include "baton/model/files/safetensors.h"
 
 namespace baton {
@@ -33,8 +34,12 @@ class ModelWeights {
   static constexpr std::string_view kSingleFile = "model.safetensors";
   static constexpr std::string_view kIndexFile = "model.safetensors.index.json";
 
-  // Opens the weights of the model directory `dir`.
-  static ModelWeights open(const std::filesystem::path& dir);
+  // Opens the weights of a model: its GGUF file's tensors, or a Hugging Face directory's
+  // safetensors (one file or an index of shards).
+  static ModelWeights open(const ModelSource& source);
+  static ModelWeights open(const std::filesystem::path& path) {
+    return open(ModelSource::open(path));
+  }
 
   // The tensor called `name`, or nullptr.
   const TensorView* find(std::string_view name) const;
@@ -52,7 +57,7 @@ class ModelWeights {
  private:
   ModelWeights() = default;
   void open_single(const std::filesystem::path& file);
-  void open_gguf(const std::filesystem::path& file);
+  void open_gguf(std::shared_ptr<const GgufFile> file);
   void open_sharded(const std::filesystem::path& dir, const std::filesystem::path& index);
 
   std::string source_;                                             // the file named in `at` errors

@@ -79,8 +79,9 @@ PoolingMode parse_pooling_mode(std::string_view name) {
                               "' is not supported (mean, last or cls)");
 }
 
-Pooling read_pooling(const fs::path& model_dir) {
-  const fs::path modules_file = model_dir / "modules.json";
+Pooling read_pooling(const ModelSource& source) {
+  const fs::path& model_dir = source.path();
+  const fs::path modules_file = source.file("modules.json");
   if (!fs::exists(modules_file)) return Pooling{};
   const nlohmann::json modules = read_json(modules_file);
   if (!modules.is_array()) throw ModelFileError(modules_file.string(), "expected a JSON array");

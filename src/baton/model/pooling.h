@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 #include <vector>
+#include "baton/model/files/model_source.h"
 
 namespace baton {
 
@@ -28,7 +29,10 @@ PoolingMode parse_pooling_mode(std::string_view name);
 // Throws ModelFileError naming the file for a malformed export, a pooling mode baton
 // does not have (max, mean_sqrt_len_tokens, weightedmean), or a module after the
 // transformer that it cannot run (a Dense projection, ...).
-Pooling read_pooling(const std::filesystem::path& model_dir);
+Pooling read_pooling(const ModelSource& source);
+inline Pooling read_pooling(const std::filesystem::path& path) {
+  return read_pooling(ModelSource::open(path));
+}
 
 // Pools `hidden`, row-major [tokens x width], into one vector of `width`.
 std::vector<float> pool(const Pooling& pooling, std::span<const float> hidden, int tokens,

@@ -163,10 +163,13 @@ ReproResult run_repro(const ReproOptions& options) {
   // Real models first: a bad directory fails the run before anything is recorded. They
   // outlive the host, whose engines read them.
   std::map<std::string, std::unique_ptr<LlamaModel>> models;
+  std::map<std::string, ModelSource> sources;
   for (const ReproEngine& spec : options.engines) {
     if (spec.model != ReproEngine::Model::none) {
-      models[spec.name] = std::make_unique<LlamaModel>(
-          LlamaModel::load(spec.model_dir, {.weights = options.weights}));
+      const ModelSource& source =
+          sources.emplace(spec.name, ModelSource::open(spec.model_dir)).first->second;
+      models[spec.name] =
+          std::make_unique<LlamaModel>(LlamaModel::load(source, {.weights = options.weights}));
       check_fits(spec, models[spec.name]->config());
     }
   }
@@ -220,7 +223,8 @@ ReproResult run_repro(const ReproOptions& options) {
       engine = hosted.llm;
     } else if (spec.embedding()) {
       const LlamaModel& model = *models.at(spec.name);
-      hosted.embedding = &host.add_embedding_engine(spec.name, model, read_pooling(spec.model_dir));
+      hosted.embedding =
+          &host.add_embedding_engine(spec.name, model, read_pooling(sources.at(spec.name)));
       hosted.vocab = model.config().vocab_size;
       engine = hosted.embedding;
     } else {

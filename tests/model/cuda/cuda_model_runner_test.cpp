@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_device.h"
+#include "baton/model/config_reader.h"
 #include "baton/model/cpu/cpu_model_runner.h"
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/model_writer.h"

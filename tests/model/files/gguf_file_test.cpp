@@ -9,9 +9,9 @@
 #include <cstring>
 #include <fstream>
 
+#include "baton/model/config_reader.h"
 #include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/model_config.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 

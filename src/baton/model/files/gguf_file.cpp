@@ -5,6 +5,7 @@
 #include <limits>
 #include <set>
 #include <unordered_set>
+#include <utility>
 
 #include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
@@ -252,6 +253,12 @@ void check_gguf_magic(const std::filesystem::path& file) {
 }
 
 }  // namespace
+
+std::shared_ptr<const GgufFile> GgufFile::open(const std::filesystem::path& file) {
+  MappedFile map(file);
+  GgufHeader header = read_gguf_header(map.bytes(), file.string());
+  return std::shared_ptr<const GgufFile>(new GgufFile(std::move(map), std::move(header)));
+}
 
 std::filesystem::path find_gguf(const std::filesystem::path& model_path) {
   namespace fs = std::filesystem;

@@ -15,11 +15,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "baton/model/files/mapped_file.h"
 
 namespace baton {
 
@@ -55,6 +58,25 @@ const GgmlTypeTraits* ggml_type_traits(std::uint32_t type);
 
 // ggml's name of a type ("q4_K"), or "type N".
 std::string ggml_type_name(std::uint32_t type);
+
+// A GGUF file mapped and its header parsed, once: what every reader of one model load
+// shares (ModelSource). Errors as read_gguf_header, and MappedFile's.
+// Thread-safety: immutable once opened.
+class GgufFile {
+ public:
+  static std::shared_ptr<const GgufFile> open(const std::filesystem::path& file);
+
+  const std::filesystem::path& path() const { return map_.path(); }
+  std::span<const std::byte> bytes() const { return map_.bytes(); }
+  const GgufHeader& header() const { return header_; }
+  // Drops the map's pages from this process's memory (MappedFile::release_resident).
+  void release_resident() const noexcept { map_.release_resident(); }
+
+ private:
+  GgufFile(MappedFile map, GgufHeader header) : map_(std::move(map)), header_(std::move(header)) {}
+  MappedFile map_;
+  GgufHeader header_;
+};
 
 // The GGUF file a model path names: the path itself when it is a file (ModelFileError
 // "not a GGUF file" when it does not start with "GGUF" or is shorter than that), else the

@@ -119,14 +119,14 @@ TensorView gguf_tensor_view(const GgufTensor& t, std::span<const std::byte> file
   return view;
 }
 
-GgufTensors GgufTensors::open(const std::filesystem::path& file) {
+GgufTensors GgufTensors::open(std::shared_ptr<const GgufFile> gguf) {
   GgufTensors result;
-  result.file_ = MappedFile(file);
-  const std::span<const std::byte> bytes = result.file_.bytes();
-  result.header_ = read_gguf_header(bytes, file.string());
-  for (const GgufTensor& t : result.header_.tensors) {
+  result.file_ = std::move(gguf);
+  const std::span<const std::byte> bytes = result.file_->bytes();
+  const std::filesystem::path& file = result.file_->path();
+  for (const GgufTensor& t : result.file_->header().tensors) {
     TensorView view = gguf_tensor_view(t, bytes, file.string());
-    const std::int64_t heads = interleaved_heads(result.header_, view.name);
+    const std::int64_t heads = interleaved_heads(result.file_->header(), view.name);
     if (heads > 0) {
       const std::int64_t rows = view.shape.front();
       if (rows % heads != 0 || (rows / heads) % 2 != 0) {

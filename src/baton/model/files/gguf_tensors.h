@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <deque>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,20 +29,21 @@ namespace baton {
 
 class GgufTensors {
  public:
-  static GgufTensors open(const std::filesystem::path& file);
+  // The tensors of `file` (kept open while they live).
+  static GgufTensors open(std::shared_ptr<const GgufFile> file);
+  static GgufTensors open(const std::filesystem::path& file) { return open(GgufFile::open(file)); }
 
-  const GgufHeader& header() const { return header_; }
-  const std::filesystem::path& path() const { return file_.path(); }
+  const GgufHeader& header() const { return file_->header(); }
+  const std::filesystem::path& path() const { return file_->path(); }
   // Drops the map's pages from this process's memory (MappedFile::release_resident).
-  void release_resident() const noexcept { file_.release_resident(); }
+  void release_resident() const noexcept { file_->release_resident(); }
   // Every tensor, in the file's order, under its Hugging Face name.
   const std::deque<TensorView>& tensors() const { return views_; }
 
  private:
   GgufTensors() = default;
 
-  MappedFile file_;
-  GgufHeader header_;
+  std::shared_ptr<const GgufFile> file_;
   std::deque<TensorView> views_;
   std::deque<std::vector<std::byte>> copies_;  // reordered q/k tensors
 };

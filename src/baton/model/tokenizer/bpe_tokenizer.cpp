@@ -8,11 +8,10 @@
 
 #include "baton/common/read_file.h"
 #include "baton/model/files/gguf_file.h"
-#include "baton/model/files/mapped_file.h"
+#include "baton/model/files/model_file_error.h"
 #include "baton/model/tokenizer/byte_level.h"
 #include "baton/model/tokenizer/gguf_tokenizer.h"
 #include "baton/model/tokenizer/split_patterns.h"
-#include "baton/model/files/model_file_error.h"
 
 namespace baton {
 namespace {
@@ -207,13 +206,12 @@ void BpeTokenizer::read_pre_tokenizer(const json& pre) {
   }
 }
 
-BpeTokenizer BpeTokenizer::from_directory(const std::filesystem::path& directory) {
-  if (const std::filesystem::path gguf = find_gguf(directory); !gguf.empty()) {
-    const MappedFile mapped(gguf);
-    const GgufHeader header = read_gguf_header(mapped.bytes(), gguf.string());
-    return from_json(gguf_tokenizer_json(header, gguf.string()), gguf.string());
+BpeTokenizer BpeTokenizer::from_source(const ModelSource& source) {
+  if (const GgufFile* gguf = source.gguf()) {
+    const std::string name = gguf->path().string();
+    return from_json(gguf_tokenizer_json(gguf->header(), name), name);
   }
-  const std::filesystem::path path = directory / "tokenizer.json";
+  const std::filesystem::path path = source.file("tokenizer.json");
   std::string text;
   try {
     text = read_file(path);

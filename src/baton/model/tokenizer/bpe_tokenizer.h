@@ -25,6 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/model/files/model_source.h"
 #include "baton/model/tokenizer/metaspace.h"
 #include "baton/model/tokenizer/post_processor.h"
 #include "baton/model/tokenizer/split_regex.h"
@@ -40,9 +41,11 @@ class BpeTokenizer {
   BpeTokenizer(std::string_view json_text, std::string_view file);
   // The same, already parsed (a GGUF file's vocabulary: gguf_tokenizer.h).
   static BpeTokenizer from_json(const nlohmann::json& root, std::string_view file);
-  // The model's tokenizer.json, or a GGUF file's vocabulary (gguf_tokenizer.h) when
-  // `directory` is one or holds one.
-  static BpeTokenizer from_directory(const std::filesystem::path& directory);
+  // The model's tokenizer.json, or its GGUF file's vocabulary (gguf_tokenizer.h).
+  static BpeTokenizer from_source(const ModelSource& source);
+  static BpeTokenizer from_directory(const std::filesystem::path& path) {
+    return from_source(ModelSource::open(path));
+  }
 
   std::vector<TokenId> encode(std::string_view text) const;
   // How decode() treats the start of the ids' text.

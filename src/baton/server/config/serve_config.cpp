@@ -11,9 +11,9 @@
 
 #include "baton/common/ip_address.h"
 #include "baton/model/chat_template.h"
+#include "baton/model/config_reader.h"
 #include "baton/model/files/gguf_file.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/model_config.h"
 #include "baton/server/api/sampling_limits.h"
 #include "baton/turn/host_segment.h"
 

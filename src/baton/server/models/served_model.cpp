@@ -71,12 +71,14 @@ std::unique_ptr<ServedModel> load_served_model(
   served->on_device = host.device().backend() != "cpu";
   // On a device the weights are uploaded, then their host pages released (CudaModel).
   if (served->on_device) options.use = WeightUse::upload;
-  served->model = std::make_unique<LlamaModel>(LlamaModel::load(spec.dir, options));
-  served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_directory(spec.dir));
+  // Opened once: every reader below shares the directory's answer and a GGUF file's map.
+  const ModelSource source = ModelSource::open(spec.dir);
+  served->model = std::make_unique<LlamaModel>(LlamaModel::load(source, options));
+  served->tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_source(source));
   if (served->chat()) {
     std::optional<ChatFamily> family;
     if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
-    served->input.emplace(spec.dir, *served->tokenizer, served->model->config().generation, family);
+    served->input.emplace(source, *served->tokenizer, served->model->config().generation, family);
     LlmBatchOptions batch;
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
     const std::unique_lock<std::mutex> sizing = size_kv(*served, host.device(), sizer, batch);
@@ -88,8 +90,8 @@ std::unique_ptr<ServedModel> load_served_model(
     batch.context_length = spec.context_length;
     served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
   } else {
-    served->embedding = &host.add_embedding_engine(spec.name, *served->model,
-                                                   read_pooling(spec.dir), spec.kv_budget_mb << 20);
+    served->embedding = &host.add_embedding_engine(spec.name, *served->model, read_pooling(source),
+                                                   spec.kv_budget_mb << 20);
   }
   host.turn().set_weight(served->engine()->turn_client(), spec.turn_weight);
   served->release = [&host, engine = served->engine(), sizer, name = spec.name,
