@@ -27,11 +27,11 @@
 
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
-#include "baton/model/blas_kernels.h"
+#include "baton/model/cpu/blas_kernels.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/model/cpu/simd_kernels.h"
-#include "baton/model/forward_pass.h"
-#include "baton/model/sampler.h"
-#include "baton/model/step_profile.h"
+#include "baton/model/cpu/step_profile.h"
+#include "baton/model/output/sampler.h"
 #include "baton/turn/make_turn.h"
 #include "machine_limits.h"
 

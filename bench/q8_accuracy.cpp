@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace {

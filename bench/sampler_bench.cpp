@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "baton/model/sampler.h"
+#include "baton/model/output/sampler.h"
 
 namespace {
 

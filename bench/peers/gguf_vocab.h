@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/model_config.h"
+#include "baton/model/config/model_config.h"
 #include "gguf_file.h"
 
 namespace baton::peers {

@@ -20,8 +20,8 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/config_reader.h"
-#include "baton/model/model_weights.h"
+#include "baton/model/config/config_reader.h"
+#include "baton/model/weights/model_weights.h"
 #include "gguf_file.h"
 #include "gguf_tensors.h"
 #include "gguf_vocab.h"

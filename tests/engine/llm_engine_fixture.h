@@ -13,7 +13,7 @@
 
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/turn/make_turn.h"
 #include "test_data.h"
 

@@ -10,7 +10,7 @@
 #include "baton/common/clock.h"
 #include "baton/engine/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "baton/turn/make_turn.h"
 #include "baton/turn/serial_turn.h"
 #include "engine/llm_engine_fixture.h"

@@ -1,4 +1,4 @@
-#include "baton/model/cpu_kernels.h"
+#include "baton/model/cpu/cpu_kernels.h"
 
 #include <gtest/gtest.h>
 

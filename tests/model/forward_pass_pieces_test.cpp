@@ -10,7 +10,7 @@
 #include <cmath>
 #include <vector>
 
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "test_data.h"
 
 namespace baton {

@@ -1,7 +1,7 @@
 // ForwardPass with a batch: sequences of different lengths, in prefill chunks and decode
 // steps side by side, on blocks handed out out of order, give the logits each gives alone
 // (KvCache, itself checked against transformers in llama_model_test.cpp).
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cmath>
 
 #include "baton/model/cpu/simd_kernels.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 #include "test_data.h"

@@ -6,10 +6,10 @@
 #include <fstream>
 #include <limits>
 
+#include "baton/model/config/gguf_config.h"
 #include "baton/model/files/gguf_file.h"
 #include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/gguf_config.h"
 #include "baton/model/llama_model.h"
 #include "temp_dir.h"
 

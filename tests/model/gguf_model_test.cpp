@@ -16,12 +16,12 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/model/chat_template.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/forward_pass.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_writer.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
+#include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 #include "test_data.h"

@@ -1,12 +1,12 @@
 // KvBlockPool: sizing by budget, reference counts, and the prefix cache's publish, lookup
 // and least-recently-used reclaiming.
-#include "baton/model/kv_block_pool.h"
+#include "baton/model/runner/kv_block_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "baton/model/kv_memory.h"
+#include "baton/model/cpu/kv_memory.h"
 
 namespace baton {
 namespace {

@@ -6,7 +6,7 @@
 // token by token through the KV cache; and 32 greedy tokens exactly.
 #include "baton/model/llama_model.h"
 
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "test_data.h"
 
 #include <gtest/gtest.h>

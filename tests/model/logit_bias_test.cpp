@@ -2,7 +2,7 @@
 // softmax, greedy pick and log-probabilities for fixed logits and bias maps
 // (scripts/reference/make_logit_bias_reference.py -> tests/data/sampler/logit_bias.json);
 // and, over many seeded draws, that -100 bans a token and +100 forces one.
-#include "baton/model/logit_bias.h"
+#include "baton/model/output/logit_bias.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/model/sampler.h"
+#include "baton/model/output/sampler.h"
 
 namespace baton {
 namespace {

@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "baton/model/config_reader.h"
+#include "baton/model/config/config_reader.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "cli_util.h"
 #include "model/safetensors_writer.h"

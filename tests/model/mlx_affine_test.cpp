@@ -2,7 +2,7 @@
 // as MLX documents them (a little-endian bit stream per row in uint32 words), scales and
 // biases in bf16, dequantized at load to scale * code + bias; a whole model so quantized
 // gives the logits of the same weights stored dequantized in f32.
-#include "baton/model/mlx_affine.h"
+#include "baton/model/weights/mlx_affine.h"
 
 #include <gtest/gtest.h>
 
@@ -15,11 +15,11 @@
 #include <random>
 #include <sstream>
 
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/model/files/half.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/forward_pass.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/weight_matrix.h"
+#include "baton/model/weights/weight_matrix.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 

@@ -1,5 +1,5 @@
 // config.json files as published models carry them, written by transformers 4 and 5.
-#include "baton/model/config_reader.h"
+#include "baton/model/config/config_reader.h"
 
 #include <gtest/gtest.h>
 

@@ -13,9 +13,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "temp_dir.h"
 
 namespace baton {

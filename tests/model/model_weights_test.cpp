@@ -1,4 +1,4 @@
-#include "baton/model/model_weights.h"
+#include "baton/model/weights/model_weights.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Made-up models (model_writer.h, tokenizer_writer.h): each arch's tiny model loads with
 // baton's own readers and runs, its tokenizer round-trips any text, the bytes depend on
 // the seed alone, and bad shapes are refused before anything is written.
-#include "baton/model/model_writer.h"
-#include "baton/model/config_reader.h"
+#include "baton/model/writer/model_writer.h"
+#include "baton/model/config/config_reader.h"
 
 #include <gtest/gtest.h>
 
@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/common/read_file.h"
-#include "baton/model/forward_pass.h"
+#include "baton/model/cpu/forward_pass.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
-#include "baton/model/tokenizer_writer.h"
+#include "baton/model/writer/tokenizer_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 #include "test_data.h"

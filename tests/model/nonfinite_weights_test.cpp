@@ -9,8 +9,8 @@
 #include "baton/model/files/half.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_writer.h"
-#include "baton/model/weight_matrix.h"
+#include "baton/model/weights/weight_matrix.h"
+#include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 

@@ -1,7 +1,7 @@
 // Pooling from sentence-transformers exports as real models publish them (modules.json
 // with Transformer, Pooling and Normalize; 1_Pooling/config.json with the boolean flags
 // or a pooling_mode string), the default without them, the errors, and the arithmetic.
-#include "baton/model/pooling.h"
+#include "baton/model/output/pooling.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

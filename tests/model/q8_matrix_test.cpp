@@ -1,7 +1,7 @@
 // Q8Matrix and the q8 WeightMatrix: quantizing to 8 bits and back is within half a group's
 // scale of every weight, whatever the magnitudes (tiny, huge, zero groups, a partial last
 // group), and a q8 load rejects what 8 bits cannot hold.
-#include "baton/model/q8_matrix.h"
+#include "baton/model/weights/q8_matrix.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/weight_matrix.h"
+#include "baton/model/weights/weight_matrix.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 

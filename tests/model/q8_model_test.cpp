@@ -8,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
-#include "baton/model/forward_pass.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/cpu/forward_pass.h"
+#include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 #include "test_data.h"

@@ -1,4 +1,4 @@
-#include "baton/model/sampler.h"
+#include "baton/model/output/sampler.h"
 
 #include <gtest/gtest.h>
 

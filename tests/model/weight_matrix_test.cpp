@@ -1,4 +1,4 @@
-#include "baton/model/weight_matrix.h"
+#include "baton/model/weights/weight_matrix.h"
 
 #include <gtest/gtest.h>
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "baton/ledger/ledger_reader.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "baton/repro/scenarios.h"
 #include "cli_util.h"
 #include "temp_ledger_path.h"

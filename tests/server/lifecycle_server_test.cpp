@@ -12,7 +12,7 @@
 
 #include "baton/common/signal_pipe.h"
 #include "baton/ledger/sqlite.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "baton/server/baton_server.h"
 #include "model/safetensors_writer.h"
 #include "server/http_test_client.h"

@@ -14,7 +14,7 @@
 #include "baton/engine/request.h"
 #include "baton/gpu/backend_unavailable.h"
 #include "baton/host/make_device.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "baton/server/http/api_error.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"

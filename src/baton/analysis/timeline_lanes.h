@@ -11,7 +11,7 @@
 
 #include "baton/analysis/exposure_input.h"
 #include "baton/analysis/spans.h"
-#include "baton/analysis/timeline_svg.h"
+#include "baton/analysis/timeline_options.h"
 
 namespace baton::timeline {
 

@@ -21,15 +21,9 @@
 #include <string>
 
 #include "baton/analysis/exposure_input.h"
+#include "baton/analysis/timeline_options.h"
 
 namespace baton {
-
-struct TimelineOptions {
-  int width = 1200;                          // pixels; at least 480 is used
-  std::optional<std::int64_t> long_context;  // intervals at or above are drawn darker
-  std::string title;                         // empty: "baton timeline"
-  bool collapse_idle_gaps = true;            // false: one continuous axis, gaps to scale
-};
 
 // The whole SVG document. An input without intervals or hangs gives a small document
 // that says "no data". Never throws except std::bad_alloc.

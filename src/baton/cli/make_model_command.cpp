@@ -9,7 +9,7 @@
 #include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
 #include "baton/common/stop_signals.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 
 namespace baton {
 namespace {

@@ -22,9 +22,9 @@
 #include "baton/engine/hosted_engine.h"
 #include "baton/engine/model_runner_factory.h"
 #include "baton/engine/worker.h"
-#include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/pooling.h"
+#include "baton/model/output/pooling.h"
+#include "baton/model/runner/kv_block_pool.h"
 
 namespace baton {
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/model/sampler.h"
+#include "baton/model/output/sampler.h"
 #include "baton/model/tokenizer/token_id.h"
 
 namespace baton {

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/model/chat_template.h"
-#include "baton/model/model_config.h"
-#include "baton/model/sampler.h"
+#include "baton/model/config/model_config.h"
+#include "baton/model/output/sampler.h"
+#include "baton/model/tokenizer/bpe_tokenizer.h"
 
 namespace baton {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "baton/engine/piece_sizer.h"
-#include "baton/model/model_runner.h"
+#include "baton/model/runner/model_runner.h"
 
 namespace baton {
 

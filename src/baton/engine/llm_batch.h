@@ -36,10 +36,10 @@
 #include "baton/engine/generation.h"
 #include "baton/engine/stop_checker.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_runner.h"
-#include "baton/model/sequence_step.h"
+#include "baton/model/runner/kv_block_pool.h"
+#include "baton/model/runner/model_runner.h"
+#include "baton/model/runner/sequence_step.h"
 
 namespace baton {
 

@@ -9,9 +9,9 @@
 #include <memory>
 
 #include "baton/gpu/stream.h"
-#include "baton/model/kv_block_pool.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_runner.h"
+#include "baton/model/runner/kv_block_pool.h"
+#include "baton/model/runner/model_runner.h"
 
 namespace baton {
 

@@ -23,7 +23,7 @@
 #include <set>
 #include <utility>
 
-#include "baton/model/model_runner.h"
+#include "baton/model/runner/model_runner.h"
 
 namespace baton {
 

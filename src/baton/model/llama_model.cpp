@@ -2,11 +2,11 @@
 
 #include <malloc.h>
 
-#include "baton/model/config_reader.h"
-#include "baton/model/cpu_kernels.h"
+#include "baton/model/config/config_reader.h"
+#include "baton/model/cpu/cpu_kernels.h"
+#include "baton/model/cpu/rope.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
-#include "baton/model/rope.h"
 
 namespace baton {
 namespace {

@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "baton/common/thread_pool.h"
-#include "baton/model/model_config.h"
-#include "baton/model/model_weights.h"
-#include "baton/model/weight_matrix.h"
+#include "baton/model/config/model_config.h"
+#include "baton/model/weights/model_weights.h"
+#include "baton/model/weights/weight_matrix.h"
 
 namespace baton {
 

@@ -13,7 +13,7 @@
 #include "baton/engine/synthetic_workload.h"
 #include "baton/gpu/commit_limits.h"
 #include "baton/gpu/fault_injector.h"
-#include "baton/model/weight_format.h"
+#include "baton/model/weights/weight_format.h"
 #include "baton/turn/fair_share.h"
 #include "baton/turn/turn_options.h"
 #include "baton/watchdog/watchdog.h"

@@ -18,10 +18,10 @@
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_device.h"
-#include "baton/model/config_reader.h"
+#include "baton/model/config/config_reader.h"
 #include "baton/model/cpu/cpu_model_runner.h"
 #include "baton/model/cuda/cuda_model_runner.h"
-#include "baton/model/model_writer.h"
+#include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <fstream>
 
-#include "baton/model/config_reader.h"
+#include "baton/model/config/config_reader.h"
 #include "baton/model/files/mapped_file.h"
 #include "baton/model/files/model_file_error.h"
 #include "model/safetensors_writer.h"

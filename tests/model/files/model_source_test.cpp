@@ -8,11 +8,11 @@
 #include <filesystem>
 
 #include "baton/model/chat_template.h"
-#include "baton/model/config_reader.h"
+#include "baton/model/config/config_reader.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/llama_model.h"
-#include "baton/model/model_writer.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
+#include "baton/model/writer/model_writer.h"
 #include "temp_dir.h"
 #include "test_data.h"
 

@@ -9,8 +9,8 @@
 #include <mutex>
 #include <vector>
 
-#include "baton/model/forward_pass.h"
-#include "baton/model/model_runner.h"
+#include "baton/model/cpu/forward_pass.h"
+#include "baton/model/runner/model_runner.h"
 
 namespace baton {
 

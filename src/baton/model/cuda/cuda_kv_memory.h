@@ -7,7 +7,7 @@
 
 #include "baton/gpu/cuda/cuda_handles.h"
 #include "baton/model/cuda/model_kernels.h"
-#include "baton/model/kv_block_pool.h"
+#include "baton/model/runner/kv_block_pool.h"
 
 namespace baton::cuda {
 

@@ -8,7 +8,8 @@
 #include <atomic>
 #include <vector>
 
-#include "baton/model/cuda/cuda_model_runner.h"
+#include "baton/model/cuda/runner_state.h"
+#include "baton/model/runner/model_runner.h"
 
 namespace baton::cuda {
 

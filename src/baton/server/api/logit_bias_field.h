@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "baton/model/logit_bias.h"
+#include "baton/model/output/logit_bias.h"
 
 namespace baton {
 

@@ -11,7 +11,7 @@
 
 #include "baton/common/ip_address.h"
 #include "baton/model/chat_template.h"
-#include "baton/model/config_reader.h"
+#include "baton/model/config/config_reader.h"
 #include "baton/model/files/gguf_file.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/server/api/sampling_limits.h"

@@ -70,7 +70,7 @@
 
 #include "baton/engine/input_processor.h"
 #include "baton/gpu/fault_injector.h"
-#include "baton/model/weight_format.h"
+#include "baton/model/weights/weight_format.h"
 #include "baton/turn/fair_share.h"
 #include "baton/turn/turn_options.h"
 

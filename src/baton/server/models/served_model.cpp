@@ -4,8 +4,8 @@
 #include <filesystem>
 
 #include "baton/host/make_runner.h"
-#include "baton/model/kv_block_pool.h"
-#include "baton/model/pooling.h"
+#include "baton/model/output/pooling.h"
+#include "baton/model/runner/kv_block_pool.h"
 #include "baton/server/http/api_error.h"
 
 namespace baton {

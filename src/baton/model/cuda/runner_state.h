@@ -1,0 +1,38 @@
+// RunnerState: what CudaModelRunner's steps share: the model, the stream, the KV blocks
+// on the device, the workspace, cuBLAS, the layer graphs and the switches read once.
+// Thread-safety: the steps that use it run one at a time, on the engine's thread.
+#pragma once
+
+#include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/gpu/cuda/cuda_stream.h"
+#include "baton/gpu/cuda/share_placement.h"
+#include "baton/model/cuda/cuda_kv_memory.h"
+#include "baton/model/cuda/cuda_model.h"
+#include "baton/model/cuda/cuda_workspace.h"
+#include "baton/model/cuda/layer_graphs.h"
+
+namespace baton::cuda {
+
+// What a step uses of its runner; the steps run one at a time.
+struct RunnerState {
+  const CudaModel& model;
+  CudaStream& stream;
+  CublasHandle cublas;
+  CudaKvMemory kv;
+  CudaWorkspace workspace;
+  SharePlacement placement;
+  int multiprocessors = 0;  // the device's, read once
+  int flash_slots = 0;      // the flash kernel's blocks the device holds at once, read once
+  // cuBLAS's workspace, ours so that captured products keep using it (cublasSetStream
+  // would otherwise point them at the library's pool).
+  DeviceBuffer cublas_workspace;
+  LayerGraphs graphs;
+  // BATON_CUDA_GRAPHS=0 launches every kernel directly; BATON_CUDA_FLASH=0 attends prefill
+  // chunks through the cuBLAS products; BATON_CUDA_WIDE_PIECES=0 cuts prefill layers into
+  // pieces of rows, not of columns and heads. All for comparisons.
+  bool use_graphs = true;
+  bool use_flash = true;
+  bool wide_pieces = true;
+};
+
+}  // namespace baton::cuda
