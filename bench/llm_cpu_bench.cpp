@@ -25,8 +25,9 @@
 #include <thread>
 #include <vector>
 
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/make_runner.h"
 #include "baton/model/cpu/blas_kernels.h"
 #include "baton/model/cpu/forward_pass.h"
 #include "baton/model/cpu/simd_kernels.h"
@@ -96,7 +97,8 @@ struct Bench {
     baton::LlmBatchOptions options;
     options.prefill_chunk = std::max(prompt_tokens, 16);  // one step: the model's prefill figure
     options.kv_budget_bytes = std::size_t{1} << 30;
-    engine.emplace("bench", model, nullptr, options, device.create_stream("bench"), *turn);
+    engine.emplace("bench", model, nullptr, options, device.create_stream("bench"), *turn,
+                   baton::cpu_runner_factory());
   }
   GenerationResult run(int prompt, int tokens) {
     baton::GenerationRequest r{

@@ -26,8 +26,8 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/engine/layer_pieces.h"
-#include "baton/engine/piece_clock.h"
+#include "baton/engine/llm/layer_pieces.h"
+#include "baton/engine/llm/piece_clock.h"
 #include "baton/host/make_device.h"
 #include "baton/model/cuda/cuda_model_runner.h"
 

@@ -37,7 +37,6 @@ set(baton_thread_free_tests
     model/files/gguf_file_test.cpp
     model/files/half_test.cpp
     model/files/mapped_file_test.cpp
-    model/files/model_source_test.cpp
     model/files/safetensors_test.cpp
     model/kv_block_pool_test.cpp
     model/logit_bias_test.cpp

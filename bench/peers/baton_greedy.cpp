@@ -15,8 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/make_runner.h"
 #include "baton/turn/make_turn.h"
 
 namespace {
@@ -77,7 +78,8 @@ int run(const Options& o) {
   const auto turn = baton::make_turn(baton::TurnOptions{}, device.default_stream());
   baton::LlmBatchOptions batch;
   batch.kv_budget_bytes = std::size_t{1} << 30;
-  baton::LlmEngine engine("greedy", model, nullptr, batch, device.create_stream("greedy"), *turn);
+  baton::LlmEngine engine("greedy", model, nullptr, batch, device.create_stream("greedy"), *turn,
+                          baton::cpu_runner_factory());
   baton::GenerationRequest request{.id = 1, .prompt = o.prompt, .params = {}};
   if (request.prompt.empty()) {
     request.prompt = benchmark_prompt(o.prompt_tokens, model.config().vocab_size);

@@ -3,7 +3,8 @@
 // GPU machine (scripts/make_reference_data.py embeddings) for inputs each run alone;
 // here all inputs of a call run batched. And every embedding engine of a host runs on
 // the one shared executor thread.
-#include "baton/engine/embedding_engine.h"
+#include "baton/engine/embedding/embedding_engine.h"
+#include "baton/host/make_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -49,7 +50,7 @@ TEST_P(EmbeddingReference, MeanAndLastTokenPoolingMatchTransformers) {
        {std::pair{PoolingMode::mean, "mean"}, std::pair{PoolingMode::last_token, "last"}}) {
     EmbeddingEngine engine(std::string("embed-") + key, model,
                            Pooling{.mode = mode, .normalize = true}, executor,
-                           device.default_stream(), *turn);
+                           device.default_stream(), *turn, cpu_runner_factory());
     const EmbeddingResult result = engine.embed(request_of(ref)).get();
     ASSERT_EQ(result.embeddings.size(), ref[key].size());
     for (std::size_t i = 0; i < result.embeddings.size(); ++i) {
@@ -77,7 +78,7 @@ TEST(EmbeddingEngine, BadInputsAreRefusedWithTheReason) {
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   Worker executor("embedding-executor");
   EmbeddingEngine engine("embed", model, Pooling{}, executor, device.default_stream(), *turn,
-                         KvBlockPool::block_bytes(model.config(), 16) * 2);
+                         cpu_runner_factory(), KvBlockPool::block_bytes(model.config(), 16) * 2);
   const struct {
     EmbeddingRequest request;
     const char* message;

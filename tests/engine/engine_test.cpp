@@ -1,11 +1,11 @@
-#include "baton/engine/engine.h"
+#include "baton/engine/synthetic/engine.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
 #include <vector>
 
-#include "baton/engine/synthetic_workload.h"
+#include "baton/engine/synthetic/synthetic_workload.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"
 #include "baton/turn/serial_turn.h"

@@ -6,7 +6,7 @@
 #include <future>
 #include <vector>
 
-#include "baton/engine/synthetic_workload.h"
+#include "baton/engine/synthetic/synthetic_workload.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"
 #include "test_util.h"

@@ -1,6 +1,6 @@
 // InputProcessor: the chat template and tokenization that generate and the server share,
 // and sampling from the request, then generation_config.json, then greedy.
-#include "baton/engine/input_processor.h"
+#include "baton/engine/llm/input_processor.h"
 
 #include <gtest/gtest.h>
 
@@ -96,7 +96,30 @@ TEST_F(InputProcessorTest, SamplingComesFromTheRequestThenTheModelThenGreedy) {
   EXPECT_EQ(from_request.seed, 9u);
 }
 
-TEST_F(InputProcessorTest, PresenceAndFrequencyPenaltiesComeFromTheRequestOnly) {
+// The server's configured defaults for the model sit between the request and the model's
+// generation_config.json: one resolver for both (the router no longer merges them first).
+TEST_F(InputProcessorTest, TheServersDefaultsComeAfterTheRequestAndBeforeTheModel) {
+  GenerationDefaults model;
+  model.do_sample = true;
+  model.temperature = 0.7;
+  model.top_p = 0.8;
+  const InputProcessor processor(dir_.path(), *tokenizer_, model);
+  SamplingRequest configured;
+  configured.temperature = 0.3;
+  configured.presence_penalty = 0.25;
+  configured.seed = 4;
+  SamplingRequest request;
+  request.seed = 9;
+  const SamplingParams p = processor.sampling(request, configured);
+  EXPECT_EQ(p.temperature, 0.3);        // configured, over the model's 0.7
+  EXPECT_EQ(p.top_p, 0.8);              // the model's, nothing configured
+  EXPECT_EQ(p.presence_penalty, 0.25);  // configured, over the neutral 0
+  EXPECT_EQ(p.seed, 9u);                // the request's, over the configured 4
+  request.temperature = 1.1;
+  EXPECT_EQ(processor.sampling(request, configured).temperature, 1.1);
+}
+
+TEST_F(InputProcessorTest, PresenceAndFrequencyPenaltiesNeverComeFromTheModel) {
   GenerationDefaults model;
   model.do_sample = true;
   model.repetition_penalty = 1.05;

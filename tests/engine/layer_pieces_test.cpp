@@ -2,7 +2,7 @@
 // budget cut alone, parts under it packed while their predicted times fit together, and
 // a packed piece's time shared among its parts. The costs are a model of the 8B layer at
 // 8K context on an H100 (per unit and fixed per piece), not a device's.
-#include "baton/engine/layer_pieces.h"
+#include "baton/engine/llm/layer_pieces.h"
 
 #include <gtest/gtest.h>
 

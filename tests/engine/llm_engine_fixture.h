@@ -11,8 +11,9 @@
 #include <memory>
 #include <vector>
 
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/make_runner.h"
 #include "baton/model/cpu/forward_pass.h"
 #include "baton/turn/make_turn.h"
 #include "test_data.h"
@@ -56,8 +57,9 @@ class LlmEngineTest : public ::testing::Test {
     if (turn_options.policy == TurnPolicy::serialize) {
       other_ = turn_->register_client("other", device_.default_stream());
     }
-    engine_ = std::make_unique<LlmEngine>("llm", model_, nullptr, options,
-                                          device_.create_stream("llm"), *turn_);
+    engine_ =
+        std::make_unique<LlmEngine>("llm", model_, nullptr, options, device_.create_stream("llm"),
+                                    *turn_, cpu_runner_factory());
   }
   void TearDown() override { engine_.reset(); }
 

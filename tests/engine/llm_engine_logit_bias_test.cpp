@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "engine/llm_engine_fixture.h"
 
 namespace baton {

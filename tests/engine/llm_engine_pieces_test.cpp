@@ -8,8 +8,9 @@
 #include <thread>
 
 #include "baton/common/clock.h"
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/make_runner.h"
 #include "baton/model/writer/model_writer.h"
 #include "baton/turn/make_turn.h"
 #include "baton/turn/serial_turn.h"
@@ -80,7 +81,8 @@ TEST(LlmEnginePieces, AWaitingDecoderIsHeldBehindOnePieceNotAWholeLayer) {
   const TurnClientId decoder = turn->register_client("decoder", *decoder_stream);
   LlmBatchOptions batch;
   batch.prefill_chunk = kChunk;
-  LlmEngine engine("prefill", model, nullptr, batch, device.create_stream("prefill"), *turn);
+  LlmEngine engine("prefill", model, nullptr, batch, device.create_stream("prefill"), *turn,
+                   cpu_runner_factory());
 
   // A first prompt alone: the runner's buffers for a chunk are made (and faulted in) once.
   engine.submit(greedy_request(1, prompt_of(kChunk, 2), 1)).get();
@@ -129,7 +131,8 @@ TEST(LlmEnginePieces, APrefillAloneRunsWholeLayers) {
   const std::unique_ptr<GpuTurn> turn = make_turn(options, device.default_stream());
   LlmBatchOptions batch;
   batch.prefill_chunk = 64;
-  LlmEngine engine("prefill", model, nullptr, batch, device.create_stream("prefill"), *turn);
+  LlmEngine engine("prefill", model, nullptr, batch, device.create_stream("prefill"), *turn,
+                   cpu_runner_factory());
   const GenerationResult result = engine.submit(greedy_request(1, prompt_of(200, 2), 4)).get();
   EXPECT_EQ(result.tokens.size(), 4u);
   EXPECT_EQ(engine.stats().prefill_pieces, 0u);

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "baton/engine/request.h"
+#include "baton/host/make_runner.h"
 #include "engine/llm_engine_fixture.h"
 #include "test_util.h"
 
@@ -331,7 +332,8 @@ TEST(LlmEngineContext, AnEngineGetsAtMostTheModelsContext) {
   const auto context_of = [&](int context_length) {
     LlmBatchOptions options;
     options.context_length = context_length;
-    return LlmEngine("llm", model, nullptr, options, device.create_stream("llm"), *turn)
+    return LlmEngine("llm", model, nullptr, options, device.create_stream("llm"), *turn,
+                     cpu_runner_factory())
         .context_length();
   };
   EXPECT_EQ(context_of(0), 256);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "baton/engine/model_runner_factory.h"
+#include "baton/host/make_runner.h"
 #include "engine/llm_engine_fixture.h"
 
 namespace baton {

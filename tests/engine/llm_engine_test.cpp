@@ -2,7 +2,8 @@
 // batching gives each request the tokens it gets alone; a repeated prompt is served from
 // the prefix cache; a KV budget too small for everyone makes requests wait, visibly, and
 // they all still finish correctly; a failed step fails only its own requests.
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
+#include "baton/host/make_runner.h"
 
 #include <gtest/gtest.h>
 
@@ -218,7 +219,8 @@ TEST(LlmEngineFault, AFailedStepFailsItsRequestAndTheRetryReusesTheCachedPrompt)
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   LlmBatchOptions options;
   options.block_tokens = 16;
-  LlmEngine engine("llm", model, nullptr, options, device.create_stream("llm"), *turn);
+  LlmEngine engine("llm", model, nullptr, options, device.create_stream("llm"), *turn,
+                   cpu_runner_factory());
   const std::vector<TokenId> prompt = prompt_of(40, 3);
   EXPECT_THROW(engine.submit(greedy_request(1, prompt, 10)).get(), GpuError);
   EXPECT_EQ(engine.stats().requests_failed, 1u);

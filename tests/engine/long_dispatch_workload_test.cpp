@@ -7,10 +7,10 @@
 #include <random>
 #include <vector>
 
-#include "baton/engine/long_dispatch_workload.h"
+#include "baton/engine/synthetic/long_dispatch_workload.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #ifdef BATON_HAVE_CUDA
-#include "baton/engine/cuda/cuda_long_dispatch_workload.h"
+#include "baton/engine/synthetic/cuda/cuda_long_dispatch_workload.h"
 #include "baton/gpu/cuda/cuda_device.h"
 #include "baton/gpu/cuda/cuda_handles.h"
 #endif

@@ -1,7 +1,7 @@
 // PieceClock: pieces queued one behind another on a real (CPU) stream, each timed by the
 // stream's device time once its buffer completes; pieces that complete together are
 // taken together with their time summed.
-#include "baton/engine/piece_clock.h"
+#include "baton/engine/llm/piece_clock.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // from the measured times (power-of-two multiples of the alignment), per layer part and
 // context bucket, following a shape whose cost drifts, and past a budget that a fixed cost
 // makes unattainable.
-#include "baton/engine/piece_sizer.h"
+#include "baton/engine/llm/piece_sizer.h"
 
 #include <gtest/gtest.h>
 

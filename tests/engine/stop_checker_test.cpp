@@ -1,6 +1,6 @@
 // StopChecker against a real byte-level tokenizer: stop strings across token boundaries,
 // the earliest of several, end tokens (and ignoring them), max_tokens and the context.
-#include "baton/engine/stop_checker.h"
+#include "baton/engine/llm/stop_checker.h"
 
 #include <gtest/gtest.h>
 #include "model/llama3_tokenizer.h"
@@ -34,7 +34,16 @@ TEST(StopChecker, CutsTheTextBeforeAStopStringSpanningTokens) {
 TEST(StopChecker, TheEarliestStopStringWins) {
   StopChecker checker(&tokenizer(), with_stops({"world", "lo w"}), {}, 1000);
   EXPECT_EQ(feed(checker, "hello world"), FinishReason::stop);
+  EXPECT_EQ(checker.matched_stop(), "lo w");  // what Anthropic's stop_sequence says
   EXPECT_EQ(checker.text(), "hel");
+}
+
+TEST(StopChecker, OfStopStringsFoundAtOnePlaceTheFirstListedIsTheMatch) {
+  StopChecker checker(&tokenizer(), with_stops({"wor", "world"}), {}, 1000);
+  EXPECT_FALSE(checker.matched_stop().has_value());
+  EXPECT_EQ(feed(checker, "hello world"), FinishReason::stop);
+  EXPECT_EQ(checker.matched_stop(), "wor");
+  EXPECT_EQ(checker.text(), "hello ");
 }
 
 TEST(StopChecker, EndTokensStopUnlessIgnored) {

@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "baton/engine/synthetic_workload.h"
+#include "baton/engine/synthetic/synthetic_workload.h"
 #include "baton/gpu/cpu/cpu_device.h"
 
 namespace baton {

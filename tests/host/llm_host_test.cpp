@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "baton/engine/synthetic_workload.h"
+#include "baton/engine/synthetic/synthetic_workload.h"
 #include "baton/errors/error_kind.h"
 #include "baton/gpu/cpu/cpu_device.h"
 #include "baton/host/engine_host.h"

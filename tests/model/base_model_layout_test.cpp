@@ -11,9 +11,10 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "baton/engine/embedding_engine.h"
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/embedding/embedding_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/host/make_runner.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/llama_model.h"
 #include "baton/turn/make_turn.h"
@@ -74,7 +75,7 @@ TEST_P(BaseModelExport, GivesTransformersEmbeddings) {
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   Worker executor("embedding-executor");
   EmbeddingEngine engine("embed", model, Pooling{.mode = PoolingMode::mean, .normalize = true},
-                         executor, device.default_stream(), *turn);
+                         executor, device.default_stream(), *turn, cpu_runner_factory());
   const EmbeddingResult result = engine.embed(request).get();
   ASSERT_EQ(result.embeddings.size(), ref["mean"].size());
   for (std::size_t i = 0; i < result.embeddings.size(); ++i) {
@@ -101,8 +102,8 @@ TEST(BaseModelLayout, AnUntiedExportAskedForTextSaysWhatItIsFor) {
   cpu::CpuDevice device{CommitLimits{}};
   const auto turn = make_turn(TurnOptions{}, device.default_stream());
   try {
-    LlmEngine engine("chat", model, nullptr, LlmBatchOptions{}, device.create_stream("chat"),
-                     *turn);
+    LlmEngine engine("chat", model, nullptr, LlmBatchOptions{}, device.create_stream("chat"), *turn,
+                     cpu_runner_factory());
     FAIL() << "an engine without an output matrix";
   } catch (const ModelFileError& e) {
     EXPECT_NE(std::string(e.what()).find("no lm_head.weight and tie_word_embeddings is false: "

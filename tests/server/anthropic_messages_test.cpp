@@ -123,8 +123,10 @@ TEST(AnthropicRequest, RefusesWhatItCannotDoNamingTheField) {
 }
 
 TEST(AnthropicFormat, AMessageWithItsStopReasonAndUsage) {
-  AnthropicFormat format("msg_1", "m", {"never", "STOP"}, 20, testing::llama3_tokenizer());
-  json body = json::parse(format.whole(result_of("hello STOP more", 6, FinishReason::stop)));
+  AnthropicFormat format("msg_1", "m", 20);
+  GenerationResult stopped = result_of("hello STOP more", 6, FinishReason::stop);
+  stopped.stop_sequence = "STOP";  // what the engine's StopChecker found
+  json body = json::parse(format.whole(stopped));
   EXPECT_EQ(body["id"], "msg_1");
   EXPECT_EQ(body["type"], "message");
   EXPECT_EQ(body["role"], "assistant");
@@ -146,7 +148,7 @@ TEST(AnthropicFormat, AMessageWithItsStopReasonAndUsage) {
 }
 
 TEST(AnthropicFormat, StreamsTheEventsInAnthropicsOrder) {
-  AnthropicFormat format("msg_2", "m", {}, 20, testing::llama3_tokenizer());
+  AnthropicFormat format("msg_2", "m", 20);
   TokenDelta held_back;  // text not final yet: no event
   TokenDelta a;
   a.text = "he";
@@ -187,7 +189,7 @@ TEST(AnthropicFormat, ErrorsInAnthropicsShapeWithStatusAndRetryAfter) {
   EXPECT_EQ(anthropic_error_type(500), "api_error");
   EXPECT_EQ(anthropic_error_type(503), "overloaded_error");
 
-  AnthropicFormat format("msg_3", "m", {}, 1, testing::llama3_tokenizer());
+  AnthropicFormat format("msg_3", "m", 1);
   ApiError full(429, "queue full", "rate_limit_error", "queue_full");
   full.with_retry_after(2);
   const HttpResponse response = format.error_response(full);

@@ -9,7 +9,7 @@
 #include "baton/common/clock.h"
 #include "baton/common/exit_codes.h"
 #include "baton/common/human_bytes.h"
-#include "baton/engine/input_processor.h"
+#include "baton/engine/llm/input_processor.h"
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
 #include "baton/model/chat_template.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/engine/llm_batch.h"
+#include "baton/engine/llm/llm_batch.h"
 
 namespace baton {
 

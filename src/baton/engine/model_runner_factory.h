@@ -18,7 +18,4 @@ namespace baton {
 using ModelRunnerFactory = std::function<std::unique_ptr<ModelRunner>(
     const LlamaModel& model, const KvBlockPool& pool, Stream& stream)>;
 
-// The CPU forward pass (model/cpu/), whatever the stream.
-ModelRunnerFactory cpu_runner_factory();
-
 }  // namespace baton

@@ -104,8 +104,8 @@ EmbeddingEngine& EngineHost::add_embedding_engine(const std::string& name, const
   std::optional<TurnClientId> client;
   if (seated != nullptr) client = seated->client;
   auto engine = std::make_unique<EmbeddingEngine>(
-      name, model, pooling, embedding_executor(), device_->default_stream(), *turn_,
-      kv_budget_bytes, runners_, kv_value_bytes(*device_), client);
+      name, model, pooling, embedding_executor(), device_->default_stream(), *turn_, runners_,
+      kv_budget_bytes, kv_value_bytes(*device_), client);
   EmbeddingEngine& added = *engine;
   host(std::move(engine), false);  // the default stream is watched from the start
   return added;

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "baton/engine/embedding_engine.h"
-#include "baton/engine/engine.h"
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/embedding/embedding_engine.h"
+#include "baton/engine/llm/llm_engine.h"
+#include "baton/engine/synthetic/engine.h"
 #include "baton/gpu/device.h"
 #include "baton/gpu/fault_injector.h"
 #include "baton/turn/host_overlap.h"

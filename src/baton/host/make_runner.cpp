@@ -5,11 +5,19 @@
 #include <string>
 
 #include "baton/gpu/backend_unavailable.h"
+#include "baton/model/cpu/cpu_model_runner.h"
 #ifdef BATON_HAVE_CUDA
 #include "baton/model/cuda/cuda_model_runner.h"
 #endif
 
 namespace baton {
+
+ModelRunnerFactory cpu_runner_factory() {
+  return [](const LlamaModel& model, const KvBlockPool& pool, Stream&) {
+    return std::make_unique<CpuModelRunner>(model, pool);
+  };
+}
+
 namespace {
 
 #ifdef BATON_HAVE_CUDA

@@ -11,6 +11,8 @@ namespace baton {
 
 // BackendUnavailable for a backend this build cannot run models on.
 ModelRunnerFactory make_runner_factory(const Device& device);
+// The CPU forward pass (model/cpu/), whatever the stream.
+ModelRunnerFactory cpu_runner_factory();
 // Bytes of one key or value number in that backend's runner (f32 on the CPU, bf16 on CUDA).
 std::size_t kv_value_bytes(const Device& device);
 

@@ -4,8 +4,8 @@
 
 #include "baton/host/make_device.h"
 #ifdef BATON_HAVE_CUDA
-#include "baton/engine/cuda/cuda_long_dispatch_workload.h"
-#include "baton/engine/cuda/cuda_synthetic_workload.h"
+#include "baton/engine/synthetic/cuda/cuda_long_dispatch_workload.h"
+#include "baton/engine/synthetic/cuda/cuda_synthetic_workload.h"
 #endif
 
 namespace baton {

@@ -6,8 +6,8 @@
 #include <memory>
 #include <string_view>
 
-#include "baton/engine/long_dispatch_workload.h"
-#include "baton/engine/synthetic_workload.h"
+#include "baton/engine/synthetic/long_dispatch_workload.h"
+#include "baton/engine/synthetic/synthetic_workload.h"
 
 namespace baton {
 

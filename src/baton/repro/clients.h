@@ -13,9 +13,9 @@
 #include <cstdint>
 #include <stop_token>
 
-#include "baton/engine/embedding_engine.h"
-#include "baton/engine/engine.h"
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/embedding/embedding_engine.h"
+#include "baton/engine/llm/llm_engine.h"
+#include "baton/engine/synthetic/engine.h"
 
 namespace baton {
 

@@ -9,8 +9,8 @@
 
 #include <optional>
 
-#include "baton/engine/long_dispatch_workload.h"
-#include "baton/engine/synthetic_workload.h"
+#include "baton/engine/synthetic/long_dispatch_workload.h"
+#include "baton/engine/synthetic/synthetic_workload.h"
 #include "baton/gpu/commit_limits.h"
 #include "baton/gpu/fault_injector.h"
 #include "baton/model/weights/weight_format.h"

@@ -40,7 +40,4 @@ class HostOverlapMeter final : public StreamObserver {
 };
 
 // Under the segment mutex: `count` more streams busy (or no longer busy) as of `at_ns`.
-void add_busy_locked(HostSharedState& state, std::uint32_t count, std::int64_t at_ns);
-void remove_busy_locked(HostSharedState& state, std::uint32_t count, std::int64_t at_ns);
-
 }  // namespace baton

@@ -1,11 +1,9 @@
 #include "baton/turn/host_segment.h"
 
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,7 +21,8 @@
 
 #include "baton/common/clock.h"
 #include "baton/common/throw_errno.h"
-#include "baton/turn/host_overlap.h"
+#include "baton/gpu/proc_process.h"
+#include "baton/turn/host_grant.h"
 #include "baton/turn/serial_steps.h"
 
 namespace baton {
@@ -34,12 +33,6 @@ constexpr std::uint64_t kVersion = 2;          // bump with any change of HostSh
 constexpr std::uint64_t kHeader = (kMagic << 32) | kVersion;
 constexpr std::size_t kMaxNameLength = 200;
 constexpr int kLockSpins = 200;  // a few microseconds at most
-
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free &&
-                  sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t),
-              "the grant word must be a plain 32-bit futex word");
-static_assert(std::atomic<std::uint64_t>::is_always_lock_free &&
-              std::atomic<std::int64_t>::is_always_lock_free);
 
 }  // namespace
 
@@ -56,50 +49,13 @@ namespace {
 
 std::string shm_name(std::string_view name) { return "/baton-turn-" + std::string(name); }
 
-struct ProcStat {
-  char state = '?';
-  std::uint64_t start_time = 0;
-};
-
-// /proc/<pid>/stat: field 3 (state) and field 22 (start time, clock ticks after boot).
-// Plain system calls: this runs under the segment mutex after EOWNERDEAD.
-std::optional<ProcStat> read_proc_stat(pid_t pid) {
-  char path[64];
-  std::snprintf(path, sizeof path, "/proc/%d/stat", static_cast<int>(pid));
-  const UniqueFd fd(::open(path, O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return std::nullopt;
-  char text[1024];
-  const ssize_t n = ::read(fd.get(), text, sizeof text - 1);
-  if (n <= 0) return std::nullopt;
-  text[n] = '\0';
-  // The command name (field 2) may hold spaces and parentheses; it ends at the last ')'.
-  const char* p = std::strrchr(text, ')');
-  if (p == nullptr || p[1] != ' ') return std::nullopt;
-  ProcStat stat;
-  p += 2;
-  stat.state = *p;
-  for (int field = 3; field < 22; ++field) {
-    p = std::strchr(p, ' ');
-    if (p == nullptr) return std::nullopt;
-    ++p;
-  }
-  stat.start_time = std::strtoull(p, nullptr, 10);
-  return stat;
-}
-
 bool process_alive(pid_t pid, std::uint64_t start_time) {
   if (::kill(pid, 0) != 0 && errno == ESRCH) return false;
-  const std::optional<ProcStat> stat = read_proc_stat(pid);
+  const std::optional<ProcStat> stat = read_proc_stat(static_cast<std::uint32_t>(pid));
   if (!stat) return false;  // gone between the two looks
   // A zombie has released its robust mutexes and will never run again.
   if (stat->state == 'Z' || stat->state == 'X' || stat->state == 'x') return false;
   return stat->start_time == start_time;
-}
-
-long futex(std::atomic<std::uint32_t>& word, int op, std::uint32_t value, const timespec* timeout) {
-  // Not FUTEX_PRIVATE_FLAG: waiter and waker may be two processes mapping one segment.
-  return ::syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), op, value, timeout, nullptr,
-                   0);
 }
 
 // Frees an entry and everything it owns; returns the new holder to wake, if the turn moved.
@@ -388,82 +344,6 @@ std::uint32_t HostSegment::processes() const {
 std::uint64_t HostSegment::reaped() const {
   Lock lock(*this);
   return lock.state().reaped;
-}
-
-std::int32_t grant_next_locked(HostSharedState& state) {
-  HostLine& line = state.line;
-  if (line.length == 0) {
-    line.holder = kHostNone;
-    return kHostNone;
-  }
-  const std::int32_t next = next_waiter_locked(state);
-  remove_waiter_locked(state, next);
-  line.holder = next;
-  HostClientSlot& slot = state.clients[next];
-  slot.granted_at_ns.store(now_ns(), std::memory_order_relaxed);
-  // seq_cst, paired with the waiter's store to `parked`: one of the two sees the other.
-  slot.grant.store(1, std::memory_order_seq_cst);
-  return next;
-}
-
-std::int32_t next_waiter_locked(const HostSharedState& state) {
-  const HostLine& line = state.line;
-  const auto before = [&state](std::int32_t a, std::int32_t b) {
-    return state.clients[a].virtual_ns < state.clients[b].virtual_ns;
-  };
-  const std::int32_t* end = line.waiters + line.length;
-  const std::int32_t* first = std::min_element(line.waiters, end, before);
-  return first == end ? kHostNone : *first;
-}
-
-double floor_locked(HostSharedState& state) {
-  HostLine& line = state.line;
-  double least = std::numeric_limits<double>::infinity();
-  if (line.holder != kHostNone) least = state.clients[line.holder].virtual_ns;
-  for (std::uint32_t i = 0; i < line.length; ++i) {
-    least = std::min(least, state.clients[line.waiters[i]].virtual_ns);
-  }
-  if (std::isfinite(least)) line.floor_ns = std::max(line.floor_ns, least);
-  return line.floor_ns;
-}
-
-void remove_waiter_locked(HostSharedState& state, std::int32_t slot) {
-  HostLine& line = state.line;
-  std::int32_t* end = line.waiters + line.length;
-  std::int32_t* kept = std::remove(line.waiters, end, slot);
-  line.length = static_cast<std::uint32_t>(kept - line.waiters);
-  line.waiting.store(line.length, std::memory_order_release);
-}
-
-std::int32_t free_client_locked(HostSharedState& state, std::int32_t slot) {
-  remove_waiter_locked(state, slot);
-  HostClientSlot& client = state.clients[slot];
-  client.process = kHostNone;
-  client.grant.store(0, std::memory_order_relaxed);
-  client.wanting = 0;
-  if (state.line.holder != slot) return kHostNone;
-  return grant_next_locked(state);
-}
-
-void wake_client(HostSharedState& state, std::int32_t slot) {
-  if (slot == kHostNone) return;
-  HostClientSlot& client = state.clients[slot];
-  // A waiter still spinning sees the grant by itself: no system call.
-  if (client.parked.load(std::memory_order_seq_cst) != 0) {
-    futex(client.grant, FUTEX_WAKE, INT_MAX, nullptr);
-  }
-}
-
-void park_client(HostClientSlot& slot, std::chrono::nanoseconds timeout) {
-  slot.parked.store(1, std::memory_order_seq_cst);
-  if (slot.grant.load(std::memory_order_seq_cst) == 0 && timeout.count() > 0) {
-    timespec relative{};
-    relative.tv_sec = static_cast<time_t>(timeout.count() / 1'000'000'000);
-    relative.tv_nsec = static_cast<long>(timeout.count() % 1'000'000'000);
-    // EINTR, ETIMEDOUT and EAGAIN (granted meanwhile) all mean: look again.
-    futex(slot.grant, FUTEX_WAIT, 0, &relative);
-  }
-  slot.parked.store(0, std::memory_order_relaxed);
 }
 
 }  // namespace baton

@@ -2,7 +2,7 @@
 // the baton processes of one machine share one GPU turn (host_turn.h) and one overlap
 // meter (host_overlap.h). It holds a robust, process-shared mutex, a table of attached
 // processes, the turn's client slots and line of waiters, and the host-wide overlap
-// counters (HostSharedState below).
+// counters (host_shared_state.h).
 //
 // Attach: the process whose shm_open(O_EXCL) wins sizes and initialises the segment, then
 // publishes a magic/version word with release ordering; the others wait for that word
@@ -39,63 +39,9 @@
 #include <string_view>
 
 #include "baton/common/unique_fd.h"
+#include "baton/turn/host_shared_state.h"
 
 namespace baton {
-
-inline constexpr std::uint32_t kHostMaxProcesses = 32;
-inline constexpr std::uint32_t kHostMaxClients = 64;
-inline constexpr std::int32_t kHostNone = -1;  // no process, no client
-
-struct HostProcess {
-  pid_t pid = 0;
-  std::uint32_t in_use = 0;
-  std::uint64_t start_time = 0;     // /proc/<pid>/stat field 22, against pid reuse
-  std::uint32_t busy_streams = 0;   // its streams with work in flight (HostOverlapMeter)
-  std::uint32_t max_busy_seen = 0;  // most streams busy on the host at once meanwhile
-};
-
-struct alignas(64) HostClientSlot {
-  std::atomic<std::uint32_t> grant;         // atomic; 1: handed the turn; a shared futex word
-  std::atomic<std::uint32_t> parked;        // atomic; 1 while its waiter sleeps on `grant`
-  std::atomic<std::int64_t> granted_at_ns;  // atomic; stored before `grant`
-  std::int32_t process;                     // owning entry; kHostNone: free
-  std::uint32_t waiting_kind;               // a BurstKind, while in line
-  // The fair share (fair_share.h): the slot's weight and virtual time (charged when a hold
-  // ends), and whether it wants the turn (holding or in line, yields included).
-  double weight;
-  double virtual_ns;
-  std::uint32_t wanting;
-  std::int64_t left_at_ns;  // when it last stopped wanting (the rejoin grace); steady clock
-};
-
-struct HostLine {
-  std::int32_t holder;  // client slot, kHostNone: free; never free while waiters wait
-  std::uint32_t length;
-  std::int32_t waiters[kHostMaxClients];  // client slots, first in line first
-  std::atomic<std::uint32_t> waiting;     // atomic copy of `length`, for yield points
-  double floor_ns;                        // the fair share's floor; only ever rises
-};
-
-struct HostOverlapCounters {
-  std::uint32_t busy;  // streams busy on the host
-  std::uint32_t max_busy;
-  std::uint64_t episodes;
-  std::int64_t episode_start_ns;  // steady clock (CLOCK_MONOTONIC: one for every process)
-  std::int64_t closed_ns;
-};
-
-// The segment's contents. All integers, lock-free atomics and a pthread mutex: the zero
-// bytes of a fresh segment are their initial state, save what the creator sets.
-struct HostSharedState {
-  std::atomic<std::uint64_t> header;  // magic and layout version, published last
-  std::uint64_t size;                 // sizeof(HostSharedState) of the creator
-  pthread_mutex_t mutex;              // robust, process-shared
-  std::uint64_t reaped;               // dead processes reaped so far
-  HostProcess processes[kHostMaxProcesses];
-  HostClientSlot clients[kHostMaxClients];
-  HostLine line;
-  HostOverlapCounters overlap;
-};
 
 class HostSegment {
  public:
@@ -168,25 +114,5 @@ class HostSegment {
 
 // A name a segment may have: 1 to 200 of A-Z a-z 0-9 . _ - (not "." or "..").
 bool valid_host_turn_name(std::string_view name);
-
-// Under the mutex: hands the turn to the waiter of least virtual time, the first in line
-// of equals (returns its slot, to wake with wake_client() once the mutex is released) or
-// frees it (returns kHostNone).
-std::int32_t grant_next_locked(HostSharedState& state);
-// Under the mutex: the slot grant_next_locked() would pick (kHostNone: nobody waits).
-std::int32_t next_waiter_locked(const HostSharedState& state);
-// Under the mutex: raises and returns the fair share's floor, the least virtual time of
-// the slots that want the turn now (the holder's present hold is not counted: its device
-// time is known to its own process only, and at most one burst long).
-double floor_locked(HostSharedState& state);
-// Under the mutex: takes `slot` out of the line (if it waits there).
-void remove_waiter_locked(HostSharedState& state, std::int32_t slot);
-// Under the mutex: frees client `slot`; a turn it held passes on (returns who to wake).
-std::int32_t free_client_locked(HostSharedState& state, std::int32_t slot);
-// Wakes the waiter of `slot` if it sleeps (kHostNone: nothing to do). Any time.
-void wake_client(HostSharedState& state, std::int32_t slot);
-// The waiter of `slot`, without the mutex: sleeps while its grant reads 0, for at most
-// `timeout` (a shared futex: the waker may be another process).
-void park_client(HostClientSlot& slot, std::chrono::nanoseconds timeout);
 
 }  // namespace baton

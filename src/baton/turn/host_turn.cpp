@@ -7,6 +7,7 @@
 
 #include "baton/common/clock.h"
 #include "baton/turn/fair_share.h"
+#include "baton/turn/host_grant.h"
 #include "baton/turn/serial_steps.h"
 
 namespace baton {

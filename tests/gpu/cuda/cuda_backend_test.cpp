@@ -8,7 +8,7 @@
 #include <future>
 #include <vector>
 
-#include "baton/engine/cuda/cuda_synthetic_workload.h"
+#include "baton/engine/synthetic/cuda/cuda_synthetic_workload.h"
 #include "baton/gpu/cuda/cuda_device.h"
 #include "baton/gpu/cuda/cuda_stream.h"
 #include "baton/host/engine_host.h"

@@ -53,13 +53,8 @@ HttpResponse anthropic_error_response(const ApiError& error) {
   return response;
 }
 
-AnthropicFormat::AnthropicFormat(std::string id, std::string model, std::vector<std::string> stops,
-                                 int prompt_tokens, const BpeTokenizer& tokenizer)
-    : id_(std::move(id)),
-      model_(std::move(model)),
-      stops_(std::move(stops)),
-      prompt_tokens_(prompt_tokens),
-      tokenizer_(tokenizer) {}
+AnthropicFormat::AnthropicFormat(std::string id, std::string model, int prompt_tokens)
+    : id_(std::move(id)), model_(std::move(model)), prompt_tokens_(prompt_tokens) {}
 
 namespace {
 
@@ -68,11 +63,9 @@ struct StopReason {
   json sequence;  // the stop sequence that matched, or null
 };
 
-StopReason stop_reason(const GenerationResult& result, const std::vector<std::string>& stops,
-                       const BpeTokenizer& tokenizer) {
+StopReason stop_reason(const GenerationResult& result) {
   if (result.finish == FinishReason::length) return {.reason = "max_tokens", .sequence = nullptr};
-  if (auto stop = matched_stop(result, stops, tokenizer))
-    return {.reason = "stop_sequence", .sequence = *stop};
+  if (result.stop_sequence) return {.reason = "stop_sequence", .sequence = *result.stop_sequence};
   return {.reason = "end_turn", .sequence = nullptr};
 }
 
@@ -86,7 +79,7 @@ json usage(const GenerationResult& result) {
 }  // namespace
 
 std::string AnthropicFormat::whole(const GenerationResult& result) {
-  const StopReason stop = stop_reason(result, stops_, tokenizer_);
+  const StopReason stop = stop_reason(result);
   const json body = {{"id", id_},
                      {"type", "message"},
                      {"role", "assistant"},
@@ -122,7 +115,7 @@ std::string AnthropicFormat::stream_token(const TokenDelta& delta) {
 }
 
 std::string AnthropicFormat::stream_close(const GenerationResult& result) {
-  const StopReason stop = stop_reason(result, stops_, tokenizer_);
+  const StopReason stop = stop_reason(result);
   return event("content_block_stop", {{"type", "content_block_stop"}, {"index", 0}}) +
          event("message_delta",
                {{"type", "message_delta"},

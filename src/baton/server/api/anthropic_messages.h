@@ -30,10 +30,9 @@ HttpResponse anthropic_error_response(const ApiError& error);
 
 class AnthropicFormat final : public CompletionFormat {
  public:
-  // `id`: msg_...; `stops`: the request's stop_sequences; `prompt_tokens`: for
-  // message_start, before the engine says how many came from the cache.
-  AnthropicFormat(std::string id, std::string model, std::vector<std::string> stops,
-                  int prompt_tokens, const BpeTokenizer& tokenizer);
+  // `id`: msg_...; `prompt_tokens`: for message_start, before the engine says how many
+  // came from the cache.
+  AnthropicFormat(std::string id, std::string model, int prompt_tokens);
 
   std::string whole(const GenerationResult& result) override;
   std::string stream_open() override;
@@ -45,9 +44,7 @@ class AnthropicFormat final : public CompletionFormat {
  private:
   const std::string id_;
   const std::string model_;
-  const std::vector<std::string> stops_;
   const int prompt_tokens_;
-  const BpeTokenizer& tokenizer_;
 };
 
 }  // namespace baton

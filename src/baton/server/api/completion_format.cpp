@@ -53,18 +53,4 @@ std::string OpenAiFormat::stream_error(const ApiError& error) {
 
 HttpResponse OpenAiFormat::error_response(const ApiError& error) const { return error.response(); }
 
-std::optional<std::string> matched_stop(const GenerationResult& result,
-                                        const std::vector<std::string>& stops,
-                                        const BpeTokenizer& tokenizer) {
-  if (result.finish != FinishReason::stop || stops.empty()) return std::nullopt;
-  // The text ends right before the stop string, which the generated tokens still hold.
-  const std::string all =
-      tokenizer.decode(result.tokens, true, BpeTokenizer::Decoding::continuation);
-  if (all.compare(0, result.text.size(), result.text) != 0) return std::nullopt;
-  for (const std::string& stop : stops) {
-    if (all.compare(result.text.size(), stop.size(), stop) == 0) return stop;
-  }
-  return std::nullopt;
-}
-
 }  // namespace baton

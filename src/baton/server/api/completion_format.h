@@ -12,7 +12,7 @@
 #include <memory>
 #include <string>
 
-#include "baton/engine/generation.h"
+#include "baton/engine/llm/generation.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/server/api/openai_response.h"
 #include "baton/server/http/api_error.h"
@@ -57,11 +57,5 @@ class OpenAiFormat final : public CompletionFormat {
   const bool logprobs_;
   const BpeTokenizer& tokenizer_;
 };
-
-// Which of `stops` ended `result` (the text stops right before it), or nullopt when an end
-// token, the length or nothing did. `tokenizer` decodes the generated tokens.
-std::optional<std::string> matched_stop(const GenerationResult& result,
-                                        const std::vector<std::string>& stops,
-                                        const BpeTokenizer& tokenizer);
 
 }  // namespace baton

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/engine/input_processor.h"
+#include "baton/engine/llm/input_processor.h"
 #include "baton/model/chat_template.h"
 #include "baton/model/tokenizer/token_id.h"
 

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/engine/generation.h"
+#include "baton/engine/llm/generation.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/server/api/openai_request.h"
 

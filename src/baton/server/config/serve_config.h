@@ -68,7 +68,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/engine/input_processor.h"
+#include "baton/engine/llm/input_processor.h"
 #include "baton/gpu/fault_injector.h"
 #include "baton/model/weights/weight_format.h"
 #include "baton/turn/fair_share.h"

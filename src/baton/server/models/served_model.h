@@ -12,9 +12,9 @@
 #include <span>
 #include <vector>
 
-#include "baton/engine/embedding_engine.h"
-#include "baton/engine/input_processor.h"
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/embedding/embedding_engine.h"
+#include "baton/engine/llm/input_processor.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/host/engine_host.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/engine/llm_engine.h"
+#include "baton/engine/llm/llm_engine.h"
 #include "baton/server/api/completion_format.h"
 #include "baton/server/api/openai_response.h"
 #include "baton/server/http/api_error.h"

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "baton/engine/embedding_engine.h"
+#include "baton/engine/embedding/embedding_engine.h"
 #include "baton/server/http/http_types.h"
 #include "baton/server/models/served_model.h"
 

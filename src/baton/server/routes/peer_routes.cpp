@@ -36,9 +36,8 @@ RouteResult Router::messages(const HttpRequest& request) {
     auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
       const std::string name = model->spec.name;
       GenerationRequest generation = generation_request(call, *model);
-      auto format = std::make_unique<AnthropicFormat>("msg_" + next_unique(), name, call.stop,
-                                                      static_cast<int>(generation.prompt.size()),
-                                                      *model->tokenizer);
+      auto format = std::make_unique<AnthropicFormat>("msg_" + next_unique(), name,
+                                                      static_cast<int>(generation.prompt.size()));
       CompletionSinks sinks{
           .metrics = context_.metrics,
           .busy = context_.busy,

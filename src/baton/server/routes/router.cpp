@@ -21,24 +21,6 @@ namespace {
 // enough for a chat answer, small enough for a KV budget of a few hundred MB.
 constexpr int kDefaultMaxTokens = 512;
 
-template <typename T>
-void fill(std::optional<T>& value, const std::optional<T>& fallback) {
-  if (!value) value = fallback;
-}
-
-// The request's sampling fields, then the model's configured defaults.
-SamplingRequest merged(SamplingRequest request, const SamplingRequest& defaults) {
-  fill(request.temperature, defaults.temperature);
-  fill(request.top_p, defaults.top_p);
-  fill(request.min_p, defaults.min_p);
-  fill(request.repetition_penalty, defaults.repetition_penalty);
-  fill(request.presence_penalty, defaults.presence_penalty);
-  fill(request.frequency_penalty, defaults.frequency_penalty);
-  fill(request.top_k, defaults.top_k);
-  fill(request.seed, defaults.seed);
-  return request;
-}
-
 std::string hex(std::uint64_t value) {
   char out[17];
   std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(value));
@@ -191,7 +173,7 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
                                 static_cast<std::size_t>(model.model->config().vocab_size),
                                 model.spec.name);
     GenerationParams& params = request.params;
-    params.sampling = input.sampling(merged(call.sampling, model.spec.sampling));
+    params.sampling = input.sampling(call.sampling, model.spec.sampling);
     params.sampling.top_logprobs = call.logprobs ? call.top_logprobs : 0;
     params.max_tokens_explicit = call.max_tokens.has_value();
     params.max_tokens = call.max_tokens.value_or(model.spec.max_tokens.value_or(kDefaultMaxTokens));
