@@ -72,8 +72,35 @@ TEST_F(LlmEngineTest, PlusOneHundredMakesEveryTokenTheForcedOne) {
 TEST_F(LlmEngineTest, ABiasTokenOutsideTheVocabularyIsRefused) {
   start({});
   GenerationRequest request = greedy_request(4, prompt_of(5, 6), 4);
-  request.params.sampling.logit_bias = {{static_cast<TokenId>(model_.config().vocab_size), 1.0f}};
-  EXPECT_THROW(engine_->submit(std::move(request)).get(), std::invalid_argument);
+  const auto vocab = static_cast<TokenId>(model_.config().vocab_size);
+  request.params.sampling.logit_bias = {{3, 1.0f}, {vocab, 1.0f}};
+  try {
+    (void)engine_->submit(std::move(request)).get();
+    ADD_FAILURE() << "a bias token outside the vocabulary was accepted";
+  } catch (const TokenOutsideVocabulary& error) {
+    // The one check of the request's ids: the field, the id, the engine's name, the range.
+    EXPECT_EQ(error.field(), TokenOutsideVocabulary::Field::logit_bias);
+    const std::string message = error.message_for("prompt");
+    EXPECT_NE(message.find("'logit_bias' key \"" + std::to_string(vocab) + "\""), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("'llm'"), std::string::npos) << message;
+    EXPECT_NE(message.find("0 to " + std::to_string(vocab - 1)), std::string::npos) << message;
+  }
+}
+
+TEST_F(LlmEngineTest, APromptTokenOutsideTheVocabularyIsRefusedByIndex) {
+  start({});
+  const auto vocab = static_cast<TokenId>(model_.config().vocab_size);
+  try {
+    (void)engine_->submit(greedy_request(4, {5, vocab + 7}, 4)).get();
+    ADD_FAILURE() << "a prompt token outside the vocabulary was accepted";
+  } catch (const TokenOutsideVocabulary& error) {
+    EXPECT_EQ(error.field(), TokenOutsideVocabulary::Field::prompt);
+    const std::string message = error.message_for("input");
+    EXPECT_NE(message.find("token id " + std::to_string(vocab + 7) + " (input[1])"),
+              std::string::npos)
+        << message;
+  }
 }
 
 }  // namespace

@@ -78,5 +78,27 @@ TEST(ErrorKind, QueueFullSaysWhenToRetryAndContextLengthExceededSpeaksLikeOpenAi
   EXPECT_EQ(e.max_tokens(), 200);
 }
 
+// The engine's one check of a request's ids becomes a 400 naming the field: the prompt as
+// the API calls it, or logit_bias.
+TEST(ErrorMapping, ATokenOutsideTheVocabularyNamesItsField) {
+  const TokenOutsideVocabulary prompt =
+      TokenOutsideVocabulary(TokenOutsideVocabulary::Field::prompt, 1, 10'000'000, 1024)
+          .naming("chat-a");
+  const ApiError as_prompt = to_api_error(prompt, "prompt");
+  EXPECT_EQ(as_prompt.status(), 400);
+  EXPECT_EQ(as_prompt.param(), "prompt");
+  EXPECT_EQ(std::string(as_prompt.what()),
+            "token id 10000000 (prompt[1]) is outside the vocabulary of 'chat-a': its ids are 0 "
+            "to 1023");
+  const TokenOutsideVocabulary bias(TokenOutsideVocabulary::Field::logit_bias, 0, 1024, 1024,
+                                    "chat-a");
+  const ApiError as_bias = to_api_error(bias, "messages");
+  EXPECT_EQ(as_bias.param(), "logit_bias");
+  EXPECT_EQ(std::string(as_bias.what()),
+            "'logit_bias' key \"1024\" is a token id outside the vocabulary of 'chat-a': its "
+            "ids are 0 to 1023");
+  EXPECT_EQ(classify(bias), ErrorKind::usage);
+}
+
 }  // namespace
 }  // namespace baton

@@ -110,21 +110,5 @@ TEST(LogitBiasField, AcceptsThreeHundredEntriesAndRefusesMore) {
   expect_refused(map_of(301), "301 entries; at most 300");
 }
 
-TEST(LogitBiasField, ChecksTokenIdsAgainstTheModelsVocabulary) {
-  const LogitBias bias{{3, 1.0f}, {99, -100.0f}};
-  EXPECT_NO_THROW(check_logit_bias_vocabulary(bias, 100, "tiny"));
-  try {
-    check_logit_bias_vocabulary(bias, 99, "tiny");
-    ADD_FAILURE() << "token 99 accepted in a vocabulary of 99";
-  } catch (const ApiError& error) {
-    EXPECT_EQ(error.status(), 400);
-    EXPECT_EQ(error.param(), "logit_bias");
-    const std::string message = error.what();
-    EXPECT_NE(message.find("\"99\""), std::string::npos) << message;
-    EXPECT_NE(message.find("'tiny'"), std::string::npos) << message;
-    EXPECT_NE(message.find("0 to 98"), std::string::npos) << message;
-  }
-}
-
 }  // namespace
 }  // namespace baton

@@ -4,9 +4,11 @@
 // Thread-safety: values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace baton {
@@ -48,6 +50,51 @@ class QueueFull : public std::runtime_error {
 
 // The prompt, or the prompt and the completion the client asked for, is longer than the
 // engine's context; the message is OpenAI's, word for word, with the input's name.
+// A token id outside the model's vocabulary, in the prompt or as a logit_bias key: the one
+// check of a request's token ids (LlmBatch::validate). The engine names its model
+// (naming()); the server names the request's field (message_for()).
+class TokenOutsideVocabulary : public std::invalid_argument {
+ public:
+  enum class Field { prompt, logit_bias };
+  TokenOutsideVocabulary(Field field, std::size_t index, std::int64_t token, std::size_t vocab_size,
+                         std::string model = {})
+      : std::invalid_argument(message(field, index, token, vocab_size, model, "prompt")),
+        field_(field),
+        index_(index),
+        token_(token),
+        vocab_size_(vocab_size),
+        model_(std::move(model)) {}
+  Field field() const { return field_; }
+  // The same error, naming the model (as the server serves it).
+  TokenOutsideVocabulary naming(std::string model) const {
+    return TokenOutsideVocabulary(field_, index_, token_, vocab_size_, std::move(model));
+  }
+  // The message with the API's name of the prompt ("prompt", "input", "messages").
+  std::string message_for(const std::string& prompt_param) const {
+    return message(field_, index_, token_, vocab_size_, model_, prompt_param);
+  }
+
+ private:
+  static std::string message(Field field, std::size_t index, std::int64_t token,
+                             std::size_t vocab_size, const std::string& model,
+                             const std::string& prompt_param) {
+    const std::string of = model.empty() ? "the vocabulary" : "the vocabulary of '" + model + "'";
+    const std::string range = ": its ids are 0 to " + std::to_string(vocab_size - 1);
+    if (field == Field::logit_bias) {
+      return "'logit_bias' key \"" + std::to_string(token) + "\" is a token id outside " + of +
+             range;
+    }
+    return "token id " + std::to_string(token) + " (" + prompt_param + "[" + std::to_string(index) +
+           "]) is outside " + of + range;
+  }
+
+  Field field_;
+  std::size_t index_;
+  std::int64_t token_;
+  std::size_t vocab_size_;
+  std::string model_;
+};
+
 class ContextLengthExceeded : public std::invalid_argument {
  public:
   ContextLengthExceeded(int context, int prompt_tokens, int max_tokens)

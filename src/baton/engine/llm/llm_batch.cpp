@@ -51,15 +51,22 @@ int LlmBatch::positions_for(const GenerationRequest& request) const {
 void LlmBatch::validate(const GenerationRequest& request) const {
   const auto prompt = static_cast<int>(request.prompt.size());
   if (prompt == 0) throw std::invalid_argument("the prompt is empty");
-  for (const TokenId token : request.prompt) {
-    if (token < 0 || token >= model_.config().vocab_size) {
-      throw std::invalid_argument("prompt token " + std::to_string(token) +
-                                  " outside the vocabulary");
+  // The one check of the request's token ids (the server's routes do not check them).
+  const auto vocab = static_cast<std::size_t>(model_.config().vocab_size);
+  for (std::size_t i = 0; i < request.prompt.size(); ++i) {
+    const TokenId token = request.prompt[i];
+    if (token < 0 || static_cast<std::size_t>(token) >= vocab) {
+      throw TokenOutsideVocabulary(TokenOutsideVocabulary::Field::prompt, i, token, vocab);
+    }
+  }
+  const LogitBias& bias = request.params.sampling.logit_bias;
+  for (std::size_t i = 0; i < bias.size(); ++i) {
+    if (bias[i].token < 0 || static_cast<std::size_t>(bias[i].token) >= vocab) {
+      throw TokenOutsideVocabulary(TokenOutsideVocabulary::Field::logit_bias, i, bias[i].token,
+                                   vocab);
     }
   }
   Sampler check(request.params.sampling);
-  check_logit_bias_tokens(request.params.sampling.logit_bias,
-                          static_cast<std::size_t>(model_.config().vocab_size));
   StopChecker stops(tokenizer_, request.params, end_tokens_, context_ - prompt);
   const GenerationParams& params = request.params;
   // A prompt must leave room for one token; an explicit max_tokens must fit whole.

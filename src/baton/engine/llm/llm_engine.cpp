@@ -53,6 +53,9 @@ std::future<GenerationResult> LlmEngine::submit(GenerationRequest request) {
   std::future<GenerationResult> future = entry->promise.get_future();
   try {
     batch_.validate(entry->request);  // reads only what never changes after construction
+  } catch (const TokenOutsideVocabulary& error) {
+    entry->promise.set_exception(std::make_exception_ptr(error.naming(name_)));
+    return future;
   } catch (...) {
     entry->promise.set_exception(std::current_exception());
     return future;

@@ -25,17 +25,13 @@ void check_logit_bias(const LogitBias& bias) {
   }
 }
 
-void check_logit_bias_tokens(const LogitBias& bias, std::size_t vocab_size) {
-  for (const LogitBiasEntry& e : bias) {
-    if (e.token >= 0 && static_cast<std::size_t>(e.token) < vocab_size) continue;
-    throw std::invalid_argument("logit_bias token " + std::to_string(e.token) +
-                                " is outside the vocabulary (ids 0 to " +
-                                std::to_string(vocab_size - 1) + ")");
-  }
-}
-
 std::vector<float> biased_logits(std::span<const float> logits, const LogitBias& bias) {
-  check_logit_bias_tokens(bias, logits.size());
+  for (const LogitBiasEntry& e : bias) {
+    if (e.token < 0 || static_cast<std::size_t>(e.token) >= logits.size()) {
+      throw std::out_of_range("logit_bias token " + std::to_string(e.token) + " past a row of " +
+                              std::to_string(logits.size()) + " logits");
+    }
+  }
   std::vector<float> out(logits.begin(), logits.end());
   for (const LogitBiasEntry& e : bias) out[static_cast<std::size_t>(e.token)] += e.bias;
   return out;

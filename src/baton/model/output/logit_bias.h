@@ -25,14 +25,13 @@ inline constexpr std::size_t kMaxLogitBiasEntries = 300;
 inline constexpr double kMaxLogitBias = 100.0;  // and -kMaxLogitBias at the low end
 
 // Throws std::invalid_argument naming the entry: too many entries, a negative or repeated
-// token id, a bias that is not finite or outside [-100, 100]. The vocabulary is
-// check_logit_bias_tokens()'s, once the model is known.
+// token id, a bias that is not finite or outside [-100, 100]. The vocabulary is the
+// engine's check, once the model is known (LlmBatch::validate: TokenOutsideVocabulary).
 void check_logit_bias(const LogitBias& bias);
-// Throws std::invalid_argument naming the first token id outside [0, vocab_size).
-void check_logit_bias_tokens(const LogitBias& bias, std::size_t vocab_size);
 
-// `logits` with each entry's bias added (in f32, as the logits are); the tokens must be
-// inside the row (check_logit_bias_tokens with its size).
+// `logits` with each entry's bias added (in f32, as the logits are). A token past the row
+// is std::out_of_range: a guard of the row's memory, which a validated request never
+// meets.
 std::vector<float> biased_logits(std::span<const float> logits, const LogitBias& bias);
 
 }  // namespace baton

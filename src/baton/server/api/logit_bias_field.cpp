@@ -81,14 +81,4 @@ LogitBias parse_logit_bias(const json& value) {
   return bias;
 }
 
-void check_logit_bias_vocabulary(const LogitBias& bias, std::size_t vocab_size,
-                                 const std::string& model) {
-  for (const LogitBiasEntry& e : bias) {
-    if (static_cast<std::size_t>(e.token) < vocab_size) continue;
-    throw bad_parameter(kParam, "'logit_bias' key \"" + std::to_string(e.token) +
-                                    "\" is a token id outside the vocabulary of '" + model +
-                                    "': its ids are 0 to " + std::to_string(vocab_size - 1));
-  }
-}
-
 }  // namespace baton

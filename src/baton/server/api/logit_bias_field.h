@@ -17,8 +17,4 @@ namespace baton {
 // object gives an empty one (no bias).
 LogitBias parse_logit_bias(const nlohmann::json& value);
 
-// Every token id of `bias` is in [0, vocab_size); else 400 naming it and the model's ids.
-void check_logit_bias_vocabulary(const LogitBias& bias, std::size_t vocab_size,
-                                 const std::string& model);
-
 }  // namespace baton

@@ -12,6 +12,10 @@ ApiError to_api_error(const std::exception& error, const std::string& prompt_par
     return ApiError(429, full->what(), "rate_limit_error", "queue_full")
         .with_retry_after(full->retry_after_s());
   }
+  if (const auto* outside = dynamic_cast<const TokenOutsideVocabulary*>(&error)) {
+    const bool bias = outside->field() == TokenOutsideVocabulary::Field::logit_bias;
+    return bad_parameter(bias ? "logit_bias" : prompt_param, outside->message_for(prompt_param));
+  }
   if (const auto* long_input = dynamic_cast<const ContextLengthExceeded*>(&error)) {
     return bad_parameter(prompt_param, long_input->message_for(prompt_param),
                          "context_length_exceeded");

@@ -162,16 +162,11 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
     if (call.kind == CompletionCall::Kind::chat) {
       request.prompt = model.chat_prompt(call.messages, call.chat_end);
     } else if (call.prompt_tokens) {
-      json_fields::check_vocabulary(*call.prompt_tokens,
-                                    static_cast<std::size_t>(model.model->config().vocab_size),
-                                    "prompt", model.spec.name);
+      // Its ids are checked once, by the engine (TokenOutsideVocabulary), as logit_bias's.
       request.prompt = *call.prompt_tokens;
     } else {
       request.prompt = input.text_prompt(*call.prompt);
     }
-    check_logit_bias_vocabulary(call.sampling.logit_bias,
-                                static_cast<std::size_t>(model.model->config().vocab_size),
-                                model.spec.name);
     GenerationParams& params = request.params;
     params.sampling = input.sampling(call.sampling, model.spec.sampling);
     params.sampling.top_logprobs = call.logprobs ? call.top_logprobs : 0;
