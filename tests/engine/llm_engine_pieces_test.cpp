@@ -113,10 +113,11 @@ TEST(LlmEnginePieces, AWaitingDecoderIsHeldBehindOnePieceNotAWholeLayer) {
   EXPECT_LE(stats.prefill_piece_layers / static_cast<double>(stats.prefill_pieces), 1.0 / 8);
   if (!kTimed) return;
   // One wait may meet a preemption (CI, running other tests beside this one on 2 cores, once
-  // held a piece for 33 ms of a 64 ms layer), so the longest wait is held to the longest piece
-  // of the same run, and the bound against a whole layer is on the median wait.
+  // held a piece for 33 ms of a 64 ms layer), so the longest wait is held to the longest
+  // pieces of the same run: the one running and the one queued behind it (each piece queues
+  // behind the one before), and the bound against a whole layer is on the median wait.
   const double longest_wait = *std::max_element(waits.begin(), waits.end());
-  EXPECT_LE(longest_wait, options.max_hold_ms + stats.longest_piece_ms + kSlackMs)
+  EXPECT_LE(longest_wait, options.max_hold_ms + 2 * stats.longest_piece_ms + kSlackMs)
       << "budget " << options.max_hold_ms << " ms, longest piece " << stats.longest_piece_ms;
   std::nth_element(waits.begin(), waits.begin() + waits.size() / 2, waits.end());
   EXPECT_LT(waits[waits.size() / 2], layer_ms / 2) << "a whole layer takes " << layer_ms << " ms";

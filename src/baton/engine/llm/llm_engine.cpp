@@ -216,7 +216,8 @@ void LlmEngine::encode_pieces(GpuBurst& burst, const std::shared_ptr<ModelStep>&
     std::lock_guard lock(mu_);
     stats_.prefill_pieces += done.pieces;
     stats_.prefill_piece_layers += pieces.layer_share(done.segments);
-    if (done.pieces == 1) stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, done.ms);
+    // Pieces that completed together: their time together bounds each (and a waiter's).
+    stats_.longest_piece_ms = std::max(stats_.longest_piece_ms, done.ms);
   }
 }
 

@@ -51,7 +51,8 @@ struct LlmEngineStats {
   LlmBatchCounters counters;
   std::uint64_t prefill_pieces = 0;   // pieces of prefill layers run (serialize/op, shared)
   double prefill_piece_layers = 0.0;  // the share of a layer each covered, summed (a mean)
-  double longest_piece_ms = 0.0;      // the longest of them, in device time
+  // The longest of them in device time (pieces that completed together: their sum).
+  double longest_piece_ms = 0.0;
 };
 
 class LlmEngine final : public HostedEngine {
