@@ -55,13 +55,7 @@ struct Pieces {
 double run_piece(baton::Stream& stream, const std::shared_ptr<baton::ModelStep>& step, int layer,
                  std::vector<baton::PieceSegment> piece, Pieces& pieces) {
   const auto start = Clock::now();
-  stream.encode(baton::Op{.run =
-                              [step, layer, piece = std::move(piece)] {
-                                for (const baton::PieceSegment& s : piece) {
-                                  step->run_piece(layer, s.kind, s.first, s.count);
-                                }
-                              },
-                          .bytes = 0});
+  stream.encode(baton::piece_op(step, layer, std::move(piece)));
   stream.synchronize();
   const double ms = ms_since(start);
   ++pieces.count;
@@ -88,13 +82,7 @@ class QueuedPieces {
   // Queues `piece` and returns what completed meanwhile (the piece before it, mostly).
   baton::PieceClock::Completed add(const std::shared_ptr<baton::ModelStep>& step, int layer,
                                    std::vector<baton::PieceSegment> piece) {
-    stream_.encode(baton::Op{.run =
-                                 [step, layer, piece] {
-                                   for (const baton::PieceSegment& s : piece) {
-                                     step->run_piece(layer, s.kind, s.first, s.count);
-                                   }
-                                 },
-                             .bytes = 0});
+    stream_.encode(baton::piece_op(step, layer, piece));
     stream_.commit();
     clock_.committed(std::move(piece));
     stream_.wait_in_flight(1);

@@ -48,8 +48,11 @@ class QueueFull : public std::runtime_error {
   int retry_after_s() const { return 1; }
 };
 
-// The prompt, or the prompt and the completion the client asked for, is longer than the
-// engine's context; the message is OpenAI's, word for word, with the input's name.
+// Whether `token` is an id of a vocabulary of `vocab_size` tokens.
+constexpr bool in_vocabulary(std::int64_t token, std::size_t vocab_size) {
+  return token >= 0 && static_cast<std::uint64_t>(token) < vocab_size;
+}
+
 // A token id outside the model's vocabulary, in the prompt or as a logit_bias key: the one
 // check of a request's token ids (LlmBatch::validate). The engine names its model
 // (naming()); the server names the request's field (message_for()).
@@ -95,6 +98,8 @@ class TokenOutsideVocabulary : public std::invalid_argument {
   std::string model_;
 };
 
+// The prompt, or the prompt and the completion the client asked for, is longer than the
+// engine's context; the message is OpenAI's, word for word, with the input's name.
 class ContextLengthExceeded : public std::invalid_argument {
  public:
   ContextLengthExceeded(int context, int prompt_tokens, int max_tokens)

@@ -6,6 +6,16 @@
 
 namespace baton {
 
+Op piece_op(std::shared_ptr<ModelStep> step, int layer, std::vector<PieceSegment> piece) {
+  return Op{.run =
+                [step = std::move(step), layer, piece = std::move(piece)] {
+                  for (const PieceSegment& s : piece) {
+                    step->run_piece(layer, s.kind, s.first, s.count);
+                  }
+                },
+            .bytes = 0};
+}
+
 LayerPieces::LayerPieces(PieceSizer& sizer, std::vector<PartCut> parts, std::size_t context,
                          double budget_ms)
     : sizer_(sizer), parts_(std::move(parts)), context_(context), budget_ms_(budget_ms) {

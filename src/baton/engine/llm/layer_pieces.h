@@ -7,10 +7,12 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "baton/engine/llm/piece_sizer.h"
+#include "baton/gpu/command_buffer.h"
 #include "baton/model/runner/model_runner.h"
 
 namespace baton {
@@ -21,6 +23,9 @@ struct PieceSegment {
   int first = 0;
   int count = 0;
 };
+
+// The op that runs `piece`, its segments of layer `layer` in order, on `step`.
+Op piece_op(std::shared_ptr<ModelStep> step, int layer, std::vector<PieceSegment> piece);
 
 class LayerPieces {
  public:

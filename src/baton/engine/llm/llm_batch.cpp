@@ -54,14 +54,14 @@ void LlmBatch::validate(const GenerationRequest& request) const {
   // The one check of the request's token ids (the server's routes do not check them).
   const auto vocab = static_cast<std::size_t>(model_.config().vocab_size);
   for (std::size_t i = 0; i < request.prompt.size(); ++i) {
-    const TokenId token = request.prompt[i];
-    if (token < 0 || static_cast<std::size_t>(token) >= vocab) {
-      throw TokenOutsideVocabulary(TokenOutsideVocabulary::Field::prompt, i, token, vocab);
+    if (!in_vocabulary(request.prompt[i], vocab)) {
+      throw TokenOutsideVocabulary(TokenOutsideVocabulary::Field::prompt, i, request.prompt[i],
+                                   vocab);
     }
   }
   const LogitBias& bias = request.params.sampling.logit_bias;
   for (std::size_t i = 0; i < bias.size(); ++i) {
-    if (bias[i].token < 0 || static_cast<std::size_t>(bias[i].token) >= vocab) {
+    if (!in_vocabulary(bias[i].token, vocab)) {
       throw TokenOutsideVocabulary(TokenOutsideVocabulary::Field::logit_bias, i, bias[i].token,
                                    vocab);
     }

@@ -194,13 +194,7 @@ void LlmEngine::encode_pieces(GpuBurst& burst, const std::shared_ptr<ModelStep>&
   while (!pieces.done() || clock.pending() > 0) {
     if (!pieces.done()) {
       std::vector<PieceSegment> piece = pieces.next();
-      stream_->encode(Op{.run =
-                             [step, layer, piece] {
-                               for (const PieceSegment& s : piece) {
-                                 step->run_piece(layer, s.kind, s.first, s.count);
-                               }
-                             },
-                         .bytes = 0});
+      stream_->encode(piece_op(step, layer, piece));
       stream_->commit();
       clock.committed(std::move(piece));
       if (!pieces.done()) burst.yield_point(Boundary::queued_op);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdint>
+#include <type_traits>
 
 #include "baton/model/cuda/flash_attention.h"
 #include "baton/model/cuda/key_splits.h"
@@ -231,11 +232,37 @@ __global__ void flash_merge_kernel(FlashChunk c, AttentionShape s) {
 
 constexpr int kMergeThreads = 256;
 
+// `with(std::integral_constant<int, D>{})` for the head sizes the kernel is built for,
+// `otherwise` for any other: the one list of them.
+template <typename R, typename F>
+R for_head_dim(int head_dim, R otherwise, F&& with) {
+  switch (head_dim) {
+    case 16:
+      return with(std::integral_constant<int, 16>{});
+    case 32:
+      return with(std::integral_constant<int, 32>{});
+    case 64:
+      return with(std::integral_constant<int, 64>{});
+    case 128:
+      return with(std::integral_constant<int, 128>{});
+    case 256:
+      return with(std::integral_constant<int, 256>{});
+    default:
+      return otherwise;
+  }
+}
+
+// Lets flash_kernel<D> take its shared memory (over the default 48 KB at large D).
+template <int D>
+cudaError_t allow_shared_memory() {
+  return cudaFuncSetAttribute(flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                              static_cast<int>(Layout<D>::bytes));
+}
+
 template <int D>
 cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t stream) {
   constexpr std::size_t bytes = Layout<D>::bytes;
-  const cudaError_t status = cudaFuncSetAttribute(
-      flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes));
+  const cudaError_t status = allow_shared_memory<D>();
   if (status != cudaSuccess) return status;
   const int vectors = c.count * (s.heads / s.kv_heads);
   const int heads = c.kv_head_count;
@@ -250,14 +277,10 @@ cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t st
 
 template <int D>
 int resident_blocks() {
-  constexpr std::size_t bytes = Layout<D>::bytes;
-  if (cudaFuncSetAttribute(flash_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           static_cast<int>(bytes)) != cudaSuccess) {
-    return 0;
-  }
+  if (allow_shared_memory<D>() != cudaSuccess) return 0;
   int blocks = 0;
   if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, flash_kernel<D>, kWarps * kWarp,
-                                                    bytes) != cudaSuccess) {
+                                                    Layout<D>::bytes) != cudaSuccess) {
     return 0;
   }
   return blocks;
@@ -266,31 +289,12 @@ int resident_blocks() {
 }  // namespace
 
 int flash_slots(int head_dim, int multiprocessors) {
-  int per_sm = 0;
-  switch (head_dim) {
-    case 16:
-      per_sm = resident_blocks<16>();
-      break;
-    case 32:
-      per_sm = resident_blocks<32>();
-      break;
-    case 64:
-      per_sm = resident_blocks<64>();
-      break;
-    case 128:
-      per_sm = resident_blocks<128>();
-      break;
-    case 256:
-      per_sm = resident_blocks<256>();
-      break;
-    default:
-      return 0;
-  }
-  return per_sm * multiprocessors;
+  return multiprocessors *
+         for_head_dim(head_dim, 0, [](auto d) { return resident_blocks<decltype(d)::value>(); });
 }
 
 bool flash_fits(int head_dim) {
-  return head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 128 || head_dim == 256;
+  return for_head_dim(head_dim, false, [](auto) { return true; });
 }
 
 int flash_splits(int count, int length, const AttentionShape& shape, int slots, int kv_head_count) {
@@ -316,20 +320,8 @@ cudaError_t flash_attention(const FlashChunk& chunk, const AttentionShape& shape
       c.first_kv_head + c.kv_head_count > shape.kv_heads) {
     return cudaErrorInvalidValue;
   }
-  switch (shape.head_dim) {
-    case 16:
-      return launch<16>(c, shape, stream);
-    case 32:
-      return launch<32>(c, shape, stream);
-    case 64:
-      return launch<64>(c, shape, stream);
-    case 128:
-      return launch<128>(c, shape, stream);
-    case 256:
-      return launch<256>(c, shape, stream);
-    default:
-      return cudaErrorInvalidValue;
-  }
+  return for_head_dim(shape.head_dim, cudaErrorInvalidValue,
+                      [&](auto d) { return launch<decltype(d)::value>(c, shape, stream); });
 }
 
 }  // namespace baton::cuda::kernels

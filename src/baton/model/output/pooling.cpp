@@ -80,7 +80,6 @@ PoolingMode parse_pooling_mode(std::string_view name) {
 }
 
 Pooling read_pooling(const ModelSource& source) {
-  const fs::path& model_dir = source.path();
   const fs::path modules_file = source.file("modules.json");
   if (!fs::exists(modules_file)) return Pooling{};
   const nlohmann::json modules = read_json(modules_file);
@@ -95,7 +94,7 @@ Pooling read_pooling(const ModelSource& source) {
     const auto kind = type.substr(type.rfind('.') + 1);  // the class name
     if (kind == "Transformer") continue;
     if (kind == "Pooling") {
-      pooling.mode = read_mode(model_dir / path / "config.json");
+      pooling.mode = read_mode(source.file(path) / "config.json");
       pooled = true;
     } else if (kind == "Normalize") {
       pooling.normalize = true;

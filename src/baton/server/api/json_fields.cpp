@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 
+#include "baton/engine/request.h"
 #include "baton/server/http/api_error.h"
 
 namespace baton::json_fields {
@@ -117,10 +118,11 @@ std::vector<TokenId> token_list(const json& value, const std::string& name) {
 void check_vocabulary(const std::vector<TokenId>& tokens, std::size_t vocab_size,
                       const std::string& name, const std::string& model) {
   for (std::size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] >= 0 && static_cast<std::size_t>(tokens[i]) < vocab_size) continue;
-    throw bad_parameter(name, "token id " + std::to_string(tokens[i]) + " (" + name + "[" +
-                                  std::to_string(i) + "]) is outside the vocabulary of '" + model +
-                                  "': its ids are 0 to " + std::to_string(vocab_size - 1));
+    if (in_vocabulary(tokens[i], vocab_size)) continue;
+    // The engine's message for the same fault (a completion's prompt ids).
+    throw bad_parameter(name, TokenOutsideVocabulary(TokenOutsideVocabulary::Field::prompt, i,
+                                                     tokens[i], vocab_size, model)
+                                  .message_for(name));
   }
 }
 

@@ -12,8 +12,8 @@
 #include "baton/common/ip_address.h"
 #include "baton/model/chat_template.h"
 #include "baton/model/config/config_reader.h"
-#include "baton/model/files/gguf_file.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/files/model_source.h"
 #include "baton/server/api/sampling_limits.h"
 #include "baton/turn/host_segment.h"
 
@@ -71,8 +71,8 @@ void validate_model_dir(const ModelSpec& model) {
   std::error_code ec;
   // A GGUF file (or a folder of one): its metadata must make a config.
   try {
-    if (!find_gguf(model.dir).empty()) {
-      read_model_config(model.dir);
+    if (const ModelSource source = ModelSource::open(model.dir); source.gguf() != nullptr) {
+      read_model_config(source);
       return;
     }
   } catch (const ModelFileError& error) {
