@@ -1,6 +1,6 @@
 // Chat templates: the exact prompt of each family, detection from template texts, and
 // loading from model directories as transformers 4 and 5 write them.
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 #include "baton/model/cpu/forward_pass.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"

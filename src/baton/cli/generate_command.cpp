@@ -12,7 +12,7 @@
 #include "baton/engine/llm/input_processor.h"
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 
 namespace baton {
 namespace {

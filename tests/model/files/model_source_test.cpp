@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 #include "baton/model/config/config_reader.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/llama_model.h"

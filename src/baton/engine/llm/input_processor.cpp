@@ -1,6 +1,6 @@
 #include "baton/engine/llm/input_processor.h"
 
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 
 namespace baton {
 

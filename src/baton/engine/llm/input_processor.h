@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 #include "baton/model/config/model_config.h"
 #include "baton/model/output/sampler.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"

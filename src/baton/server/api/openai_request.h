@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "baton/engine/llm/input_processor.h"
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 #include "baton/model/tokenizer/token_id.h"
 
 namespace baton {

@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 #include "baton/model/tokenizer/token_id.h"
 #include "baton/server/api/openai_request.h"
 

@@ -10,7 +10,7 @@
 #include <set>
 
 #include "baton/common/ip_address.h"
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 #include "baton/model/config/config_reader.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/files/model_source.h"

@@ -1,4 +1,4 @@
-#include "baton/model/chat_template.h"
+#include "baton/model/chat/chat_template.h"
 
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -132,9 +132,7 @@ std::map<std::string, std::string> special_tokens_of(const json& config, const f
 }
 
 // The template's file name: an error a client sees names no directory of the server.
-std::string template_name(const ChatTemplate& t) {
-  return fs::path(t.source).filename().string();
-}
+std::string template_name(const ChatTemplate& t) { return fs::path(t.source).filename().string(); }
 
 // The variables transformers' apply_chat_template passes: messages, tools and documents
 // (None when the request has none), add_generation_prompt and the special tokens.

@@ -85,7 +85,7 @@ struct ChatTemplate {
   // tokenizer_config.json's special tokens by name (bos_token, eos_token, ...): what
   // transformers hands the template.
   std::map<std::string, std::string> special_tokens;
-  std::string source;     // the file the template came from, or "--chat-template flag"
+  std::string source;  // the file the template came from, or "--chat-template flag"
 };
 
 // How the prompt ends after the conversation.
