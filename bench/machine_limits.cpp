@@ -18,8 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "baton/model/cpu/amx_tile_config.h"
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/amx_tile_config.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 namespace baton::bench {
 namespace {

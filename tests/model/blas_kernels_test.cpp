@@ -1,6 +1,6 @@
 // Which OpenBLAS kernel set baton asks for when OpenBLAS's own detection fell back to a
 // pre-AVX one, and that a baton started without OPENBLAS_CORETYPE runs with fitting kernels.
-#include "baton/model/cpu/blas_kernels.h"
+#include "baton/model/cpu/kernels/blas_kernels.h"
 
 #include <gtest/gtest.h>
 

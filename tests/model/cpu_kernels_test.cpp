@@ -1,4 +1,4 @@
-#include "baton/model/cpu/cpu_kernels.h"
+#include "baton/model/cpu/kernels/cpu_kernels.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 #include "baton/model/files/half.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 #include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
 #include "temp_dir.h"

@@ -3,7 +3,7 @@
 // activation rounding allows (q8_kernels.h); against the exact product of the quantized
 // integers within f32 rounding; over odd shapes (partial groups, odd group counts, more
 // rows than one register block, tiles that do not divide the rows).
-#include "baton/model/cpu/q8_kernels.h"
+#include "baton/model/cpu/kernels/q8_kernels.h"
 
 #include <gtest/gtest.h>
 

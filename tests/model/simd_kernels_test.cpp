@@ -1,6 +1,6 @@
 // Every kernel set this CPU runs (model/cpu/simd_*.cpp) against plain float64 references,
 // at tolerances stated with each test; shapes include tails that fill no whole register.
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 #include <gtest/gtest.h>
 

@@ -36,19 +36,19 @@ nlohmann::json run_scenario_json(const std::string& args, const fs::path& ledger
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   fs::remove(json_path);
   EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.output << "\n" << text;
-  nlohmann::json json = nlohmann::json::parse(text, nullptr, false);
-  if (json.is_discarded()) {
+  nlohmann::json report = nlohmann::json::parse(text, nullptr, false);
+  if (report.is_discarded()) {
     ADD_FAILURE() << args << ": not JSON:\n" << text << "\nstderr:\n" << r.output;
     return nlohmann::json::object();
   }
-  return json;
+  return report;
 }
 
-void expect_variants_in_ledger(const nlohmann::json& json, const fs::path& ledger) {
-  ASSERT_TRUE(json.contains("variants")) << json.dump();
-  for (const auto& v : json["variants"]) {
+void expect_variants_in_ledger(const nlohmann::json& report, const fs::path& ledger) {
+  ASSERT_TRUE(report.contains("variants")) << report.dump();
+  for (const auto& v : report["variants"]) {
     const std::string policy =
-        json["scenario"].get<std::string>() + ":" + v["key"].get<std::string>();
+        report["scenario"].get<std::string>() + ":" + v["key"].get<std::string>();
     const LedgerContents contents = read_ledger(ledger, policy);
     // One run per process: a cross-process variant's children each record theirs.
     EXPECT_EQ(contents.runs.size(), v["processes"].get<std::size_t>()) << policy;
@@ -56,8 +56,8 @@ void expect_variants_in_ledger(const nlohmann::json& json, const fs::path& ledge
   }
 }
 
-const nlohmann::json* variant(const nlohmann::json& json, const std::string& key) {
-  for (const auto& v : json["variants"]) {
+const nlohmann::json* variant(const nlohmann::json& report, const std::string& key) {
+  for (const auto& v : report["variants"]) {
     if (v["key"] == key) return &v;
   }
   return nullptr;
@@ -73,13 +73,13 @@ constexpr const char* kLongDeadline = " --watchdog-deadline 60";
 TEST(ScenarioCli, EveryInProcessPresetRunsItsVariantsIntoTheLedger) {
   for (const char* name : {"long-dispatch", "overpacked", "idle-resident", "prefill-only"}) {
     TempLedgerPath ledger;
-    const nlohmann::json json = run_scenario_json(
+    const nlohmann::json report = run_scenario_json(
         std::string("--scenario ") + name + " --duration 0.4" + kLongDeadline, ledger.path());
-    ASSERT_EQ(json.value("scenario", ""), name);
+    ASSERT_EQ(report.value("scenario", ""), name);
     const Scenario expected = make_scenario(name, ScenarioInputs{});
-    ASSERT_EQ(json["variants"].size(), expected.variants.size()) << name;
-    expect_variants_in_ledger(json, ledger.path());
-    for (const auto& v : json["variants"]) {
+    ASSERT_EQ(report["variants"].size(), expected.variants.size()) << name;
+    expect_variants_in_ledger(report, ledger.path());
+    for (const auto& v : report["variants"]) {
       for (const auto& e : v["engines"]) {
         EXPECT_EQ(e["gpu_failures"], 0) << name << " " << v["key"] << " " << e["name"];
       }
@@ -114,15 +114,15 @@ TEST(ScenarioCli, TheVariantsMeasureWhatTheirNamesSay) {
 
 TEST(ScenarioCli, CrossProcessRunsTwoProcessesThatShareTheHostWideTurn) {
   TempLedgerPath ledger;
-  const nlohmann::json json =
+  const nlohmann::json report =
       // 2 s: the two children start on their own, and under a loaded machine (ctest -j2)
       // one's start-up took longer than a 0.8 s run, so their runs never met.
       run_scenario_json(std::string("--scenario cross-process --duration 2") + kLongDeadline,
                         ledger.path());
-  ASSERT_EQ(json["variants"].size(), 4u) << json.dump();
-  expect_variants_in_ledger(json, ledger.path());
+  ASSERT_EQ(report["variants"].size(), 4u) << report.dump();
+  expect_variants_in_ledger(report, ledger.path());
   for (const char* key : {"two-concurrent", "two-serialize"}) {
-    const nlohmann::json* v = variant(json, key);
+    const nlohmann::json* v = variant(report, key);
     ASSERT_NE(v, nullptr) << key;
     EXPECT_EQ((*v)["processes"], 2);
     ASSERT_EQ((*v)["engines"].size(), 2u);
@@ -130,9 +130,9 @@ TEST(ScenarioCli, CrossProcessRunsTwoProcessesThatShareTheHostWideTurn) {
   }
   // The host-wide meter sees both processes' streams: they overlap with no turn, and
   // never with the host-wide one.
-  EXPECT_GT((*variant(json, "two-concurrent"))["overlap_s"].get<double>(), 0.0);
-  EXPECT_EQ((*variant(json, "two-serialize"))["overlap_s"], 0.0);
-  EXPECT_GT((*variant(json, "two-serialize"))["turn"]["handovers"].get<int>(), 0);
+  EXPECT_GT((*variant(report, "two-concurrent"))["overlap_s"].get<double>(), 0.0);
+  EXPECT_EQ((*variant(report, "two-serialize"))["overlap_s"], 0.0);
+  EXPECT_GT((*variant(report, "two-serialize"))["turn"]["handovers"].get<int>(), 0);
 }
 
 TEST(ScenarioCli, SeedReplayRetriesEveryFailedRequestAndAnalysesTheHangs) {
@@ -142,13 +142,13 @@ TEST(ScenarioCli, SeedReplayRetriesEveryFailedRequestAndAnalysesTheHangs) {
   write_model(model, ModelArch::qwen2, shape, 3);
   TempLedgerPath ledger;
   // A high hang rate, so that a short run sees several hangs.
-  const nlohmann::json json = run_scenario_json(
+  const nlohmann::json report = run_scenario_json(
       "--scenario seed-replay --model " + model.string() +
           " --prompt-tokens 256 --duration 2 --inject-hang-rate 5 --watchdog-deadline 0.1",
       ledger.path());
   fs::remove_all(model);
-  ASSERT_EQ(json["variants"].size(), 1u) << json.dump();
-  const auto& run = json["variants"][0];
+  ASSERT_EQ(report["variants"].size(), 1u) << report.dump();
+  const auto& run = report["variants"][0];
   std::uint64_t failures = 0;
   std::uint64_t retries = 0;
   for (const auto& e : run["engines"]) {
@@ -161,9 +161,9 @@ TEST(ScenarioCli, SeedReplayRetriesEveryFailedRequestAndAnalysesTheHangs) {
   // Every failure is retried, but the last of each client's may be cut off by the stop.
   EXPECT_LE(retries, failures);
   EXPECT_GE(retries + run["engines"].size(), failures);
-  ASSERT_TRUE(json.contains("analysis"));
-  EXPECT_EQ(json["analysis"]["hangs"]["total"], hangs);
-  expect_variants_in_ledger(json, ledger.path());
+  ASSERT_TRUE(report.contains("analysis"));
+  EXPECT_EQ(report["analysis"]["hangs"]["total"], hangs);
+  expect_variants_in_ledger(report, ledger.path());
 }
 
 TEST(ScenarioCli, BadScenarioArgumentsAreUsageErrors) {

@@ -18,7 +18,7 @@
 #include "baton/common/exit_codes.h"
 #include "baton/common/interrupted.h"
 #include "baton/errors/error_kind.h"
-#include "baton/model/cpu/blas_kernels.h"
+#include "baton/model/cpu/kernels/blas_kernels.h"
 
 namespace {
 

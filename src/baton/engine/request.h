@@ -54,8 +54,8 @@ constexpr bool in_vocabulary(std::int64_t token, std::size_t vocab_size) {
 }
 
 // A token id outside the model's vocabulary, in the prompt or as a logit_bias key: the one
-// check of a request's token ids (LlmBatch::validate). The engine names its model
-// (naming()); the server names the request's field (message_for()).
+// check of a request's token ids (LlmBatch::validate, EmbeddingEngine::check). The engine names its
+// model (naming()); the server names the request's field (message_for()).
 class TokenOutsideVocabulary : public std::invalid_argument {
  public:
   enum class Field { prompt, logit_bias };

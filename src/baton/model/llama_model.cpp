@@ -3,7 +3,7 @@
 #include <malloc.h>
 
 #include "baton/model/config/config_reader.h"
-#include "baton/model/cpu/cpu_kernels.h"
+#include "baton/model/cpu/kernels/cpu_kernels.h"
 #include "baton/model/cpu/rope.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"

@@ -156,7 +156,7 @@ void EmbeddingEngine::call_finished() {
 void EmbeddingEngine::check(const EmbeddingRequest& request) const {
   const std::string what = "[embedding engine " + name_ + "] ";
   if (request.inputs.empty()) throw std::invalid_argument(what + "no input to embed");
-  const auto vocab = static_cast<TokenId>(model_.config().vocab_size);
+  const auto vocab = static_cast<std::size_t>(model_.config().vocab_size);
   const auto context = static_cast<std::size_t>(model_.config().max_position_embeddings);
   int blocks = 0;
   for (std::size_t i = 0; i < request.inputs.size(); ++i) {
@@ -167,10 +167,10 @@ void EmbeddingEngine::check(const EmbeddingRequest& request) const {
       throw std::invalid_argument(what + which + " has " + std::to_string(input.size()) +
                                   " tokens; the model's context is " + std::to_string(context));
     }
-    for (const TokenId token : input) {
-      if (token < 0 || token >= vocab) {
-        throw std::invalid_argument(what + which + " holds token " + std::to_string(token) +
-                                    ", outside the vocabulary of " + std::to_string(vocab));
+    for (std::size_t position = 0; position < input.size(); ++position) {
+      if (!in_vocabulary(input[position], vocab)) {
+        throw TokenOutsideVocabulary(TokenOutsideVocabulary::Field::prompt, position,
+                                     input[position], vocab, name_);
       }
     }
     blocks += blocks_for(input.size());

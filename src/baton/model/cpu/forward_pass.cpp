@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "baton/model/cpu/cpu_kernels.h"
+#include "baton/model/cpu/kernels/cpu_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 #include "baton/model/cpu/rope.h"
-#include "baton/model/cpu/simd_kernels.h"
 
 namespace baton {
 

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 namespace baton {
 namespace {

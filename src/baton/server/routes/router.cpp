@@ -214,12 +214,7 @@ RouteResult Router::embeddings(const HttpRequest& request) {
       [this, call = std::move(parsed), route](std::shared_ptr<const ServedModel> model) {
         EmbeddingRequest embedding;
         embedding.id = serial_.fetch_add(1);
-        embedding.inputs = call.token_inputs;
-        for (const std::vector<TokenId>& input : embedding.inputs) {
-          json_fields::check_vocabulary(input,
-                                        static_cast<std::size_t>(model->model->config().vocab_size),
-                                        "input", model->spec.name);
-        }
+        embedding.inputs = call.token_inputs;  // their ids are checked once, by the engine
         for (const std::string& text : call.texts) {
           embedding.inputs.push_back(model->tokenizer->encode_with_special(text));
         }

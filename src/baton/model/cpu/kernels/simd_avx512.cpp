@@ -2,9 +2,9 @@
 // bf16 weights are widened in registers: zero-extended to 32 bits and shifted into an
 // f32's top half. Only intrinsics and plain loops here: an inline library function
 // compiled with these flags could be picked by the linker for code that runs anywhere.
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
-#include "baton/model/cpu/register_count.h"
+#include "baton/model/cpu/kernels/register_count.h"
 
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) && \
     defined(__AVX512DQ__) && defined(__FMA__)

@@ -4,7 +4,7 @@
 // products, against 32 for vdpbf16ps). The weights' rows are loaded as tiles where they
 // lie; the activations are laid out once per product into the tile unit's pair order
 // (tile_bf16x). Only this file is built with -mamx-tile -mamx-bf16.
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 #if defined(__AMX_TILE__) && defined(__AMX_BF16__) && defined(__AVX512BF16__) && \
     defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VL__) &&    \
@@ -19,7 +19,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "baton/model/cpu/amx_tile_config.h"
+#include "baton/model/cpu/kernels/amx_tile_config.h"
 
 namespace baton {
 namespace {

@@ -1,4 +1,4 @@
-#include "baton/model/cpu/q8_kernels.h"
+#include "baton/model/cpu/kernels/q8_kernels.h"
 
 #include <algorithm>
 #include <stdexcept>

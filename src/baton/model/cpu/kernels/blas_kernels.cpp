@@ -1,4 +1,4 @@
-#include "baton/model/cpu/blas_kernels.h"
+#include "baton/model/cpu/kernels/blas_kernels.h"
 
 #include <cblas.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 namespace baton {
 

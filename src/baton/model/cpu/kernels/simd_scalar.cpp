@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 namespace baton {
 namespace {

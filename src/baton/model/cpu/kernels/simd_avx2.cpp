@@ -1,8 +1,8 @@
 // The AVX2+FMA kernel set (this file alone is built with -mavx2 -mfma), for CPUs without
 // AVX-512. The same loops as simd_avx512.cpp on 8-float registers; the notes there apply.
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
-#include "baton/model/cpu/register_count.h"
+#include "baton/model/cpu/kernels/register_count.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>

@@ -1,4 +1,4 @@
-#include "baton/model/cpu/cpu_kernels.h"
+#include "baton/model/cpu/kernels/cpu_kernels.h"
 
 #include <cblas.h>
 
@@ -8,8 +8,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "baton/model/cpu/q8_kernels.h"
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/q8_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 namespace baton {
 namespace {

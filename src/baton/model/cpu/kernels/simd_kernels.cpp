@@ -1,4 +1,4 @@
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

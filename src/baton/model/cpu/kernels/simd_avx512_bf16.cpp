@@ -2,7 +2,7 @@
 // their activations in bf16 too (vdpbf16ps: 32 products a instruction, against 16 FMAs
 // after widening the weights), as llama.cpp's and PyTorch's bf16 products do. Only this
 // file is built with -mavx512bf16; it borrows the rest of the AVX-512 set.
-#include "baton/model/cpu/simd_kernels.h"
+#include "baton/model/cpu/kernels/simd_kernels.h"
 
 #if defined(__AVX512BF16__) && defined(__AVX512F__) && defined(__AVX512BW__) && \
     defined(__AVX512VL__) && defined(__AVX512DQ__) && defined(__FMA__)
