@@ -129,6 +129,8 @@ class LlmBatch {
 
   const LlmBatchCounters& counters() const { return counters_; }
   const KvBlockPool& pool() const { return pool_; }
+  // The prompt tokens of a step when nothing decodes: a long prompt's chunks.
+  int prefill_chunk() const { return options_.prefill_chunk; }
   // Context tokens of the longest sequence in the batch (for the ledger's buckets).
   std::size_t context_tokens() const;
 

@@ -42,6 +42,16 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
   stats_.name = name_;
   stats_.context_length = batch_.context_length();
   update_stats();
+  if (runner_->needs_warm_up()) warm_up();
+}
+
+// In the constructor, while the engine thread waits for a first request: a burst like a
+// prefill's, so that the warm-up's launches keep the turn's rules; a failure fails the load.
+void LlmEngine::warm_up() {
+  GpuBurst burst(burst_context_, BurstKind::prefill, 0, 0);
+  stream_->encode(Op{.run = [this] { runner_->warm_up(batch_.prefill_chunk()); }, .bytes = 0});
+  stream_->synchronize();
+  burst.done();
 }
 
 LlmEngine::~LlmEngine() { stop(); }

@@ -87,6 +87,8 @@ class LlmEngine final : public HostedEngine {
 
  private:
   void loop(std::stop_token stop);
+  // Each kernel shape of a prefill's pieces launched once before the first request.
+  void warm_up();
   void run_step(StepPlan plan);
   void encode_layer(GpuBurst& burst, const std::shared_ptr<ModelStep>& step, int layer,
                     std::size_t context);

@@ -1,9 +1,12 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "baton/common/env.h"
+#include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/cuda_model_step.h"
 #include "baton/model/cuda/flash_attention.h"
 
@@ -32,6 +35,7 @@ const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
 CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
                                  CudaStream& stream)
     : model_(std::move(model)),
+      pool_blocks_(pool.total_blocks()),
       state_{.model = checked(model_),
              .stream = stream,
              .cublas = CublasHandle(),
@@ -49,6 +53,30 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);
+}
+
+void CudaModelRunner::warm_up(int max_rows) {
+  const int block_tokens = state_.kv.block_tokens();
+  max_rows = std::min(max_rows, pool_blocks_ * block_tokens);
+  KvSequence sequence;
+  for (int b = 0; b * block_tokens < max_rows; ++b) sequence.blocks.push_back(b);
+  std::vector<int> row_counts;
+  for (int rows = 16; rows < max_rows; rows *= 2) row_counts.push_back(rows);
+  if (max_rows > 0) row_counts.push_back(max_rows);
+  for (const int rows : row_counts) {
+    StepPlan plan{.sequences = {{.tokens = std::vector<TokenId>(static_cast<std::size_t>(rows), 0),
+                                 .sequence = &sequence}},
+                  .prefills = true};
+    const std::shared_ptr<ModelStep> step = begin(std::move(plan), 1.0);
+    for (const PartCut& cut : step->cut_layer()) {
+      for (int units = cut.align; units < cut.units; units *= 2) {
+        step->run_piece(0, cut.part, 0, units);
+      }
+      step->run_piece(0, cut.part, 0, cut.units);
+    }
+    // The next step's begin() rewrites the workspace this one's launches read.
+    BATON_CUDA_CHECK(cudaStreamSynchronize(state_.stream.handle()));
+  }
 }
 
 }  // namespace baton::cuda

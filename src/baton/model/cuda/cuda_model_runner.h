@@ -31,9 +31,16 @@ class CudaModelRunner final : public ModelRunner {
   CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
                   CudaStream& stream);
   std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override;
+  // With wide pieces: one prompt chunk of each power of two of rows up to `max_rows` (and
+  // `max_rows`), and in each, layer 0's every part at every piece size the sizer may pick
+  // (the alignment times a power of two, and the whole part). It writes keys into the
+  // pool's first blocks, which nothing holds before the first step.
+  bool needs_warm_up() const override { return state_.wide_pieces; }
+  void warm_up(int max_rows) override;
 
  private:
   std::shared_ptr<const CudaModel> model_;
+  int pool_blocks_;
   RunnerState state_;
 };
 
