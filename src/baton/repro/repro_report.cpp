@@ -138,7 +138,8 @@ nlohmann::json to_json(const ReproResult& run) {
                             {"decode_step_ms", latency_json(e.decode_step_ms)},
                             {"prefill_pieces", e.prefill_pieces},
                             {"prefill_piece_layers", e.prefill_piece_layers},
-                            {"longest_piece_ms", e.longest_piece_ms}};
+                            {"longest_piece_ms", e.longest_piece_ms},
+                            {"warm_up_ms", e.warm_up_ms}};
     if (const ClientTurnStats* c = client_stats(run, e.name)) {
       entry["turn"] = {{"acquisitions", c->acquisitions},
                        {"handovers_in", c->handovers_in},
@@ -211,6 +212,7 @@ ReproResult result_from_json(const nlohmann::json& json) {
     r.prefill_pieces = e.value("prefill_pieces", std::uint64_t{0});
     r.prefill_piece_layers = e.value("prefill_piece_layers", 0.0);
     r.longest_piece_ms = e.value("longest_piece_ms", 0.0);
+    r.warm_up_ms = e.value("warm_up_ms", 0.0);
     if (e.contains("turn")) {
       const nlohmann::json& t = e.at("turn");
       run.turn_stats.clients.push_back({.name = r.name,

@@ -115,6 +115,7 @@ EngineResult summarize_engine(const HostedSpec& hosted, const BurstTimes& times,
     r.prefill_pieces = stats.prefill_pieces;
     r.prefill_piece_layers = stats.prefill_piece_layers;
     r.longest_piece_ms = stats.longest_piece_ms;
+    r.warm_up_ms = stats.warm_up_ms;
   }
   r.failed_requests = hosted.llm != nullptr         ? hosted.llm->stats().requests_failed
                       : hosted.embedding != nullptr ? hosted.embedding->stats().requests_failed

@@ -34,7 +34,8 @@ struct EngineResult {
   std::uint64_t hangs = 0;            // hangs blamed on this engine
   std::uint64_t prefill_pieces = 0;   // an LLM engine's prefill layers cut in pieces
   double prefill_piece_layers = 0.0;  // ... the share of a layer each covered, summed
-  double longest_piece_ms = 0.0;      // ... and the longest piece
+  double longest_piece_ms = 0.0;
+  double warm_up_ms = 0.0;  // the engine's warm-up at load      // ... and the longest piece
 };
 
 struct FaultReport {

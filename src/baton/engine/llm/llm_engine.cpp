@@ -51,7 +51,9 @@ void LlmEngine::warm_up() {
   GpuBurst burst(burst_context_, BurstKind::prefill, 0, 0);
   stream_->encode(Op{.run = [this] { runner_->warm_up(batch_.prefill_chunk()); }, .bytes = 0});
   stream_->synchronize();
-  burst.done();
+  const double ms = burst.done();
+  std::lock_guard lock(mu_);
+  stats_.warm_up_ms = ms;
 }
 
 LlmEngine::~LlmEngine() { stop(); }

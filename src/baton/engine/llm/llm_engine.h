@@ -53,6 +53,7 @@ struct LlmEngineStats {
   double prefill_piece_layers = 0.0;  // the share of a layer each covered, summed (a mean)
   // The longest of them in device time (pieces that completed together: their sum).
   double longest_piece_ms = 0.0;
+  double warm_up_ms = 0.0;  // the load's warm-up of the piece shapes (0: none)
 };
 
 class LlmEngine final : public HostedEngine {
