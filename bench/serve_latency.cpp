@@ -438,14 +438,13 @@ std::vector<ClientClass> make_classes(const Options& o) {
   std::vector<ClientClass> classes{{.name = "chat",
                                     .model = o.chat_model,
                                     .streams = o.chat_streams,
-                                    .ok = o.chat_tokens,
-                                    .completion_tokens = 0}};
+                                    .max_tokens = o.chat_tokens}};
   if (!o.long_model.empty() && o.long_streams > 0) {
     classes.push_back({.name = "long",
                        .model = o.long_model,
                        .streams = o.long_streams,
-                       .ok = o.long_tokens,
-                       .completion_tokens = o.long_words});
+                       .max_tokens = o.long_tokens,
+                       .words = o.long_words});
   }
   return classes;
 }
