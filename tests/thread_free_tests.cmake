@@ -32,6 +32,7 @@ set(baton_thread_free_tests
     gpu/proc_process_test.cpp
     ledger/interval_merge_test.cpp
     model/chat/chat_tools_test.cpp
+    model/chat/json_span_test.cpp
     model/chat/tool_call_format_test.cpp
     model/chat/tool_call_parser_test.cpp
     model/chat/tool_render_test.cpp

@@ -166,5 +166,19 @@ TEST(ToolStreamParser, CallCutByTheEndStaysTheCallSent) {
   EXPECT_EQ(text.content, "<tool_call>{\"name\": \"f\"");
 }
 
+// A long argument (a file's text) streamed a few bytes at a time: each piece is scanned
+// once (a scan of the whole open call per piece would take minutes here).
+TEST(ToolStreamParser, LongArgumentsStreamPieceByPiece) {
+  std::string content;  // JSON string text: escaped quotes, brackets, \n
+  for (int i = 0; i < 16384; ++i) content += R"(line \")" + std::to_string(i) + R"(\" {[\n)";
+  const std::string arguments = R"({"path": "a.txt", "text": ")" + content + R"("})";
+  const std::string text =
+      "<tool_call>\n{\"name\": \"write\", \"arguments\": " + arguments + "}\n</tool_call>";
+  const Assembled streamed = stream(ToolCallFormat::hermes, text, every(3, text.size()));
+  ASSERT_EQ(streamed.calls.size(), 1u);
+  EXPECT_EQ(streamed.calls[0].arguments, arguments);
+  EXPECT_EQ(streamed.content, "");
+}
+
 }  // namespace
 }  // namespace baton

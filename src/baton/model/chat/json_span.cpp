@@ -65,6 +65,40 @@ JsonSpan json_value_span(std::string_view text, std::size_t begin) {
   return {.state = JsonSpanState::partial};
 }
 
+JsonSpan JsonContainerScanner::feed(std::string_view piece) {
+  for (std::size_t i = 0; i < piece.size() && state_ == JsonSpanState::partial; ++i) {
+    const char c = piece[i];
+    if (in_string_) {
+      if (escaped_) {
+        escaped_ = false;
+      } else if (c == '\\') {
+        escaped_ = true;
+      } else if (c == '"') {
+        in_string_ = false;
+      }
+    } else if (c == '"') {
+      in_string_ = true;
+    } else if (c == '{' || c == '[') {
+      if (open_.size() >= static_cast<std::size_t>(kMaxJsonDepth)) state_ = JsonSpanState::invalid;
+      open_ += c;
+    } else if (c == '}' || c == ']') {
+      if (open_.empty() || open_.back() != (c == '}' ? '{' : '[')) {
+        state_ = JsonSpanState::invalid;
+      } else {
+        open_.pop_back();
+        if (open_.empty()) {
+          state_ = JsonSpanState::complete;
+          end_ = fed_ + i + 1;
+        }
+      }
+    } else if (open_.empty()) {
+      state_ = JsonSpanState::invalid;  // no container opens the value
+    }
+  }
+  fed_ += piece.size();
+  return {.state = state_, .end = end_};
+}
+
 int json_nesting_depth(std::string_view text) {
   int depth = 0, deepest = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace baton {
@@ -26,6 +27,23 @@ inline constexpr int kMaxJsonDepth = 128;
 // very end of the text is partial (more digits may come). Structure only: "complete" is
 // then checked by a JSON parser (nlohmann::json::accept). Linear in the value's length.
 JsonSpan json_value_span(std::string_view text, std::size_t begin);
+
+// json_value_span for an object or list that arrives in pieces: each piece is scanned
+// once, so that following a long value as it grows costs its length, not its length
+// squared. Use: construct, then feed the value's text from its opening bracket on.
+class JsonContainerScanner {
+ public:
+  // The value's state after `piece`; complete: `end` counts from the first character fed.
+  JsonSpan feed(std::string_view piece);
+
+ private:
+  std::string open_;  // the brackets not closed yet
+  bool in_string_ = false;
+  bool escaped_ = false;
+  std::size_t fed_ = 0;
+  JsonSpanState state_ = JsonSpanState::partial;
+  std::size_t end_ = 0;
+};
 
 // The deepest nesting of objects and lists in the text (outside strings).
 int json_nesting_depth(std::string_view text);

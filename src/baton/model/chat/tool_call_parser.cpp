@@ -76,16 +76,51 @@ void ToolCallStreamParser::emit_calls(const BlockScan& scan, bool complete_only,
   }
 }
 
+// While the open call's arguments stay open, the new text is more of them: sent without
+// scanning the block again. False once they close (or break): the block is scanned.
+bool ToolCallStreamParser::follow_open_arguments(std::vector<ToolStreamPiece>& out) {
+  OpenArguments& open = *open_arguments_;
+  const JsonSpan span = open.scanner.feed(std::string_view(text_).substr(open.scanned_to));
+  open.scanned_to = text_.size();
+  if (span.state != JsonSpanState::partial) {
+    open_arguments_.reset();
+    return false;
+  }
+  const std::size_t from = open.begin + block_sent_[open.slot];
+  if (text_.size() > from) {
+    const int index = calls_ - static_cast<int>(block_sent_.size()) + static_cast<int>(open.slot);
+    out.push_back({.call_index = index, .arguments = text_.substr(from)});
+    block_sent_[open.slot] = text_.size() - open.begin;
+  }
+  return true;
+}
+
+// After a scan that ended inside the arguments of a call already sent.
+void ToolCallStreamParser::start_following(const BlockScan& scan) {
+  if (scan.calls.empty() || block_sent_.size() != scan.calls.size()) return;
+  const ScannedCall& call = scan.calls.back();
+  if (!call.arguments_started || call.complete || call.arguments_end != text_.size()) return;
+  OpenArguments open{.begin = call.arguments_begin, .slot = scan.calls.size() - 1};
+  open.scanner.feed(std::string_view(text_).substr(call.arguments_begin));
+  open.scanned_to = text_.size();
+  open_arguments_ = std::move(open);
+}
+
 // The open block, scanned again with the new text: true when it is over (complete,
 // malformed, or cut by the end), so that content scanning goes on.
 bool ToolCallStreamParser::process_block(bool at_end, std::vector<ToolStreamPiece>& out) {
+  if (open_arguments_ && !at_end && follow_open_arguments(out)) return false;
+  open_arguments_.reset();
   const BlockScan scan = scan_block(syntax_, text_, block_begin_);
   if (scan.state == BlockState::complete) {
     emit_calls(scan, false, out);
     settled_ = scan.end;
     after_call_ = true;
   } else if (scan.state == BlockState::partial && !at_end) {
-    if (stream_open_calls_) emit_calls(scan, false, out);
+    if (stream_open_calls_) {
+      emit_calls(scan, false, out);
+      start_following(scan);
+    }
     return false;
   } else {
     // Malformed, or open at the end: the whole calls before the failing one stay calls

@@ -15,16 +15,20 @@
 // - Only text that may be the start of a trigger (and, for llama3_json, the whitespace
 //   that opens the answer) is held back while streaming.
 //
-// Work is linear in the text, plus the length of the open call on each feed.
+// Work: linear in the text, plus, per feed while a call is open outside its arguments (its
+// name and markers: short), the length of the open block; a call's arguments are followed
+// piece by piece, and the block is scanned again once they close.
 // Thread-safety: parse_tool_calls is a pure function; a ToolCallStreamParser is used by one
 // thread at a time.
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "baton/model/chat/json_span.h"
 #include "baton/model/chat/tool_call_format.h"
 #include "baton/model/chat/tool_call_scan.h"
 
@@ -69,6 +73,16 @@ class ToolCallStreamParser {
   bool process_block(bool at_end, std::vector<ToolStreamPiece>& out);
   void emit_calls(const BlockScan& scan, bool complete_only, std::vector<ToolStreamPiece>& out);
   void emit_content(std::size_t end, bool settled, std::vector<ToolStreamPiece>& out);
+  bool follow_open_arguments(std::vector<ToolStreamPiece>& out);
+  void start_following(const BlockScan& scan);
+
+  // The arguments of the open call, sent and still growing: followed piece by piece.
+  struct OpenArguments {
+    JsonContainerScanner scanner{};
+    std::size_t scanned_to = 0;  // text_ before this has been fed to the scanner
+    std::size_t begin = 0;       // where the arguments start in text_
+    std::size_t slot = 0;        // the call's place in block_sent_
+  };
 
   const ToolCallSyntax& syntax_;
   bool stream_open_calls_ = true;  // false for a whole text: calls only once complete
@@ -79,6 +93,7 @@ class ToolCallStreamParser {
   std::size_t block_begin_ = 0;
   std::vector<std::size_t> block_sent_;  // per call of the open block: arguments bytes sent
   bool after_call_ = false;              // whitespace now is not content (yet)
+  std::optional<OpenArguments> open_arguments_;
   int calls_ = 0;
 };
 
