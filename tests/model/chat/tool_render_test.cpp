@@ -108,6 +108,32 @@ TEST(ToolRender, ModelTemplatesRenderAsJinja2) {
   EXPECT_EQ(refused, 2);
 }
 
+// Mistral's templates take only 9-character call ids; OpenAI's ("call_...") reach them
+// mapped to 9 letters and digits, the call's and its result's alike.
+TEST(ToolRender, MistralTemplatesGetNineCharacterIds) {
+  for (const ordered_json& entry : tool_reference()) {
+    if (entry["template"] != "mistral-nemo" || entry["case"] != "a call and its result") continue;
+    ChatTemplate t = model_template(entry);
+    std::vector<ChatMessage> messages = messages_of(entry["messages"]);
+    messages[1].tool_calls[0].id = "call_Xy7LmQ2Rk9TzB3wWnN4d";
+    messages[2].tool_call_id = "call_Xy7LmQ2Rk9TzB3wWnN4d";
+    const ChatTools tools = tools_of(entry["tools"]);
+    EXPECT_THROW(render(t, messages, ChatEnd::open_reply, tools), std::invalid_argument);
+    t.tool_call_format = ToolCallFormat::mistral_v3;  // as load_chat_template detects it
+    const std::string id = mistral_call_id("call_Xy7LmQ2Rk9TzB3wWnN4d");
+    EXPECT_EQ(id.size(), 9u);
+    std::string expected = entry["output"];
+    for (std::size_t at; (at = expected.find("call12345")) != std::string::npos;) {
+      expected.replace(at, 9, id);
+    }
+    EXPECT_EQ(render(t, messages, ChatEnd::open_reply, tools), expected);
+    EXPECT_EQ(mistral_call_id("abcDEF123"), "abcDEF123");  // 9 letters and digits stay
+    EXPECT_NE(mistral_call_id("call_2"), mistral_call_id("call_3"));
+    return;
+  }
+  FAIL() << "no mistral-nemo case";
+}
+
 // The built-in family against the real template of its model, on every conversation that
 // template renders (and, for llama3, that offers tools: without them Llama's template
 // also opens with a date header, which the built-in llama3 leaves out, chat_template.h).

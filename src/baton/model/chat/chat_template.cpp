@@ -69,6 +69,15 @@ std::map<std::string, std::string> special_tokens_of(const json& config, const f
 // The template's file name: an error a client sees names no directory of the server.
 std::string template_name(const ChatTemplate& t) { return fs::path(t.source).filename().string(); }
 
+// Mistral's templates refuse call ids that are not 9 characters (OpenAI's are longer): the
+// ids go as mistral_call_id maps them, a call and its result alike, as vLLM also does.
+ChatMessage with_mistral_ids(const ChatMessage& m) {
+  ChatMessage out = m;
+  for (ToolCall& call : out.tool_calls) call.id = mistral_call_id(call.id);
+  if (!out.tool_call_id.empty()) out.tool_call_id = mistral_call_id(out.tool_call_id);
+  return out;
+}
+
 // The variables transformers' apply_chat_template passes: messages, tools and documents
 // (None when the request has none), add_generation_prompt and the special tokens. A tool
 // call's arguments go as a dict, as transformers documents, or as the client's text.
@@ -77,7 +86,11 @@ jinja::Dict template_variables(const ChatTemplate& t, std::span<const ChatMessag
                                bool arguments_as_text) {
   using jinja::Value;
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
-  for (const ChatMessage& m : messages) list.push_back(message_json(m, arguments_as_text));
+  const bool mistral = t.tool_call_format == ToolCallFormat::mistral_v3 ||
+                       t.tool_call_format == ToolCallFormat::mistral_v11;
+  for (const ChatMessage& m : messages) {
+    list.push_back(message_json(mistral ? with_mistral_ids(m) : m, arguments_as_text));
+  }
   jinja::Dict variables{
       {Value::from("messages"), Value::from_json(list)},
       {Value::from("tools"),

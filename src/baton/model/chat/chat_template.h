@@ -25,6 +25,7 @@
 //            a conversation that ends with the assistant loses it, as in the real template.
 //            After the system message, roles must alternate user/assistant/user/...
 //
+// With tools, tool calls or tool results, each family renders as builtin_chat_render.h says.
 // trim() is Python's str.strip(), as Jinja's trim filter: Unicode whitespace at both ends.
 // The text starts with the bos token where the family has one, so it is to be encoded
 // without adding special tokens again.
@@ -92,7 +93,9 @@ enum class ChatEnd {
 // The prompt for `messages`, offering `tools` (none when empty: the template gets None).
 // The model's own template gets them as transformers' apply_chat_template passes them (see
 // chat_message_json.h; a template that fails on a call's arguments as a dict gets them as
-// text); the built-in families render them in their own format (builtin_chat_render.h).
+// text; for a mistral tool_call_format, call ids go as mistral_call_id maps them, since
+// Mistral's templates refuse ids that are not 9 characters); the built-in families render
+// them in their own format (builtin_chat_render.h).
 // Throws ChatTemplateError when the model's template fails,
 // std::invalid_argument for an empty conversation, what the model's template refuses
 // (raise_exception's message), a continue_last
