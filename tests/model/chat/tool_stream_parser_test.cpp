@@ -3,6 +3,7 @@
 // whole, and only what may start a call marker is held back.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -178,6 +179,60 @@ TEST(ToolStreamParser, LongArgumentsStreamPieceByPiece) {
   ASSERT_EQ(streamed.calls.size(), 1u);
   EXPECT_EQ(streamed.calls[0].arguments, arguments);
   EXPECT_EQ(streamed.content, "");
+}
+
+// Random texts of every format's pieces, well-formed or not: no exception, each whole-text
+// call's arguments are a JSON object, and the stream gives what the whole parse gives
+// unless it sent a call that then broke.
+TEST(ToolStreamParser, RandomPiecesNeverThrow) {
+  const std::vector<std::string> fragments = {
+      "<tool_call>", "</tool_call>", "[TOOL_CALLS]", "[ARGS]", "<|tool_call|>",
+      "<function=", "</function>", "<|python_tag|>", "<｜tool▁calls▁begin｜>",
+      "<｜tool▁call▁begin｜>", "<｜tool▁sep｜>", "<｜tool▁call▁end｜>", "<｜tool▁calls▁end｜>",
+      "{\"name\": \"f\"", "\"arguments\": ", "\"parameters\": ", "{", "}", "[", "]", ",", ":", "\"",
+      "\\", " ", "\n", "f", ">", ";", "text", "1", "{\"a\": 1}", "<", "<tool", "[TOOL",
+      // whole calls of each format, so that calls are found among the pieces
+      R"(<tool_call>{"name": "f", "arguments": {"a": 1}}</tool_call>)",
+      R"({"name": "f", "parameters": {}})", "[TOOL_CALLS]f[ARGS]{}",
+      R"([TOOL_CALLS] [{"name": "f", "arguments": {}}])", "<function=f>{}</function>",
+      "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>f<｜tool▁sep｜>{}<｜tool▁call▁end｜><"
+      "｜tool▁calls▁end｜>",
+      R"(<|tool_call|>[{"name": "f", "arguments": {}}])"};
+  std::mt19937 random(3);
+  for (ToolCallFormat format :
+       {ToolCallFormat::hermes, ToolCallFormat::llama3_json, ToolCallFormat::mistral_v3,
+        ToolCallFormat::mistral_v11, ToolCallFormat::functionary, ToolCallFormat::deepseek,
+        ToolCallFormat::granite}) {
+    int calls = 0;
+    for (int trial = 0; trial < 400; ++trial) {
+      std::string text;
+      const int pieces = static_cast<int>(random() % 30);
+      for (int i = 0; i < pieces; ++i) text += fragments[random() % fragments.size()];
+      ParsedToolOutput whole;
+      ASSERT_NO_THROW(whole = parse_tool_calls(format, text)) << text;
+      calls += static_cast<int>(whole.calls.size());
+      for (const ParsedToolCall& call : whole.calls) {
+        const auto arguments = nlohmann::json::parse(call.arguments, nullptr, false);
+        EXPECT_TRUE(arguments.is_object()) << text;
+        EXPECT_FALSE(call.name.empty()) << text;
+      }
+      std::vector<std::size_t> cuts;
+      for (std::size_t at = 0; at < text.size();) cuts.push_back(at += 1 + random() % 6);
+      Assembled streamed;
+      ASSERT_NO_THROW(streamed = stream(format, text, cuts)) << text;
+      // The two part only over a call the stream sent before it broke (kept as a call);
+      // with as many calls, they agree on everything.
+      EXPECT_GE(streamed.calls.size(), whole.calls.size()) << text;
+      if (streamed.calls.size() == whole.calls.size()) {
+        EXPECT_EQ(streamed.content, whole.content) << text;
+        for (std::size_t i = 0; i < whole.calls.size(); ++i) {
+          EXPECT_EQ(streamed.calls[i].name, whole.calls[i].name) << text;
+          EXPECT_EQ(streamed.calls[i].arguments, whole.calls[i].arguments) << text;
+        }
+      }
+    }
+    EXPECT_GT(calls, 10) << to_string(format);  // the texts do hold calls
+  }
 }
 
 }  // namespace
