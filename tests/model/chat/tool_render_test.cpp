@@ -161,5 +161,40 @@ TEST(ToolRender, MistralIsV3) {
   expect_family_renders_as(ChatFamily::mistral, "mistral-7b-v0.3", false);
 }
 
+// What the families' templates refuse, the built-in families refuse, naming the problem.
+TEST(ToolRender, BuiltInFamiliesRefuseWhatTheirTemplatesRefuse) {
+  const ChatTools tools = tools_from_json(ordered_json::array(
+      {{{"type", "function"},
+        {"function", {{"name", "f"}, {"parameters", ordered_json::object()}}}}}));
+  const ChatMessage two_calls{.role = "assistant",
+                              .content = "",
+                              .tool_calls = {{.id = "a", .name = "f", .arguments = "{}"},
+                                             {.id = "b", .name = "f", .arguments = "{}"}}};
+  const std::vector<ChatMessage> conversation = {{.role = "user", .content = "hi"}, two_calls};
+  try {
+    render_builtin(ChatFamily::llama3, "", conversation, tools);
+    ADD_FAILURE() << "no std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("one tool call per assistant message"), std::string::npos);
+  }
+  EXPECT_THROW(
+      render_builtin(ChatFamily::llama3, "", {{{.role = "system", .content = "s"}}}, tools),
+      std::invalid_argument);
+  // Mistral: OpenAI's ids become 9 characters, the call's and its result's alike.
+  const std::vector<ChatMessage> answered = {
+      {.role = "user", .content = "hi"},
+      {.role = "assistant",
+       .content = "",
+       .tool_calls = {{.id = "call_abc_0123456789", .name = "f", .arguments = "{}"}}},
+      {.role = "tool", .content = "1", .tool_call_id = "call_abc_0123456789"}};
+  const std::string text = render_builtin(ChatFamily::mistral, "<s>", answered, tools);
+  const std::string id = mistral_call_id("call_abc_0123456789");
+  EXPECT_NE(text.find("\"id\": \"" + id + "\"}]</s>"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"call_id\": \"" + id + "\"}[/TOOL_RESULTS]"), std::string::npos) << text;
+  // chatml and mistral take several calls in one message.
+  EXPECT_NO_THROW(render_builtin(ChatFamily::chatml, "", conversation, tools));
+  EXPECT_NO_THROW(render_builtin(ChatFamily::mistral, "<s>", conversation, tools));
+}
+
 }  // namespace
 }  // namespace baton
