@@ -56,13 +56,21 @@ TEST(ToolCallParser, MalformedCallsStayContent) {
            "<tool_call>\n{\"name\": \"f\", \"arguments\": [1]}\n</tool_call>",  // not an object
            "<tool_call>\n{\"name\": \"f\"}\n</tool_call>",                      // no arguments
            "<tool_call>\n{\"name\": 3, \"arguments\": {}}\n</tool_call>",
-           "<tool_call>\n{\"name\": \"f\", \"arguments\": {}}",  // never closed
+           "<tool_call>\n{\"name\": \"f\", \"arguments\": {}} and on",  // never closed
+           "<tool_call>{\"name\": \"f\", \"arguments\": {}} junk</tool_call>",
            "<tool_call>\n{\"name\": \"f\", \"arguments\": {\"a\": 1}\n</tool_call>",
            "<tool_call>",
        }) {
     const ParsedToolOutput out = parse_tool_calls(ToolCallFormat::hermes, "Hi " + text);
     EXPECT_EQ(out.content, "Hi " + text);
     EXPECT_TRUE(out.calls.empty()) << text;
+  }
+  // A whole call that the answer ends in before its closing tag is a call.
+  for (const std::string end : {"", "\n", "\n</tool"}) {
+    const ParsedToolOutput out = parse_tool_calls(
+        ToolCallFormat::hermes, "Hi <tool_call>\n{\"name\": \"f\", \"arguments\": {}}" + end);
+    EXPECT_EQ(out.calls.size(), 1u);
+    EXPECT_EQ(out.content, end == "\n</tool" ? "Hi </tool" : "Hi ");
   }
   // A malformed call between good ones: the good ones are calls.
   const std::string good = "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>";

@@ -98,6 +98,7 @@ TEST(ToolStreamParser, StreamsAsTheWholeTextParses) {
            std::string("Hi <tool_call>\n{\"arguments\": {}}\n</tool_call> <tool_"),
            std::string("<tool_call>\n{\"name\": \"f\", \"arguments\": [1]}\n</tool_call>"),
            std::string("no calls at all, < and <tool but no call"),
+           std::string("<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}\n</tool"),
        }) {
     expect_streams_as_whole(ToolCallFormat::hermes, text);
   }

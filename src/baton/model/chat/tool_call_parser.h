@@ -7,11 +7,12 @@
 // - Several calls are several calls, in order; a call's arguments are the JSON text of its
 //   arguments object as the model wrote it (a streamed call's fragments concatenate to it).
 // - A malformed call (no name, arguments that are not a JSON object, bad JSON, a marker not
-//   closed) stays content, from its trigger on; never an exception. A streamed call is
-//   sent once its name is read and its arguments have begun; should the rest then turn
-//   out malformed or be cut off by the end, it stays the call sent so far, the text
-//   that broke it is dropped, and what follows is content again (a grammar keeps a model
-//   from writing such calls).
+//   closed) stays content, from its trigger on; never an exception. (A Hermes call whose
+//   JSON is whole when the answer ends, before its </tool_call>, is a call: models stop so.) A
+//   streamed call is sent once its name is read and its arguments have begun; should the rest then
+//   turn out malformed or be cut off by the end, it stays the call sent so far, the text that broke
+//   it is dropped, and what follows is content again (a grammar keeps a model from writing such
+//   calls).
 // - Only text that may be the start of a trigger (and, for llama3_json, the whitespace
 //   that opens the answer) is held back while streaming.
 //

@@ -226,11 +226,13 @@ BlockScan scan_single(const ToolCallSyntax& syntax, std::string_view text, std::
     if (!add_call(block, call, begin)) return block;
     const std::size_t end = skip_json_space(text, call.end);
     const Match close = match(text, end, "</tool_call>");
-    if (close == Match::no) return stopped(block, BlockState::invalid, begin);
-    if (close == Match::partial) {
-      block.calls.back().complete = false;  // not a call until it is closed
-      return stopped(block, BlockState::partial, begin);
+    if (close == Match::no) {
+      block.calls.pop_back();  // whole, but not closed: not a call
+      return stopped(block, BlockState::invalid, begin);
     }
+    // The text ends before the closing tag (or inside it): should the answer end here (the
+    // model stopped right after the JSON), the call is whole and the rest is content.
+    if (close == Match::partial) return stopped(block, BlockState::partial, end);
     return finished(block, end + std::string_view("</tool_call>").size());
   }
   const CallScan call = scan_named_call(syntax, text, at);
