@@ -31,6 +31,12 @@ set(baton_thread_free_tests
     gpu/overlap_meter_test.cpp
     gpu/proc_process_test.cpp
     ledger/interval_merge_test.cpp
+    model/chat/chat_tools_test.cpp
+    model/chat/json_span_test.cpp
+    model/chat/tool_call_format_test.cpp
+    model/chat/tool_call_parser_test.cpp
+    model/chat/tool_render_test.cpp
+    model/chat/tool_stream_parser_test.cpp
     model/chat_template_test.cpp
     model/cuda/key_splits_test.cpp
     model/files/ggml_blocks_test.cpp

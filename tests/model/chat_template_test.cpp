@@ -182,7 +182,8 @@ TEST(ChatTemplateRender, MistralRolesMustAlternate) {
 
 TEST(ChatTemplateRender, UnknownRoleAndEmptyConversation) {
   for (const ChatTemplate& t : {chatml(), llama3(), mistral()}) {
-    EXPECT_NE(render_error(t, {{"user", "a"}, {"tool", "42"}}).find("'tool'"), std::string::npos)
+    EXPECT_NE(render_error(t, {{"user", "a"}, {"function", "42"}}).find("'function'"),
+              std::string::npos)
         << to_string(t.family);
     EXPECT_NE(render_error(t, {}).find("at least one message"), std::string::npos);
   }

@@ -144,5 +144,27 @@ TEST(JinjaAsTransformers, EveryFilterCountsTowardTheOutputLimitBeforeItAllocates
   }
 }
 
+// Python's Markup (safe and escape filters): adding a plain string escapes it, as
+// functionary v3.1's template does to its tools' JSON ("..."|safe + tojson). Expected
+// texts: jinja2 3.1.6 as transformers sets it up.
+TEST(JinjaAsTransformers, MarkupPlusStringEscapesTheString) {
+  EXPECT_EQ(render_as_transformers("{{ '<a>'|safe + '<b>' + '&'|safe }}"), "<a>&lt;b&gt;&");
+  EXPECT_EQ(render_as_transformers("{{ 'x\"' + 'q'|safe }}"), "x&#34;q");
+  EXPECT_EQ(render_as_transformers("{{ ('a'|safe + '\"') ~ '<' }}"), "a&#34;<");
+  EXPECT_EQ(render_as_transformers("{{ '<'|e + '<' }}"), "&lt;&lt;");
+  EXPECT_EQ(render_as_transformers("{{ '<'|e|e }}"), "&lt;");
+  EXPECT_EQ(render_as_transformers("{{ '<' + '>' }}"), "<>");
+}
+
+// Python's Undefined converts to "" for the filters that work on text (Hermes 3's template
+// trims a parameter's missing description); items of it are empty.
+TEST(JinjaAsTransformers, TextFiltersTakeUndefinedAsEmpty) {
+  EXPECT_EQ(render_as_transformers("{{ x|trim }}|{{ x|upper }}|{{ x|string }}|"
+                                   "{{ x|replace('a','b') }}|{{ x|items|list }}|{{ x|e }}|"
+                                   "{{ x|safe }}"),
+            "||||[]||");
+  EXPECT_NE(transformers_error("{{ x|tojson }}").find("'x' is undefined"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace baton::jinja::transformers_test

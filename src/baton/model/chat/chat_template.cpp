@@ -5,6 +5,8 @@
 #include <system_error>
 
 #include "baton/common/read_file.h"
+#include "baton/model/chat/builtin_chat_render.h"
+#include "baton/model/chat/chat_message_json.h"
 #include "baton/model/files/gguf_file.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/template/jinja_builtins.h"
@@ -21,73 +23,6 @@ constexpr std::string_view kFlagSource = "--chat-template flag";
 
 // Jinja's trim filter: Python's str.strip(), as the Jinja engine has it.
 std::string trim(const std::string& text) { return jinja::python_strip(text, true, true); }
-
-void check_roles(std::span<const ChatMessage> messages) {
-  if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
-  for (const ChatMessage& m : messages) {
-    if (m.role != "system" && m.role != "user" && m.role != "assistant") {
-      throw std::invalid_argument("unknown chat role '" + m.role +
-                                  "': the roles are system, user and assistant");
-    }
-  }
-}
-
-std::string render_chatml(std::span<const ChatMessage> messages) {
-  std::string out;
-  for (const ChatMessage& m : messages) {
-    out += "<|im_start|>" + m.role + "\n" + m.content + "<|im_end|>\n";
-  }
-  return out + "<|im_start|>assistant\n";
-}
-
-std::string render_llama3(const ChatTemplate& t, std::span<const ChatMessage> messages) {
-  std::string out = t.bos_token;
-  for (const ChatMessage& m : messages) {
-    out += "<|start_header_id|>" + m.role + "<|end_header_id|>\n\n";
-    out += trim(m.content);
-    out += "<|eot_id|>";
-  }
-  return out + "<|start_header_id|>assistant<|end_header_id|>\n\n";
-}
-
-// After the optional leading system message: user, assistant, user, ... as v3 requires.
-void check_mistral_turns(std::span<const ChatMessage> turns) {
-  for (std::size_t i = 0; i < turns.size(); ++i) {
-    if (turns[i].role == "system") {
-      throw std::invalid_argument(
-          "mistral chat template: only the first message may be a system message");
-    }
-    if ((turns[i].role == "user") != (i % 2 == 0)) {
-      throw std::invalid_argument(
-          "mistral chat template: after the optional system message, conversation roles must "
-          "alternate user/assistant/user/assistant/...");
-    }
-  }
-}
-
-// v3 has no system turn: the system text opens the last message when that is the user's.
-std::string render_mistral(const ChatTemplate& t, std::span<const ChatMessage> messages) {
-  std::optional<std::string_view> system;
-  std::span<const ChatMessage> turns = messages;
-  if (turns.front().role == "system") {
-    system = turns.front().content;
-    turns = turns.subspan(1);
-  }
-  check_mistral_turns(turns);
-  std::string out = t.bos_token;
-  for (std::size_t i = 0; i < turns.size(); ++i) {
-    if (turns[i].role == "user") {
-      out += "[INST] ";
-      if (system && i + 1 == turns.size()) out += std::string(*system) + "\n\n";
-      out += turns[i].content + "[/INST]";
-    } else {
-      out += " ";
-      out += trim(turns[i].content);
-      out += "</s>";
-    }
-  }
-  return out;
-}
 
 // The file's text, or nullopt when it does not exist.
 std::optional<std::string> read_if_present(const fs::path& path) {
@@ -134,37 +69,73 @@ std::map<std::string, std::string> special_tokens_of(const json& config, const f
 // The template's file name: an error a client sees names no directory of the server.
 std::string template_name(const ChatTemplate& t) { return fs::path(t.source).filename().string(); }
 
+// Mistral's templates refuse call ids that are not 9 characters (OpenAI's are longer): the
+// ids go as mistral_call_id maps them, a call and its result alike, as vLLM also does.
+ChatMessage with_mistral_ids(const ChatMessage& m) {
+  ChatMessage out = m;
+  for (ToolCall& call : out.tool_calls) call.id = mistral_call_id(call.id);
+  if (!out.tool_call_id.empty()) out.tool_call_id = mistral_call_id(out.tool_call_id);
+  return out;
+}
+
 // The variables transformers' apply_chat_template passes: messages, tools and documents
-// (None when the request has none), add_generation_prompt and the special tokens.
+// (None when the request has none), add_generation_prompt and the special tokens. A tool
+// call's arguments go as a dict, as transformers documents, or as the client's text.
 jinja::Dict template_variables(const ChatTemplate& t, std::span<const ChatMessage> messages,
-                               bool add_generation_prompt) {
+                               const ChatTools& tools, bool add_generation_prompt,
+                               bool arguments_as_text) {
   using jinja::Value;
-  jinja::List list;
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  const bool mistral = t.tool_call_format == ToolCallFormat::mistral_v3 ||
+                       t.tool_call_format == ToolCallFormat::mistral_v11;
   for (const ChatMessage& m : messages) {
-    list.push_back(Value::from(jinja::Dict{{Value::from("role"), Value::from(m.role)},
-                                           {Value::from("content"), Value::from(m.content)}}));
+    list.push_back(message_json(mistral ? with_mistral_ids(m) : m, arguments_as_text));
   }
-  jinja::Dict variables{{Value::from("messages"), Value::from(std::move(list))},
-                        {Value::from("tools"), Value::none()},
-                        {Value::from("documents"), Value::none()},
-                        {Value::from("add_generation_prompt"), Value::from(add_generation_prompt)}};
+  jinja::Dict variables{
+      {Value::from("messages"), Value::from_json(list)},
+      {Value::from("tools"),
+       tools.empty() ? Value::none() : Value::from_json(nlohmann::ordered_json(tools))},
+      {Value::from("documents"), Value::none()},
+      {Value::from("add_generation_prompt"), Value::from(add_generation_prompt)}};
   for (const auto& [name, token] : t.special_tokens) {
     variables.emplace_back(Value::from(name), Value::from(token));
   }
   return variables;
 }
 
-std::string render_jinja(const ChatTemplate& t, std::span<const ChatMessage> messages,
-                         bool add_generation_prompt) {
-  if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
+std::string render_jinja_once(const ChatTemplate& t, std::span<const ChatMessage> messages,
+                              const ChatTools& tools, bool add_generation_prompt,
+                              bool arguments_as_text) {
   try {
-    return t.jinja->render(template_variables(t, messages, add_generation_prompt));
+    return t.jinja->render(
+        template_variables(t, messages, tools, add_generation_prompt, arguments_as_text));
   } catch (const jinja::TemplateRaised& error) {
     throw std::invalid_argument("the model's chat template (" + template_name(t) +
                                 ") refuses this conversation: " + error.what());
   } catch (const jinja::TemplateError& error) {
     throw ChatTemplateError("the model's chat template (" + template_name(t) +
                             ") failed: " + error.what());
+  }
+}
+
+bool has_tool_calls(std::span<const ChatMessage> messages) {
+  for (const ChatMessage& m : messages) {
+    if (!m.tool_calls.empty()) return true;
+  }
+  return false;
+}
+
+// Templates that write a call's arguments as text (functionary v3.1, DeepSeek V3.1 add
+// them to strings) fail on a dict: such a template gets the client's text instead, as
+// llama.cpp also finds out by trying.
+std::string render_jinja(const ChatTemplate& t, std::span<const ChatMessage> messages,
+                         const ChatTools& tools, bool add_generation_prompt) {
+  if (messages.empty()) throw std::invalid_argument("a conversation needs at least one message");
+  try {
+    return render_jinja_once(t, messages, tools, add_generation_prompt, false);
+  } catch (const ChatTemplateError&) {
+    if (!has_tool_calls(messages)) throw;
+    return render_jinja_once(t, messages, tools, add_generation_prompt, true);
   }
 }
 
@@ -192,13 +163,14 @@ std::optional<std::string> template_of(const json& config, const fs::path& path)
 // As transformers' continue_final_message: the conversation rendered as it is, cut right
 // after the final assistant message's text (or its stripped text, which templates that
 // trim show), so that generation goes on from there.
-std::string render_continued(const ChatTemplate& t, std::span<const ChatMessage> messages) {
+std::string render_continued(const ChatTemplate& t, std::span<const ChatMessage> messages,
+                             const ChatTools& tools) {
   if (messages.empty() || messages.back().role != "assistant" ||
       trim(messages.back().content).empty()) {
     throw std::invalid_argument(
         "only a final assistant message with text can be continued (a prefill)");
   }
-  const std::string text = render_jinja(t, messages, false);
+  const std::string text = render_jinja(t, messages, tools, false);
   for (const std::string& final : {messages.back().content, trim(messages.back().content)}) {
     if (const std::size_t at = text.rfind(final); at != std::string::npos) {
       return text.substr(0, at + final.size());
@@ -211,57 +183,18 @@ std::string render_continued(const ChatTemplate& t, std::span<const ChatMessage>
 
 }  // namespace
 
-std::string_view to_string(ChatFamily family) {
-  switch (family) {
-    case ChatFamily::chatml:
-      return "chatml";
-    case ChatFamily::llama3:
-      return "llama3";
-    case ChatFamily::mistral:
-      return "mistral";
-  }
-  return "unknown";
-}
-
-ChatFamily parse_chat_family(std::string_view name) {
-  if (name == "chatml" || name == "qwen") return ChatFamily::chatml;
-  if (name == "llama3") return ChatFamily::llama3;
-  if (name == "mistral") return ChatFamily::mistral;
-  throw std::invalid_argument("unknown chat template '" + std::string(name) +
-                              "': valid names are chatml (alias qwen), llama3, mistral");
-}
-
 std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
-                   ChatEnd end) {
+                   ChatEnd end, const ChatTools& tools) {
   if (chat_template.jinja) {
-    if (end == ChatEnd::continue_last) return render_continued(chat_template, messages);
-    return render_jinja(chat_template, messages, end == ChatEnd::open_reply);
+    if (end == ChatEnd::continue_last) return render_continued(chat_template, messages, tools);
+    return render_jinja(chat_template, messages, tools, end == ChatEnd::open_reply);
   }
   if (end != ChatEnd::open_reply) {
     throw std::invalid_argument("the built-in chat family " +
                                 std::string(to_string(chat_template.family)) +
                                 " always opens the assistant's turn: use the model's template");
   }
-  check_roles(messages);
-  switch (chat_template.family) {
-    case ChatFamily::chatml:
-      return render_chatml(messages);
-    case ChatFamily::llama3:
-      return render_llama3(chat_template, messages);
-    case ChatFamily::mistral:
-      return render_mistral(chat_template, messages);
-  }
-  throw std::invalid_argument("unknown chat family");
-}
-
-std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text) {
-  if (jinja_text.find("<|im_start|>") != std::string_view::npos) return ChatFamily::chatml;
-  if (jinja_text.find("<|start_header_id|>") != std::string_view::npos) return ChatFamily::llama3;
-  // Llama 2 also writes [INST], but with a <<SYS>> block: rendered as Mistral v3 it would
-  // be subtly wrong, so it is no known family (an error that names the flag).
-  if (jinja_text.find("<<SYS>>") != std::string_view::npos) return std::nullopt;
-  if (jinja_text.find("[INST]") != std::string_view::npos) return ChatFamily::mistral;
-  return std::nullopt;
+  return render_builtin(chat_template.family, chat_template.bos_token, messages, tools);
 }
 
 // As in transformers, chat_template.jinja wins over the key in tokenizer_config.json.
@@ -283,6 +216,7 @@ ChatTemplate load_chat_template(const ModelSource& source,
   }
   if (override_family) {
     result.family = *override_family;
+    result.tool_call_format = tool_call_format_of(*override_family);
     result.source = kFlagSource;
     return result;
   }
@@ -306,6 +240,7 @@ ChatTemplate load_chat_template(const ModelSource& source,
                              "; pass --chat-template chatml|llama3|mistral to use a built-in one");
   }
   result.source = template_path.string();
+  result.tool_call_format = detect_tool_call_format(*text);
   return result;
 }
 

@@ -25,6 +25,7 @@
 //            a conversation that ends with the assistant loses it, as in the real template.
 //            After the system message, roles must alternate user/assistant/user/...
 //
+// With tools, tool calls or tool results, each family renders as builtin_chat_render.h says.
 // trim() is Python's str.strip(), as Jinja's trim filter: Unicode whitespace at both ends.
 // The text starts with the bos token where the family has one, so it is to be encoded
 // without adding special tokens again.
@@ -40,6 +41,10 @@
 #include <string>
 #include <string_view>
 
+#include "baton/model/chat/chat_family.h"
+#include "baton/model/chat/chat_message.h"
+#include "baton/model/chat/chat_tools.h"
+#include "baton/model/chat/tool_call_format.h"
 #include "baton/model/files/model_file_error.h"
 #include "baton/model/files/model_source.h"
 
@@ -48,14 +53,6 @@ namespace baton {
 namespace jinja {
 class JinjaTemplate;
 }
-
-enum class ChatFamily { chatml, llama3, mistral };
-
-std::string_view to_string(ChatFamily family);
-
-// "chatml" (or its alias "qwen"), "llama3", "mistral"; anything else throws
-// std::invalid_argument listing the valid names.
-ChatFamily parse_chat_family(std::string_view name);
 
 // The model's own template failed on a conversation (an undefined value used, a type
 // error, a value past the output limit): a defect of the model's files that the client
@@ -73,11 +70,6 @@ class NoChatTemplate : public ModelFileError {
   using ModelFileError::ModelFileError;
 };
 
-struct ChatMessage {
-  std::string role;  // system, user or assistant
-  std::string content;
-};
-
 struct ChatTemplate {
   std::shared_ptr<const jinja::JinjaTemplate> jinja;  // the model's own; null: `family`
   ChatFamily family = ChatFamily::chatml;
@@ -86,6 +78,8 @@ struct ChatTemplate {
   // transformers hands the template.
   std::map<std::string, std::string> special_tokens;
   std::string source;  // the file the template came from, or "--chat-template flag"
+  // How the model writes tool calls: detected from the template's text, or the family's.
+  ToolCallFormat tool_call_format = ToolCallFormat::hermes;
 };
 
 // How the prompt ends after the conversation.
@@ -96,20 +90,20 @@ enum class ChatEnd {
                   // (a prefill; transformers' continue_final_message)
 };
 
-// The prompt for `messages`. Throws ChatTemplateError when the model's template fails,
+// The prompt for `messages`, offering `tools` (none when empty: the template gets None).
+// The model's own template gets them as transformers' apply_chat_template passes them (see
+// chat_message_json.h; a template that fails on a call's arguments as a dict gets them as
+// text; for a mistral tool_call_format, call ids go as mistral_call_id maps them, since
+// Mistral's templates refuse ids that are not 9 characters); the built-in families render
+// them in their own format (builtin_chat_render.h).
+// Throws ChatTemplateError when the model's template fails,
 // std::invalid_argument for an empty conversation, what the model's template refuses
 // (raise_exception's message), a continue_last
 // whose final message is not the assistant's or does not show in the rendered text, and,
 // for the built-in families (which always open the reply), another end, a role other than
-// system/user/assistant (naming it) and, for mistral, a system message that is not the
-// first or roles that do not alternate.
+// system/user/assistant/tool (naming it) and what builtin_chat_render.h refuses.
 std::string render(const ChatTemplate& chat_template, std::span<const ChatMessage> messages,
-                   ChatEnd end = ChatEnd::open_reply);
-
-// The family whose markers the Jinja text holds, checked in this order: <|im_start|>
-// (chatml), <|start_header_id|> (llama3), [INST] (mistral) unless it also holds Llama 2's
-// <<SYS>>. nullopt when none.
-std::optional<ChatFamily> detect_chat_family(std::string_view jinja_text);
+                   ChatEnd end = ChatEnd::open_reply, const ChatTools& tools = {});
 
 // The template of a Hugging Face model directory: chat_template.jinja (transformers 5) or
 // else tokenizer_config.json's chat_template (a string, or a list of {name, template} of

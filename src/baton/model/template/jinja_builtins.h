@@ -21,6 +21,9 @@ Value call_method(const Value& target, const std::string& name, const CallArgs& 
 // The global functions, by name.
 Dict make_globals();
 
+// markupsafe's escape: & < > ' " as HTML entities.
+std::string escape_html(const std::string& text);
+
 // Python's str.strip/lstrip/rstrip: whitespace (Unicode's too) or the characters of `chars`.
 std::string python_strip(const std::string& text, bool left, bool right,
                          const std::string* chars = nullptr);

@@ -91,7 +91,7 @@ std::string indent_filter(const std::string& text, const CallArgs& args) {
   return out;
 }
 
-std::string escape_html(const std::string& s) {
+std::string escape_html_text(const std::string& s) {
   std::string out;
   for (const char c : s) {
     check_value_size(out.size() + 5);  // "&amp;" at most
@@ -250,6 +250,7 @@ Value length(const Value& value, const CallArgs&, std::string_view) {
 }
 
 Value items(const Value& value, const CallArgs&, std::string_view) {
+  if (value.is(Kind::undefined)) return Value::from(List{});
   if (!value.is(Kind::dict)) fail("items needs a dict, not a " + std::string(value.type_name()));
   List out;
   for (const auto& [key, v] : *value.dict) out.push_back(Value::from(List{key, v}));
@@ -309,14 +310,26 @@ Value case_filter(const Value& v, const CallArgs&, std::string_view name) {
   return string_method(v.str(), std::string(name), {});
 }
 
+// Python's Markup: escaping a Markup string leaves it as it is.
 Value escape(const Value& v, const CallArgs&, std::string_view) {
-  return Value::from(escape_html(v.str()));
+  if (v.is(Kind::string) && v.markup) return v;
+  Value out = Value::from(escape_html_text(v.str()));
+  out.markup = true;
+  return out;
+}
+
+Value safe(const Value& v, const CallArgs&, std::string_view) {
+  if (v.is(Kind::function) || v.is(Kind::list) || v.is(Kind::dict)) return v;
+  Value out = Value::from(v.is(Kind::string) ? v.string : v.str());
+  out.markup = true;
+  return out;
 }
 
 struct Filter {
   Value (*run)(const Value& value, const CallArgs& args, std::string_view name) = nullptr;
   // Called on an undefined value too: default decides on it, select/reject/map treat it
-  // as Jinja does any falsy value (empty), length, count and list as empty.
+  // as Jinja does any falsy value (empty), length, count, list and items as empty, and
+  // the filters that work on its text take "", as Python's Undefined converts to.
   bool takes_undefined = false;
 };
 
@@ -325,11 +338,11 @@ const std::unordered_map<std::string_view, Filter>& filters() {
   static const std::unordered_map<std::string_view, Filter> table = {
       {"default", {.run = default_filter, .takes_undefined = true}},
       {"d", {.run = default_filter, .takes_undefined = true}},
-      {"trim", {.run = trim}},
+      {"trim", {.run = trim, .takes_undefined = true}},
       {"tojson", {.run = tojson}},
       {"length", {.run = length, .takes_undefined = true}},
       {"count", {.run = length, .takes_undefined = true}},
-      {"items", {.run = items}},
+      {"items", {.run = items, .takes_undefined = true}},
       {"list",
        {.run = [](const Value& v, const CallArgs&,
                   std::string_view) { return Value::from(iterate(v, "list")); },
@@ -337,16 +350,18 @@ const std::unordered_map<std::string_view, Filter>& filters() {
       {"first", {.run = first_or_last}},
       {"last", {.run = first_or_last}},
       {"join", {.run = join}},
-      {"upper", {.run = case_filter}},
-      {"lower", {.run = case_filter}},
-      {"capitalize", {.run = case_filter}},
-      {"title", {.run = case_filter}},
+      {"upper", {.run = case_filter, .takes_undefined = true}},
+      {"lower", {.run = case_filter, .takes_undefined = true}},
+      {"capitalize", {.run = case_filter, .takes_undefined = true}},
+      {"title", {.run = case_filter, .takes_undefined = true}},
       {"replace",
        {.run = [](const Value& v, const CallArgs& args,
-                  std::string_view) { return string_method(v.str(), "replace", args); }}},
+                  std::string_view) { return string_method(v.str(), "replace", args); },
+        .takes_undefined = true}},
       {"string",
        {.run = [](const Value& v, const CallArgs&,
-                  std::string_view) { return Value::from(v.str()); }}},
+                  std::string_view) { return Value::from(v.str()); },
+        .takes_undefined = true}},
       {"int",
        {.run = [](const Value& v, const CallArgs& args,
                   std::string_view) { return to_number(v, true, args); }}},
@@ -396,9 +411,9 @@ const std::unordered_map<std::string_view, Filter>& filters() {
       {"indent",
        {.run = [](const Value& v, const CallArgs& args,
                   std::string_view) { return Value::from(indent_filter(v.str(), args)); }}},
-      {"safe", {.run = [](const Value& v, const CallArgs&, std::string_view) { return v; }}},
-      {"escape", {.run = escape}},
-      {"e", {.run = escape}},
+      {"safe", {.run = safe, .takes_undefined = true}},
+      {"escape", {.run = escape, .takes_undefined = true}},
+      {"e", {.run = escape, .takes_undefined = true}},
       {"wordcount",
        {.run =
             [](const Value& v, const CallArgs&, std::string_view) {
@@ -425,5 +440,7 @@ Value apply_filter(const std::string& name, const Value& value, const CallArgs& 
   if (found == filters().end()) fail("unknown filter '" + name + "'");
   return found->second.run(value, args, name);
 }
+
+std::string escape_html(const std::string& text) { return builtin::escape_html_text(text); }
 
 }  // namespace baton::jinja

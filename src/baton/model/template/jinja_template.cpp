@@ -428,7 +428,14 @@ class Renderer {
   }
 
   static Value arithmetic(const std::string& op, const Value& a, const Value& b) {
-    if (op == "+" && a.is(Kind::string) && b.is(Kind::string)) return concatenate(a.string, b.string);
+    if (op == "+" && a.is(Kind::string) && b.is(Kind::string)) {
+      if (!a.markup && !b.markup) return concatenate(a.string, b.string);
+      // Markup + str escapes the str (Markup.__add__ and __radd__); the sum is Markup.
+      Value sum = concatenate(a.markup ? a.string : escape_html(a.string),
+                              b.markup ? b.string : escape_html(b.string));
+      sum.markup = true;
+      return sum;
+    }
     if (op == "+" && a.is(Kind::list) && b.is(Kind::list)) {
       if (a.list->size() + b.list->size() > kMaxValueBytes / 64) {
         throw TemplateError("a value grows past the output limit");

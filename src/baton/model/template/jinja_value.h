@@ -61,6 +61,9 @@ struct Value {
   std::int64_t integer = 0;
   double real = 0;
   std::string string;
+  // A string marked safe (Python's Markup, from the safe and escape filters): adding a
+  // plain string to it escapes that string's HTML characters, as Markup.__add__ does.
+  bool markup = false;
   std::shared_ptr<List> list;
   std::shared_ptr<Dict> dict;  // also a namespace's attributes
   std::shared_ptr<Function> function;
