@@ -8,6 +8,7 @@
 #include <string>
 
 namespace baton {
+namespace chat_tools_test {  // named: the unity build batches test files
 namespace {
 
 using nlohmann::ordered_json;
@@ -109,4 +110,5 @@ TEST(ChatTools, DuplicateNamesAndUnknownChoices) {
 }
 
 }  // namespace
+}  // namespace chat_tools_test
 }  // namespace baton

@@ -9,6 +9,7 @@
 #include <string>
 
 namespace baton {
+namespace json_span_test {  // named: the unity build batches test files
 namespace {
 
 TEST(JsonSpan, EndsWhereTheValueEnds) {
@@ -52,4 +53,5 @@ TEST(JsonSpan, PiecewiseScannerAgreesWithTheWholeScan) {
 }
 
 }  // namespace
+}  // namespace json_span_test
 }  // namespace baton

@@ -13,6 +13,7 @@
 #include "temp_dir.h"
 
 namespace baton {
+namespace tool_call_format_test {  // named: the unity build batches test files
 namespace {
 
 const std::filesystem::path kTemplateDir =
@@ -83,4 +84,5 @@ TEST(ToolCallFormat, SyntaxOfEachFormat) {
 }
 
 }  // namespace
+}  // namespace tool_call_format_test
 }  // namespace baton

@@ -10,6 +10,7 @@
 #include <string>
 
 namespace baton {
+namespace tool_call_parser_test {  // named: the unity build batches test files
 namespace {
 
 using nlohmann::json;
@@ -190,4 +191,5 @@ TEST(ToolCallParser, ReadsBackWhatTheTemplatesWrite) {
 }
 
 }  // namespace
+}  // namespace tool_call_parser_test
 }  // namespace baton

@@ -19,6 +19,7 @@
 #include "baton/model/template/jinja_template.h"
 
 namespace baton {
+namespace tool_render_test {  // named: the unity build batches test files
 namespace {
 
 using nlohmann::ordered_json;
@@ -197,4 +198,5 @@ TEST(ToolRender, BuiltInFamiliesRefuseWhatTheirTemplatesRefuse) {
 }
 
 }  // namespace
+}  // namespace tool_render_test
 }  // namespace baton

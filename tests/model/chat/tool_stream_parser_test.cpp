@@ -11,6 +11,7 @@
 #include "baton/model/chat/tool_call_parser.h"
 
 namespace baton {
+namespace tool_stream_parser_test {  // named: the unity build batches test files
 namespace {
 
 // Pieces put together as a whole answer; checks that a call's first piece (only) names it
@@ -237,4 +238,5 @@ TEST(ToolStreamParser, RandomPiecesNeverThrow) {
 }
 
 }  // namespace
+}  // namespace tool_stream_parser_test
 }  // namespace baton

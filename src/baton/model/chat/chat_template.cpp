@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 constexpr std::string_view kFlagSource = "--chat-template flag";
 
 // Jinja's trim filter: Python's str.strip(), as the Jinja engine has it.
-std::string trim(const std::string& text) { return jinja::python_strip(text, true, true); }
+std::string stripped(const std::string& text) { return jinja::python_strip(text, true, true); }
 
 // The file's text, or nullopt when it does not exist.
 std::optional<std::string> read_if_present(const fs::path& path) {
@@ -166,12 +166,12 @@ std::optional<std::string> template_of(const json& config, const fs::path& path)
 std::string render_continued(const ChatTemplate& t, std::span<const ChatMessage> messages,
                              const ChatTools& tools) {
   if (messages.empty() || messages.back().role != "assistant" ||
-      trim(messages.back().content).empty()) {
+      stripped(messages.back().content).empty()) {
     throw std::invalid_argument(
         "only a final assistant message with text can be continued (a prefill)");
   }
   const std::string text = render_jinja(t, messages, tools, false);
-  for (const std::string& final : {messages.back().content, trim(messages.back().content)}) {
+  for (const std::string& final : {messages.back().content, stripped(messages.back().content)}) {
     if (const std::size_t at = text.rfind(final); at != std::string::npos) {
       return text.substr(0, at + final.size());
     }
