@@ -9,12 +9,14 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "baton/common/clock.h"
 #include "baton/gpu/cpu/cpu_device.h"
+#include "baton/turn/fair_share.h"
 #include "baton/turn/host_turn.h"
 #include "baton/turn/serial_turn.h"
 #include "test_util.h"
@@ -68,16 +70,22 @@ void encode_layer(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind
 // An engine that always wants the device: bursts of `layers` layers, a yield point between
 // two layers, and `host_work` without the turn between two bursts (a step's sampling and
 // delivery), until `stop`.
+// `longest_away_ms`, when given, gets the longest time from a release to asking again.
 void busy_engine(GpuTurn& turn, TurnClientId id, Stream& stream, BurstKind kind,
                  std::chrono::microseconds layer, int layers, const std::atomic<bool>& stop,
-                 std::chrono::microseconds host_work = 0us) {
+                 std::chrono::microseconds host_work = 0us, double* longest_away_ms = nullptr) {
+  std::optional<TimePoint> released;
   while (!stop.load()) {
+    if (released && longest_away_ms != nullptr) {
+      *longest_away_ms = std::max(*longest_away_ms, millis_between(*released, Clock::now()));
+    }
     TurnHold hold(turn, id, kind);
     for (int i = 0; i < layers; ++i) {
       encode_layer(turn, id, stream, kind, layer);
       if (i + 1 < layers) hold.yield_point(Boundary::layer);
     }
     hold.release();
+    released = Clock::now();
     if (host_work > 0us) std::this_thread::sleep_for(host_work);
   }
 }
@@ -263,8 +271,10 @@ TEST(FairShareHost, DeviceTimeFollowsTheWeightsAcrossAttachments) {
     const TurnClientId id_b = b.register_client("b", *stream_b);
     a.set_weight(id_a, 3.0);
     std::atomic<bool> stop{false};
-    std::thread ta(
-        [&] { busy_engine(a, id_a, *stream_a, BurstKind::decode, 400us, 8, stop, 1000us); });
+    double away_ms = 0.0;
+    std::thread ta([&] {
+      busy_engine(a, id_a, *stream_a, BurstKind::decode, 400us, 8, stop, 1000us, &away_ms);
+    });
     std::thread tb([&] { busy_engine(b, id_b, *stream_b, BurstKind::prefill, 400us, 8, stop); });
     std::this_thread::sleep_for(100ms);
     const double a0 = a.stats().clients[0].device_s;
@@ -275,6 +285,11 @@ TEST(FairShareHost, DeviceTimeFollowsTheWeightsAcrossAttachments) {
     stop = true;
     ta.join();
     tb.join();
+    // The share holds for an engine that is back within the grace; a machine that did not
+    // run its thread for longer (seen once in a full ctest -j2) tests something else.
+    if (away_ms * 1e6 > static_cast<double>(kRejoinGraceNs)) {
+      GTEST_SKIP() << "the decoder's thread was away " << away_ms << " ms, past the grace";
+    }
     EXPECT_NEAR(a1 / (a1 + b1), 0.75, 0.05);
   }
   HostSegment::remove(name);
