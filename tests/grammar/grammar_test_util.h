@@ -85,6 +85,14 @@ inline std::shared_ptr<const TokenVocabulary> test_vocabulary() {
   return std::make_shared<const TokenVocabulary>(std::move(tokens), std::vector<TokenIndex>{eos});
 }
 
+// Every single byte, and an end of sequence: masks over it are the bytes allowed next.
+inline std::shared_ptr<const TokenVocabulary> byte_vocabulary() {
+  std::vector<std::string> tokens;
+  for (int b = 0; b < 256; ++b) tokens.emplace_back(1, static_cast<char>(b));
+  tokens.emplace_back("");
+  return std::make_shared<const TokenVocabulary>(std::move(tokens), std::vector<TokenIndex>{256});
+}
+
 inline bool mask_bit(const std::vector<std::uint32_t>& mask, std::size_t token) {
   return (mask[token / 32] >> (token % 32)) & 1u;
 }

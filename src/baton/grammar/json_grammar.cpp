@@ -128,6 +128,22 @@ Expr JsonGrammar::member(Expr key, Expr value) const {
   return sequence({std::move(key), ws(), byte_of(':'), ws(), std::move(value)});
 }
 
+Expr JsonGrammar::constant(const nlohmann::ordered_json& v) const {
+  if (v.is_string()) return string_literal(v.get<std::string>());
+  if (!v.is_structured()) return literal(v.dump());
+  const Expr sep = sequence({ws(), byte_of(','), ws()});
+  std::vector<Expr> items{byte_of(v.is_object() ? '{' : '['), ws()};
+  bool first = true;
+  for (const auto& [key, value] : v.items()) {
+    if (!first) items.push_back(sep);
+    first = false;
+    items.push_back(v.is_object() ? member(string_literal(key), constant(value)) : constant(value));
+  }
+  items.push_back(ws());
+  items.push_back(byte_of(v.is_object() ? '}' : ']'));
+  return sequence(std::move(items));
+}
+
 Expr JsonGrammar::make_value() {
   return choice({object(), array(), string(), number(), boolean(), null()});
 }

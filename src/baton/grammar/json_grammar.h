@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,8 @@ class JsonGrammar {
   Expr value();
   Expr object();
   Expr array();
+  // Exactly the value `v` (enum, const), with whitespace between its tokens as ws() allows.
+  Expr constant(const nlohmann::ordered_json& v) const;
   // "key" ws : ws value
   Expr member(Expr key, Expr value) const;
 
