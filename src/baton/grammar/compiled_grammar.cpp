@@ -58,7 +58,6 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& g
   StateId offset = 0;
   for (const RuleId r : rules) {
     const RuleNfa nfa = build_rule_nfa(grammar.body(r), nfa_budget);
-    nfa_budget += nfa.states.size();  // one rule's NFA lives at a time; the DFA budget is global
     dfas.push_back(determinize(nfa, dfa_budget));
     out->rule_start_[r] = offset;
     offset += static_cast<StateId>(dfas.back().states.size());

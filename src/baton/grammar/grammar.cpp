@@ -58,8 +58,8 @@ std::size_t expr_size(const Expr& e) {
 
 RuleId Grammar::declare(std::string_view name) {
   std::string unique(name);
-  for (int suffix = 2; by_name_.contains(unique); ++suffix)
-    unique = std::string(name) + "_" + std::to_string(suffix);
+  for (int& suffix = next_suffix_[unique]; by_name_.contains(unique);)
+    unique = std::string(name) + "_" + std::to_string(++suffix + 1);
   by_name_.emplace(unique, static_cast<RuleId>(names_.size()));
   names_.push_back(std::move(unique));
   bodies_.emplace_back();

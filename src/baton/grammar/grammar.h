@@ -72,6 +72,7 @@ class Grammar {
   std::vector<std::string> names_;
   std::vector<std::optional<Expr>> bodies_;
   std::unordered_map<std::string, RuleId> by_name_;
+  std::unordered_map<std::string, int> next_suffix_;  // per name asked for
 };
 
 }  // namespace baton::grammar

@@ -9,8 +9,10 @@
 namespace baton::grammar {
 
 // Compilation (compiled_grammar.cpp): automaton states over all rules.
-inline constexpr std::size_t kMaxNfaStates = 400'000;
-inline constexpr std::size_t kMaxDfaStates = 200'000;
+// A 50-property schema is about 7,000 states; these bounds keep the worst compile near
+// 0.1 s.
+inline constexpr std::size_t kMaxNfaStates = 200'000;
+inline constexpr std::size_t kMaxDfaStates = 100'000;
 inline constexpr std::size_t kMaxRules = 20'000;
 
 // Matching (grammar_stacks.cpp): a stack deeper than this (JSON nested deeper than about
@@ -19,8 +21,8 @@ inline constexpr std::size_t kMaxStackDepth = 512;
 inline constexpr std::size_t kMaxHeads = 256;
 
 // JSON Schema (json_schema_compiler.cpp) and patterns (regex_compiler.cpp).
-inline constexpr std::size_t kMaxSchemaDepth = 64;      // nesting of subschemas
-inline constexpr std::size_t kMaxSchemaNodes = 20'000;  // subschemas compiled, $ref included
+inline constexpr std::size_t kMaxSchemaDepth = 128;    // nesting of subschemas, $ref included
+inline constexpr std::size_t kMaxSchemaNodes = 5'000;  // subschemas and properties
 inline constexpr std::size_t kMaxEnumValues = 1'024;
 inline constexpr std::uint32_t kMaxRepeat = 1'000;  // {m,n}, minItems/maxItems, lengths
 inline constexpr std::size_t kMaxPatternLength = 4'096;

@@ -60,8 +60,13 @@ bool StackStepper::close(StackId stack, std::vector<StackId>& heads) {
     if (grammar_.reads_bytes(node.state)) add_head(s, heads);
     if (grammar_.accepting(node.state)) todo_.push_back(node.parent);
     for (const RuleCall& call : grammar_.calls(node.state)) {
-      const StackId caller = arena_.push(call.return_to, node.parent);
-      if (caller == kBottom) continue;
+      // A tail call (nothing left to do after it but return) keeps no frame, so chains of
+      // rules (a long object's optional members) do not grow the stack.
+      const StateId back = call.return_to;
+      const bool tail =
+          grammar_.accepting(back) && !grammar_.reads_bytes(back) && grammar_.calls(back).empty();
+      const StackId caller = tail ? node.parent : arena_.push(back, node.parent);
+      if (caller == kBottom && !tail) continue;
       const StackId callee = arena_.push(grammar_.rule_start(call.rule), caller);
       if (callee != kBottom) todo_.push_back(callee);
     }

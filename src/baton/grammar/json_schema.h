@@ -17,8 +17,8 @@
 // escapes and never one of the named properties; numbers follow number_ranges.h and
 // json_grammar.h; layout follows JsonLayout (enum and const values too, their strings
 // spelled as json.dumps writes them).
-// Bounds (grammar_limits.h): nesting 64, 20,000 subschemas, 1,024 enum values, counts up
-// to 1,000 (string lengths up to 10,000); past them, a SchemaError in milliseconds.
+// Bounds (grammar_limits.h): nesting 128, 5,000 subschemas and properties, 1,024 enum values,
+// counts up to 1,000 (string lengths up to 10,000); past them, a SchemaError in milliseconds.
 // Thread-safety: pure functions.
 #pragma once
 

@@ -166,11 +166,23 @@ Expr SchemaCompiler::typed(const SchemaJson& schema, std::string_view type, cons
 Expr SchemaCompiler::value_rule(const SchemaJson& schema, const std::string& path,
                                 std::size_t depth) {
   if (schema.is_boolean() && schema.get<bool>()) return json_.value();
-  const std::string text = schema.dump();
-  if (const auto found = same_rules_.find(text); found != same_rules_.end())
+  if (depth > kMaxSchemaDepth)
+    throw SchemaError(last_key(path), path,
+                      "nested deeper than " + std::to_string(kMaxSchemaDepth));
+  // Leaf schemas ({"type": "string"}, ...) are shared by their text, so that one rule and
+  // its cached masks serve every property of that type; others by their place.
+  const auto structured = [](const SchemaJson& v) {
+    return v.is_object() ||
+           (v.is_array() &&
+            std::any_of(v.begin(), v.end(), [](const SchemaJson& x) { return x.is_structured(); }));
+  };
+  const bool leaf = schema.is_object() && std::none_of(schema.begin(), schema.end(), structured);
+  const std::string key =
+      leaf ? "t" + schema.dump() : "p" + std::to_string(reinterpret_cast<std::uintptr_t>(&schema));
+  if (const auto found = same_rules_.find(key); found != same_rules_.end())
     return ref(found->second);
   const RuleId rule = grammar_.declare(prefix_ + "value");
-  same_rules_.emplace(text, rule);
+  same_rules_.emplace(key, rule);
   grammar_.define(rule, compile(schema, path, depth));
   return ref(rule);
 }

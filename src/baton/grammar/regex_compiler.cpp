@@ -19,8 +19,9 @@ struct Piece {
 
 class PatternParser {
  public:
-  PatternParser(std::string_view pattern, CharEncoding encoding, PatternMatch match)
-      : p_(pattern), encoding_(encoding), match_(match) {}
+  PatternParser(std::string_view pattern, CharEncoding encoding, PatternMatch match,
+                Grammar* grammar)
+      : p_(pattern), encoding_(encoding), match_(match), grammar_(grammar) {}
 
   Expr parse() {
     if (p_.size() > kMaxPatternLength)
@@ -161,7 +162,18 @@ class PatternParser {
     return one(single);
   }
 
-  Piece one(const CharClass& set) const { return Piece{.expr = set.to_expr(encoding_), .cost = 4}; }
+  Piece one(const CharClass& set) const {
+    static constexpr std::size_t kInlineUpTo = 16;  // expression nodes
+    Expr e = set.to_expr(encoding_);
+    const std::size_t cost = expr_size(e);
+    if (grammar_ == nullptr || cost <= kInlineUpTo)
+      return Piece{.expr = std::move(e), .cost = cost};
+    std::string name = encoding_ == CharEncoding::json_string ? "class_json" : "class_raw";
+    for (const auto& [lo, hi] : set.ranges())
+      name += "_" + std::to_string(lo) + "_" + std::to_string(hi);
+    const std::optional<RuleId> found = grammar_->find_rule(name);
+    return Piece{.expr = ref(found ? *found : grammar_->add_rule(name, std::move(e))), .cost = 2};
+  }
 
   Piece group() {
     ++at_;  // (
@@ -325,6 +337,7 @@ class PatternParser {
   std::string_view p_;
   CharEncoding encoding_;
   PatternMatch match_;
+  Grammar* grammar_;
   std::size_t at_ = 0;
   bool shorthand_ = false;  // a negated class holds \d \w \s or a negation
   bool space_ = false;      // it holds \s
@@ -332,8 +345,9 @@ class PatternParser {
 
 }  // namespace
 
-Expr compile_pattern(std::string_view pattern, CharEncoding encoding, PatternMatch match) {
-  return PatternParser(pattern, encoding, match).parse();
+Expr compile_pattern(std::string_view pattern, CharEncoding encoding, PatternMatch match,
+                     Grammar* grammar) {
+  return PatternParser(pattern, encoding, match, grammar).parse();
 }
 
 }  // namespace baton::grammar

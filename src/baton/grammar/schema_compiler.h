@@ -47,7 +47,7 @@ class SchemaCompiler {
   JsonGrammar json_;
   std::string prefix_;                                  // of this compilation's rule names
   std::unordered_map<std::string, RuleId> ref_rules_;   // $ref target -> its rule
-  std::unordered_map<std::string, RuleId> same_rules_;  // subschema text -> its rule
+  std::unordered_map<std::string, RuleId> same_rules_;  // subschema (text or address) -> rule
   std::size_t nodes_ = 0;
 };
 

@@ -85,6 +85,11 @@ Expr SchemaCompiler::object_members(const SchemaJson& schema, const std::string&
   };
   const auto additional = schema.find("additionalProperties");
   const bool others = additional != schema.end() && *additional != false;
+  nodes_ += properties.size();
+  if (nodes_ > kMaxSchemaNodes)
+    throw SchemaError(
+        "properties", pointer_child(path, "properties"),
+        "more than " + std::to_string(kMaxSchemaNodes) + " subschemas and properties");
   std::vector<Property> props;
   std::vector<std::string> names;
   const std::string properties_path = pointer_child(path, "properties");

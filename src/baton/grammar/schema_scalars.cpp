@@ -84,9 +84,10 @@ Expr SchemaCompiler::string(const SchemaJson& schema, const std::string& path) {
                       pointer_child(path, min != 0 ? "minLength" : "maxLength"),
                       "together with " + keyword + " is not supported");
   try {
-    return sequence({byte_of('"'),
-                     compile_pattern(*pattern, CharEncoding::json_string, PatternMatch::search),
-                     byte_of('"')});
+    return sequence(
+        {byte_of('"'),
+         compile_pattern(*pattern, CharEncoding::json_string, PatternMatch::search, &grammar_),
+         byte_of('"')});
   } catch (const PatternError& e) {
     throw SchemaError(keyword, pointer_child(path, keyword), e.what());
   }
