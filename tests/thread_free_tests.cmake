@@ -30,6 +30,8 @@ set(baton_thread_free_tests
     gpu/nvml_library_test.cpp
     gpu/overlap_meter_test.cpp
     gpu/proc_process_test.cpp
+    grammar/grammar_matcher_test.cpp
+    grammar/json_schema_errors_test.cpp
     ledger/interval_merge_test.cpp
     model/chat_template_test.cpp
     model/cuda/key_splits_test.cpp
@@ -62,5 +64,4 @@ set(baton_thread_free_tests
     server/route_label_test.cpp
     server/serve_config_test.cpp
     server/tokenize_test.cpp
-    turn/share_controller_test.cpp
-)
+    turn/share_controller_test.cpp)

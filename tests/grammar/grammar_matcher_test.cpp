@@ -11,7 +11,8 @@
 #include "baton/grammar/json_grammar.h"
 #include "grammar/grammar_test_util.h"
 
-namespace baton::grammar {
+// A namespace of its own: the unity build compiles the grammar tests together.
+namespace baton::grammar::grammar_matcher_test {
 namespace {
 
 std::shared_ptr<const CompiledGrammar> json_value_grammar() {
@@ -144,4 +145,4 @@ TEST(GrammarMatcher, EndOfSequenceOnlyWhereTheGrammarCanEnd) {
 }
 
 }  // namespace
-}  // namespace baton::grammar
+}  // namespace baton::grammar::grammar_matcher_test

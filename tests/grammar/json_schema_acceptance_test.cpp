@@ -9,7 +9,8 @@
 #include "baton/grammar/json_schema.h"
 #include "grammar/grammar_test_util.h"
 
-namespace baton::grammar {
+// A namespace of its own: the unity build compiles the grammar tests together.
+namespace baton::grammar::json_schema_acceptance_test {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -148,4 +149,4 @@ TEST(JsonSchemaAcceptance, WrongValuesAreRefused) {
 }
 
 }  // namespace
-}  // namespace baton::grammar
+}  // namespace baton::grammar::json_schema_acceptance_test

@@ -8,7 +8,8 @@
 #include "baton/grammar/json_schema.h"
 #include "baton/grammar/schema_compiler.h"
 
-namespace baton::grammar {
+// A namespace of its own: the unity build compiles the grammar tests together.
+namespace baton::grammar::json_schema_errors_test {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -131,4 +132,4 @@ TEST(JsonSchemaErrors, ExplodingReferencesCompileOnce) {
 }
 
 }  // namespace
-}  // namespace baton::grammar
+}  // namespace baton::grammar::json_schema_errors_test

@@ -14,7 +14,8 @@
 #include "baton/grammar/grammar_matcher.h"
 #include "grammar/grammar_test_util.h"
 
-namespace baton::grammar {
+// A namespace of its own: the unity build compiles the grammar tests together.
+namespace baton::grammar::regex_compiler_test {
 namespace {
 
 std::shared_ptr<const CompiledGrammar> pattern_grammar(std::string_view pattern,
@@ -175,4 +176,4 @@ TEST(RegexCompiler, RefusesWhatItCannotHonourQuickly) {
 }
 
 }  // namespace
-}  // namespace baton::grammar
+}  // namespace baton::grammar::regex_compiler_test

@@ -13,7 +13,8 @@
 #include "baton/grammar/json_schema.h"
 #include "grammar/grammar_test_util.h"
 
-namespace baton::grammar {
+// A namespace of its own: the unity build compiles the grammar tests together.
+namespace baton::grammar::tool_call_grammar_test {
 namespace {
 
 using Json = nlohmann::ordered_json;
@@ -128,4 +129,4 @@ TEST(ToolCallGrammar, SchemaErrorsNameTheTool) {
 }
 
 }  // namespace
-}  // namespace baton::grammar
+}  // namespace baton::grammar::tool_call_grammar_test
