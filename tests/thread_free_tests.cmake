@@ -32,6 +32,7 @@ set(baton_thread_free_tests
     gpu/proc_process_test.cpp
     grammar/grammar_matcher_test.cpp
     grammar/json_schema_errors_test.cpp
+    grammar/number_ranges_test.cpp
     ledger/interval_merge_test.cpp
     model/chat_template_test.cpp
     model/cuda/key_splits_test.cpp
