@@ -148,6 +148,22 @@ int main() {
   state_row("between properties", grammar, vocabulary, "{\"field_0\": \"hello\", ");
   state_row("inside a number", grammar, vocabulary, "{\"field_0\": \"hello\", \"field_1\": 12");
   state_row("start", grammar, vocabulary, "");
+  {  // A second schema's first string mask, with masks shared per vocabulary (SharedMasks).
+    const auto shared = std::make_shared<baton::grammar::SharedMasks>();
+    std::vector<std::uint32_t> mask(vocabulary->mask_words());
+    for (const int properties : {20, 21}) {
+      const auto g = baton::grammar::compile_json_schema(schema_of(properties));
+      MaskCache cache(g, vocabulary, shared);
+      GrammarMatcher matcher(g);
+      (void)matcher.accept_bytes("{\"field_0\": \"hello wor");
+      start = Clock::now();
+      matcher.fill_mask(cache, mask);
+      std::printf("%-34s %10.1f\n",
+                  properties == 20 ? "inside a string, shared, 1st schema"
+                                   : "inside a string, shared, 2nd schema",
+                  micros_since(start));
+    }
+  }
 
   std::string answer = "{";
   for (int i = 0; i < 20; ++i) {

@@ -76,5 +76,46 @@ TEST(MaskCache, SharedByThreadsGivesTheSameMasks) {
   EXPECT_GT(shared.cached_states(), 5u);
 }
 
+TEST(SharedMasks, GrammarsShareTheMasksOfRulesThatCallNoOther) {
+  const auto vocabulary = testing::test_vocabulary();
+  const auto shared = std::make_shared<SharedMasks>();
+  const auto object = compile_json_schema(nlohmann::ordered_json::parse(
+      R"({"type": "object", "properties": {"s": {"type": "string"}}, "required": ["s"]})"));
+  const auto array = compile_json_schema(
+      nlohmann::ordered_json::parse(R"({"type": "array", "items": {"type": "string"}})"));
+  std::vector<std::uint32_t> mask(vocabulary->mask_words());
+  MaskCache object_cache(object, vocabulary, shared);
+  GrammarMatcher in_object(object);
+  ASSERT_TRUE(in_object.accept_bytes("{\"s\": \"ab"));
+  in_object.fill_mask(object_cache, mask);
+  EXPECT_EQ(mask, testing::brute_force_mask(in_object, *vocabulary));
+  const std::size_t shared_states = shared->size();
+  EXPECT_GT(shared_states, 0u);
+  // Inside a string of another grammar: the same rule, so nothing new to compute.
+  MaskCache array_cache(array, vocabulary, shared);
+  GrammarMatcher in_array(array);
+  ASSERT_TRUE(in_array.accept_bytes("[\"ab"));
+  in_array.fill_mask(array_cache, mask);
+  EXPECT_EQ(mask, testing::brute_force_mask(in_array, *vocabulary));
+  EXPECT_EQ(shared->size(), shared_states);
+  // And masks stay right along walks of both grammars with the shared cache.
+  std::mt19937 rng(6);
+  for (const auto& [grammar, cache] :
+       {std::pair{object, &object_cache}, std::pair{array, &array_cache}})
+    for (int walk = 0; walk < 6; ++walk) {
+      GrammarMatcher m(grammar);
+      for (int step = 0; step < 25 && !m.finished(); ++step) {
+        m.fill_mask(*cache, mask);
+        ASSERT_EQ(mask, testing::brute_force_mask(m, *vocabulary));
+        std::vector<TokenIndex> allowed;
+        for (TokenIndex t = 0; t < vocabulary->size(); ++t)
+          if (testing::mask_bit(mask, t) && !vocabulary->is_end_of_sequence(t))
+            allowed.push_back(t);
+        if (allowed.empty()) break;
+        ASSERT_TRUE(m.accept_token(allowed[rng() % allowed.size()], *vocabulary));
+      }
+    }
+}
+
 }  // namespace
 }  // namespace baton::grammar::mask_cache_test

@@ -48,6 +48,7 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& g
   std::shared_ptr<CompiledGrammar> out(new CompiledGrammar());
   out->root_ = root;
   out->rule_start_.assign(grammar.rule_count(), kNoState);
+  out->rule_signature_.assign(grammar.rule_count(), std::string());
   for (std::size_t r = 0; r < grammar.rule_count(); ++r)
     out->rule_names_.push_back(grammar.name(static_cast<RuleId>(r)));
   std::size_t nfa_budget = kMaxNfaStates;
@@ -77,7 +78,19 @@ void CompiledGrammar::append_rule(RuleId rule, const RuleDfa& dfa) {
   const StateId offset = rule_start_[rule];
   const auto class_table = static_cast<std::uint32_t>(classes_.size());
   classes_.push_back(dfa.classes);
+  const bool calls_none = std::all_of(dfa.states.begin(), dfa.states.end(),
+                                      [](const RuleDfa::State& st) { return st.calls.empty(); });
+  if (calls_none && dfa.states.size() <= kMaxSignedStates) {
+    std::string& sig = rule_signature_[rule];
+    sig.assign(dfa.classes.begin(), dfa.classes.end());
+    for (const RuleDfa::State& state : dfa.states) {
+      sig += state.accepting ? 'A' : 'N';
+      for (const std::uint32_t target : state.next)
+        sig.append(reinterpret_cast<const char*>(&target), sizeof target);
+    }
+  }
   for (const RuleDfa::State& state : dfa.states) {
+    state_rule_.push_back(rule);
     class_map_.push_back(class_table);
     row_.push_back(static_cast<std::uint32_t>(next_.size()));
     bool reads = false;

@@ -55,6 +55,15 @@ class CompiledGrammar {
     return {calls_.data() + call_begin_[state], calls_.data() + call_begin_[state + 1]};
   }
   const std::string& rule_name(RuleId rule) const { return rule_names_[rule]; }
+  // What a state's tokens depend on, when that is its own rule alone: the rule's automaton
+  // spelled out (for a rule that calls no other and has at most kMaxSignedStates states),
+  // and the state's index in it. Equal signatures and indices read the same tokens, in any
+  // grammar; "" for other rules.
+  const std::string& signature(StateId state) const { return rule_signature_[state_rule_[state]]; }
+  std::uint32_t index_in_rule(StateId state) const {
+    return state - rule_start_[state_rule_[state]];
+  }
+  static constexpr std::size_t kMaxSignedStates = 256;
 
  private:
   CompiledGrammar() = default;
@@ -68,6 +77,8 @@ class CompiledGrammar {
   std::vector<std::uint32_t> class_map_;                // per state: its rule's classes
   std::vector<std::uint32_t> row_;                      // per state: offset into next_
   std::vector<StateId> next_;                           // per state and class
+  std::vector<RuleId> state_rule_;
+  std::vector<std::string> rule_signature_;  // per rule
   std::vector<std::uint8_t> accepting_;
   std::vector<std::uint8_t> reads_bytes_;
   std::vector<std::uint32_t> call_begin_;  // per state, and one past the last

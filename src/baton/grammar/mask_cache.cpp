@@ -16,9 +16,42 @@ void StateMask::add_to(std::span<std::uint32_t> mask) const {
   for (const TokenIndex t : tokens) set_bit(mask, t);
 }
 
+namespace {
+
+std::string shared_key(const std::string& signature, std::uint32_t index) {
+  return std::string(reinterpret_cast<const char*>(&index), sizeof index) + signature;
+}
+
+}  // namespace
+
+std::shared_ptr<const StateMask> SharedMasks::find(const std::string& signature,
+                                                   std::uint32_t index) const {
+  const std::lock_guard lock(mu_);
+  const auto found = masks_.find(shared_key(signature, index));
+  return found == masks_.end() ? nullptr : found->second;
+}
+
+void SharedMasks::store(const std::string& signature, std::uint32_t index,
+                        std::shared_ptr<const StateMask> mask) {
+  std::string key = shared_key(signature, index);
+  const std::size_t bytes = mask->bytes() + key.size();
+  const std::lock_guard lock(mu_);
+  if (bytes_ + bytes > kMaxBytes) {
+    masks_.clear();
+    bytes_ = 0;
+  }
+  if (masks_.emplace(std::move(key), std::move(mask)).second) bytes_ += bytes;
+}
+
+std::size_t SharedMasks::size() const {
+  const std::lock_guard lock(mu_);
+  return masks_.size();
+}
+
 MaskCache::MaskCache(std::shared_ptr<const CompiledGrammar> grammar,
-                     std::shared_ptr<const TokenVocabulary> vocabulary)
-    : grammar_(std::move(grammar)), vocabulary_(std::move(vocabulary)) {
+                     std::shared_ptr<const TokenVocabulary> vocabulary,
+                     std::shared_ptr<SharedMasks> shared)
+    : grammar_(std::move(grammar)), vocabulary_(std::move(vocabulary)), shared_(std::move(shared)) {
   if (!grammar_ || !vocabulary_)
     throw std::invalid_argument("MaskCache needs a grammar and a vocabulary");
 }
@@ -29,7 +62,14 @@ std::shared_ptr<const StateMask> MaskCache::state_mask(StateId state) {
     const auto found = masks_.find(state);
     if (found != masks_.end()) return found->second;
   }
-  std::shared_ptr<const StateMask> mask = compute(state);
+  const std::string& signature = grammar_->signature(state);
+  const bool shareable = shared_ && !signature.empty();
+  std::shared_ptr<const StateMask> mask =
+      shareable ? shared_->find(signature, grammar_->index_in_rule(state)) : nullptr;
+  if (!mask) {
+    mask = compute(state);
+    if (shareable) shared_->store(signature, grammar_->index_in_rule(state), mask);
+  }
   const std::lock_guard lock(mu_);
   if (bytes_ + mask->bytes() > kMaxBytes) {
     masks_.clear();

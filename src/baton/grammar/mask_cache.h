@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -31,13 +33,34 @@ struct StateMask {
   void add_to(std::span<std::uint32_t> mask) const;
 };
 
+// The masks of states whose rule calls no other (JSON strings, numbers, literals), by the
+// rule's signature (CompiledGrammar::signature): the same in every grammar, so one
+// vocabulary's grammars share them and the first mask inside a JSON string is computed once
+// per process, not once per schema.
+// Thread-safety: find() and store() may be called from several threads (one mutex).
+class SharedMasks {
+ public:
+  static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;  // past it, start over
+  std::shared_ptr<const StateMask> find(const std::string& signature, std::uint32_t index) const;
+  void store(const std::string& signature, std::uint32_t index,
+             std::shared_ptr<const StateMask> mask);
+  std::size_t size() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const StateMask>> masks_;  // guarded by mu_
+  std::size_t bytes_ = 0;                                                    // guarded by mu_
+};
+
 class MaskCache {
  public:
   // Bytes of cached masks kept at most; past it the cache starts over.
   static constexpr std::size_t kMaxBytes = std::size_t{256} << 20;
 
+  // `shared`, when given, must belong to `vocabulary` (one SharedMasks per tokenizer).
   MaskCache(std::shared_ptr<const CompiledGrammar> grammar,
-            std::shared_ptr<const TokenVocabulary> vocabulary);
+            std::shared_ptr<const TokenVocabulary> vocabulary,
+            std::shared_ptr<SharedMasks> shared = nullptr);
 
   const CompiledGrammar& grammar() const { return *grammar_; }
   const TokenVocabulary& vocabulary() const { return *vocabulary_; }
@@ -52,6 +75,7 @@ class MaskCache {
 
   const std::shared_ptr<const CompiledGrammar> grammar_;
   const std::shared_ptr<const TokenVocabulary> vocabulary_;
+  const std::shared_ptr<SharedMasks> shared_;
   mutable std::mutex mu_;
   std::unordered_map<StateId, std::shared_ptr<const StateMask>> masks_;  // guarded by mu_
   std::size_t bytes_ = 0;                                                // guarded by mu_
