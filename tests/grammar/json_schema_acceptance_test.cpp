@@ -148,5 +148,13 @@ TEST(JsonSchemaAcceptance, WrongValuesAreRefused) {
   }
 }
 
+TEST(JsonSchemaAcceptance, JsonObjectIsAnyObjectOnly) {
+  const auto grammar = compile_json_object();
+  EXPECT_TRUE(accepts(grammar, R"({"a": [1, {"b": null}], "c": "d"})"));
+  EXPECT_TRUE(accepts(grammar, "\n{}\n"));
+  EXPECT_FALSE(accepts(grammar, "[]"));
+  EXPECT_FALSE(accepts(grammar, R"("text")"));
+}
+
 }  // namespace
 }  // namespace baton::grammar::json_schema_acceptance_test

@@ -41,4 +41,7 @@ Expr json_schema_value(Grammar& grammar, const nlohmann::ordered_json& schema,
 std::shared_ptr<const CompiledGrammar> compile_json_schema(const nlohmann::ordered_json& schema,
                                                            const JsonLayout& layout = {});
 
+// Any JSON object (response_format json_object), with whitespace around it.
+std::shared_ptr<const CompiledGrammar> compile_json_object(const JsonLayout& layout = {});
+
 }  // namespace baton::grammar

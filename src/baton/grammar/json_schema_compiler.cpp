@@ -296,4 +296,12 @@ std::shared_ptr<const CompiledGrammar> compile_json_schema(const nlohmann::order
   }
 }
 
+std::shared_ptr<const CompiledGrammar> compile_json_object(const JsonLayout& layout) {
+  Grammar grammar;
+  JsonGrammar json(grammar, layout);
+  Expr object = json.object();
+  return CompiledGrammar::compile_expr(std::move(grammar),
+                                       sequence({json.ws(), std::move(object), json.ws()}));
+}
+
 }  // namespace baton::grammar

@@ -176,6 +176,8 @@ class PatternParser {
   }
 
   Piece group() {
+    static constexpr int kMaxGroupDepth = 64;
+    if (++group_depth_ > kMaxGroupDepth) fail("groups nested deeper than 64");
     ++at_;  // (
     if (eat('?')) {
       if (eat(':')) {
@@ -195,6 +197,7 @@ class PatternParser {
     }
     Piece inner = alternation();
     if (!eat(')')) fail("missing ')'");
+    --group_depth_;
     return inner;
   }
 
@@ -339,6 +342,7 @@ class PatternParser {
   PatternMatch match_;
   Grammar* grammar_;
   std::size_t at_ = 0;
+  int group_depth_ = 0;
   bool shorthand_ = false;  // a negated class holds \d \w \s or a negation
   bool space_ = false;      // it holds \s
 };

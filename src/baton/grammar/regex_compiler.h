@@ -4,7 +4,8 @@
 // named), alternation, quantifiers * + ? {m} {m,} {m,n} (lazy forms too: same language),
 // and ^ / $ at the start / end of a top-level alternative. Refused with PatternError:
 // lookaround, backreferences, \b and other assertions, inline flags, possessive
-// quantifiers, \p{...}, and counts or sizes past grammar_limits.h.
+// quantifiers, \p{...}, groups nested deeper than 64, and counts or sizes past
+// grammar_limits.h.
 // Where Python's re and ECMAScript differ, the grammar keeps to what both accept: \d \w \s
 // are ASCII ([0-9], [A-Za-z0-9_], [ \t\n\r\f\v]), \D \W \S and negated classes holding them
 // are ASCII too, and `.` matches neither \r nor U+2028/U+2029.
