@@ -48,6 +48,18 @@ bool has_any(const SchemaJson& schema, const std::array<const char*, N>& keys) {
   return std::any_of(keys.begin(), keys.end(), [&](const char* k) { return schema.contains(k); });
 }
 
+template <std::size_t N>
+bool listed(std::string_view key, const std::array<const char*, N>& keys) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// A keyword of one type's family (minLength, properties, ...), which enum and const do not
+// combine with.
+bool constrains_one_type(std::string_view key) {
+  return listed(key, kObjectKeys) || listed(key, kArrayKeys) || listed(key, kStringKeys) ||
+         listed(key, kNumberKeys);
+}
+
 bool value_has_type(const SchemaJson& v, std::string_view type) {
   if (type == "null") return v.is_null();
   if (type == "boolean") return v.is_boolean();
@@ -68,13 +80,9 @@ std::string last_key(const std::string& path) {
 
 }  // namespace
 
-bool is_annotation(std::string_view key) {
-  return std::find(kAnnotations.begin(), kAnnotations.end(), key) != kAnnotations.end();
-}
+bool is_annotation(std::string_view key) { return listed(key, kAnnotations); }
 
-bool is_unsupported_keyword(std::string_view key) {
-  return std::find(kUnsupported.begin(), kUnsupported.end(), key) != kUnsupported.end();
-}
+bool is_unsupported_keyword(std::string_view key) { return listed(key, kUnsupported); }
 
 std::string pointer_child(const std::string& path, std::string_view key) {
   std::string out = path + "/";
@@ -250,9 +258,7 @@ Expr SchemaCompiler::enumerated(const SchemaJson& schema, const std::string& pat
   const std::string where = pointer_child(path, keyword);
   if (is_enum && schema.contains("const")) throw SchemaError("const", where, "together with enum");
   for (const auto& [key, value] : schema.items())
-    if (key != keyword && key != "type" && !is_annotation(key) &&
-        (has_any(SchemaJson{{key, 0}}, kObjectKeys) || has_any(SchemaJson{{key, 0}}, kArrayKeys) ||
-         has_any(SchemaJson{{key, 0}}, kStringKeys) || has_any(SchemaJson{{key, 0}}, kNumberKeys)))
+    if (constrains_one_type(key))
       throw SchemaError(key, pointer_child(path, key),
                         "together with " + keyword + " is not supported");
   const SchemaJson values = is_enum ? schema["enum"] : SchemaJson::array({schema["const"]});
