@@ -37,22 +37,24 @@ test-tsan:
 test-asan:
 	@$(MAKE) --no-print-directory test PRESET=asan CTEST_ARGS="-LE soak"
 
-# libFuzzer (clang, ASan+UBSan) for FUZZ_SECONDS in all, split evenly between the six
+# libFuzzer (clang, ASan+UBSan) for FUZZ_SECONDS in all, split evenly between the seven
 # targets: the CSV importers (seeds fuzz/corpus/csv), the safetensors parser (seeds
 # fuzz/corpus/safetensors), the tokenizer.json reader (seeds fuzz/corpus/tokenizer), the
 # server's request parsers (seeds fuzz/corpus/openai), the Jinja engine of chat
-# templates (seeds fuzz/corpus/jinja: published models' templates) and the GGUF header
-# reader (seeds fuzz/corpus/gguf).
+# templates (seeds fuzz/corpus/jinja: published models' templates), the GGUF header
+# reader (seeds fuzz/corpus/gguf) and the JSON Schema compiler with the grammar matcher
+# (seeds fuzz/corpus/json_schema).
 # Each keeps what it finds in build/fuzz/corpus/NAME; a crashing input is written to
 # build/fuzz/crash-* and fails the target.
 FUZZ_SECONDS ?= 60
-FUZZ_EACH = $(shell s=$$(( $(FUZZ_SECONDS) / 6 )); echo $$(( s > 0 ? s : 1 )))
+FUZZ_EACH = $(shell s=$$(( $(FUZZ_SECONDS) / 7 )); echo $$(( s > 0 ? s : 1 )))
 fuzz: setup
 	@cmake --preset fuzz >/dev/null
 	@cmake --build build/fuzz -j $(JOBS) --target csv_import_fuzz safetensors_fuzz \
-	  tokenizer_json_fuzz openai_request_fuzz jinja_fuzz gguf_fuzz
+	  tokenizer_json_fuzz openai_request_fuzz jinja_fuzz gguf_fuzz json_schema_fuzz
 	@mkdir -p build/fuzz/corpus/csv build/fuzz/corpus/safetensors build/fuzz/corpus/tokenizer \
-	  build/fuzz/corpus/openai build/fuzz/corpus/jinja build/fuzz/corpus/gguf
+	  build/fuzz/corpus/openai build/fuzz/corpus/jinja build/fuzz/corpus/gguf \
+	  build/fuzz/corpus/json_schema
 	@build/fuzz/fuzz/csv_import_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/csv_import.dict \
 	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/csv fuzz/corpus/csv
 	@build/fuzz/fuzz/safetensors_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/safetensors.dict \
@@ -68,6 +70,9 @@ fuzz: setup
 	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/jinja fuzz/corpus/jinja
 	@build/fuzz/fuzz/gguf_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/gguf.dict \
 	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/gguf fuzz/corpus/gguf
+	@build/fuzz/fuzz/json_schema_fuzz -max_total_time=$(FUZZ_EACH) -dict=fuzz/json_schema.dict \
+	  -artifact_prefix=build/fuzz/ -print_final_stats=1 build/fuzz/corpus/json_schema \
+	  fuzz/corpus/json_schema
 
 bench: build
 	@$(BUILD_DIR)/bench/turn_bench

@@ -30,6 +30,9 @@ set(baton_thread_free_tests
     gpu/nvml_library_test.cpp
     gpu/overlap_meter_test.cpp
     gpu/proc_process_test.cpp
+    grammar/grammar_matcher_test.cpp
+    grammar/json_schema_errors_test.cpp
+    grammar/number_ranges_test.cpp
     ledger/interval_merge_test.cpp
     model/chat/chat_tools_test.cpp
     model/chat/json_span_test.cpp
