@@ -15,9 +15,11 @@ namespace {
 using Json = nlohmann::ordered_json;
 using std::chrono::milliseconds;
 
-// Compiles `schema`, expecting a SchemaError; returns it (keyword and path) and checks time.
+// Compiles `schema`, expecting a SchemaError; returns it (keyword and path) and checks that
+// the refusal is bounded work, not a runaway: the limits are far above the milliseconds
+// these take (bench/grammar_mask_bench times compiles) so that a loaded machine passes.
 std::pair<std::string, std::string> refusal(const Json& schema,
-                                            milliseconds limit = milliseconds(20)) {
+                                            milliseconds limit = milliseconds(2000)) {
   const auto start = std::chrono::steady_clock::now();
   try {
     (void)compile_json_schema(schema);
@@ -103,13 +105,13 @@ TEST(JsonSchemaErrors, HostileSchemasAreRefusedQuickly) {
     inner["properties"]["p" + std::to_string(i)] = {{"type", "integer"}};
   Json many = {{"type", "object"}, {"properties", Json::object()}};
   for (int i = 0; i < 150; ++i) many["properties"]["o" + std::to_string(i)] = inner;
-  EXPECT_EQ(refusal(many, milliseconds(150)).first, "properties");
+  EXPECT_EQ(refusal(many).first, "properties");
   // Patterns each as large as allowed, side by side: the automaton bound stops them.
   Json wide = {{"type", "object"}, {"properties", Json::object()}};
   for (int i = 0; i < 200; ++i)
     wide["properties"]["p" + std::to_string(i)] = {
         {"type", "string"}, {"pattern", "^([a-z]{999}|x" + std::to_string(i) + ")$"}};
-  const auto [keyword, path] = refusal(wide, milliseconds(150));
+  const auto [keyword, path] = refusal(wide);
   EXPECT_EQ(keyword, "");
   EXPECT_EQ(path, "");
 }
@@ -127,7 +129,7 @@ TEST(JsonSchemaErrors, ExplodingReferencesCompileOnce) {
   schema["$defs"]["d30"] = {{"type", "integer"}};
   const auto start = std::chrono::steady_clock::now();
   const auto grammar = compile_json_schema(schema);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(200));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(2000));
   EXPECT_LT(grammar->rule_count(), 200u);
 }
 

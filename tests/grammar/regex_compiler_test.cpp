@@ -171,7 +171,8 @@ TEST(RegexCompiler, RefusesWhatItCannotHonourQuickly) {
     EXPECT_THROW(compile_pattern(bad, CharEncoding::json_string, PatternMatch::search),
                  PatternError)
         << bad;
-    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(50)) << bad;
+    // Bounded work, not a runaway: far above the microseconds it takes, for a loaded machine.
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(2000)) << bad;
   }
 }
 
