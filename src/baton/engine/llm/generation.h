@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -18,6 +19,19 @@
 
 namespace baton {
 
+namespace grammar {
+class MaskCache;
+}
+
+// Output held to a grammar (structured outputs, tool calls): each step masks the tokens the
+// grammar cannot read. `masks` holds the compiled grammar and the model's vocabulary.
+struct OutputGrammar {
+  std::shared_ptr<grammar::MaskCache> masks;
+  // Empty: the grammar holds from the first token. Else it is lazy (tool_choice auto): the
+  // text is free until it writes one of these, and from the trigger on the grammar holds.
+  std::vector<std::string> triggers{};
+};
+
 struct GenerationParams {
   SamplingParams sampling;
   int max_tokens = 256;  // generated tokens at most (the end token included)
@@ -26,6 +40,10 @@ struct GenerationParams {
   bool max_tokens_explicit = false;
   std::vector<std::string> stop;  // stop strings: the text ends before the first one
   bool ignore_eos = false;        // keep going past the model's end tokens
+  // The text leaves out special tokens (vLLM's skip_special_tokens); false keeps the markers
+  // some families write tool calls with ([TOOL_CALLS], <|python_tag|>).
+  bool skip_special_tokens = true;
+  std::shared_ptr<const OutputGrammar> grammar{};  // none: free text
 };
 
 // stop: an end token or a stop string; length: max_tokens or the model's context.

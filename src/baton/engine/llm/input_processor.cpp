@@ -16,10 +16,10 @@ InputProcessor::InputProcessor(const ModelSource& source, const BpeTokenizer& to
   }
 }
 
-std::vector<TokenId> InputProcessor::chat_prompt(std::span<const ChatMessage> messages,
-                                                 ChatEnd end) const {
+std::vector<TokenId> InputProcessor::chat_prompt(std::span<const ChatMessage> messages, ChatEnd end,
+                                                 const ChatTools& tools) const {
   if (!template_) std::rethrow_exception(template_error_);
-  return tokenizer_.encode(render(*template_, messages, end));
+  return tokenizer_.encode(render(*template_, messages, end, tools));
 }
 
 std::vector<TokenId> InputProcessor::text_prompt(const std::string& text) const {

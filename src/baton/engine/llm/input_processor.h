@@ -44,8 +44,14 @@ class InputProcessor {
   // The conversation in the chat template, ended as `end` says, tokenized. Throws
   // std::invalid_argument for a conversation the template refuses, ChatTemplateError when
   // the model's template fails on it, NoChatTemplate when the model has no template.
+  // `tools` are offered to the template (none when empty).
   std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages,
-                                   ChatEnd end = ChatEnd::open_reply) const;
+                                   ChatEnd end = ChatEnd::open_reply,
+                                   const ChatTools& tools = {}) const;
+  // How the model writes tool calls (its template's format; hermes without a template).
+  ToolCallFormat tool_call_format() const {
+    return template_ ? template_->tool_call_format : ToolCallFormat::hermes;
+  }
   // A raw completion's text, tokenized with the special tokens the tokenizer's post-processor
   // puts around a text (Llama's BOS), as transformers and vLLM encode a prompt.
   std::vector<TokenId> text_prompt(const std::string& text) const;

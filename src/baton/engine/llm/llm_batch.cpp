@@ -126,6 +126,7 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
   e.admitted = now;
   e.sampler.emplace(e.request.params.sampling);
   e.stop.emplace(tokenizer_, e.request.params, end_tokens_, context_ - prompt);
+  if (e.request.params.grammar) e.output.emplace(e.request.params.grammar);
   e.result.id = e.request.id;
   e.result.prompt_tokens = prompt;
   e.result.cached_prompt_tokens = e.kv.length;
@@ -153,7 +154,8 @@ std::optional<StepPlan> LlmBatch::next_step() {
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     e->rows = 0;
-    greedy = greedy && is_plain_greedy(e->request.params.sampling);
+    greedy = greedy && is_plain_greedy(e->request.params.sampling) &&
+             !(e->output && e->output->active());
     if (e->kv.length >= prompt) {  // decoding: the last sampled token goes in
       e->rows = 1;
       steps.push_back({{e->tokens.back()}, &e->kv});
@@ -205,9 +207,27 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepRes
   return finished;
 }
 
+void LlmBatch::prepare_masks() {
+  for (const auto& e : running_) {
+    const bool samples =
+        e->rows > 0 && e->kv.length + e->rows >= static_cast<int>(e->tokens.size());
+    if (!samples || !e->output || e->error) continue;
+    try {
+      e->output->prepare_mask();
+    } catch (...) {
+      e->error = std::current_exception();
+    }
+  }
+}
+
 bool LlmBatch::sample(Entry& e, std::span<const float> logits, TimePoint now) {
   try {
+    if (e.error) std::rethrow_exception(e.error);
     check_finite(logits, e);
+    if (e.output && e.output->active()) {
+      e.output->mask(logits, masked_);
+      logits = masked_;
+    }
     return take(e, e.sampler->next(logits, e.tokens, e.result.tokens), now);
   } catch (...) {  // this request's own failure; the rest of the batch goes on
     e.error = std::current_exception();
@@ -232,6 +252,7 @@ bool LlmBatch::take(Entry& e, SampledToken next, TimePoint now) {
   e.result.tokens.push_back(next.id);
   e.result.logprobs.push_back(next.logprob);
   const auto reason = e.stop->add(next.id);
+  if (e.output && !reason) e.output->accept(next.id, e.stop->text());
   if (e.request.on_token) {
     e.request.on_token(TokenDelta{.token = next.id,
                                   .logprob = next.logprob,

@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "baton/common/clock.h"
+#include "baton/engine/llm/constrained_output.h"
 #include "baton/engine/llm/generation.h"
 #include "baton/engine/llm/stop_checker.h"
 #include "baton/model/files/model_file_error.h"
@@ -86,6 +87,7 @@ class LlmBatch {
     std::uint64_t chain = KvBlockPool::kRootHash;
     std::optional<Sampler> sampler;
     std::optional<StopChecker> stop;
+    std::optional<ConstrainedOutput> output;  // the request's grammar, if it has one
     GenerationResult result;
     int rows = 0;              // tokens this entry has in the current step
     bool waited = false;       // found too few free KV blocks at least once
@@ -119,6 +121,10 @@ class LlmBatch {
   // blocks, and returns the requests that finished (their blocks released), each with its
   // result or, when its own sampling or decoding threw, its error.
   std::vector<std::unique_ptr<Entry>> after_step(const StepResult& result, TimePoint now);
+  // The grammar masks of the requests that sample after the planned step, computed while
+  // its forward pass runs (after next_step, before after_step). A request whose mask fails
+  // gets its error in after_step.
+  void prepare_masks();
   // After a failed step: every request of the step leaves, blocks released.
   std::vector<std::unique_ptr<Entry>> fail_step();
   // Every request, waiting or running, leaves (engine stopping).
@@ -157,6 +163,7 @@ class LlmBatch {
   const int context_;  // tokens, prompt and completion
   KvBlockPool pool_;
   std::vector<TokenId> end_tokens_;
+  std::vector<float> masked_;  // a constrained request's logits, masked
   std::deque<std::unique_ptr<Entry>> waiting_;
   std::vector<std::unique_ptr<Entry>> running_;
   LlmBatchCounters counters_;

@@ -152,6 +152,8 @@ void LlmEngine::run_step(StepPlan plan) {
       }
     }
     stream_->encode(Op{.run = [step] { step->finish(); }, .bytes = 0});
+    stream_->commit();
+    batch_.prepare_masks();  // beside the forward pass, which the stream runs
     stream_->synchronize();
     result = step->take_output();
     burst->done();

@@ -30,7 +30,7 @@ std::optional<FinishReason> StopChecker::add(TokenId token) {
     // Decoding the whole completion again: a token may end a multi-byte character that
     // an earlier token began, so piecewise decoding could split it.
     const std::size_t before = text_.size();
-    text_ = tokenizer_->decode(text_tokens_, /*skip_special=*/true,
+    text_ = tokenizer_->decode(text_tokens_, params_.skip_special_tokens,
                                BpeTokenizer::Decoding::continuation);
     std::size_t first_stop = std::string::npos;  // the earliest of the stop strings
     for (const std::string& stop : params_.stop) {

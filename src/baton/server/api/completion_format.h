@@ -10,11 +10,13 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "baton/engine/llm/generation.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/server/api/openai_response.h"
+#include "baton/server/api/tool_output.h"
 #include "baton/server/http/api_error.h"
 #include "baton/server/http/http_types.h"
 
@@ -38,11 +40,13 @@ class CompletionFormat {
 };
 
 // OpenAI's chat completions or completions (identity.kind), with usage at the end of a
-// stream when `include_usage`, log-probabilities when `logprobs`.
+// stream when `include_usage`, log-probabilities when `logprobs`, and the text read for
+// tool calls when `tool_calls` says in which format the model writes them.
 class OpenAiFormat final : public CompletionFormat {
  public:
   OpenAiFormat(ResponseIdentity identity, bool include_usage, bool logprobs,
-               const BpeTokenizer& tokenizer);
+               const BpeTokenizer& tokenizer,
+               std::optional<ToolCallFormat> tool_calls = std::nullopt);
 
   std::string whole(const GenerationResult& result) override;
   std::string stream_open() override;
@@ -56,6 +60,7 @@ class OpenAiFormat final : public CompletionFormat {
   const bool include_usage_;
   const bool logprobs_;
   const BpeTokenizer& tokenizer_;
+  std::optional<ToolOutput> tools_;
 };
 
 }  // namespace baton

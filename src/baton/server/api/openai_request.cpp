@@ -8,6 +8,7 @@
 #include "baton/server/api/json_fields.h"
 #include "baton/server/api/logit_bias_field.h"
 #include "baton/server/api/sampling_limits.h"
+#include "baton/server/api/tool_fields.h"
 #include "baton/server/http/api_error.h"
 
 namespace baton {
@@ -59,6 +60,78 @@ std::string message_content(const json& content, const std::string& where) {
   return text;
 }
 
+std::vector<ToolCall> tool_calls(const json& calls, const std::string& where) {
+  if (!calls.is_array()) throw bad_parameter(where, "'" + where + "' must be a list");
+  std::vector<ToolCall> out;
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const std::string at = where + "[" + std::to_string(k) + "]";
+    const json& c = calls[k];
+    const json* type = c.is_object() ? field(c, "type") : nullptr;
+    const json* function = c.is_object() ? field(c, "function") : nullptr;
+    if (type != nullptr && *type != "function") {
+      throw bad_parameter(at + ".type", "'" + at + ".type' must be 'function'");
+    }
+    if (function == nullptr || !function->is_object()) {
+      throw bad_parameter(at + ".function", "'" + at + ".function' is required");
+    }
+    const json* id = field(c, "id");
+    const json* name = field(*function, "name");
+    const json* arguments = field(*function, "arguments");
+    if (name == nullptr)
+      throw bad_parameter(at + ".function.name", "'" + at + ".function.name' is required");
+    out.push_back({.id = id == nullptr ? std::string() : string(*id, at + ".id"),
+                   .name = string(*name, at + ".function.name"),
+                   .arguments = arguments == nullptr
+                                    ? std::string("{}")
+                                    : string(*arguments, at + ".function.arguments")});
+  }
+  return out;
+}
+
+ChatMessage chat_message(const json& m, const std::string& where) {
+  if (!m.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
+  const json* role = field(m, "role");
+  if (role == nullptr) throw bad_parameter(where + ".role", "'" + where + ".role' is required");
+  std::string r = string(*role, where + ".role");
+  if (r == "developer") r = "system";  // the newer name of the system role
+  if (r != "system" && r != "user" && r != "assistant" && r != "tool") {
+    throw bad_parameter(where + ".role",
+                        "role '" + r +
+                            "' is not supported; use system, developer, user, "
+                            "assistant or tool",
+                        "unsupported_parameter");
+  }
+  for (const char* unsupported : {"function_call", "audio"}) {
+    if (field(m, unsupported) != nullptr) {
+      throw bad_parameter(where + "." + unsupported,
+                          "'" + std::string(unsupported) + "' is not supported; use tool_calls",
+                          "unsupported_parameter");
+    }
+  }
+  ChatMessage message{.role = r, .content = ""};
+  if (const json* calls = field(m, "tool_calls"); calls != nullptr) {
+    if (r != "assistant") {
+      throw bad_parameter(where + ".tool_calls", "only an assistant message has 'tool_calls'");
+    }
+    message.tool_calls = tool_calls(*calls, where + ".tool_calls");
+  }
+  const json* content = field(m, "content");
+  if (content != nullptr) {
+    message.content = message_content(*content, where + ".content");
+  } else if (message.tool_calls.empty()) {  // an assistant's calls may come without text
+    throw bad_parameter(where + ".content", "'" + where + ".content' is required");
+  }
+  if (r == "tool") {
+    const json* id = field(m, "tool_call_id");
+    if (id == nullptr) {
+      throw bad_parameter(where + ".tool_call_id", "'" + where + ".tool_call_id' is required");
+    }
+    message.tool_call_id = string(*id, where + ".tool_call_id");
+    if (const json* name = field(m, "name")) message.name = string(*name, where + ".name");
+  }
+  return message;
+}
+
 std::vector<ChatMessage> chat_messages(const json& object) {
   const json* messages = field(object, "messages");
   if (messages == nullptr) throw bad_parameter("messages", "'messages' is required");
@@ -67,34 +140,21 @@ std::vector<ChatMessage> chat_messages(const json& object) {
   }
   std::vector<ChatMessage> out;
   for (std::size_t i = 0; i < messages->size(); ++i) {
-    const std::string where = "messages[" + std::to_string(i) + "]";
-    const json& m = (*messages)[i];
-    if (!m.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
-    const json* role = field(m, "role");
-    if (role == nullptr) throw bad_parameter(where + ".role", "'" + where + ".role' is required");
-    std::string r = string(*role, where + ".role");
-    if (r == "developer") r = "system";  // the newer name of the system role
-    if (r != "system" && r != "user" && r != "assistant") {
-      throw bad_parameter(where + ".role",
-                          "role '" + r +
-                              "' is not supported; use system, "
-                              "developer, user or assistant",
-                          "unsupported_parameter");
-    }
-    for (const char* unsupported : {"tool_calls", "function_call", "audio"}) {
-      if (field(m, unsupported) != nullptr) {
-        throw bad_parameter(where + "." + unsupported,
-                            "'" + std::string(unsupported) + "' is not supported",
-                            "unsupported_parameter");
-      }
-    }
-    const json* content = field(m, "content");
-    if (content == nullptr) {
-      throw bad_parameter(where + ".content", "'" + where + ".content' is required");
-    }
-    out.push_back({r, message_content(*content, where + ".content")});
+    out.push_back(chat_message((*messages)[i], "messages[" + std::to_string(i) + "]"));
   }
+  check_tool_results(out, "messages");
   return out;
+}
+
+// tools, tool_choice and parallel_tool_calls; the tools with their keys in the client's order.
+ToolUse read_tool_use(const json& object, std::string_view body) {
+  ToolUse use;
+  if (field(object, "tools") != nullptr) use.tools = checked_tools(ordered_field(body, "tools"));
+  if (const json* choice = field(object, "tool_choice")) read_tool_choice(*choice, use);
+  if (const json* parallel = field(object, "parallel_tool_calls")) {
+    use.parallel = boolean(*parallel, "parallel_tool_calls");
+  }
+  return use;
 }
 
 void read_prompt(const json& object, CompletionCall& call) {
@@ -194,17 +254,6 @@ void check_n(const json& object) {
   }
 }
 
-void check_response_format(const json& object) {
-  const json* format = field(object, "response_format");
-  if (format == nullptr) return;
-  const json* type = format->is_object() ? field(*format, "type") : nullptr;
-  if (type == nullptr || !type->is_string() || type->get<std::string>() != "text") {
-    throw bad_parameter("response_format",
-                        "only 'response_format' {\"type\": \"text\"} is supported",
-                        "unsupported_parameter");
-  }
-}
-
 // vLLM's add_generation_prompt (default true) and continue_final_message (default false),
 // which continues a final assistant message and so needs the other false.
 ChatEnd chat_end(const json& object, const std::vector<ChatMessage>& messages) {
@@ -253,9 +302,9 @@ CompletionCall parse_completion_call(std::string_view body, CompletionCall::Kind
   if (kind == CompletionCall::Kind::chat) {
     known.insert({"messages", "max_completion_tokens", "top_logprobs", "response_format", "store",
                   "metadata", "parallel_tool_calls", "service_tier", "add_generation_prompt",
-                  "continue_final_message"});
-    unsupported = {"tools",      "tool_choice", "functions",          "function_call",   "audio",
-                   "modalities", "prediction",  "web_search_options", "reasoning_effort"};
+                  "continue_final_message", "tools", "tool_choice"});
+    unsupported = {"functions",  "function_call",      "audio",           "modalities",
+                   "prediction", "web_search_options", "reasoning_effort"};
   } else {
     known.insert({"prompt", "echo"});
     unsupported = {"suffix", "best_of"};
@@ -270,7 +319,10 @@ CompletionCall parse_completion_call(std::string_view body, CompletionCall::Kind
   if (kind == CompletionCall::Kind::chat) {
     call.messages = chat_messages(object);
     call.chat_end = chat_end(object, call.messages);
-    check_response_format(object);
+    call.tool_use = read_tool_use(object, body);
+    if (field(object, "response_format") != nullptr) {
+      call.response_format = read_response_format(ordered_field(body, "response_format"));
+    }
   } else {
     read_prompt(object, call);
   }

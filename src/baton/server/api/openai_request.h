@@ -1,7 +1,7 @@
 // The request bodies of the OpenAI API as baton reads them: chat completions,
 // completions and embeddings, parsed and checked into plain values. Every mistake is an
 // ApiError (400) naming the field: malformed JSON, a wrong type, a value out of range, a
-// field baton does not support (n > 1, tools, ...), or one the API does not have. Fields a
+// field baton does not support (n > 1, audio, ...), or one the API does not have. Fields a
 // client may send that change nothing here (user, store, metadata) are accepted.
 // Thread-safety: pure functions.
 #pragma once
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "baton/engine/llm/input_processor.h"
+#include "baton/engine/output/output_request.h"
 #include "baton/model/chat/chat_template.h"
 #include "baton/model/tokenizer/token_id.h"
 
@@ -35,6 +36,8 @@ struct CompletionCall {
   // chat: how the prompt ends (vLLM's add_generation_prompt and continue_final_message;
   // Anthropic's final assistant message, a prefill, is continue_last).
   ChatEnd chat_end = ChatEnd::open_reply;
+  ToolUse tool_use{};                // chat: tools, tool_choice, parallel_tool_calls
+  ResponseFormat response_format{};  // chat: response_format
 };
 
 struct EmbeddingCall {

@@ -107,11 +107,29 @@ ResponseJson usage_json(int prompt_tokens, int completion_tokens, int cached_tok
 
 ResponseJson completion_json(const ResponseIdentity& identity, const GenerationResult& result,
                              const std::vector<TokenLogprobs>* logprobs,
-                             const BpeTokenizer& tokenizer) {
-  ResponseJson choice = {{"index", 0},
-                         {"finish_reason", to_string(result.finish)},
-                         {"logprobs", logprobs_json(identity, logprobs, tokenizer)}};
-  if (is_chat(identity)) {
+                             const BpeTokenizer& tokenizer, const SplitOutput* split) {
+  const bool calls = split != nullptr && !split->calls.empty();
+  ResponseJson choice = {
+      {"index", 0},
+      {"finish_reason", calls ? std::string("tool_calls") : std::string(to_string(result.finish))},
+      {"logprobs", logprobs_json(identity, logprobs, tokenizer)}};
+  if (is_chat(identity) && split != nullptr) {
+    ResponseJson message = {
+        {"role", "assistant"},
+        {"content",
+         calls && split->content.empty() ? ResponseJson(nullptr) : ResponseJson(split->content)},
+        {"refusal", nullptr}};
+    if (calls) {
+      ResponseJson list = ResponseJson::array();
+      for (const OutputToolCall& call : split->calls) {
+        list.push_back({{"id", call.id},
+                        {"type", "function"},
+                        {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+      }
+      message["tool_calls"] = std::move(list);
+    }
+    choice["message"] = std::move(message);
+  } else if (is_chat(identity)) {
     choice["message"] = {{"role", "assistant"}, {"content", result.text}, {"refusal", nullptr}};
   } else {
     choice["text"] = result.text;
@@ -137,6 +155,36 @@ ResponseJson chunk_json(const ResponseIdentity& identity, const std::string& tex
   } else {
     choice["text"] = text;
   }
+  ResponseJson out = base_object(identity, "chat.completion.chunk");
+  out["choices"] = ResponseJson::array({std::move(choice)});
+  return out;
+}
+
+ResponseJson tool_call_chunk_json(const ResponseIdentity& identity, int index,
+                                  const std::string& id, const std::string& name,
+                                  const std::string& arguments) {
+  ResponseJson call = {{"index", index}};
+  if (!id.empty()) {
+    call["id"] = id;
+    call["type"] = "function";
+    call["function"] = {{"name", name}, {"arguments", arguments}};
+  } else {
+    call["function"] = {{"arguments", arguments}};
+  }
+  ResponseJson choice = {{"index", 0},
+                         {"delta", {{"tool_calls", ResponseJson::array({std::move(call)})}}},
+                         {"logprobs", nullptr},
+                         {"finish_reason", nullptr}};
+  ResponseJson out = base_object(identity, "chat.completion.chunk");
+  out["choices"] = ResponseJson::array({std::move(choice)});
+  return out;
+}
+
+ResponseJson finish_chunk_json(const ResponseIdentity& identity, const std::string& finish_reason) {
+  ResponseJson choice = {{"index", 0},
+                         {"delta", ResponseJson::object()},
+                         {"logprobs", nullptr},
+                         {"finish_reason", finish_reason}};
   ResponseJson out = base_object(identity, "chat.completion.chunk");
   out["choices"] = ResponseJson::array({std::move(choice)});
   return out;

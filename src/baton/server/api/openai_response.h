@@ -14,6 +14,7 @@
 #include "baton/engine/llm/generation.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
 #include "baton/server/api/openai_request.h"
+#include "baton/server/api/tool_output.h"
 
 namespace baton {
 
@@ -42,16 +43,25 @@ struct TokenLogprobs {
 
 ResponseJson usage_json(int prompt_tokens, int completion_tokens, int cached_tokens);
 
-// The whole response of an unstreamed request.
+// The whole response of an unstreamed request. `split`: the text read for tool calls (a
+// request with tools): the message's content and tool_calls, finish_reason "tool_calls"
+// when it made any.
 ResponseJson completion_json(const ResponseIdentity& identity, const GenerationResult& result,
                              const std::vector<TokenLogprobs>* logprobs,
-                             const BpeTokenizer& tokenizer);
+                             const BpeTokenizer& tokenizer, const SplitOutput* split = nullptr);
 
 // A streamed chunk: `text` new since the last chunk, the role on the first chat chunk,
 // `finish` on the last, `logprobs` of the tokens this chunk covers (when asked).
 ResponseJson chunk_json(const ResponseIdentity& identity, const std::string& text, bool first,
                         std::optional<FinishReason> finish,
                         const std::vector<TokenLogprobs>* logprobs, const BpeTokenizer& tokenizer);
+// A streamed chat chunk of tool call number `index`: its first (`id` set) carries the id,
+// type and name with the arguments begun; the next ones carry arguments fragments.
+ResponseJson tool_call_chunk_json(const ResponseIdentity& identity, int index,
+                                  const std::string& id, const std::string& name,
+                                  const std::string& arguments);
+// The chunk that ends a chat stream with tools: an empty delta and the finish reason.
+ResponseJson finish_chunk_json(const ResponseIdentity& identity, const std::string& finish_reason);
 // The last chunk of a stream with include_usage: no choices, the usage.
 ResponseJson usage_chunk_json(const ResponseIdentity& identity, const ResponseJson& usage);
 

@@ -79,6 +79,12 @@ std::unique_ptr<ServedModel> load_served_model(
     std::optional<ChatFamily> family;
     if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
     served->input.emplace(source, *served->tokenizer, served->model->config().generation, family);
+    std::vector<TokenId> end_tokens;
+    for (const std::int64_t id : served->model->config().eos_token_ids) {
+      end_tokens.push_back(static_cast<TokenId>(id));
+    }
+    served->grammars = std::make_unique<OutputGrammars>(*served->tokenizer, std::move(end_tokens),
+                                                        served->input->tool_call_format());
     LlmBatchOptions batch;
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
     const std::unique_lock<std::mutex> sizing = size_kv(*served, host.device(), sizer, batch);
@@ -112,8 +118,8 @@ EngineTotals& EngineTotals::operator+=(const EngineTotals& other) {
   return *this;
 }
 
-std::vector<TokenId> ServedModel::chat_prompt(std::span<const ChatMessage> messages,
-                                              ChatEnd end) const {
+std::vector<TokenId> ServedModel::chat_prompt(std::span<const ChatMessage> messages, ChatEnd end,
+                                              const ChatTools& tools) const {
   if (!input || !input->has_chat_template()) {
     throw bad_parameter("messages",
                         "model '" + spec.name +
@@ -122,7 +128,7 @@ std::vector<TokenId> ServedModel::chat_prompt(std::span<const ChatMessage> messa
                             "config");
   }
   try {
-    return input->chat_prompt(messages, end);
+    return input->chat_prompt(messages, end, tools);
   } catch (const ChatTemplateError& error) {
     // The model's template is broken: the server's fault, not the messages'.
     throw ApiError(500, "model '" + spec.name + "': " + error.what(), "server_error",

@@ -15,6 +15,7 @@
 #include "baton/engine/embedding/embedding_engine.h"
 #include "baton/engine/llm/input_processor.h"
 #include "baton/engine/llm/llm_engine.h"
+#include "baton/engine/output/output_grammars.h"
 #include "baton/host/engine_host.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
@@ -42,6 +43,7 @@ struct ServedModel {
   std::unique_ptr<LlamaModel> model;
   std::unique_ptr<BpeTokenizer> tokenizer;
   std::optional<InputProcessor> input;   // chat models
+  std::unique_ptr<OutputGrammars> grammars;  // chat models: structured outputs, tool calls
   LlmEngine* llm = nullptr;              // chat models
   EmbeddingEngine* embedding = nullptr;  // embedding models
   std::function<void()> release;         // takes the engine out of its host
@@ -64,7 +66,8 @@ struct ServedModel {
   // The conversation as `input` renders it. ApiError 400 ("messages") for one the template
   // refuses, or when the model has no chat template: the client's request cannot be
   // served by this model, and the files' path stays on the server.
-  std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages, ChatEnd end) const;
+  std::vector<TokenId> chat_prompt(std::span<const ChatMessage> messages, ChatEnd end,
+                                   const ChatTools& tools = {}) const;
   // Its engine's counters now (thread-safe: the engines' stats are).
   EngineTotals totals() const;
   // Weights and the KV budget: what the model holds while loaded.

@@ -17,14 +17,6 @@ CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model, Com
       request_(std::move(request)),
       prompt_param_(std::move(prompt_param)) {}
 
-CompletionStream::CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
-                                   ResponseIdentity identity, CompletionShape shape,
-                                   GenerationRequest request, std::string prompt_param)
-    : CompletionStream(model, std::move(sinks),
-                       std::make_unique<OpenAiFormat>(std::move(identity), shape.include_usage,
-                                                      shape.logprobs, *model->tokenizer),
-                       shape, std::move(request), std::move(prompt_param)) {}
-
 void CompletionStream::start(std::function<void()> wake) {
   wake_ = std::move(wake);
   // The engine holds this object through the callbacks until the request ends.

@@ -52,10 +52,6 @@ class CompletionStream final : public PendingResponse,
   CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
                    std::unique_ptr<CompletionFormat> format, CompletionShape shape,
                    GenerationRequest request, std::string prompt_param);
-  // OpenAI's chat or text completion (identity.kind), as OpenAiFormat.
-  CompletionStream(std::shared_ptr<const ServedModel> model, CompletionSinks sinks,
-                   ResponseIdentity identity, CompletionShape shape, GenerationRequest request,
-                   std::string prompt_param);
 
   void start(std::function<void()> wake) override;
   Chunk take() override;

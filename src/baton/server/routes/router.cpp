@@ -152,6 +152,12 @@ RouteResult Router::with_model(const std::string& route, const std::string& name
   return waiting;
 }
 
+std::optional<ToolCallFormat> tool_call_format(const CompletionCall& call,
+                                               const ServedModel& model) {
+  if (!call.tool_use.calls_possible() || !model.grammars) return std::nullopt;
+  return model.grammars->tool_call_format();
+}
+
 std::string Router::next_unique() { return id_prefix_ + hex(serial_.fetch_add(1)); }
 
 GenerationRequest Router::generation_request(const CompletionCall& call, const ServedModel& model) {
@@ -160,7 +166,7 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
   request.id = serial_.load();
   try {
     if (call.kind == CompletionCall::Kind::chat) {
-      request.prompt = model.chat_prompt(call.messages, call.chat_end);
+      request.prompt = model.chat_prompt(call.messages, call.chat_end, call.tool_use.tools);
     } else if (call.prompt_tokens) {
       // Its ids are checked once, by the engine (TokenOutsideVocabulary), as logit_bias's.
       request.prompt = *call.prompt_tokens;
@@ -174,6 +180,13 @@ GenerationRequest Router::generation_request(const CompletionCall& call, const S
     params.max_tokens = call.max_tokens.value_or(model.spec.max_tokens.value_or(kDefaultMaxTokens));
     params.stop = call.stop;
     params.ignore_eos = call.ignore_eos;
+    // Calls are parsed out of the text: it keeps the markers ([TOOL_CALLS], <|python_tag|>).
+    params.skip_special_tokens = !call.tool_use.calls_possible();
+    if (model.grammars) {
+      params.grammar = model.grammars->for_request(call.tool_use, call.response_format);
+    }
+  } catch (const OutputSchemaError& error) {
+    throw bad_parameter(error.field(), error.what(), "invalid_schema");
   } catch (const std::invalid_argument& error) {
     throw bad_parameter(call.kind == CompletionCall::Kind::chat ? "messages" : "prompt",
                         error.what());
@@ -198,9 +211,11 @@ RouteResult Router::completion(const HttpRequest& request, CompletionCall::Kind 
                               }};
         CompletionShape shape{
             .stream = call.stream, .include_usage = call.include_usage, .logprobs = call.logprobs};
-        ResponseIdentity identity = new_identity(call.kind, model->spec.name, next_unique());
+        auto format = std::make_unique<OpenAiFormat>(
+            new_identity(call.kind, model->spec.name, next_unique()), call.include_usage,
+            call.logprobs, *model->tokenizer, tool_call_format(call, *model));
         return RouteResult(std::make_shared<CompletionStream>(std::move(model), std::move(sinks),
-                                                              std::move(identity), shape,
+                                                              std::move(format), shape,
                                                               std::move(generation), prompt_param));
       });
 }

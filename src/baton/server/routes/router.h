@@ -43,6 +43,11 @@ struct RouterContext {
   const Ledger* ledger = nullptr;  // its write status in /health and /metrics; none: no ledger
 };
 
+// The format `model` writes tool calls in, when the request's output may hold calls (its
+// text is then read for them); none otherwise.
+std::optional<ToolCallFormat> tool_call_format(const CompletionCall& call,
+                                               const ServedModel& model);
+
 class Router {
  public:
   explicit Router(RouterContext context);
