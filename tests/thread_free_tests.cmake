@@ -22,6 +22,7 @@ set(baton_thread_free_tests
     common/env_test.cpp
     common/percentiles_test.cpp
     engine/input_processor_test.cpp
+    engine/output/constrained_output_test.cpp
     engine/piece_sizer_test.cpp
     engine/stop_checker_test.cpp
     errors/error_kind_test.cpp

@@ -70,7 +70,7 @@ describe('errors', () => {
   test('400 unsupported or unknown fields, named by param', async () => {
     const cases = [
       [{ n: 2 }, 'n'],
-      [{ tools: [{ type: 'function', function: { name: 'f', parameters: {} } }] }, 'tools'],
+      [{ functions: [{ name: 'f', parameters: {} }] }, 'functions'],
       [{ frobnicate: true }, 'frobnicate'],
     ];
     for (const [extra, param] of cases) {

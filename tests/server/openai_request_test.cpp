@@ -48,6 +48,58 @@ TEST(OpenAiRequest, ReadsEveryChatFieldBatonSupports) {
   EXPECT_TRUE(call.include_usage);
 }
 
+TEST(OpenAiRequest, ReadsToolsToolChoiceAndAToolRoundTrip) {
+  const CompletionCall call = parse_completion_call(R"({
+    "model": "m", "messages": [
+      {"role": "user", "content": "weather?"},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get", "arguments": "{\"city\": \"Oslo\"}"}},
+        {"id": "c2", "type": "function", "function": {"name": "get", "arguments": "{}"}}]},
+      {"role": "tool", "tool_call_id": "c1", "name": "get", "content": "cold"},
+      {"role": "tool", "tool_call_id": "c2", "content": [{"type": "text", "text": "warm"}]}],
+    "tools": [{"type": "function", "function": {"name": "get", "description": "d",
+               "parameters": {"type": "object", "required": ["city"],
+                              "properties": {"city": {"type": "string"}}}}}],
+    "tool_choice": {"type": "function", "function": {"name": "get"}},
+    "parallel_tool_calls": false})",
+                                                    Kind::chat);
+  ASSERT_EQ(call.messages.size(), 4u);
+  ASSERT_EQ(call.messages[1].tool_calls.size(), 2u);
+  EXPECT_EQ(call.messages[1].content, "");
+  EXPECT_EQ(call.messages[1].tool_calls[0].id, "c1");
+  EXPECT_EQ(call.messages[1].tool_calls[0].name, "get");
+  EXPECT_EQ(call.messages[1].tool_calls[0].arguments, R"({"city": "Oslo"})");
+  EXPECT_EQ(call.messages[2].role, "tool");
+  EXPECT_EQ(call.messages[2].tool_call_id, "c1");
+  EXPECT_EQ(call.messages[2].name, "get");
+  EXPECT_EQ(call.messages[3].content, "warm");
+  ASSERT_EQ(call.tool_use.tools.size(), 1u);
+  // The client's key order is kept (what a template's tojson prints).
+  EXPECT_EQ(call.tool_use.tools[0]["function"]["parameters"].dump(),
+            R"({"type":"object","required":["city"],"properties":{"city":{"type":"string"}}})");
+  EXPECT_EQ(call.tool_use.choice, ToolUse::Choice::named);
+  EXPECT_EQ(call.tool_use.function, "get");
+  EXPECT_FALSE(call.tool_use.parallel);
+  EXPECT_TRUE(call.tool_use.calls_possible());
+}
+
+TEST(OpenAiRequest, ReadsResponseFormats) {
+  const auto format = [](const std::string& value) {
+    return parse_completion_call(R"({"model": "m", "messages": [{"role": "user", "content": "q"}],
+                                     "response_format": )" +
+                                     value + "}",
+                                 Kind::chat)
+        .response_format;
+  };
+  EXPECT_EQ(format(R"({"type": "text"})").kind, ResponseFormat::Kind::text);
+  EXPECT_EQ(format(R"({"type": "json_object"})").kind, ResponseFormat::Kind::json_object);
+  const ResponseFormat schema = format(R"({"type": "json_schema", "json_schema": {"name": "p",
+      "strict": true, "schema": {"type": "object", "properties": {"b": {}, "a": {}}}}})");
+  EXPECT_EQ(schema.kind, ResponseFormat::Kind::json_schema);
+  EXPECT_EQ(schema.name, "p");
+  EXPECT_EQ(schema.schema.dump(), R"({"type":"object","properties":{"b":{},"a":{}}})");
+}
+
 TEST(OpenAiRequest, VllmsPromptEndsAddGenerationPromptAndContinueFinalMessage) {
   const std::string head = R"({"model": "m", "messages": [{"role": "user", "content": "q"},
                                                           {"role": "assistant", "content": "a"}])";
@@ -147,8 +199,29 @@ INSTANTIATE_TEST_SUITE_P(
                 .param = "messages",
                 .code = ""},
         Refused{.name = "BadRole",
-                .body = R"({"model": "m", "messages": [{"role": "tool", "content": "x"}]})",
+                .body = R"({"model": "m", "messages": [{"role": "function", "content": "x"}]})",
                 .param = "messages[0].role",
+                .code = "unsupported_parameter"},
+        Refused{.name = "ToolMessageWithoutId",
+                .body = R"({"model": "m", "messages": [{"role": "tool", "content": "x"}]})",
+                .param = "messages[0].tool_call_id",
+                .code = ""},
+        Refused{.name = "ToolResultAnsweringNoCall",
+                .body = R"({"model": "m", "messages": [{"role": "user", "content": "q"},
+                   {"role": "assistant", "content": null, "tool_calls": [{"id": "c1",
+                    "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+                   {"role": "tool", "tool_call_id": "c2", "content": "r"}]})",
+                .param = "messages[2].tool_call_id",
+                .code = ""},
+        Refused{.name = "ToolCallsOnAUserMessage",
+                .body = R"({"model": "m", "messages": [{"role": "user", "content": "q",
+                   "tool_calls": []}]})",
+                .param = "messages[0].tool_calls",
+                .code = ""},
+        Refused{.name = "LegacyFunctionCall",
+                .body = R"({"model": "m", "messages": [{"role": "assistant", "content": "",
+                   "function_call": {"name": "f"}}]})",
+                .param = "messages[0].function_call",
                 .code = "unsupported_parameter"},
         Refused{
             .name = "ImagePart",
@@ -160,9 +233,31 @@ INSTANTIATE_TEST_SUITE_P(
                 .body = R"({"model": "m", "n": 2, )" + kMsgs + "}",
                 .param = "n",
                 .code = "unsupported_parameter"},
-        Refused{.name = "Tools",
-                .body = R"({"model": "m", "tools": [], )" + kMsgs + "}",
-                .param = "tools",
+        Refused{.name = "ToolWithoutName",
+                .body = R"({"model": "m", "tools": [{"type": "function", "function": {}}], )" +
+                        kMsgs + "}",
+                .param = "tools[0].function.name",
+                .code = ""},
+        Refused{.name = "ToolParametersNotAnObjectSchema",
+                .body = R"({"model": "m", "tools": [{"type": "function", "function": {"name": "f",
+                   "parameters": {"type": "string"}}}], )" +
+                        kMsgs + "}",
+                .param = "tools[0].function.parameters.type",
+                .code = ""},
+        Refused{
+            .name = "ToolChoiceNamingNoTool",
+            .body = R"({"model": "m", "tools": [{"type": "function", "function": {"name": "f"}}],
+                   "tool_choice": {"type": "function", "function": {"name": "g"}}, )" +
+                    kMsgs + "}",
+            .param = "tool_choice.function.name",
+            .code = ""},
+        Refused{.name = "ToolChoiceRequiredWithoutTools",
+                .body = R"({"model": "m", "tool_choice": "required", )" + kMsgs + "}",
+                .param = "tool_choice",
+                .code = ""},
+        Refused{.name = "LegacyFunctions",
+                .body = R"({"model": "m", "functions": [], )" + kMsgs + "}",
+                .param = "functions",
                 .code = "unsupported_parameter"},
         Refused{.name = "UnknownField",
                 .body = R"({"model": "m", "temprature": 1, )" + kMsgs + "}",
@@ -209,11 +304,16 @@ INSTANTIATE_TEST_SUITE_P(
             .body = R"({"model": "m", "stream_options": {"include_usage": true}, )" + kMsgs + "}",
             .param = "stream_options",
             .code = ""},
-        Refused{
-            .name = "JsonMode",
-            .body = R"({"model": "m", "response_format": {"type": "json_object"}, )" + kMsgs + "}",
-            .param = "response_format",
-            .code = "unsupported_parameter"}),
+        Refused{.name = "UnknownResponseFormat",
+                .body = R"({"model": "m", "response_format": {"type": "xml"}, )" + kMsgs + "}",
+                .param = "response_format.type",
+                .code = ""},
+        Refused{.name = "SchemaNotAnObject",
+                .body = R"({"model": "m", "response_format": {"type": "json_schema",
+                   "json_schema": {"name": "x", "schema": []}}, )" +
+                        kMsgs + "}",
+                .param = "response_format.json_schema.schema",
+                .code = ""}),
     [](const ::testing::TestParamInfo<Refused>& param) { return std::string(param.param.name); });
 
 TEST(OpenAiRequest, RefusesCompletionOnlyMistakes) {

@@ -11,6 +11,11 @@ namespace {
 using nlohmann::ordered_json;
 namespace g = baton::grammar;
 
+// At most one byte of whitespace between JSON tokens: json.dumps' ", " and ": " pass, and a
+// model cannot drift into runs of newlines (small models do: vLLM added
+// disable-any-whitespace for it); pretty-printed JSON does not.
+constexpr g::JsonLayout kLayout{.max_whitespace = 1};
+
 std::vector<std::string> markers_of(const ToolCallSyntax& syntax) {
   std::vector<std::string> markers = syntax.other_triggers;
   for (const std::string* m : {&syntax.trigger, &syntax.block_begin, &syntax.call_begin,
@@ -48,16 +53,17 @@ Callable callable(const ToolUse& tools) {
 g::Expr call_body(g::Grammar& grammar, const ToolCallSyntax& syntax,
                   const std::vector<g::ToolSchema>& tools) {
   if (syntax.body == ToolCallBody::json_object) {
-    return g::tool_call_object(
-        grammar, tools, {.name_key = syntax.name_key, .arguments_key = syntax.arguments_key});
+    return g::tool_call_object(grammar, tools,
+                               {.name_key = syntax.name_key, .arguments_key = syntax.arguments_key},
+                               kLayout);
   }
   std::vector<g::Expr> calls;
   for (std::size_t i = 0; i < tools.size(); ++i) {
     const ordered_json none = {{"type", "object"}, {"properties", ordered_json::object()}};
     g::Expr arguments;
     try {
-      arguments =
-          g::json_schema_value(grammar, tools[i].parameters.is_null() ? none : tools[i].parameters);
+      arguments = g::json_schema_value(
+          grammar, tools[i].parameters.is_null() ? none : tools[i].parameters, kLayout);
     } catch (const g::SchemaError& e) {
       const std::string what = e.what();
       throw g::SchemaError(e.keyword(), "/" + std::to_string(i) + e.path(),
@@ -107,12 +113,12 @@ g::Expr tool_calls(g::Grammar& grammar, const ToolCallSyntax& syntax, const Tool
 constexpr const char* kSchemaField = "response_format.json_schema.schema";
 
 g::Expr json_answer(g::Grammar& grammar, const ResponseFormat& format) {
-  g::JsonGrammar json(grammar);
+  g::JsonGrammar json(grammar, kLayout);
   g::Expr value;
   try {
     value = format.kind == ResponseFormat::Kind::json_object
                 ? json.object()
-                : g::json_schema_value(grammar, format.schema);
+                : g::json_schema_value(grammar, format.schema, kLayout);
   } catch (const g::SchemaError& e) {
     throw OutputSchemaError(kSchemaField, e.what());
   }
