@@ -1,7 +1,5 @@
 #include "baton/grammar/json_grammar.h"
 
-#include <cstdio>
-
 #include "baton/grammar/utf8_ranges.h"
 
 namespace baton::grammar {
@@ -61,42 +59,10 @@ Expr JsonGrammar::string_of_length(std::uint32_t min, std::uint32_t max) {
 }
 
 std::string json_quote(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto b = static_cast<unsigned char>(c);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (b < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", b);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+  // nlohmann escapes as json.dumps(ensure_ascii=False) does: \" \\ \b \f \n \r \t, other
+  // control characters as \u00xx.
+  return nlohmann::json(std::string(text))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 Expr JsonGrammar::string_literal(std::string_view text) { return literal(json_quote(text)); }

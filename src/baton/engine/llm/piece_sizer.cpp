@@ -34,11 +34,6 @@ PieceSizer::Line PieceSizer::fit(const Times& times) {
   return {.fixed_ms = 0.0, .per_unit_ms = sy / sx};
 }
 
-bool PieceSizer::aligned(int units, int align) {
-  const int tiles = units / align;
-  return units % align == 0 && (tiles & (tiles - 1)) == 0;
-}
-
 // Time never falls as units grow: a size measured slower than a larger one carries a
 // stale or one-off time (a first launch), which would otherwise keep the pieces small.
 PieceSizer::Times PieceSizer::monotone(const Times& times) {
@@ -70,7 +65,7 @@ int PieceSizer::next_piece(const PieceShape& shape, int remaining, double budget
   int largest = 0;
   for (const auto& [units, ms] : times) {
     cheapest = std::min(cheapest, ms);
-    if (!aligned(units, align)) continue;
+    if (!is_piece_size(units, align)) continue;
     if (smallest == 0) smallest = units;
     largest = units;
   }

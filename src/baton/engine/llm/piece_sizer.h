@@ -64,8 +64,6 @@ class PieceSizer {
   static Key key_of(const PieceShape& shape);
   static Line fit(const Times& times);
   static Times monotone(const Times& times);
-  // A power-of-two multiple of `align` (a size next_piece picks, not a part's rest).
-  static bool aligned(int units, int align);
   // Sizes over this many units are not predicted from a line with a fixed cost.
   static int extrapolation_cap(const Times& times, const Line& line);
 

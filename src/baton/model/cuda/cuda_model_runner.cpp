@@ -69,10 +69,7 @@ void CudaModelRunner::warm_up(int max_rows) {
                   .prefills = true};
     const std::shared_ptr<ModelStep> step = begin(std::move(plan), 1.0);
     for (const PartCut& cut : step->cut_layer()) {
-      for (int units = cut.align; units < cut.units; units *= 2) {
-        step->run_piece(0, cut.part, 0, units);
-      }
-      step->run_piece(0, cut.part, 0, cut.units);
+      for (const int units : piece_sizes(cut)) step->run_piece(0, cut.part, 0, units);
     }
     // The next step's begin() rewrites the workspace this one's launches read.
     BATON_CUDA_CHECK(cudaStreamSynchronize(state_.stream.handle()));

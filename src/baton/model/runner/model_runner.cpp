@@ -20,4 +20,16 @@ const char* part_name(LayerPart part) {
   return "?";
 }
 
+bool is_piece_size(int units, int align) {
+  const int tiles = units / align;
+  return units % align == 0 && (tiles & (tiles - 1)) == 0;
+}
+
+std::vector<int> piece_sizes(const PartCut& cut) {
+  std::vector<int> sizes;
+  for (int units = cut.align; units < cut.units; units *= 2) sizes.push_back(units);
+  sizes.push_back(cut.units);
+  return sizes;
+}
+
 }  // namespace baton

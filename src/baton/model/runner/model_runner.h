@@ -52,6 +52,13 @@ struct PartCut {
   int align = 1;  // pieces are multiples of it, the rest of a part excepted
 };
 
+// A piece's size as the engine picks it: a power-of-two multiple of `align` (else the rest
+// of a part).
+bool is_piece_size(int units, int align);
+// Every size a piece of `cut` may be picked at (align, 2 align, 4 align, ... below its units)
+// and the whole part: what a runner warms up.
+std::vector<int> piece_sizes(const PartCut& cut);
+
 class ModelStep {
  public:
   virtual ~ModelStep() = default;
