@@ -16,7 +16,7 @@
 // Usage: structured_output_bench [--tokenizer FILE] [--backend cpu|cuda]
 //          [--shape qwen2.5-0.5b|llama-3-8b] [--layers N] [--tokens N] [--streams 1,16]
 //          [--prompt-tokens N] [--repeats N] [--properties 5,20,50] [--model-dir DIR]
-//          [--quick]
+//          [--quick] [--show-answers]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -72,54 +72,58 @@ struct Options {
   int repeats = 3;
   std::vector<int> properties = {5, 20, 50};
   std::string model_dir = "/tmp/structured_output_bench";
+  bool show_answers = false;  // print each run's first constrained answer
 };
 
 Options parse(int argc, char** argv) {
   Options o;
-  bool quick = false;
   for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--quick") {  // a smoke run: every table at a toy size
+      o.layers = 2;
+      o.tokens = 12;
+      o.streams = {1, 4};
+      o.prompt_tokens = 16;
+      o.repeats = 1;
+      o.properties = {5, 20};
+    }
+  }
+  for (int i = 1; i < argc; ++i) {  // options given override --quick's
     const std::string a = argv[i];
     const auto value = [&]() -> std::string {
       if (i + 1 >= argc) throw std::invalid_argument(a + " needs a value");
       return argv[++i];
     };
-    if (a == "--tokenizer")
+    if (a == "--tokenizer") {
       o.tokenizer = value();
-    else if (a == "--backend")
+    } else if (a == "--backend") {
       o.backend = value();
-    else if (a == "--shape")
+    } else if (a == "--shape") {
       o.shape = value();
-    else if (a == "--layers")
+    } else if (a == "--layers") {
       o.layers = std::stoi(value());
-    else if (a == "--tokens")
+    } else if (a == "--tokens") {
       o.tokens = std::stoi(value());
-    else if (a == "--streams")
+    } else if (a == "--streams") {
       o.streams = int_list(value());
-    else if (a == "--prompt-tokens")
+    } else if (a == "--prompt-tokens") {
       o.prompt_tokens = std::stoi(value());
-    else if (a == "--repeats")
+    } else if (a == "--repeats") {
       o.repeats = std::stoi(value());
-    else if (a == "--properties")
+    } else if (a == "--properties") {
       o.properties = int_list(value());
-    else if (a == "--model-dir")
+    } else if (a == "--model-dir") {
       o.model_dir = value();
-    else if (a == "--quick")
-      quick = true;
-    else
+    } else if (a == "--show-answers") {
+      o.show_answers = true;
+    } else if (a != "--quick") {
       throw std::invalid_argument("unknown argument " + a);
+    }
   }
   if (o.shape.empty()) o.shape = o.backend == "cuda" ? "llama-3-8b" : "qwen2.5-0.5b";
   if (o.streams.empty()) o.streams = o.backend == "cuda" ? std::vector{1, 32} : std::vector{1, 16};
-  if (quick) {  // a smoke run: every table, at a toy size
-    o.layers = 2;
-    o.tokens = std::min(o.tokens, 12);
-    o.streams = {1, 4};
-    o.prompt_tokens = 16;
-    o.repeats = 1;
-    o.properties = {5, 20};
-  }
   if (o.tokens < 2 || o.prompt_tokens < 1 || o.repeats < 1 || o.layers < 0) {
-    throw std::invalid_argument("--tokens must be >= 2, --prompt-tokens and --repeats >= 1");
+    throw std::invalid_argument(
+        "--tokens must be >= 2, --prompt-tokens and --repeats >= 1, --layers >= 0");
   }
   return o;
 }
@@ -200,10 +204,8 @@ std::vector<TokenId> end_tokens_of(const baton::BpeTokenizer& tokenizer) {
 }
 
 // The model of `o.shape` with random weights, written once per shape, layer count and
-// vocabulary into o.model_dir, its end tokens those of `tokenizer` (the writer's own
-// tokenizer is not the one measured; its ids would be text in the real one).
-fs::path model_for(const Options& o, const baton::BpeTokenizer* tokenizer,
-                   const std::vector<TokenId>& ends) {
+// vocabulary size into o.model_dir.
+fs::path model_for(const Options& o, const baton::BpeTokenizer* tokenizer) {
   const baton::ModelArch arch = baton::writable_arch(o.shape == "llama-3-8b" ? "llama" : "qwen2");
   baton::ModelShape shape = baton::model_shape(o.shape, arch);
   if (o.layers > 0) shape.num_layers = o.layers;
@@ -216,20 +218,25 @@ fs::path model_for(const Options& o, const baton::BpeTokenizer* tokenizer,
   if (fs::exists(dir / "bench-ready")) return dir;
   const auto start = Clock::now();
   baton::write_model(dir, arch, shape, 1);
-  if (tokenizer != nullptr) {
-    for (const char* file : {"config.json", "generation_config.json"}) {
-      Json config = Json::parse(read_file(dir / file));
-      config["eos_token_id"] = ends;
-      std::ofstream(dir / file) << config.dump(2);
-    }
-  }
   std::ofstream(dir / "bench-ready") << "written by structured_output_bench\n";
   std::printf("wrote %s in %.1f s\n", dir.c_str(), ms_since(start) / 1000);
   return dir;
 }
 
+// The model's end tokens made those of the tokenizer measured, whose ids the writer's own
+// tokenizer's would be text in: the engine ends where the grammar does.
+void set_end_tokens(const fs::path& dir, const std::vector<TokenId>& ends) {
+  for (const char* file : {"config.json", "generation_config.json"}) {
+    Json config = Json::parse(read_file(dir / file));
+    if (config["eos_token_id"] == Json(ends)) continue;
+    config["eos_token_id"] = ends;
+    std::ofstream(dir / file) << config.dump(2);
+  }
+}
+
 struct StreamRun {
-  std::vector<GenerationResult> results;
+  std::vector<GenerationResult> results;  // of the requests that did not fail
+  std::vector<std::string> failures;      // the error, and the text the request had made
   double wall_ms = 0.0;
 };
 
@@ -240,6 +247,9 @@ StreamRun run_streams(baton::LlmEngine& engine, const std::vector<int>& lengths,
                       std::size_t vocab,
                       const std::shared_ptr<const baton::OutputGrammar>& grammar) {
   std::vector<std::future<GenerationResult>> futures;
+  // Each stream's text so far, written on the engine's thread, read once its future is
+  // ready (the future is set after the last on_token).
+  auto texts = std::make_shared<std::vector<std::string>>(lengths.size());
   const auto start = Clock::now();
   for (std::size_t i = 0; i < lengths.size(); ++i) {
     baton::GenerationRequest r{.id = i + 1, .prompt = {}, .params = {}};
@@ -251,10 +261,17 @@ StreamRun run_streams(baton::LlmEngine& engine, const std::vector<int>& lengths,
     r.params.max_tokens = lengths[i];
     r.params.ignore_eos = grammar == nullptr;
     r.params.grammar = grammar;
+    r.on_token = [texts, i](const baton::TokenDelta& d) { (*texts)[i] += d.text; };
     futures.push_back(engine.submit(std::move(r)));
   }
   StreamRun run;
-  for (auto& f : futures) run.results.push_back(f.get());
+  for (std::size_t i = 0; i < futures.size(); ++i) {
+    try {
+      run.results.push_back(futures[i].get());
+    } catch (const std::exception& e) {
+      run.failures.push_back(std::string(e.what()) + " after " + Json((*texts)[i]).dump());
+    }
+  }
   run.wall_ms = ms_since(start);
   return run;
 }
@@ -364,11 +381,12 @@ int main(int argc, char** argv) try {
     tokenizer = std::make_unique<baton::BpeTokenizer>(read_file(o.tokenizer), o.tokenizer);
     ends = end_tokens_of(*tokenizer);
   }
-  const fs::path dir = model_for(o, tokenizer.get(), ends);
+  const fs::path dir = model_for(o, tokenizer.get());
   if (!tokenizer) {  // no --tokenizer: the writer's small one (masks far cheaper than real)
     tokenizer = std::make_unique<baton::BpeTokenizer>(baton::BpeTokenizer::from_directory(dir));
     ends = end_tokens_of(*tokenizer);
   }
+  set_end_tokens(dir, ends);
   const baton::LlamaModel model = baton::LlamaModel::load(dir);
   const std::size_t vocab = tokenizer->vocab_size();
   int most = 1;
@@ -384,14 +402,14 @@ int main(int argc, char** argv) try {
   baton::LlmEngine& engine = host.add_llm_engine("bench", model, tokenizer.get(), options);
 
   const baton::ToolCallFormat format = baton::ToolCallFormat::hermes;
+  baton::OutputGrammars grammars(*tokenizer, ends, format);
   auto start = Clock::now();
+  const auto records = grammars.for_request({}, json_schema(record_schema()));
+  const double first_grammar_ms = ms_since(start);  // the vocabulary's build and a compile
+  start = Clock::now();  // the vocabulary alone, again (the cold replays' cache needs it)
   const auto vocabulary =
       baton::output_vocabulary(*tokenizer, ends, markers_of(baton::tool_call_syntax(format)));
   const double vocabulary_ms = ms_since(start);
-  baton::OutputGrammars grammars(*tokenizer, ends, format);
-  start = Clock::now();
-  const auto records = grammars.for_request({}, json_schema(record_schema()));
-  const double first_grammar_ms = ms_since(start);  // the vocabulary's build and a compile
 
   const baton::ModelConfig& c = model.config();
   std::printf(
@@ -406,7 +424,8 @@ int main(int argc, char** argv) try {
 
   std::printf(
       "\n| streams | free ms/token | json_schema ms/token | ratio (target <= 1.10) | answers "
-      "ended (valid JSON) | tokens/answer | mask us mean/max, cold | warm | cache hits, cold | "
+      "ended (valid JSON), failed | tokens/answer | mask us mean/max, cold | warm | cache hits, "
+      "cold | "
       "masks per step / step ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (const int streams : o.streams) {
     const StreamRun constrained = run_streams(
@@ -421,24 +440,31 @@ int main(int argc, char** argv) try {
       ++ended;
       valid += Json::accept(r.text) ? 1 : 0;
     }
+    if (o.show_answers && !constrained.results.empty()) {
+      std::fprintf(stderr, "an answer of %d streams: %s\n", streams,
+                   Json(constrained.results[0].text).dump().c_str());
+    }
+    for (const std::string& failure : constrained.failures)  // the free run leaves them out
+      std::fprintf(stderr, "a constrained request failed: %s\n", failure.c_str());
     const StreamRun free = run_streams(engine, lengths, 16, vocab, nullptr);
     const double with = ms_per_token(constrained), without = ms_per_token(free);
     const MaskTimes cold = replay_masks(cold_copy(*records, vocabulary), constrained.results);
     const MaskTimes warm = replay_masks(records, constrained.results);
     std::printf(
-        "| %d | %.2f | %.2f | %.3fx | %d/%d (%d) | %.1f | %.1f / %.0f | %.1f / %.0f | %.0f %% | "
+        "| %d | %.2f | %.2f | %.3fx | %d/%d (%d), %zu | %.1f | %.1f / %.0f | %.1f / %.0f | %.0f %% "
+        "| "
         "%.3f ms / %.2f ms |\n",
-        streams, without, with, with / without, ended, streams, valid, tokens / streams,
-        cold.mean_us, cold.max_us, warm.mean_us, warm.max_us,
+        streams, without, with, with / without, ended, streams, valid, constrained.failures.size(),
+        tokens / streams, cold.mean_us, cold.max_us, warm.mean_us, warm.max_us,
         100.0 * static_cast<double>(cold.hits) /
             static_cast<double>(std::max<std::size_t>(1, cold.masks)),
         streams * warm.mean_us / 1000, without);
   }
 
   std::printf(
-      "\none-off, per model: the vocabulary for the grammars (%zu tokens) %.0f ms; the first "
-      "grammar (vocabulary + compile) %.0f ms\n",
-      vocabulary->size(), vocabulary_ms, first_grammar_ms);
+      "\none-off, per model: the first grammar (the vocabulary's build + a compile) %.0f ms; "
+      "the vocabulary alone, built again (%zu tokens) %.0f ms\n",
+      first_grammar_ms, vocabulary->size(), vocabulary_ms);
   std::printf(
       "\ntime to first token, %d-token prompt, median of %d (a new schema each time: compiled; "
       "the vocabulary built before, masks shared with earlier schemas warm)\n"
