@@ -15,7 +15,7 @@
 // tokenizer.json (Qwen2.5's 151,643 tokens plus 26 added ones).
 // Usage: structured_output_bench [--tokenizer FILE] [--backend cpu|cuda]
 //          [--shape qwen2.5-0.5b|llama-3-8b] [--layers N] [--tokens N] [--streams 1,16]
-//          [--prompt-tokens N] [--repeats N] [--properties 5,20,50] [--model-dir DIR]
+//          [--prompt-tokens N] [--rounds N] [--repeats N] [--properties 5,20,50] [--model-dir DIR]
 //          [--quick] [--show-answers]
 #include <algorithm>
 #include <chrono>
@@ -53,6 +53,17 @@ double median(std::vector<double> v) {
   return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
+std::string fmt_ms(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f", ms);
+  return text;
+}
+std::string fmt_ratio(double ratio) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fx", ratio);
+  return text;
+}
+
 std::vector<int> int_list(const std::string& text) {
   std::vector<int> out;
   std::stringstream in(text);
@@ -66,10 +77,11 @@ struct Options {
   std::string backend = "cpu";
   std::string shape;  // default by backend
   int layers = 0;     // 0: the shape's
-  int tokens = 48;    // generated tokens per stream at most
+  int tokens = 32;    // generated tokens per stream at most
+  int rounds = 2;     // decode runs of each kind per stream count: the first on a cold cache
   std::vector<int> streams;
   int prompt_tokens = 64;  // of the time-to-first-token requests
-  int repeats = 3;
+  int repeats = 5;
   std::vector<int> properties = {5, 20, 50};
   std::string model_dir = "/tmp/structured_output_bench";
   bool show_answers = false;  // print each run's first constrained answer
@@ -84,6 +96,7 @@ Options parse(int argc, char** argv) {
       o.streams = {1, 4};
       o.prompt_tokens = 16;
       o.repeats = 1;
+      o.rounds = 1;
       o.properties = {5, 20};
     }
   }
@@ -107,6 +120,8 @@ Options parse(int argc, char** argv) {
       o.streams = int_list(value());
     } else if (a == "--prompt-tokens") {
       o.prompt_tokens = std::stoi(value());
+    } else if (a == "--rounds") {
+      o.rounds = std::stoi(value());
     } else if (a == "--repeats") {
       o.repeats = std::stoi(value());
     } else if (a == "--properties") {
@@ -121,9 +136,9 @@ Options parse(int argc, char** argv) {
   }
   if (o.shape.empty()) o.shape = o.backend == "cuda" ? "llama-3-8b" : "qwen2.5-0.5b";
   if (o.streams.empty()) o.streams = o.backend == "cuda" ? std::vector{1, 32} : std::vector{1, 16};
-  if (o.tokens < 2 || o.prompt_tokens < 1 || o.repeats < 1 || o.layers < 0) {
+  if (o.tokens < 2 || o.prompt_tokens < 1 || o.repeats < 1 || o.rounds < 1 || o.layers < 0) {
     throw std::invalid_argument(
-        "--tokens must be >= 2, --prompt-tokens and --repeats >= 1, --layers >= 0");
+        "--tokens must be >= 2, --prompt-tokens, --repeats and --rounds >= 1, --layers >= 0");
   }
   return o;
 }
@@ -337,6 +352,54 @@ std::shared_ptr<const baton::OutputGrammar> cold_copy(
       .triggers = {}});
 }
 
+// One row of the decode table: `streams` constrained answers and the same streams free,
+// o.rounds times, the grammar's cache cold in the first round; then the masks replayed.
+void decode_row(baton::LlmEngine& engine, const Options& o, int streams, std::size_t vocab,
+                const std::shared_ptr<const baton::OutputGrammar>& grammar,
+                const std::shared_ptr<const baton::grammar::TokenVocabulary>& vocabulary) {
+  std::vector<double> with, without;
+  StreamRun constrained;
+  for (int round = 0; round < o.rounds; ++round) {
+    constrained = run_streams(engine, std::vector<int>(static_cast<std::size_t>(streams), o.tokens),
+                              16, vocab, grammar);
+    for (const std::string& failure : constrained.failures)  // the free run leaves them out
+      std::fprintf(stderr, "a constrained request failed: %s\n", failure.c_str());
+    std::vector<int> lengths;
+    for (const GenerationResult& r : constrained.results)
+      lengths.push_back(std::max<int>(2, static_cast<int>(r.tokens.size())));
+    with.push_back(ms_per_token(constrained));
+    without.push_back(ms_per_token(run_streams(engine, lengths, 16, vocab, nullptr)));
+  }
+  int ended = 0, valid = 0;
+  double tokens = 0;
+  for (const GenerationResult& r : constrained.results) {
+    tokens += static_cast<double>(r.tokens.size());
+    if (r.finish != baton::FinishReason::stop) continue;
+    ++ended;
+    valid += Json::accept(r.text) ? 1 : 0;
+  }
+  if (o.show_answers && !constrained.results.empty()) {
+    std::fprintf(stderr, "an answer of %d streams: %s\n", streams,
+                 Json(constrained.results[0].text).dump().c_str());
+  }
+  const MaskTimes cold = replay_masks(cold_copy(*grammar, vocabulary), constrained.results);
+  const MaskTimes warm = replay_masks(grammar, constrained.results);
+  const double free_ms = median(without);
+  const std::vector<double> later(with.begin() + 1, with.end());
+  std::printf(
+      "| %d | %.2f | %.2f (%.3fx) | %s | %d/%d (%d), %zu | %.1f | %.1f / %.0f | %.1f / %.0f "
+      "| %.0f %% | %.3f ms / %.2f ms |\n",
+      streams, free_ms, with[0], with[0] / free_ms,
+      later.empty()
+          ? "-"
+          : (fmt_ms(median(later)) + " (" + fmt_ratio(median(later) / free_ms) + ")").c_str(),
+      ended, streams, valid, constrained.failures.size(), tokens / streams, cold.mean_us,
+      cold.max_us, warm.mean_us, warm.max_us,
+      100.0 * static_cast<double>(cold.hits) /
+          static_cast<double>(std::max<std::size_t>(1, cold.masks)),
+      streams * warm.mean_us / 1000, free_ms);
+}
+
 std::vector<std::string> markers_of(const baton::ToolCallSyntax& syntax) {
   std::vector<std::string> markers = syntax.other_triggers;
   for (const std::string* m : {&syntax.trigger, &syntax.block_begin, &syntax.call_begin,
@@ -350,6 +413,7 @@ std::vector<std::string> markers_of(const baton::ToolCallSyntax& syntax) {
 struct FirstToken {
   double ttft_ms = 0.0;
   double grammar_ms = 0.0;  // for_request: the compile, for a new schema
+  std::shared_ptr<const baton::OutputGrammar> grammar{};
 };
 
 FirstToken first_token(baton::LlmEngine& engine, baton::OutputGrammars& grammars,
@@ -358,7 +422,7 @@ FirstToken first_token(baton::LlmEngine& engine, baton::OutputGrammars& grammars
   const auto start = Clock::now();
   baton::GenerationRequest r{.id = id, .prompt = {}, .params = {}};
   if (schema) r.params.grammar = grammars.for_request({}, json_schema(*schema));
-  FirstToken out{.ttft_ms = 0.0, .grammar_ms = ms_since(start)};
+  FirstToken out{.ttft_ms = 0.0, .grammar_ms = ms_since(start), .grammar = r.params.grammar};
   for (int t = 0; t < prompt; ++t)
     r.prompt.push_back(
         static_cast<TokenId>((id * 15485863 + static_cast<std::uint64_t>(t) * 7919) % vocab));
@@ -368,6 +432,39 @@ FirstToken first_token(baton::LlmEngine& engine, baton::OutputGrammars& grammars
   (void)engine.submit(std::move(r)).get();  // one token: its future is ready at the first
   out.ttft_ms = ms_since(start);
   return out;
+}
+
+// Time to first token with a new schema of each size against none, alternated, medians.
+void first_token_table(baton::LlmEngine& engine, baton::OutputGrammars& grammars, const Options& o,
+                       std::size_t vocab,
+                       const std::shared_ptr<const baton::grammar::TokenVocabulary>& vocabulary) {
+  std::printf(
+      "\ntime to first token, %d-token prompt, median of %d (a new schema each time: compiled; "
+      "the vocabulary built before, masks shared with earlier schemas warm); the first mask "
+      "timed apart on a cache of its own with no shared masks (an upper bound)\n"
+      "| schema | no schema ms | new schema ms | ratio (target <= 1.2) | of which compile ms | "
+      "first mask, cold ms |\n|---|---|---|---|---|---|\n",
+      o.prompt_tokens, o.repeats);
+  std::uint64_t id = 1000;
+  int variant = 0;
+  for (const int properties : o.properties) {
+    std::vector<double> plain, schema, compile, mask;
+    for (int r = 0; r < o.repeats; ++r) {  // alternated, so that drift hits both alike
+      plain.push_back(
+          first_token(engine, grammars, std::nullopt, o.prompt_tokens, vocab, ++id).ttft_ms);
+      const FirstToken f = first_token(engine, grammars, wide_schema(properties, ++variant),
+                                       o.prompt_tokens, vocab, ++id);
+      schema.push_back(f.ttft_ms);
+      compile.push_back(f.grammar_ms);
+      baton::ConstrainedOutput first(cold_copy(*f.grammar, vocabulary));
+      const auto start = Clock::now();
+      first.prepare_mask();
+      mask.push_back(ms_since(start));
+    }
+    std::printf("| %d properties | %.1f | %.1f | %.3fx | %.2f | %.2f |\n", properties,
+                median(plain), median(schema), median(schema) / median(plain), median(compile),
+                median(mask));
+  }
 }
 
 }  // namespace
@@ -423,69 +520,22 @@ int main(int argc, char** argv) try {
                     nullptr);  // warm-up: the weights paged in, the kernels' shapes
 
   std::printf(
-      "\n| streams | free ms/token | json_schema ms/token | ratio (target <= 1.10) | answers "
-      "ended (valid JSON), failed | tokens/answer | mask us mean/max, cold | warm | cache hits, "
-      "cold | "
-      "masks per step / step ms |\n|---|---|---|---|---|---|---|---|---|---|\n");
+      "\ndecode, ms per token of a stream (its decode time over its tokens after the first), "
+      "median of %d rounds; json_schema (ratio to free, target <= 1.10): the first round on a "
+      "cold mask cache, then the median of the later ones\n"
+      "| streams | free | json_schema, cold | json_schema, warm | answers ended (valid JSON), "
+      "failed | tokens/answer | mask us mean/max, cold | warm | cache hits, cold | "
+      "masks per step / step ms |\n|---|---|---|---|---|---|---|---|---|---|\n",
+      o.rounds);
   for (const int streams : o.streams) {
-    const StreamRun constrained = run_streams(
-        engine, std::vector<int>(static_cast<std::size_t>(streams), o.tokens), 16, vocab, records);
-    std::vector<int> lengths;
-    int ended = 0, valid = 0;
-    double tokens = 0;
-    for (const GenerationResult& r : constrained.results) {
-      lengths.push_back(std::max<int>(2, static_cast<int>(r.tokens.size())));
-      tokens += static_cast<double>(r.tokens.size());
-      if (r.finish != baton::FinishReason::stop) continue;
-      ++ended;
-      valid += Json::accept(r.text) ? 1 : 0;
-    }
-    if (o.show_answers && !constrained.results.empty()) {
-      std::fprintf(stderr, "an answer of %d streams: %s\n", streams,
-                   Json(constrained.results[0].text).dump().c_str());
-    }
-    for (const std::string& failure : constrained.failures)  // the free run leaves them out
-      std::fprintf(stderr, "a constrained request failed: %s\n", failure.c_str());
-    const StreamRun free = run_streams(engine, lengths, 16, vocab, nullptr);
-    const double with = ms_per_token(constrained), without = ms_per_token(free);
-    const MaskTimes cold = replay_masks(cold_copy(*records, vocabulary), constrained.results);
-    const MaskTimes warm = replay_masks(records, constrained.results);
-    std::printf(
-        "| %d | %.2f | %.2f | %.3fx | %d/%d (%d), %zu | %.1f | %.1f / %.0f | %.1f / %.0f | %.0f %% "
-        "| "
-        "%.3f ms / %.2f ms |\n",
-        streams, without, with, with / without, ended, streams, valid, constrained.failures.size(),
-        tokens / streams, cold.mean_us, cold.max_us, warm.mean_us, warm.max_us,
-        100.0 * static_cast<double>(cold.hits) /
-            static_cast<double>(std::max<std::size_t>(1, cold.masks)),
-        streams * warm.mean_us / 1000, without);
+    decode_row(engine, o, streams, vocab, cold_copy(*records, vocabulary), vocabulary);
   }
 
   std::printf(
       "\none-off, per model: the first grammar (the vocabulary's build + a compile) %.0f ms; "
       "the vocabulary alone, built again (%zu tokens) %.0f ms\n",
       first_grammar_ms, vocabulary->size(), vocabulary_ms);
-  std::printf(
-      "\ntime to first token, %d-token prompt, median of %d (a new schema each time: compiled; "
-      "the vocabulary built before, masks shared with earlier schemas warm)\n"
-      "| schema | no schema ms | new schema ms | of which compile ms | ratio (target <= 1.2) "
-      "|\n|---|---|---|---|---|\n",
-      o.prompt_tokens, o.repeats);
-  std::uint64_t id = 1000;
-  int variant = 0;
-  for (const int properties : o.properties) {
-    std::vector<double> plain, schema, compile;
-    for (int r = 0; r < o.repeats; ++r) {  // alternated, so that drift hits both alike
-      plain.push_back(
-          first_token(engine, grammars, std::nullopt, o.prompt_tokens, vocab, ++id).ttft_ms);
-      const FirstToken f = first_token(engine, grammars, wide_schema(properties, ++variant),
-                                       o.prompt_tokens, vocab, ++id);
-      schema.push_back(f.ttft_ms);
-      compile.push_back(f.grammar_ms);
-    }
-    std::printf("| %d properties | %.1f | %.1f | %.2f | %.3fx |\n", properties, median(plain),
-                median(schema), median(compile), median(schema) / median(plain));
-  }
+  first_token_table(engine, grammars, o, vocab, vocabulary);
   return 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "structured_output_bench: %s\n", e.what());
