@@ -428,6 +428,10 @@ void decode_row(baton::LlmEngine& engine, const Options& o, int streams, std::si
     without.push_back(ms_per_token(free));
     cpu_without.push_back(cpu_ms_per_token(free));
   }
+  if (constrained.results.empty()) {
+    std::printf("| %d | every constrained request failed (above) |\n", streams);
+    return;
+  }
   int ended = 0, valid = 0;
   double tokens = 0;
   for (const GenerationResult& r : constrained.results) {
