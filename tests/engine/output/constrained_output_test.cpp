@@ -55,7 +55,10 @@ TEST(ConstrainedOutput, AGrammarFromTheFirstTokenMasksEveryStep) {
   output.accept(kX, "<t>xx");
   output.accept(kX, "<t>xxx");
   EXPECT_EQ(allowed(output), (std::vector<TokenId>{kEnd}));  // the grammar is done
+  EXPECT_FALSE(output.finished());  // until the end token is read
   EXPECT_THROW(output.accept(kX, "<t>xxxx"), std::logic_error);
+  output.accept(kEnd, "<t>xxx");
+  EXPECT_TRUE(output.finished());
 }
 
 TEST(ConstrainedOutput, ALazyGrammarStartsAtItsTriggerEvenAcrossTokens) {

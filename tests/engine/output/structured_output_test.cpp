@@ -54,7 +54,8 @@ class StructuredOutput : public ::testing::Test {
   }
 
   std::future<GenerationResult> ask(const std::shared_ptr<const OutputGrammar>& grammar,
-                                    std::uint64_t seed, const std::string& question) {
+                                    std::uint64_t seed, const std::string& question,
+                                    bool ignore_eos = false) {
     GenerationRequest r{.id = seed,
                         .prompt = tokenizer_.encode("<|im_start|>user\n" + question +
                                                     "<|im_end|>\n<|im_start|>assistant\n"),
@@ -63,6 +64,7 @@ class StructuredOutput : public ::testing::Test {
     r.params.sampling.seed = seed;
     r.params.max_tokens = 400;
     r.params.grammar = grammar;
+    r.params.ignore_eos = ignore_eos;
     return engine_->submit(std::move(r));
   }
 
@@ -111,6 +113,17 @@ TEST_F(StructuredOutput, JsonSchemaAnswersAtTemperatureOneAreAllValidAndEnd) {
     cases.push_back({{"schema", nlohmann::json::parse(schema.dump())}, {"text", result.text}});
   }
   EXPECT_EQ(grammar::testing::run_python(kValidate, cases), "ok\n");
+}
+
+TEST_F(StructuredOutput, AnAnswerEndsWithItsGrammarEvenPastEndTokens) {
+  OutputGrammars grammars(tokenizer_, ends_, ToolCallFormat::hermes);
+  const auto grammar = grammars.for_request(
+      {}, ResponseFormat{.kind = ResponseFormat::Kind::json_schema, .schema = schemas()[1]});
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    const GenerationResult result = ask(grammar, seed, "JSON.", /*ignore_eos=*/true).get();
+    EXPECT_EQ(result.finish, FinishReason::stop) << result.text;
+    EXPECT_TRUE(nlohmann::json::accept(result.text)) << result.text;
+  }
 }
 
 TEST_F(StructuredOutput, RequiredToolCallsParseBackToTheOfferedTools) {

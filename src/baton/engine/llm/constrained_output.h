@@ -28,6 +28,8 @@ class ConstrainedOutput {
 
   // The grammar decides the next token (the step must return logits, not a greedy pick).
   bool active() const { return matcher_.has_value(); }
+  // The grammar can read nothing more: the answer is over.
+  bool finished() const { return matcher_ && matcher_->finished(); }
   // The mask for the next token, if active and not ready yet.
   void prepare_mask();
   // `logits` with every token the grammar refuses set to -infinity (tokens past the

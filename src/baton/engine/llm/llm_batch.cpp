@@ -251,8 +251,12 @@ bool LlmBatch::take(Entry& e, SampledToken next, TimePoint now) {
   e.tokens.push_back(next.id);
   e.result.tokens.push_back(next.id);
   e.result.logprobs.push_back(next.logprob);
-  const auto reason = e.stop->add(next.id);
-  if (e.output && !reason) e.output->accept(next.id, e.stop->text());
+  auto reason = e.stop->add(next.id);
+  if (e.output && !reason) {
+    e.output->accept(next.id, e.stop->text());
+    // A grammar that can read nothing more ends the answer, end token or not (ignore_eos).
+    if (e.output->finished()) reason = FinishReason::stop;
+  }
   if (e.request.on_token) {
     e.request.on_token(TokenDelta{.token = next.id,
                                   .logprob = next.logprob,
