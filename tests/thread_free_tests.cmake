@@ -63,6 +63,8 @@ set(baton_thread_free_tests
     model/tokenizer/sentencepiece_bpe_test.cpp
     model/weight_matrix_test.cpp
     server/anthropic_messages_test.cpp
+    server/anthropic_tool_format_test.cpp
+    server/anthropic_tools_test.cpp
     server/logit_bias_field_test.cpp
     server/metrics_test.cpp
     server/openai_response_test.cpp
