@@ -68,8 +68,11 @@ set(baton_thread_free_tests
     server/logit_bias_field_test.cpp
     server/metrics_test.cpp
     server/openai_response_test.cpp
+    server/peer_fields_test.cpp
     server/q8_serve_config_test.cpp
     server/responses_api_test.cpp
+    server/responses_input_test.cpp
+    server/responses_tool_format_test.cpp
     server/route_label_test.cpp
     server/serve_config_test.cpp
     server/tokenize_test.cpp
