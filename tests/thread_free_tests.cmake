@@ -69,6 +69,7 @@ set(baton_thread_free_tests
     server/metrics_test.cpp
     server/openai_response_test.cpp
     server/peer_fields_test.cpp
+    server/peer_requests_tools_test.cpp
     server/q8_serve_config_test.cpp
     server/responses_api_test.cpp
     server/responses_input_test.cpp

@@ -153,8 +153,11 @@ CompletionCall parse_anthropic_call(std::string_view body) {
   call.messages = anthropic_messages(object, body);
   call.tool_use = anthropic_tool_use(object, body);
   call.response_format = anthropic_output_format(object, body);
-  // Anthropic continues a final assistant message (a prefill of the reply).
-  if (call.messages.back().role == "assistant") call.chat_end = ChatEnd::continue_last;
+  // Anthropic continues a final assistant message (a prefill of the reply); one that called
+  // tools is done, and the reply opens after it.
+  if (call.messages.back().role == "assistant" && call.messages.back().tool_calls.empty()) {
+    call.chat_end = ChatEnd::continue_last;
+  }
   if (const json* stops = field(object, "stop_sequences")) call.stop = stop_sequences(*stops);
   SamplingRequest& s = call.sampling;
   if (const json* v = field(object, "temperature")) s.temperature = number(*v, "temperature", 0, 1);
@@ -233,7 +236,7 @@ ResponsesCall parse_responses_call(std::string_view body) {
 
 TokenizeCall parse_tokenize_call(std::string_view body) {
   const json object = parse_object(body);
-  check_fields(object, {"model", "prompt", "messages", "add_generation_prompt"}, {});
+  check_fields(object, {"model", "prompt", "messages", "add_generation_prompt", "tools"}, {});
   TokenizeCall call;
   call.model = model_name(object);
   const json* prompt = field(object, "prompt");
@@ -248,6 +251,10 @@ TokenizeCall parse_tokenize_call(std::string_view body) {
     // The same messages as /v1/chat/completions, checked by the same parser.
     const json chat = {{"model", call.model}, {"messages", *messages}};
     call.messages = parse_completion_call(chat.dump(), CompletionCall::Kind::chat).messages;
+  }
+  if (field(object, "tools") != nullptr) {
+    if (prompt != nullptr) throw bad_parameter("tools", "'tools' goes with 'messages'");
+    call.tools = checked_tools(ordered_field(body, "tools"));  // as /v1/chat/completions's
   }
   if (const json* v = field(object, "add_generation_prompt")) {
     if (prompt != nullptr) {

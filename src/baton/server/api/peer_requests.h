@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "baton/model/chat/chat_template.h"
+#include "baton/model/chat/chat_tools.h"
 #include "baton/model/tokenizer/token_id.h"
 #include "baton/server/api/openai_request.h"
 
@@ -44,12 +45,14 @@ struct ResponsesCall {
 };
 ResponsesCall parse_responses_call(std::string_view body);
 
-// POST /tokenize: a prompt as it is, or a conversation in the model's chat template.
+// POST /tokenize: a prompt as it is, or a conversation (with `tools`, as Chat Completions
+// takes them) in the model's chat template.
 struct TokenizeCall {
   std::string model;
   std::optional<std::string> prompt;       // either this ...
   std::vector<ChatMessage> messages;       // ... or this (chat models only)
   ChatEnd chat_end = ChatEnd::open_reply;  // messages: as add_generation_prompt says
+  ChatTools tools;                         // messages: the tools the template renders
 };
 TokenizeCall parse_tokenize_call(std::string_view body);
 

@@ -108,7 +108,7 @@ RouteResult Router::tokenize(const HttpRequest& request) {
       // What the completion and embedding routes feed the model for this text.
       tokens = model->tokenizer->encode_with_special(*call.prompt);
     } else {
-      tokens = model->chat_prompt(call.messages, call.chat_end);
+      tokens = model->chat_prompt(call.messages, call.chat_end, call.tools);
     }
     count(model->spec.name, route, 200);
     return RouteResult(json_response(
