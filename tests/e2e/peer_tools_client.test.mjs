@@ -102,7 +102,8 @@ describe('Anthropic Messages', () => {
 
   test('streamed: input_json_delta fragments add up to the whole answer\'s inputs', async () => {
     const request = { model: 'chat', max_tokens: 120, temperature: 0, messages: ask, tools,
-                      tool_choice: { type: 'tool', name: 'get_weather' } };
+                      tool_choice: { type: 'tool', name: 'get_weather',
+                                     disable_parallel_tool_use: true } };
     const whole = await anthropic.messages.create(request);
     const stream = await anthropic.messages.create({ ...request, stream: true });
     const blocks = [];
@@ -200,7 +201,8 @@ describe('OpenAI Responses', () => {
 
   test('streamed: arguments deltas add up to the whole answer\'s calls', async () => {
     const request = { model: 'chat', input: question, tools, temperature: 0,
-                      tool_choice: { type: 'function', name: 'add' }, max_output_tokens: 120 };
+                      parallel_tool_calls: false, max_output_tokens: 120,
+                      tool_choice: { type: 'function', name: 'get_weather' } };
     const whole = await openai.responses.create(request);
     const stream = await openai.responses.create({ ...request, stream: true });
     const items = [];
@@ -220,8 +222,9 @@ describe('OpenAI Responses', () => {
     assert.ok(calls(whole.output).length >= 1, JSON.stringify(whole));
     assert.deepEqual(calls(items), calls(whole.output));
     assert.deepEqual(calls(last.output), calls(whole.output));
-    for (const call of calls(whole.output)) assert.equal(call.name, 'add');
-    assert.equal(invalid(calls(whole.output).map((c) => ({ schema: addSchema, text: c.a }))), null);
+    for (const call of calls(whole.output)) assert.equal(call.name, 'get_weather');
+    assert.equal(invalid(calls(whole.output).map((c) => ({ schema: weatherSchema, text: c.a }))),
+                 null);
   });
 
   test('text.format json_schema: answers valid against the schema', async () => {
