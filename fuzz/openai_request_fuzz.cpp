@@ -5,12 +5,16 @@
 // a sanitizer report, or an accepted request that breaks the parsers' promises (a value
 // out of its documented range, an empty model or prompt) is a bug.
 // Thread-safety: libFuzzer calls the entry point from one thread.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <string>
 #include <string_view>
 
+#include "baton/model/chat/chat_tools.h"
 #include "baton/server/api/openai_request.h"
 #include "baton/server/api/peer_requests.h"
 #include "baton/server/http/api_error.h"
@@ -59,14 +63,38 @@ void check(const baton::EmbeddingCall& call) {
   for (const auto& tokens : call.token_inputs) require(!tokens.empty(), "non-empty token inputs");
 }
 
+// Tools that reach a template and a grammar: valid, and a choice they can satisfy.
+void check_tool_use(const baton::ToolUse& use) {
+  try {
+    baton::validate_tools(nlohmann::ordered_json(use.tools));
+  } catch (const std::invalid_argument&) {
+    require(false, "valid tools");
+  }
+  const bool forced =
+      use.choice == baton::ToolUse::Choice::required || use.choice == baton::ToolUse::Choice::named;
+  require(!forced || !use.tools.empty(), "a call required only with tools");
+  if (use.choice == baton::ToolUse::Choice::named) {
+    const auto names = baton::tool_names(use.tools);
+    require(std::find(names.begin(), names.end(), use.function) != names.end(),
+            "a named function among the tools");
+  }
+}
+
 void check_peer_chat(const baton::CompletionCall& call, double max_temperature,
                      std::size_t max_stops) {
   require(!call.model.empty(), "a model name");
   require(call.kind == baton::CompletionCall::Kind::chat, "a chat call");
   require(!call.messages.empty(), "at least one message");
+  std::set<std::string> called;
   for (const auto& m : call.messages) {
-    require(m.role == "system" || m.role == "user" || m.role == "assistant", "a known role");
+    require(m.role == "system" || m.role == "user" || m.role == "assistant" || m.role == "tool",
+            "a known role");
+    require(m.tool_calls.empty() || m.role == "assistant", "only the assistant calls tools");
+    for (const auto& c : m.tool_calls) called.insert(c.id);
+    require(m.role != "tool" || called.contains(m.tool_call_id),
+            "a tool result answers an earlier call");
   }
+  check_tool_use(call.tool_use);
   require(within(call.sampling.temperature, 0, max_temperature), "temperature in range");
   require(within(call.sampling.top_p, 1e-300, 1), "top_p in (0, 1]");
   require(!call.sampling.top_k || *call.sampling.top_k >= 0, "top_k >= 0");
@@ -78,9 +106,10 @@ void check_peer_chat(const baton::CompletionCall& call, double max_temperature,
 void check_anthropic(const baton::CompletionCall& call) {
   check_peer_chat(call, 1, baton::kMaxStopSequences);
   require(call.max_tokens.has_value(), "max_tokens is required");
-  require((call.messages.back().role == "assistant") ==
+  const auto& last = call.messages.back();
+  require((last.role == "assistant" && last.tool_calls.empty()) ==
               (call.chat_end == baton::ChatEnd::continue_last),
-          "a final assistant message is continued (a prefill), and only that");
+          "a final assistant message without calls is continued (a prefill), and only that");
 }
 
 void check(const baton::ResponsesCall& call) {
@@ -90,6 +119,7 @@ void check(const baton::ResponsesCall& call) {
 
 void check(const baton::TokenizeCall& call) {
   require(!call.model.empty(), "a model name");
+  require(call.tools.empty() || !call.messages.empty(), "tools only with messages");
   require(call.prompt.has_value() != !call.messages.empty(), "a prompt or messages");
 }
 

@@ -64,11 +64,17 @@ set(baton_thread_free_tests
     model/tokenizer/sentencepiece_bpe_test.cpp
     model/weight_matrix_test.cpp
     server/anthropic_messages_test.cpp
+    server/anthropic_tool_format_test.cpp
+    server/anthropic_tools_test.cpp
     server/logit_bias_field_test.cpp
     server/metrics_test.cpp
     server/openai_response_test.cpp
+    server/peer_fields_test.cpp
+    server/peer_requests_tools_test.cpp
     server/q8_serve_config_test.cpp
     server/responses_api_test.cpp
+    server/responses_input_test.cpp
+    server/responses_tool_format_test.cpp
     server/route_label_test.cpp
     server/serve_config_test.cpp
     server/tokenize_test.cpp

@@ -199,11 +199,11 @@ describe('errors and authentication', () => {
                  /messages\[0\]\.content\[0\]\.type/.test(error.message));
   });
 
-  test('tools are refused; max_tokens is required', async () => {
+  test('server tools are refused; max_tokens is required', async () => {
     await assert.rejects(
       client.messages.create({ ...greedy('chat-a', 'Hi'),
-                               tools: [{ name: 't', input_schema: { type: 'object' } }] }),
-      (error) => error instanceof BadRequestError && /tools/.test(error.message));
+                               tools: [{ type: 'web_search_20250305', name: 'web_search' }] }),
+      (error) => error instanceof BadRequestError && /tools\[0\]\.type/.test(error.message));
     const res = await post(`${server.url}/v1/messages`,
                            { model: 'chat-a', messages: [{ role: 'user', content: 'Hi' }] });
     assert.equal(res.status, 400);

@@ -101,10 +101,9 @@ describe('responses.create', () => {
     assert.ok(second.usage.input_tokens > first.usage.input_tokens);
   });
 
-  test('stateless: previous_response_id and tools are 400 naming the field', async () => {
+  test('stateless: previous_response_id and hosted tools are 400 naming the field', async () => {
     for (const [extra, param] of [[{ previous_response_id: 'resp_1' }, 'previous_response_id'],
-                                  [{ tools: [{ type: 'function', name: 'f',
-                                               parameters: {} }] }, 'tools']]) {
+                                  [{ tools: [{ type: 'web_search_preview' }] }, 'tools[0].type']]) {
       await assert.rejects(client.responses.create(greedy('chat-a', 'Hi', extra)),
                            (error) => error instanceof OpenAI.BadRequestError &&
                                       error.param === param &&

@@ -95,8 +95,9 @@ TEST(AnthropicRequest, RefusesWhatItCannotDoNamingTheField) {
                R"("messages": [{"role": "user", "content": [{"type": "image", "source": {}}]}]})",
        .param = "messages[0].content[0].type",
        .code = "unsupported_parameter"},
-      {.body = head + user + R"(, "tools": [{"name": "t"}]})",
-       .param = "tools",
+      {.body =
+           head + user + R"(, "tools": [{"type": "web_search_20250305", "name": "web_search"}]})",
+       .param = "tools[0].type",
        .code = "unsupported_parameter"},
       {.body = head + user + R"(, "temperature": 1.5})",
        .param = "temperature",

@@ -4,7 +4,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "baton/server/api/anthropic_tools.h"
 #include "baton/server/api/json_fields.h"
+#include "baton/server/api/peer_fields.h"
+#include "baton/server/api/responses_input.h"
+#include "baton/server/api/tool_fields.h"
 #include "baton/server/http/api_error.h"
 
 namespace baton {
@@ -12,39 +16,6 @@ namespace {
 
 using nlohmann::json;
 using namespace json_fields;
-
-std::string at(const std::string& where, std::size_t i) {
-  return where + "[" + std::to_string(i) + "]";
-}
-
-// A string, or a list of parts {"type", "text"} of the `allowed` types, as one text.
-std::string text_content(const json& content, const std::string& where,
-                         const std::set<std::string>& allowed, const char* kind) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    throw bad_parameter(where, "'" + where + "' must be a string or a list of " + kind);
-  }
-  std::string text;
-  for (std::size_t j = 0; j < content.size(); ++j) {
-    const std::string part = at(where, j);
-    const json& p = content[j];
-    const json* type = p.is_object() ? field(p, "type") : nullptr;
-    if (type == nullptr || !type->is_string()) {
-      throw bad_parameter(part, "'" + part + "' must be an object with a 'type'");
-    }
-    if (allowed.count(type->get<std::string>()) == 0) {
-      throw bad_parameter(part + ".type",
-                          std::string(kind) + " of type '" + type->get<std::string>() +
-                              "' are not supported by baton; only text",
-                          "unsupported_parameter");
-    }
-    const json* part_text = field(p, "text");
-    if (part_text == nullptr)
-      throw bad_parameter(part + ".text", "'" + part + ".text' is required");
-    text += string(*part_text, part + ".text");
-  }
-  return text;
-}
 
 void read_top_p(const json& object, SamplingRequest& s) {
   if (const json* v = field(object, "top_p")) {
@@ -63,33 +34,18 @@ void refuse(const std::string& param, const std::string& why) {
 
 // ---- Anthropic Messages ----
 
-std::vector<ChatMessage> anthropic_messages(const json& object) {
+std::vector<ChatMessage> anthropic_messages(const json& object, std::string_view body) {
   std::vector<ChatMessage> out;
   if (const json* system = field(object, "system")) {
-    std::string text = text_content(*system, "system", {"text"}, "system blocks");
-    if (!text.empty()) out.push_back({"system", std::move(text)});
+    std::string text = content_text(*system, "system", {"text"}, "system blocks");
+    if (!text.empty()) out.push_back({.role = "system", .content = std::move(text)});
   }
   const json* messages = field(object, "messages");
   if (messages == nullptr) throw bad_parameter("messages", "'messages' is required");
   if (!messages->is_array() || messages->empty()) {
     throw bad_parameter("messages", "'messages' must be a non-empty list");
   }
-  for (std::size_t i = 0; i < messages->size(); ++i) {
-    const std::string where = at("messages", i);
-    const json& m = (*messages)[i];
-    if (!m.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
-    const json* role = field(m, "role");
-    if (role == nullptr) throw bad_parameter(where + ".role", "'" + where + ".role' is required");
-    const std::string r = string(*role, where + ".role");
-    if (r != "user" && r != "assistant") {
-      throw bad_parameter(where + ".role", "'" + where + ".role' must be 'user' or 'assistant'");
-    }
-    const json* content = field(m, "content");
-    if (content == nullptr) {
-      throw bad_parameter(where + ".content", "'" + where + ".content' is required");
-    }
-    out.push_back({r, text_content(*content, where + ".content", {"text"}, "content blocks")});
-  }
+  append_anthropic_turns(*messages, ordered_field(body, "messages"), out);
   return out;
 }
 
@@ -113,72 +69,29 @@ std::vector<std::string> stop_sequences(const json& value) {
 
 // ---- OpenAI Responses ----
 
-ChatMessage response_input_item(const json& item, const std::string& where) {
-  if (!item.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
-  if (const json* type = field(item, "type")) {
-    const std::string t = string(*type, where + ".type");
-    if (t != "message") {
-      refuse(where + ".type", "input items of type '" + t +
-                                  "' are not supported by baton; "
-                                  "only messages");
-    }
-  }
-  const json* role = field(item, "role");
-  if (role == nullptr) throw bad_parameter(where + ".role", "'" + where + ".role' is required");
-  std::string r = string(*role, where + ".role");
-  if (r == "developer") r = "system";
-  if (r != "system" && r != "user" && r != "assistant") {
-    throw bad_parameter(where + ".role", "'" + where +
-                                             ".role' must be user, assistant, system "
-                                             "or developer");
-  }
-  const json* content = field(item, "content");
-  if (content == nullptr) {
-    throw bad_parameter(where + ".content", "'" + where + ".content' is required");
-  }
-  return {.role = r,
-          .content = text_content(*content, where + ".content", {"input_text", "output_text"},
-                                  "content parts")};
-}
-
 std::vector<ChatMessage> response_input(const json& object,
                                         const std::optional<std::string>& instructions) {
   std::vector<ChatMessage> out;
-  if (instructions && !instructions->empty()) out.push_back({"system", *instructions});
+  if (instructions && !instructions->empty()) {
+    out.push_back({.role = "system", .content = *instructions});
+  }
   const json* input = field(object, "input");
   if (input == nullptr) throw bad_parameter("input", "'input' is required");
   if (input->is_string()) {
     if (input->get<std::string>().empty())
       throw bad_parameter("input", "'input' must not be empty");
-    out.push_back({"user", input->get<std::string>()});
+    out.push_back({.role = "user", .content = input->get<std::string>()});
     return out;
   }
   if (!input->is_array() || input->empty()) {
-    throw bad_parameter("input", "'input' must be a string or a non-empty list of messages");
+    throw bad_parameter("input", "'input' must be a string or a non-empty list of items");
   }
-  for (std::size_t i = 0; i < input->size(); ++i) {
-    out.push_back(response_input_item((*input)[i], at("input", i)));
-  }
+  append_response_items(*input, out);
   return out;
 }
 
 // Fields that only select what baton does anyway, or nothing: checked, not used.
 void check_responses_options(const json& object) {
-  if (const json* tools = field(object, "tools")) {
-    if (!tools->is_array() || !tools->empty()) refuse("tools", "'tools' is not supported by baton");
-  }
-  if (const json* choice = field(object, "tool_choice")) {
-    if (!choice->is_string() || (*choice != "none" && *choice != "auto")) {
-      refuse("tool_choice", "'tool_choice' is not supported by baton (no tools)");
-    }
-  }
-  if (const json* text = field(object, "text")) {
-    const json* format = text->is_object() ? field(*text, "format") : nullptr;
-    const json* type = format != nullptr && format->is_object() ? field(*format, "type") : nullptr;
-    if (!text->is_object() || (format != nullptr && (type == nullptr || *type != "text"))) {
-      refuse("text", "only 'text' {\"format\": {\"type\": \"text\"}} is supported");
-    }
-  }
   if (const json* truncation = field(object, "truncation")) {
     if (string(*truncation, "truncation") != "disabled") {
       refuse("truncation", "only 'truncation': 'disabled' is supported");
@@ -197,8 +110,6 @@ void check_responses_options(const json& object) {
       refuse("top_logprobs", "'top_logprobs' is not supported by baton's Responses API");
     }
   }
-  if (const json* v = field(object, "parallel_tool_calls"))
-    (void)boolean(*v, "parallel_tool_calls");
   for (const char* name : {"service_tier", "safety_identifier", "prompt_cache_key"}) {
     if (const json* v = field(object, name)) (void)string(*v, name);
   }
@@ -230,17 +141,23 @@ CompletionCall parse_anthropic_call(std::string_view body) {
   const json object = parse_object(body);
   check_fields(object,
                {"model", "max_tokens", "messages", "system", "stop_sequences", "temperature",
-                "top_p", "top_k", "stream", "metadata", "service_tier", "thinking"},
-               {"tools", "tool_choice", "mcp_servers", "container", "context_management"});
+                "top_p", "top_k", "stream", "metadata", "service_tier", "thinking", "tools",
+                "tool_choice", "output_config"},
+               {"mcp_servers", "container", "context_management"});
   CompletionCall call;
   call.kind = CompletionCall::Kind::chat;
   call.model = model_name(object);
   const json* max_tokens = field(object, "max_tokens");
   if (max_tokens == nullptr) throw bad_parameter("max_tokens", "'max_tokens' is required");
   call.max_tokens = static_cast<int>(integer(*max_tokens, "max_tokens", 1, 1 << 24));
-  call.messages = anthropic_messages(object);
-  // Anthropic continues a final assistant message (a prefill of the reply).
-  if (call.messages.back().role == "assistant") call.chat_end = ChatEnd::continue_last;
+  call.messages = anthropic_messages(object, body);
+  call.tool_use = anthropic_tool_use(object, body);
+  call.response_format = anthropic_output_format(object, body);
+  // Anthropic continues a final assistant message (a prefill of the reply); one that called
+  // tools is done, and the reply opens after it.
+  if (call.messages.back().role == "assistant" && call.messages.back().tool_calls.empty()) {
+    call.chat_end = ChatEnd::continue_last;
+  }
   if (const json* stops = field(object, "stop_sequences")) call.stop = stop_sequences(*stops);
   SamplingRequest& s = call.sampling;
   if (const json* v = field(object, "temperature")) s.temperature = number(*v, "temperature", 0, 1);
@@ -307,12 +224,19 @@ ResponsesCall parse_responses_call(std::string_view body) {
   if (const json* v = field(object, "metadata")) out.metadata = metadata(*v);
   if (const json* v = field(object, "user")) out.user = string(*v, "user");
   check_responses_options(object);
+  call.tool_use = responses_tool_use(object, body);
+  call.response_format = responses_text_format(object, body);
+  out.tools = field(object, "tools") != nullptr ? object["tools"] : json::array();
+  out.tool_choice = field(object, "tool_choice") != nullptr ? object["tool_choice"] : json("auto");
+  const json* text = field(object, "text");
+  const json* format = text != nullptr ? field(*text, "format") : nullptr;
+  out.text_format = format != nullptr ? *format : json{{"type", "text"}};
   return out;
 }
 
 TokenizeCall parse_tokenize_call(std::string_view body) {
   const json object = parse_object(body);
-  check_fields(object, {"model", "prompt", "messages", "add_generation_prompt"}, {});
+  check_fields(object, {"model", "prompt", "messages", "add_generation_prompt", "tools"}, {});
   TokenizeCall call;
   call.model = model_name(object);
   const json* prompt = field(object, "prompt");
@@ -327,6 +251,10 @@ TokenizeCall parse_tokenize_call(std::string_view body) {
     // The same messages as /v1/chat/completions, checked by the same parser.
     const json chat = {{"model", call.model}, {"messages", *messages}};
     call.messages = parse_completion_call(chat.dump(), CompletionCall::Kind::chat).messages;
+  }
+  if (field(object, "tools") != nullptr) {
+    if (prompt != nullptr) throw bad_parameter("tools", "'tools' goes with 'messages'");
+    call.tools = checked_tools(ordered_field(body, "tools"));  // as /v1/chat/completions's
   }
   if (const json* v = field(object, "add_generation_prompt")) {
     if (prompt != nullptr) {

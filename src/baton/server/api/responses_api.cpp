@@ -55,15 +55,15 @@ json response_json(const ResponseEcho& echo, const std::string& status, json out
           {"max_tool_calls", nullptr},
           {"model", echo.model},
           {"output", std::move(output)},
-          {"parallel_tool_calls", false},
+          {"parallel_tool_calls", echo.parallel_tool_calls},
           {"previous_response_id", nullptr},
           {"reasoning", {{"effort", nullptr}, {"summary", nullptr}}},
           {"service_tier", "default"},
           {"store", false},
           {"temperature", echo.temperature},
-          {"text", {{"format", {{"type", "text"}}}}},
-          {"tool_choice", "auto"},
-          {"tools", json::array()},
+          {"text", {{"format", echo.text_format}}},
+          {"tool_choice", echo.tool_choice},
+          {"tools", echo.tools},
           {"top_logprobs", 0},
           {"top_p", echo.top_p},
           {"truncation", "disabled"},
@@ -72,11 +72,26 @@ json response_json(const ResponseEcho& echo, const std::string& status, json out
           {"metadata", echo.metadata}};
 }
 
-json finished_response(const ResponseEcho& echo, const GenerationResult& result) {
+json finished_response(const ResponseEcho& echo, const GenerationResult& result, json output) {
   const bool done = complete(result);
-  return response_json(echo, done ? "completed" : "incomplete",
-                       json::array({done_item(echo, result)}), usage_json(result),
+  return response_json(echo, done ? "completed" : "incomplete", std::move(output),
+                       usage_json(result),
                        done ? json(nullptr) : json{{"reason", "max_output_tokens"}}, nullptr);
+}
+
+json finished_response(const ResponseEcho& echo, const GenerationResult& result) {
+  return finished_response(echo, result, json::array({done_item(echo, result)}));
+}
+
+json call_item(const std::string& id, const std::string& call_id, const std::string& name,
+               const std::string& arguments, const std::string& status) {
+  return {{"id", id},     {"type", "function_call"}, {"status", status}, {"call_id", call_id},
+          {"name", name}, {"arguments", arguments}};
+}
+
+// The id of function_call item number `index` of a response.
+std::string call_item_id(const std::string& unique, int index) {
+  return "fc_" + unique + "_" + std::to_string(index);
 }
 
 }  // namespace
@@ -95,10 +110,112 @@ ResponseEcho response_echo(const ResponsesCall& call, const std::string& model,
   echo.top_p = sampling.top_p;
   for (const auto& [key, value] : call.metadata) echo.metadata[key] = value;
   echo.user = call.user ? json(*call.user) : json(nullptr);
+  echo.tools = call.tools;
+  echo.tool_choice = call.tool_choice;
+  echo.parallel_tool_calls = call.call.tool_use.parallel;
+  echo.text_format = call.text_format;
   return echo;
 }
 
-ResponsesFormat::ResponsesFormat(ResponseEcho echo) : echo_(std::move(echo)) {}
+ResponsesFormat::ResponsesFormat(ResponseEcho echo, std::optional<ToolCallFormat> tool_calls)
+    : echo_(std::move(echo)), unique_(echo_.id.substr(echo_.id.find('_') + 1)) {
+  if (tool_calls) tools_.emplace(*tool_calls, "call_" + unique_ + "_");
+}
+
+std::string ResponsesFormat::whole_with_tools(const GenerationResult& result) const {
+  const SplitOutput split = tools_->whole(result.text);
+  json output = json::array();
+  if (!split.content.empty() || split.calls.empty()) {
+    output.push_back(message_item(echo_, complete(result) ? "completed" : "incomplete",
+                                  json::array({text_part(split.content)})));
+  }
+  for (std::size_t i = 0; i < split.calls.size(); ++i) {
+    const OutputToolCall& call = split.calls[i];
+    output.push_back(call_item(call_item_id(unique_, static_cast<int>(i)), call.id, call.name,
+                               call.arguments, "completed"));
+  }
+  return dump(finished_response(echo_, result, std::move(output)));
+}
+
+std::string ResponsesFormat::open_message() {
+  const std::string id =
+      messages_ == 0 ? echo_.item_id : echo_.item_id + "_" + std::to_string(messages_);
+  ++messages_;
+  open_item_ = message_item(echo_, "in_progress", json::array());
+  open_item_["id"] = id;
+  open_text_.clear();
+  const std::size_t index = items_.size();
+  std::string out =
+      event("response.output_item.added", {{"output_index", index}, {"item", open_item_}});
+  out += event(
+      "response.content_part.added",
+      {{"item_id", id}, {"output_index", index}, {"content_index", 0}, {"part", text_part("")}});
+  return out;
+}
+
+std::string ResponsesFormat::open_call(int index, const std::string& name) {
+  open_item_ = call_item(call_item_id(unique_, index), tools_->id(index), name, "", "in_progress");
+  open_text_.clear();
+  return event("response.output_item.added",
+               {{"output_index", items_.size()}, {"item", open_item_}});
+}
+
+std::string ResponsesFormat::close_item(const std::string& status) {
+  if (open_item_.is_null()) return {};
+  json item = std::move(open_item_);
+  open_item_ = nullptr;
+  item["status"] = status;
+  const json where = {{"item_id", item["id"]}, {"output_index", items_.size()}};
+  std::string out;
+  if (item["type"] == "message") {
+    item["content"] = json::array({text_part(open_text_)});
+    json text_done = where;
+    text_done["content_index"] = 0;
+    text_done["text"] = open_text_;
+    text_done["logprobs"] = json::array();
+    json part_done = where;
+    part_done["content_index"] = 0;
+    part_done["part"] = text_part(open_text_);
+    out += event("response.output_text.done", std::move(text_done));
+    out += event("response.content_part.done", std::move(part_done));
+  } else {
+    item["arguments"] = open_text_;
+    json arguments_done = where;
+    arguments_done["name"] = item["name"];
+    arguments_done["arguments"] = open_text_;
+    out += event("response.function_call_arguments.done", std::move(arguments_done));
+  }
+  out += event("response.output_item.done", {{"output_index", items_.size()}, {"item", item}});
+  items_.push_back(std::move(item));
+  return out;
+}
+
+std::string ResponsesFormat::tool_events(const std::vector<ToolStreamPiece>& pieces) {
+  std::string out;
+  for (const ToolStreamPiece& piece : pieces) {
+    const bool call = piece.call_index >= 0;
+    const std::string& text = call ? piece.arguments : piece.content;
+    if (call && !piece.name.empty()) {  // a call begins
+      out += close_item("completed");
+      out += open_call(piece.call_index, piece.name);
+    }
+    if (text.empty()) continue;
+    if (!call && (open_item_.is_null() || open_item_["type"] != "message")) {
+      out += close_item("completed");
+      out += open_message();
+    }
+    open_text_ += text;
+    json delta = {{"item_id", open_item_["id"]}, {"output_index", items_.size()}, {"delta", text}};
+    if (call) {
+      out += event("response.function_call_arguments.delta", std::move(delta));
+    } else {
+      delta["content_index"] = 0;
+      delta["logprobs"] = json::array();
+      out += event("response.output_text.delta", std::move(delta));
+    }
+  }
+  return out;
+}
 
 std::string ResponsesFormat::event(const std::string& type, json data) {
   data["type"] = type;
@@ -107,6 +224,7 @@ std::string ResponsesFormat::event(const std::string& type, json data) {
 }
 
 std::string ResponsesFormat::whole(const GenerationResult& result) {
+  if (tools_) return whole_with_tools(result);
   return dump(finished_response(echo_, result));
 }
 
@@ -116,6 +234,7 @@ std::string ResponsesFormat::stream_open() {
   // One statement per event: each takes the next sequence number.
   std::string out = event("response.created", {{"response", started}});
   out += event("response.in_progress", {{"response", started}});
+  if (tools_) return out;  // items open as their text comes: a message or a call
   out += event("response.output_item.added",
                {{"output_index", 0}, {"item", message_item(echo_, "in_progress", json::array())}});
   out += event("response.content_part.added", {{"item_id", echo_.item_id},
@@ -126,6 +245,7 @@ std::string ResponsesFormat::stream_open() {
 }
 
 std::string ResponsesFormat::stream_token(const TokenDelta& delta) {
+  if (tools_) return tool_events(tools_->feed(delta.text));
   if (delta.text.empty()) return {};
   return event("response.output_text.delta", {{"item_id", echo_.item_id},
                                               {"output_index", 0},
@@ -135,6 +255,15 @@ std::string ResponsesFormat::stream_token(const TokenDelta& delta) {
 }
 
 std::string ResponsesFormat::stream_close(const GenerationResult& result) {
+  if (tools_) {
+    std::string out = tool_events(tools_->finish());
+    // An answer of neither text nor calls is one empty message, as unstreamed.
+    if (items_.empty() && open_item_.is_null()) out += open_message();
+    out += close_item(complete(result) ? "completed" : "incomplete");
+    out += event(complete(result) ? "response.completed" : "response.incomplete",
+                 {{"response", finished_response(echo_, result, items_)}});
+    return out;
+  }
   const json where = {{"item_id", echo_.item_id}, {"output_index", 0}, {"content_index", 0}};
   json text_done = where;
   text_done["text"] = result.text;

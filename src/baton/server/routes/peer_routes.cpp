@@ -7,6 +7,7 @@
 #include "baton/server/api/anthropic_messages.h"
 #include "baton/server/api/json_fields.h"
 #include "baton/server/api/openai_response.h"
+#include "baton/server/api/peer_fields.h"
 #include "baton/server/api/peer_requests.h"
 #include "baton/server/api/responses_api.h"
 #include "baton/server/routes/completion_stream.h"
@@ -35,9 +36,18 @@ RouteResult Router::messages(const HttpRequest& request) {
     const CompletionCall call = parse_anthropic_call(request.body);
     auto then = [this, call, route](std::shared_ptr<const ServedModel> model) {
       const std::string name = model->spec.name;
-      GenerationRequest generation = generation_request(call, *model);
+      GenerationRequest generation;
+      try {
+        generation = generation_request(call, *model);
+      } catch (const ApiError& error) {
+        // A tool's or the answer's schema, named as Anthropic's request names it.
+        const std::string param = anthropic_param(error.param().value_or(""));
+        if (!error.param() || param == *error.param()) throw;
+        throw renamed_error(error, param);
+      }
       auto format = std::make_unique<AnthropicFormat>("msg_" + next_unique(), name,
-                                                      static_cast<int>(generation.prompt.size()));
+                                                      static_cast<int>(generation.prompt.size()),
+                                                      tool_call_format(call, *model));
       CompletionSinks sinks{
           .metrics = context_.metrics,
           .busy = context_.busy,
@@ -66,12 +76,17 @@ RouteResult Router::responses(const HttpRequest& request) {
         try {
           generation = generation_request(call.call, *model);
         } catch (const ApiError& error) {
-          // The conversation is this API's 'input'.
-          if (error.param() != "messages") throw;
-          throw bad_parameter("input", error.what(), error.code());
+          // The conversation is this API's 'input'; a tool's schema tools[i].parameters, the
+          // answer's text.format.schema.
+          const std::string param = responses_param(error.param().value_or(""));
+          if (!error.param() || param == *error.param()) throw;
+          if (*error.param() == "messages")
+            throw bad_parameter("input", error.what(), error.code());
+          throw renamed_error(error, param);
         }
         auto format = std::make_unique<ResponsesFormat>(
-            response_echo(call, name, next_unique(), generation.params.sampling));
+            response_echo(call, name, next_unique(), generation.params.sampling),
+            tool_call_format(call.call, *model));
         CompletionSinks sinks{
             .metrics = context_.metrics,
             .busy = context_.busy,
@@ -93,7 +108,7 @@ RouteResult Router::tokenize(const HttpRequest& request) {
       // What the completion and embedding routes feed the model for this text.
       tokens = model->tokenizer->encode_with_special(*call.prompt);
     } else {
-      tokens = model->chat_prompt(call.messages, call.chat_end);
+      tokens = model->chat_prompt(call.messages, call.chat_end, call.tools);
     }
     count(model->spec.name, route, 200);
     return RouteResult(json_response(
