@@ -7,7 +7,7 @@
 #include "baton/server/api/anthropic_messages.h"
 #include "server/sse_test_util.h"
 
-namespace baton {
+namespace baton::anthropic_tool_format_test {
 namespace {
 
 using nlohmann::json;
@@ -144,4 +144,4 @@ TEST(AnthropicToolFormat, AStreamWithToolsButNoCallIsOneTextBlock) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::anthropic_tool_format_test

@@ -9,7 +9,7 @@
 #include "baton/server/api/peer_requests.h"
 #include "baton/server/http/api_error.h"
 
-namespace baton {
+namespace baton::anthropic_tools_test {
 namespace {
 
 using nlohmann::json;
@@ -225,4 +225,4 @@ TEST(AnthropicTools, MistakesAreRefusedNamingAnthropicsField) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::anthropic_tools_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace baton {
+namespace baton::peer_fields_test {
 namespace {
 
 TEST(PeerFields, ChatFieldsAsAnthropicNamesThem) {
@@ -41,4 +41,4 @@ TEST(PeerFields, ARenamedErrorKeepsItsStatusCodeAndRetryAndQuotesTheNewName) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::peer_fields_test

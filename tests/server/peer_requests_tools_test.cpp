@@ -7,7 +7,7 @@
 #include "baton/server/api/peer_requests.h"
 #include "baton/server/http/api_error.h"
 
-namespace baton {
+namespace baton::peer_requests_tools_test {
 namespace {
 
 TEST(PeerRequestsTools, TokenizeTakesToolsWithMessagesInTheClientsKeyOrder) {
@@ -63,4 +63,4 @@ TEST(PeerRequestsTools, AnAnthropicAssistantTurnThatCalledToolsIsNotAPrefill) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::peer_requests_tools_test

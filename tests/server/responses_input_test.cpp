@@ -10,7 +10,7 @@
 #include "baton/server/api/peer_requests.h"
 #include "baton/server/http/api_error.h"
 
-namespace baton {
+namespace baton::responses_input_test {
 namespace {
 
 using nlohmann::json;
@@ -210,4 +210,4 @@ TEST(ResponsesInput, MistakesAreRefusedNamingTheResponsesField) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::responses_input_test

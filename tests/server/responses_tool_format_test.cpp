@@ -8,7 +8,7 @@
 #include "baton/server/api/responses_api.h"
 #include "server/sse_test_util.h"
 
-namespace baton {
+namespace baton::responses_tool_format_test {
 namespace {
 
 using nlohmann::json;
@@ -166,4 +166,4 @@ TEST(ResponsesToolFormat, AStreamWithToolsButNoCallIsOneMessage) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::responses_tool_format_test

@@ -15,26 +15,19 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 using namespace json_fields;
 
-[[noreturn]] void refuse(const std::string& param, const std::string& why) {
-  throw bad_parameter(param, why, "unsupported_parameter");
-}
-
-[[noreturn]] void required(const std::string& param) {
-  throw bad_parameter(param, "'" + param + "' is required");
-}
-
 // One Anthropic tool as OpenAI's {"type": "function", "function": {name, description,
 // parameters}}, checked afterwards by checked_tools.
 ordered_json chat_tool(const ordered_json& tool, const std::string& where) {
   if (!tool.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
   const auto type = tool.find("type");
   if (type != tool.end() && !type->is_null() && *type != "custom") {
-    refuse(where + ".type", "'" + where + ".type' is " + type->dump() +
-                                ": server tools are not supported by baton; only client tools "
-                                "with an input_schema");
+    refuse_unsupported(where + ".type",
+                       "'" + where + ".type' is " + type->dump() +
+                           ": server tools are not supported by baton; only client tools "
+                           "with an input_schema");
   }
   const auto schema = tool.find("input_schema");
-  if (schema == tool.end() || schema->is_null()) required(where + ".input_schema");
+  if (schema == tool.end() || schema->is_null()) missing_field(where + ".input_schema");
   ordered_json function = ordered_json::object();
   for (const char* key : {"name", "description"}) {
     if (const auto value = tool.find(key); value != tool.end()) function[key] = *value;
@@ -71,7 +64,7 @@ void read_choice(const json& value, ToolUse& use) {
     use.choice = ToolUse::Choice::none;
   } else if (t == "tool") {
     const json* name = field(value, "name");
-    if (name == nullptr) required("tool_choice.name");
+    if (name == nullptr) missing_field("tool_choice.name");
     use.choice = ToolUse::Choice::named;
     use.function = string(*name, "tool_choice.name");
   } else {
@@ -105,8 +98,8 @@ std::string block_type(const json& block, const std::string& where) {
 
 [[noreturn]] void refuse_block(const std::string& where, const std::string& type,
                                const char* allowed) {
-  refuse(where + ".type",
-         "content blocks of type '" + type + "' are not supported by baton here; only " + allowed);
+  refuse_unsupported(where + ".type", "content blocks of type '" + type +
+                                          "' are not supported by baton here; only " + allowed);
 }
 
 // The calls made so far in the conversation: id -> function name.
@@ -114,7 +107,7 @@ using Calls = std::map<std::string, std::string>;
 
 ChatMessage tool_result(const json& block, const std::string& where, const Calls& calls) {
   const json* id = field(block, "tool_use_id");
-  if (id == nullptr) required(where + ".tool_use_id");
+  if (id == nullptr) missing_field(where + ".tool_use_id");
   const std::string call_id = string(*id, where + ".tool_use_id");
   const auto call = calls.find(call_id);
   if (call == calls.end()) {
@@ -142,7 +135,7 @@ void append_user(const json& blocks, const std::string& where, const Calls& call
     const std::string type = block_type(blocks[j], at);
     if (type == "text") {
       const json* t = field(blocks[j], "text");
-      if (t == nullptr) required(at + ".text");
+      if (t == nullptr) missing_field(at + ".text");
       text += string(*t, at + ".text");
     } else if (type == "tool_result") {
       out.push_back(tool_result(blocks[j], at, calls));
@@ -163,7 +156,7 @@ ChatMessage assistant_turn(const json& blocks, const ordered_json& ordered,
     const std::string type = block_type(block, at);
     if (type == "text") {
       const json* t = field(block, "text");
-      if (t == nullptr) required(at + ".text");
+      if (t == nullptr) missing_field(at + ".text");
       message.content += string(*t, at + ".text");
       continue;
     }
@@ -171,9 +164,9 @@ ChatMessage assistant_turn(const json& blocks, const ordered_json& ordered,
     const json* id = field(block, "id");
     const json* name = field(block, "name");
     const json* input = field(block, "input");
-    if (id == nullptr) required(at + ".id");
-    if (name == nullptr) required(at + ".name");
-    if (input == nullptr) required(at + ".input");
+    if (id == nullptr) missing_field(at + ".id");
+    if (name == nullptr) missing_field(at + ".name");
+    if (input == nullptr) missing_field(at + ".input");
     if (!input->is_object()) {
       throw bad_parameter(at + ".input", "'" + at + ".input' must be an object");
     }
@@ -203,13 +196,13 @@ void append_anthropic_turns(const json& messages, const ordered_json& ordered,
     const json& m = messages[i];
     if (!m.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
     const json* role = field(m, "role");
-    if (role == nullptr) required(where + ".role");
+    if (role == nullptr) missing_field(where + ".role");
     const std::string r = string(*role, where + ".role");
     if (r != "user" && r != "assistant") {
       throw bad_parameter(where + ".role", "'" + where + ".role' must be 'user' or 'assistant'");
     }
     const json* content = field(m, "content");
-    if (content == nullptr) required(where + ".content");
+    if (content == nullptr) missing_field(where + ".content");
     const std::string at = where + ".content";
     if (!content->is_array()) {
       out.push_back({.role = r, .content = content_text(*content, at, {"text"}, "content blocks")});
@@ -229,7 +222,8 @@ ResponseFormat anthropic_output_format(const json& object, std::string_view body
   }
   for (const auto& [key, value] : config->items()) {
     if (value.is_null()) continue;
-    if (key == "effort") refuse("output_config.effort", "'output_config.effort' is not supported");
+    if (key == "effort")
+      refuse_unsupported("output_config.effort", "'output_config.effort' is not supported");
     if (key != "format") {
       throw bad_parameter("output_config." + key, "unknown field 'output_config." + key + "'",
                           "unknown_parameter");

@@ -29,6 +29,14 @@ std::string tool_param(const std::string& param, const std::string& parameters) 
 
 }  // namespace
 
+void refuse_unsupported(const std::string& param, const std::string& why) {
+  throw bad_parameter(param, why, "unsupported_parameter");
+}
+
+void missing_field(const std::string& param) {
+  throw bad_parameter(param, "'" + param + "' is required");
+}
+
 std::string indexed(const std::string& where, std::size_t i) {
   return where + "[" + std::to_string(i) + "]";
 }

@@ -13,6 +13,12 @@
 
 namespace baton {
 
+// 400 unsupported_parameter naming `param`: a field the API has that baton does not serve.
+[[noreturn]] void refuse_unsupported(const std::string& param, const std::string& why);
+
+// 400 naming `param`, which the request lacks.
+[[noreturn]] void missing_field(const std::string& param);
+
 // `where` + "[i]".
 std::string indexed(const std::string& where, std::size_t i);
 

@@ -28,10 +28,6 @@ void read_stream_flag(const json& object, CompletionCall& call) {
   if (const json* v = field(object, "stream")) call.stream = boolean(*v, "stream");
 }
 
-void refuse(const std::string& param, const std::string& why) {
-  throw bad_parameter(param, why, "unsupported_parameter");
-}
-
 // ---- Anthropic Messages ----
 
 std::vector<ChatMessage> anthropic_messages(const json& object, std::string_view body) {
@@ -94,20 +90,22 @@ std::vector<ChatMessage> response_input(const json& object,
 void check_responses_options(const json& object) {
   if (const json* truncation = field(object, "truncation")) {
     if (string(*truncation, "truncation") != "disabled") {
-      refuse("truncation", "only 'truncation': 'disabled' is supported");
+      refuse_unsupported("truncation", "only 'truncation': 'disabled' is supported");
     }
   }
   if (const json* include = field(object, "include")) {
     if (!include->is_array() || !include->empty()) {
-      refuse("include", "'include' is not supported by baton");
+      refuse_unsupported("include", "'include' is not supported by baton");
     }
   }
   if (const json* background = field(object, "background")) {
-    if (boolean(*background, "background")) refuse("background", "'background' is not supported");
+    if (boolean(*background, "background"))
+      refuse_unsupported("background", "'background' is not supported");
   }
   if (const json* top = field(object, "top_logprobs")) {
     if (integer(*top, "top_logprobs", 0, 20) != 0) {
-      refuse("top_logprobs", "'top_logprobs' is not supported by baton's Responses API");
+      refuse_unsupported("top_logprobs",
+                         "'top_logprobs' is not supported by baton's Responses API");
     }
   }
   for (const char* name : {"service_tier", "safety_identifier", "prompt_cache_key"}) {
@@ -173,7 +171,7 @@ CompletionCall parse_anthropic_call(std::string_view body) {
   if (const json* thinking = field(object, "thinking")) {
     const json* type = thinking->is_object() ? field(*thinking, "type") : nullptr;
     if (type == nullptr || *type != "disabled") {
-      refuse("thinking", "extended thinking is not supported by baton");
+      refuse_unsupported("thinking", "extended thinking is not supported by baton");
     }
   }
   return call;

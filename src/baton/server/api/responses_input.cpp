@@ -15,17 +15,9 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 using namespace json_fields;
 
-[[noreturn]] void refuse(const std::string& param, const std::string& why) {
-  throw bad_parameter(param, why, "unsupported_parameter");
-}
-
-[[noreturn]] void required(const std::string& param) {
-  throw bad_parameter(param, "'" + param + "' is required");
-}
-
 const json& required_field(const json& item, const std::string& where, const char* name) {
   const json* value = field(item, name);
-  if (value == nullptr) required(where + "." + name);
+  if (value == nullptr) missing_field(where + "." + name);
   return *value;
 }
 
@@ -77,10 +69,10 @@ ChatMessage call_output(const json& item, const std::string& where, const Calls&
 ordered_json chat_tool(const ordered_json& tool, const std::string& where) {
   if (!tool.is_object()) throw bad_parameter(where, "'" + where + "' must be an object");
   const auto type = tool.find("type");
-  if (type == tool.end() || type->is_null()) required(where + ".type");
+  if (type == tool.end() || type->is_null()) missing_field(where + ".type");
   if (*type != "function") {
-    refuse(where + ".type",
-           "tools of type " + type->dump() + " are not supported by baton; only 'function' tools");
+    refuse_unsupported(where + ".type", "tools of type " + type->dump() +
+                                            " are not supported by baton; only 'function' tools");
   }
   ordered_json function = ordered_json::object();
   for (const char* key : {"name", "description", "parameters", "strict"}) {
@@ -113,8 +105,8 @@ void read_choice(const json& value, ToolUse& use) {
                         "{\"type\": \"function\", \"name\": ...}");
   }
   if (*type != "function") {
-    refuse("tool_choice.type", "'tool_choice' of type '" + type->get<std::string>() +
-                                   "' is not supported by baton; only functions");
+    refuse_unsupported("tool_choice.type", "'tool_choice' of type '" + type->get<std::string>() +
+                                               "' is not supported by baton; only functions");
   }
   const json& name = required_field(value, "tool_choice", "name");
   try {
@@ -142,9 +134,9 @@ void append_response_items(const json& input, std::vector<ChatMessage>& out) {
     } else if (t == "function_call_output") {
       out.push_back(call_output(item, where, calls));
     } else {
-      refuse(where + ".type", "input items of type '" + t +
-                                  "' are not supported by baton; only message, "
-                                  "function_call and function_call_output");
+      refuse_unsupported(where + ".type", "input items of type '" + t +
+                                              "' are not supported by baton; only message, "
+                                              "function_call and function_call_output");
     }
   }
 }
@@ -172,7 +164,8 @@ ResponseFormat responses_text_format(const json& object, std::string_view body) 
   if (*type == "text") return {};
   if (*type == "json_object") return {.kind = ResponseFormat::Kind::json_object};
   if (*type != "json_schema") {
-    refuse("text.format.type", "'text.format.type' must be 'text', 'json_object' or 'json_schema'");
+    refuse_unsupported("text.format.type",
+                       "'text.format.type' must be 'text', 'json_object' or 'json_schema'");
   }
   // Chat Completions' shape of the same: {"type": "json_schema", "json_schema": {...}}.
   ordered_json spec = ordered_field(body, "text")["format"];
