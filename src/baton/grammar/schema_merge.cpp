@@ -44,8 +44,8 @@ SchemaJson expand(const SchemaJson& schema, const std::string& path, const Schem
   SchemaJson out = schema;
   for (int i = 0; out.contains("$ref"); ++i) {
     if (i == kMaxRefChain) throw SchemaError("$ref", path, "a chain of more than 32 references");
-    const SchemaJson& target = resolve_reference(
-        root, out["$ref"].is_string() ? out["$ref"].get<std::string>() : "", path);
+    const std::string ref = out["$ref"].is_string() ? out["$ref"].get<std::string>() : "";
+    const SchemaJson& target = resolve_reference(root, ref, path);
     out.erase("$ref");
     if (target.is_boolean()) {
       if (!target.get<bool>()) throw SchemaError("$ref", path, "refers to the schema false");

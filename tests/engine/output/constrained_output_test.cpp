@@ -25,9 +25,7 @@ std::shared_ptr<const OutputGrammar> grammar_of(std::vector<std::string> trigger
   // <t> then one to three x.
   auto compiled = g::CompiledGrammar::compile_expr(
       g::Grammar(), g::sequence({g::literal("<t>"), g::repeat(g::literal("x"), 1, 3)}));
-  return std::make_shared<const OutputGrammar>(
-      OutputGrammar{.masks = std::make_shared<g::MaskCache>(compiled, vocabulary),
-                    .triggers = std::move(triggers)});
+  return ready_grammar(std::make_shared<g::MaskCache>(compiled, vocabulary), std::move(triggers));
 }
 
 // The tokens the mask lets through.

@@ -225,5 +225,23 @@ TEST_F(StructuredOutput, SchemaErrorsNameTheirField) {
   }
 }
 
+TEST_F(StructuredOutput, AGrammarThatFailsToCompileFailsItsRequestNamingTheField) {
+  OutputGrammars grammars(tokenizer_, ends_, ToolCallFormat::hermes);
+  // Recursion on the left: found by the compile, beside the prefill.
+  const ordered_json schema = R"({"anyOf": [{"$ref": "#"}, {"type": "null"}]})"_json;
+  const auto grammar = grammars.for_request(
+      {}, ResponseFormat{.kind = ResponseFormat::Kind::json_schema, .schema = schema});
+  try {
+    (void)ask(grammar, 1, "JSON.").get();
+    ADD_FAILURE() << "answered";
+  } catch (const OutputSchemaError& e) {
+    EXPECT_EQ(e.field(), "response_format.json_schema.schema");
+    EXPECT_NE(std::string(e.what()).find("'$ref'"), std::string::npos) << e.what();
+  }
+  // The engine goes on serving.
+  const auto object = grammars.for_request({}, {.kind = ResponseFormat::Kind::json_object});
+  EXPECT_NO_THROW((void)ask(object, 2, "JSON.").get());
+}
+
 }  // namespace
 }  // namespace baton::structured_output_test

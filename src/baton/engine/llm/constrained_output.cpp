@@ -9,15 +9,22 @@
 namespace baton {
 
 ConstrainedOutput::ConstrainedOutput(std::shared_ptr<const OutputGrammar> grammar)
-    : grammar_(std::move(grammar)) {
-  if (!grammar_ || !grammar_->masks) throw std::invalid_argument("an output grammar needs masks");
-  if (grammar_->triggers.empty()) matcher_.emplace(grammar_->masks->grammar_ptr());
+    : grammar_(std::move(grammar)), from_start_(grammar_ && grammar_->triggers.empty()) {
+  if (!grammar_ || !grammar_->masks.valid()) {
+    throw std::invalid_argument("an output grammar needs masks");
+  }
+}
+
+grammar::GrammarMatcher& ConstrainedOutput::matcher() {
+  if (!matcher_) matcher_.emplace(masks().grammar_ptr());
+  return *matcher_;
 }
 
 void ConstrainedOutput::prepare_mask() {
-  if (!matcher_ || mask_ready_) return;
-  mask_.assign(grammar_->masks->vocabulary().mask_words(), 0);
-  matcher_->fill_mask(*grammar_->masks, mask_);
+  if (!active() || mask_ready_) return;
+  grammar::GrammarMatcher& m = matcher();
+  mask_.assign(masks().vocabulary().mask_words(), 0);
+  m.fill_mask(masks(), mask_);
   mask_ready_ = true;
 }
 
@@ -25,7 +32,7 @@ void ConstrainedOutput::mask(std::span<const float> logits, std::vector<float>& 
   prepare_mask();
   constexpr float kRefused = -std::numeric_limits<float>::infinity();
   out.assign(logits.size(), kRefused);
-  const std::size_t tokens = std::min(logits.size(), grammar_->masks->vocabulary().size());
+  const std::size_t tokens = std::min(logits.size(), masks().vocabulary().size());
   bool any = false;
   for (std::size_t w = 0; w * 32 < tokens; ++w) {
     for (std::uint32_t bits = mask_[w]; bits != 0; bits &= bits - 1) {
@@ -40,9 +47,8 @@ void ConstrainedOutput::mask(std::span<const float> logits, std::vector<float>& 
 
 void ConstrainedOutput::accept(TokenId token, const std::string& text) {
   mask_ready_ = false;
-  if (matcher_) {
-    if (!matcher_->accept_token(static_cast<grammar::TokenIndex>(token),
-                                grammar_->masks->vocabulary())) {
+  if (active()) {
+    if (!matcher().accept_token(static_cast<grammar::TokenIndex>(token), masks().vocabulary())) {
       throw std::logic_error("the output's grammar refused token " + std::to_string(token) +
                              " that its mask allowed");
     }
@@ -60,7 +66,7 @@ void ConstrainedOutput::start_on_trigger(const std::string& text) {
   for (const std::string& t : grammar_->triggers) at = std::min(at, text.find(t, from));
   scanned_ = text.size();
   if (at == std::string::npos) return;
-  matcher_.emplace(grammar_->masks->grammar_ptr());
+  matcher_.emplace(masks().grammar_ptr());
   if (!matcher_->accept_bytes(std::string_view(text).substr(at))) {
     matcher_.reset();
     lazy_ended_ = true;

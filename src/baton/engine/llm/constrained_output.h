@@ -27,10 +27,11 @@ class ConstrainedOutput {
   explicit ConstrainedOutput(std::shared_ptr<const OutputGrammar> grammar);
 
   // The grammar decides the next token (the step must return logits, not a greedy pick).
-  bool active() const { return matcher_.has_value(); }
+  bool active() const { return from_start_ || matcher_.has_value(); }
   // The grammar can read nothing more: the answer is over.
   bool finished() const { return matcher_ && matcher_->finished(); }
-  // The mask for the next token, if active and not ready yet.
+  // The mask for the next token, if active and not ready yet; waits for the compile. Throws
+  // what the compile threw.
   void prepare_mask();
   // `logits` with every token the grammar refuses set to -infinity (tokens past the
   // tokenizer's vocabulary too), in `out`. Throws std::runtime_error when the grammar
@@ -42,8 +43,11 @@ class ConstrainedOutput {
 
  private:
   void start_on_trigger(const std::string& text);
+  grammar::MaskCache& masks() const { return *grammar_->masks.get(); }
+  grammar::GrammarMatcher& matcher();  // from the start: made at first use
 
   std::shared_ptr<const OutputGrammar> grammar_;
+  const bool from_start_;
   std::optional<grammar::GrammarMatcher> matcher_;
   std::vector<std::uint32_t> mask_;
   bool mask_ready_ = false;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <stop_token>
@@ -24,13 +25,24 @@ class MaskCache;
 }
 
 // Output held to a grammar (structured outputs, tool calls): each step masks the tokens the
-// grammar cannot read. `masks` holds the compiled grammar and the model's vocabulary.
+// grammar cannot read. `masks` holds the compiled grammar and the model's vocabulary once
+// compiled: a grammar compiles while the prompt is prefilled, and get() waits for it (and
+// throws what the compile threw).
 struct OutputGrammar {
-  std::shared_ptr<grammar::MaskCache> masks;
+  std::shared_future<std::shared_ptr<grammar::MaskCache>> masks;
   // Empty: the grammar holds from the first token. Else it is lazy (tool_choice auto): the
   // text is free until it writes one of these, and from the trigger on the grammar holds.
   std::vector<std::string> triggers{};
 };
+
+// An OutputGrammar compiled already.
+inline std::shared_ptr<const OutputGrammar> ready_grammar(std::shared_ptr<grammar::MaskCache> masks,
+                                                          std::vector<std::string> triggers = {}) {
+  std::promise<std::shared_ptr<grammar::MaskCache>> compiled;
+  compiled.set_value(std::move(masks));
+  return std::make_shared<const OutputGrammar>(
+      OutputGrammar{.masks = compiled.get_future().share(), .triggers = std::move(triggers)});
+}
 
 struct GenerationParams {
   SamplingParams sampling;

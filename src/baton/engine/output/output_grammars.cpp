@@ -135,6 +135,49 @@ std::string key_of(const ToolUse& tools, const ResponseFormat& format) {
   return key.dump();
 }
 
+// One grammar's compile on its model's compile thread: the automata, then a mask cache over
+// the model's vocabulary (built by the first compile). The outcome goes to the promise.
+class CompileJob final : public Job {
+ public:
+  CompileJob(g::Grammar grammar, g::Expr root, std::string field, OutputGrammars& grammars,
+             std::promise<std::shared_ptr<g::MaskCache>> done)
+      : grammar_(std::move(grammar)),
+        root_(std::move(root)),
+        field_(std::move(field)),
+        grammars_(grammars),
+        done_(std::move(done)) {}
+
+  void run(std::stop_token) noexcept override {
+    try {
+      done_.set_value(grammars_.masks_of(compile()));
+    } catch (...) {
+      done_.set_exception(std::current_exception());
+    }
+  }
+  void cancel() noexcept override {
+    done_.set_exception(std::make_exception_ptr(
+        std::runtime_error("the model is being unloaded: its grammar was not compiled")));
+  }
+
+ private:
+  std::shared_ptr<const g::CompiledGrammar> compile() {
+    try {
+      return g::CompiledGrammar::compile_expr(std::move(grammar_), std::move(root_));
+    } catch (const g::GrammarError& e) {  // a size bound, or left recursion from a $ref cycle
+      const bool cycle =
+          std::string_view(e.what()).find("left recursion") != std::string_view::npos;
+      throw OutputSchemaError(
+          field_, cycle ? "JSON Schema keyword '$ref': " + std::string(e.what()) : e.what());
+    }
+  }
+
+  g::Grammar grammar_;
+  g::Expr root_;
+  const std::string field_;
+  OutputGrammars& grammars_;
+  std::promise<std::shared_ptr<g::MaskCache>> done_;
+};
+
 }  // namespace
 
 std::shared_ptr<const grammar::TokenVocabulary> output_vocabulary(
@@ -221,18 +264,18 @@ std::shared_ptr<const OutputGrammar> OutputGrammars::build(const ToolUse& tools,
   } else {
     root = json_answer(grammar, format);
   }
-  std::shared_ptr<const g::CompiledGrammar> compiled;
-  try {
-    compiled = g::CompiledGrammar::compile_expr(std::move(grammar), std::move(root));
-  } catch (const g::GrammarError& e) {  // a size bound, or left recursion from a $ref cycle
-    const bool cycle = std::string_view(e.what()).find("left recursion") != std::string_view::npos;
-    throw OutputSchemaError(
-        calls ? "tools" : kSchemaField,
-        cycle ? "JSON Schema keyword '$ref': " + std::string(e.what()) : e.what());
-  }
-  return std::make_shared<const OutputGrammar>(OutputGrammar{
-      .masks = std::make_shared<g::MaskCache>(std::move(compiled), vocabulary(), shared_),
-      .triggers = std::move(triggers)});
+  // The automata compile on the model's compile thread while the prompt is prefilled.
+  std::promise<std::shared_ptr<g::MaskCache>> done;
+  auto grammar_ptr = std::make_shared<const OutputGrammar>(
+      OutputGrammar{.masks = done.get_future().share(), .triggers = std::move(triggers)});
+  compiler_.post(std::make_unique<CompileJob>(
+      std::move(grammar), std::move(root), calls ? "tools" : kSchemaField, *this, std::move(done)));
+  return grammar_ptr;
+}
+
+std::shared_ptr<grammar::MaskCache> OutputGrammars::masks_of(
+    std::shared_ptr<const grammar::CompiledGrammar> compiled) {
+  return std::make_shared<g::MaskCache>(std::move(compiled), vocabulary(), shared_);
 }
 
 }  // namespace baton

@@ -7,10 +7,12 @@
 //     trigger; the text before it is free;
 //   - response_format json_object / json_schema: that JSON value alone; with tools under
 //     auto, that value or the calls.
-// Compiled once per distinct request shape and kept (agents send the same tools and schema
-// with every request), with the model's vocabulary built on first use.
-// Thread-safety: for_request() may be called from any thread (one mutex; compilation runs
-// outside it).
+// Built once per distinct request shape and kept (agents send the same tools and schema with
+// every request). The schema's mistakes are found at once (for_request throws); the
+// automata then compile on the model's compile thread while the engine prefills the prompt
+// (the first mask waits for them), with the model's vocabulary built by the first compile.
+// Thread-safety: for_request() may be called from any thread (one mutex, not held while
+// building); the destructor waits for the compile under way.
 #pragma once
 
 #include <cstddef>
@@ -23,6 +25,7 @@
 
 #include "baton/engine/llm/generation.h"
 #include "baton/engine/output/output_request.h"
+#include "baton/engine/worker.h"
 #include "baton/grammar/mask_cache.h"
 #include "baton/grammar/token_vocabulary.h"
 #include "baton/model/chat/tool_call_format.h"
@@ -60,12 +63,16 @@ class OutputGrammars {
                  ToolCallFormat format);
 
   // The grammar the output is held to, or null for free text. Throws OutputSchemaError for
-  // a schema it cannot compile (or a grammar past a size bound), std::invalid_argument for a
-  // named function that is not among the tools.
+  // a schema it cannot compile, std::invalid_argument for a named function that is not among
+  // the tools. A grammar past the automata's size bounds (or a $ref cycle that recurses on the
+  // left) is found by the compile: its masks then throw OutputSchemaError.
   std::shared_ptr<const OutputGrammar> for_request(const ToolUse& tools,
                                                    const ResponseFormat& format);
   ToolCallFormat tool_call_format() const { return format_; }
   std::size_t kept() const;
+  // A compiled grammar's mask cache over the model's vocabulary (built on first use).
+  std::shared_ptr<grammar::MaskCache> masks_of(
+      std::shared_ptr<const grammar::CompiledGrammar> compiled);
 
  private:
   std::shared_ptr<const OutputGrammar> build(const ToolUse& tools, const ResponseFormat& format);
@@ -82,6 +89,7 @@ class OutputGrammars {
   // Most recently used first; the map points into the list. Guarded by mu_.
   std::list<std::pair<std::string, std::shared_ptr<const OutputGrammar>>> recent_;
   std::unordered_map<std::string, decltype(recent_)::iterator> by_key_;
+  Worker compiler_{"grammar compiles"};  // last: its jobs use the members above
 };
 
 }  // namespace baton

@@ -108,7 +108,8 @@ void read_choice(const json& value, ToolUse& use) {
     refuse_unsupported("tool_choice.type", "'tool_choice' of type '" + type->get<std::string>() +
                                                "' is not supported by baton; only functions");
   }
-  const json& name = required_field(value, "tool_choice", "name");
+  const std::string where = "tool_choice";
+  const json& name = required_field(value, where, "name");
   try {
     read_tool_choice({{"type", "function"}, {"function", {{"name", name}}}}, use);
   } catch (const ApiError& error) {

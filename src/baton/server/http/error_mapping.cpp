@@ -1,5 +1,6 @@
 // to_api_error(): baton's errors as the client sees them. Kept apart from api_error.cpp
 // because it is the one place that knows the engines' error types.
+#include "baton/engine/output/output_grammars.h"
 #include "baton/engine/request.h"
 #include "baton/errors/error_kind.h"
 #include "baton/server/http/api_error.h"
@@ -19,6 +20,10 @@ ApiError to_api_error(const std::exception& error, const std::string& prompt_par
   if (const auto* long_input = dynamic_cast<const ContextLengthExceeded*>(&error)) {
     return bad_parameter(prompt_param, long_input->message_for(prompt_param),
                          "context_length_exceeded");
+  }
+  // A grammar whose compile failed beside the prefill (a size bound, a $ref cycle).
+  if (const auto* schema = dynamic_cast<const OutputSchemaError*>(&error)) {
+    return bad_parameter(schema->field(), schema->what(), "invalid_schema");
   }
   const ErrorKind kind = classify(error);
   switch (kind) {
