@@ -245,3 +245,23 @@ export function assertUsage(usage, where = '') {
 export function sleep(ms) {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
+
+// Judges [{schema, text}] with Python's jsonschema: null when all are valid, else why not.
+export function schemaViolation(cases) {
+  const script = `
+import json, sys, jsonschema
+for case in json.load(sys.stdin):
+    try:
+        jsonschema.Draft202012Validator(case["schema"]).validate(json.loads(case["text"]))
+    except Exception as e:
+        print(repr(case["text"]), type(e).__name__, str(e)[:300]); break
+`;
+  for (const python of ['python3', '/usr/bin/python3']) {
+    const probe = spawnSync(python, ['-c', 'import jsonschema']);
+    if (probe.status !== 0) continue;
+    const run = spawnSync(python, ['-c', script], { input: JSON.stringify(cases), encoding: 'utf8' });
+    assert.equal(run.status, 0, run.stderr);
+    return run.stdout.trim() === '' ? null : run.stdout.trim();
+  }
+  throw new Error('no python3 with jsonschema: run scripts/setup');
+}

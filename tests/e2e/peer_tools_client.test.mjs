@@ -5,7 +5,6 @@
 // whose fragments add up to the whole answer's calls, JSON answers judged by Python's
 // jsonschema (an independent validator), and the 400s that name each API's field.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Anthropic, { BadRequestError } from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 
-import { API_KEY, startServer, stopServer } from './helpers.mjs';
+import { API_KEY, schemaViolation, startServer, stopServer } from './helpers.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -28,25 +27,6 @@ const addSchema = {
 };
 const schemas = { get_weather: weatherSchema, add: addSchema };
 
-// Judges [{schema, text}] with Python's jsonschema: null when all are valid, else why not.
-function invalid(cases) {
-  const script = `
-import json, sys, jsonschema
-for case in json.load(sys.stdin):
-    try:
-        jsonschema.Draft202012Validator(case["schema"]).validate(json.loads(case["text"]))
-    except Exception as e:
-        print(repr(case["text"]), type(e).__name__, str(e)[:300]); break
-`;
-  for (const python of ['python3', '/usr/bin/python3']) {
-    const probe = spawnSync(python, ['-c', 'import jsonschema']);
-    if (probe.status !== 0) continue;
-    const run = spawnSync(python, ['-c', script], { input: JSON.stringify(cases), encoding: 'utf8' });
-    assert.equal(run.status, 0, run.stderr);
-    return run.stdout.trim() === '' ? null : run.stdout.trim();
-  }
-  throw new Error('no python3 with jsonschema: run scripts/setup');
-}
 
 let server;
 let anthropic;
@@ -86,7 +66,7 @@ describe('Anthropic Messages', () => {
     const [call] = calls;
     assert.match(call.id, /^toolu_/);
     assert.ok(schemas[call.name], `a call of an offered tool: ${where}`);
-    assert.equal(invalid([{ schema: schemas[call.name], text: JSON.stringify(call.input) }]), null);
+    assert.equal(schemaViolation([{ schema: schemas[call.name], text: JSON.stringify(call.input) }]), null);
 
     const answer = await anthropic.messages.create({
       model: 'chat', max_tokens: 12, temperature: 0, tools, tool_choice: { type: 'none' },
@@ -143,7 +123,7 @@ describe('Anthropic Messages', () => {
       output_config: { format: { type: 'json_schema', schema } },
     });
     assert.equal(message.stop_reason, 'end_turn', JSON.stringify(message));
-    assert.equal(invalid([{ schema, text: message.content[0].text }]), null);
+    assert.equal(schemaViolation([{ schema, text: message.content[0].text }]), null);
   });
 
   test('mistakes are 400s naming Anthropic\'s field', async () => {
@@ -184,7 +164,7 @@ describe('OpenAI Responses', () => {
     assert.match(call.call_id, /^call_/);
     assert.match(call.id, /^fc_/);
     assert.ok(schemas[call.name], `a call of an offered tool: ${where}`);
-    assert.equal(invalid([{ schema: schemas[call.name], text: call.arguments }]), null);
+    assert.equal(schemaViolation([{ schema: schemas[call.name], text: call.arguments }]), null);
     assert.equal(first.parallel_tool_calls, false);
     assert.deepEqual(first.tools.map((t) => t.name), ['get_weather', 'add']);
 
@@ -223,7 +203,7 @@ describe('OpenAI Responses', () => {
     assert.deepEqual(calls(items), calls(whole.output));
     assert.deepEqual(calls(last.output), calls(whole.output));
     for (const call of calls(whole.output)) assert.equal(call.name, 'get_weather');
-    assert.equal(invalid(calls(whole.output).map((c) => ({ schema: weatherSchema, text: c.a }))),
+    assert.equal(schemaViolation(calls(whole.output).map((c) => ({ schema: weatherSchema, text: c.a }))),
                  null);
   });
 
@@ -235,7 +215,7 @@ describe('OpenAI Responses', () => {
       text: { format: { type: 'json_schema', name: 'place', schema, strict: true } },
     });
     assert.equal(answer.status, 'completed', JSON.stringify(answer));
-    assert.equal(invalid([{ schema, text: answer.output_text }]), null);
+    assert.equal(schemaViolation([{ schema, text: answer.output_text }]), null);
     assert.equal(answer.text.format.name, 'place');
   });
 

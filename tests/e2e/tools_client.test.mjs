@@ -4,14 +4,13 @@
 // the tools' schemas): a tool round trip whole and streamed, json_schema answers judged by
 // Python's jsonschema (an independent validator), and the 400s that name the field.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import OpenAI from 'openai';
 
-import { API_KEY, startServer, stopServer } from './helpers.mjs';
+import { API_KEY, schemaViolation, startServer, stopServer } from './helpers.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -36,25 +35,6 @@ const add = {
   },
 };
 
-// Judges [{schema, text}] with Python's jsonschema: null when all are valid, else why not.
-function invalid(cases) {
-  const script = `
-import json, sys, jsonschema
-for case in json.load(sys.stdin):
-    try:
-        jsonschema.Draft202012Validator(case["schema"]).validate(json.loads(case["text"]))
-    except Exception as e:
-        print(repr(case["text"]), type(e).__name__, str(e)[:300]); break
-`;
-  for (const python of ['python3', '/usr/bin/python3']) {
-    const probe = spawnSync(python, ['-c', 'import jsonschema']);
-    if (probe.status !== 0) continue;
-    const run = spawnSync(python, ['-c', script], { input: JSON.stringify(cases), encoding: 'utf8' });
-    assert.equal(run.status, 0, run.stderr);
-    return run.stdout.trim() === '' ? null : run.stdout.trim();
-  }
-  throw new Error('no python3 with jsonschema: run scripts/setup');
-}
 
 let server;
 let client;
@@ -87,7 +67,7 @@ describe('tool calls', () => {
     assert.match(call.id, /^call_/);
     const tool = { get_weather: weather, add }[call.function.name];
     assert.ok(tool, `a call of an offered tool: ${where}`);
-    assert.equal(invalid([{ schema: tool.function.parameters, text: call.function.arguments }]),
+    assert.equal(schemaViolation([{ schema: tool.function.parameters, text: call.function.arguments }]),
                  null);
 
     const answer = await client.chat.completions.create({
@@ -142,7 +122,7 @@ describe('tool calls', () => {
     const calls = completion.choices[0].message.tool_calls;
     assert.ok(calls.length >= 1, JSON.stringify(completion));
     for (const call of calls) assert.equal(call.function.name, 'add');
-    assert.equal(invalid(calls.map((c) => ({ schema: add.function.parameters,
+    assert.equal(schemaViolation(calls.map((c) => ({ schema: add.function.parameters,
                                              text: c.function.arguments }))), null);
   });
 });
@@ -167,7 +147,7 @@ describe('structured outputs', () => {
         temperature: 1, seed, max_tokens: 300,
       })));
     for (const a of answers) assert.equal(a.choices[0].finish_reason, 'stop', JSON.stringify(a));
-    assert.equal(invalid(answers.map((a) => ({ schema, text: a.choices[0].message.content }))),
+    assert.equal(schemaViolation(answers.map((a) => ({ schema, text: a.choices[0].message.content }))),
                  null);
   });
 
@@ -190,7 +170,7 @@ describe('structured outputs', () => {
         logit_bias: bias,
       })));
     for (const a of answers) assert.equal(a.choices[0].finish_reason, 'stop', JSON.stringify(a));
-    assert.equal(invalid(answers.map((a) => ({ schema: { type: 'object' },
+    assert.equal(schemaViolation(answers.map((a) => ({ schema: { type: 'object' },
                                                text: a.choices[0].message.content }))), null);
   });
 });

@@ -37,16 +37,7 @@ ordered_json chat_tool(const ordered_json& tool, const std::string& where) {
 }
 
 ChatTools anthropic_tools(const ordered_json& tools) {
-  if (!tools.is_array()) throw bad_parameter("tools", "'tools' must be a list");
-  ordered_json chat = ordered_json::array();
-  for (std::size_t i = 0; i < tools.size(); ++i) {
-    chat.push_back(chat_tool(tools[i], indexed("tools", i)));
-  }
-  try {
-    return checked_tools(chat);
-  } catch (const ApiError& error) {
-    throw renamed_error(error, anthropic_param(error.param().value_or("tools")));
-  }
+  return peer_tools(tools, chat_tool, anthropic_param);
 }
 
 void read_choice(const json& value, ToolUse& use) {

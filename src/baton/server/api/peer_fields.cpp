@@ -1,6 +1,7 @@
 #include "baton/server/api/peer_fields.h"
 
 #include "baton/server/api/json_fields.h"
+#include "baton/server/api/tool_fields.h"
 
 namespace baton {
 namespace {
@@ -35,6 +36,22 @@ void refuse_unsupported(const std::string& param, const std::string& why) {
 
 void missing_field(const std::string& param) {
   throw bad_parameter(param, "'" + param + "' is required");
+}
+
+ChatTools peer_tools(const nlohmann::ordered_json& tools,
+                     const std::function<nlohmann::ordered_json(const nlohmann::ordered_json&,
+                                                                const std::string&)>& chat_tool,
+                     const std::function<std::string(const std::string&)>& rename) {
+  if (!tools.is_array()) throw bad_parameter("tools", "'tools' must be a list");
+  nlohmann::ordered_json chat = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    chat.push_back(chat_tool(tools[i], indexed("tools", i)));
+  }
+  try {
+    return checked_tools(chat);
+  } catch (const ApiError& error) {
+    throw renamed_error(error, rename(error.param().value_or("tools")));
+  }
 }
 
 std::string indexed(const std::string& where, std::size_t i) {

@@ -5,10 +5,12 @@
 // Thread-safety: pure functions.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 
+#include "baton/model/chat/chat_tools.h"
 #include "baton/server/http/api_error.h"
 
 namespace baton {
@@ -29,6 +31,14 @@ std::string content_text(const nlohmann::json& content, const std::string& where
 
 // `error` naming `param` instead of its own field, where its message quotes the field too.
 ApiError renamed_error(const ApiError& error, const std::string& param);
+
+// A peer API's tool list as Chat Completions' tools: each entry converted by `chat_tool`
+// (given the entry and its field, tools[i]), then checked (tool_fields.h) with the errors
+// named as `rename` names the chat call's fields.
+ChatTools peer_tools(const nlohmann::ordered_json& tools,
+                     const std::function<nlohmann::ordered_json(const nlohmann::ordered_json&,
+                                                                const std::string&)>& chat_tool,
+                     const std::function<std::string(const std::string&)>& rename);
 
 // A chat call's field as Anthropic's Messages names it: tools[i].function.parameters is
 // tools[i].input_schema, tools[i].function.name tools[i].name, response_format.json_schema
