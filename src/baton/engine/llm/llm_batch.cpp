@@ -154,13 +154,16 @@ std::optional<StepPlan> LlmBatch::next_step() {
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     e->rows = 0;
+    e->samples = false;
     greedy = greedy && is_plain_greedy(e->request.params.sampling) &&
              !(e->output && e->output->active());
     if (e->kv.length >= prompt) {  // decoding: the last sampled token goes in
       e->rows = 1;
+      e->samples = true;
       steps.push_back({{e->tokens.back()}, &e->kv});
     } else if (budget > 0) {
       e->rows = std::min(budget, prompt - e->kv.length);
+      e->samples = e->kv.length + e->rows == prompt;
       budget -= e->rows;
       prefills = true;
       const auto first = e->tokens.begin() + e->kv.length;
@@ -208,10 +211,9 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepRes
 }
 
 void LlmBatch::prepare_masks() {
+  // Reads only what next_step set: the step's forward pass may be moving kv.length meanwhile.
   for (const auto& e : running_) {
-    const bool samples =
-        e->rows > 0 && e->kv.length + e->rows >= static_cast<int>(e->tokens.size());
-    if (!samples || !e->output || e->error) continue;
+    if (!e->samples || !e->output || e->error) continue;
     try {
       e->output->prepare_mask();
     } catch (...) {

@@ -90,6 +90,7 @@ class LlmBatch {
     std::optional<ConstrainedOutput> output;  // the request's grammar, if it has one
     GenerationResult result;
     int rows = 0;              // tokens this entry has in the current step
+    bool samples = false;      // the current step ends with a token of its (set when planned)
     bool waited = false;       // found too few free KV blocks at least once
     std::exception_ptr error;  // set when sampling or decoding failed it
   };
