@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <fstream>
 #include <future>
@@ -307,7 +308,11 @@ TEST_F(ModelRegistryTest, AnIdleModelUnloadsAfterItsTtlUnlessPinned) {
   EXPECT_TRUE(registry_->status("a").expires_at.has_value());
   ASSERT_TRUE(wait_for_state("a", ModelState::unloaded));
   EXPECT_EQ(state("b"), ModelState::ready);
-  EXPECT_EQ(events().back(), "unload a");
+  // a may expire before b has loaded (a slow load, under ThreadSanitizer): the order of the
+  // two is not the point, that a unloaded and the pinned b did not is.
+  const std::vector<std::string> seen = events();
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "unload a"), seen.end());
+  EXPECT_EQ(std::find(seen.begin(), seen.end(), "unload b"), seen.end());
 }
 
 // The waiting request's callback, as a future.
