@@ -137,7 +137,7 @@ TEST(ResponsesToolFormat, StreamsItemsInOrderWithArgumentsDeltasThatMakeTheArgum
       EXPECT_EQ(output[k]["call_id"], whole[k]["call_id"]);
       EXPECT_EQ(output[k]["name"], whole[k]["name"]);
       EXPECT_EQ(output[k]["arguments"], whole[k]["arguments"]) << "pieces of " << piece;
-      EXPECT_EQ(done_arguments[k - 1], whole[k]["arguments"]);
+      EXPECT_EQ(done_arguments[k - 1], whole[k]["arguments"].get<std::string>());
     }
     EXPECT_EQ(events.back().data["response"]["output"], whole);
   }
