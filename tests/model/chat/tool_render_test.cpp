@@ -145,7 +145,7 @@ void expect_family_renders_as(ChatFamily family, const std::string& model, bool 
     if (tools_only && entry["tools"].is_null()) continue;
     EXPECT_EQ(render_builtin(family, entry["tokens"].value("bos_token", ""),
                              messages_of(entry["messages"]), tools_of(entry["tools"])),
-              entry["output"])
+              entry["output"].get<std::string>())
         << model << " / " << entry["case"];
     ++compared;
   }
