@@ -4,7 +4,9 @@
 // token sampled moves the grammar on (accept). A lazy grammar (tool_choice auto) starts
 // where the text first writes one of its triggers: the text from the trigger on is read by
 // the grammar at once; should the grammar refuse it, the output stays free (the parser then
-// reads it as content).
+// reads it as content). The grammar may still be compiling when the request is admitted: the
+// first mask waits for it (while the prompt's last step runs), and a compile that failed
+// fails the request.
 // Thread-safety: one request, on the engine's thread; the MaskCache it shares is
 // thread-safe.
 #pragma once
