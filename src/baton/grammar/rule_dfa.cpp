@@ -60,42 +60,43 @@ class SubsetBuilder {
   }
 
  private:
-  // The DFA state of the closure of `seeds` (added if new).
-  std::uint32_t state_of(std::vector<std::uint32_t> seeds) {
-    std::vector<std::uint32_t> set = closure(std::move(seeds));
-    const auto found = ids_.find(set);
+  // The DFA state of the closure of `seeds` (added if new). The closure is built in a buffer
+  // kept between calls; only a new state's set is copied, once, into the map's key.
+  std::uint32_t state_of(const std::vector<std::uint32_t>& seeds) {
+    closure(seeds);
+    const auto found = ids_.find(set_);
     if (found != ids_.end()) return found->second;
     if (budget_ == 0)
       throw GrammarError("grammar too large: more than " + std::to_string(kMaxDfaStates) +
                          " automaton states after determinizing");
     --budget_;
     const auto id = static_cast<std::uint32_t>(subsets_.size());
-    ids_.emplace(set, id);
-    subsets_.push_back(std::move(set));
+    subsets_.push_back(&ids_.emplace(set_, id).first->first);  // keys stay put on rehash
     dfa_.states.emplace_back();
     return id;
   }
 
-  std::vector<std::uint32_t> closure(std::vector<std::uint32_t> todo) {
+  // set_ = the states reachable from `seeds` by empty moves, sorted.
+  void closure(const std::vector<std::uint32_t>& seeds) {
     ++epoch_;
-    std::vector<std::uint32_t> out;
-    while (!todo.empty()) {
-      const std::uint32_t s = todo.back();
-      todo.pop_back();
+    set_.clear();
+    todo_.assign(seeds.begin(), seeds.end());
+    while (!todo_.empty()) {
+      const std::uint32_t s = todo_.back();
+      todo_.pop_back();
       if (stamp_[s] == epoch_) continue;
       stamp_[s] = epoch_;
-      out.push_back(s);
-      for (const std::uint32_t t : nfa_.states[s].empty_moves) todo.push_back(t);
+      set_.push_back(s);
+      for (const std::uint32_t t : nfa_.states[s].empty_moves) todo_.push_back(t);
     }
-    std::sort(out.begin(), out.end());
-    return out;
+    std::sort(set_.begin(), set_.end());
   }
 
   void expand(std::uint32_t id) {
     std::vector<std::uint32_t> touched;
     std::map<RuleId, std::vector<std::uint32_t>> calls;
     bool accepting = false;
-    for (const std::uint32_t s : subsets_[id]) {
+    for (const std::uint32_t s : *subsets_[id]) {
       accepting = accepting || s == nfa_.end;
       for (const auto& [set, target] : nfa_.states[s].byte_moves)
         for (const std::uint32_t c : set_classes_[set]) {
@@ -106,11 +107,11 @@ class SubsetBuilder {
     }
     std::vector<std::uint32_t> next(dfa_.class_count, kNoLocalState);
     for (const std::uint32_t c : touched) {
-      next[c] = state_of(std::move(buckets_[c]));
-      buckets_[c].clear();
+      next[c] = state_of(buckets_[c]);
+      buckets_[c].clear();  // keeps its capacity for the next state
     }
     std::vector<std::pair<RuleId, std::uint32_t>> call_moves;
-    for (auto& [rule, targets] : calls) call_moves.emplace_back(rule, state_of(std::move(targets)));
+    for (auto& [rule, targets] : calls) call_moves.emplace_back(rule, state_of(targets));
     RuleDfa::State& state = dfa_.states[id];  // after state_of, which may grow the vector
     state.next = std::move(next);
     state.calls = std::move(call_moves);
@@ -122,8 +123,9 @@ class SubsetBuilder {
   RuleDfa dfa_;
   std::vector<std::vector<std::uint32_t>> set_classes_;
   std::vector<std::vector<std::uint32_t>> buckets_;
-  std::vector<std::vector<std::uint32_t>> subsets_;
   std::unordered_map<std::vector<std::uint32_t>, std::uint32_t, VectorHash> ids_;
+  std::vector<const std::vector<std::uint32_t>*> subsets_;  // by id: the keys of ids_
+  std::vector<std::uint32_t> set_, todo_;                   // closure()'s buffers
   std::vector<std::uint32_t> stamp_;
   std::uint32_t epoch_ = 0;
 };
