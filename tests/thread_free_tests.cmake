@@ -34,6 +34,7 @@ set(baton_thread_free_tests
     grammar/grammar_matcher_test.cpp
     grammar/json_schema_errors_test.cpp
     grammar/number_ranges_test.cpp
+    grammar/rule_dfa_cache_test.cpp
     ledger/interval_merge_test.cpp
     model/chat/chat_tools_test.cpp
     model/chat/json_span_test.cpp

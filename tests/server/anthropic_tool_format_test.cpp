@@ -14,34 +14,14 @@ using nlohmann::json;
 using nlohmann::ordered_json;
 using testing::named_events;
 using testing::names;
+using testing::result_of;
+using testing::streamed;
 
 // A Hermes-format answer (Qwen 2.5, Hermes 3): text, then two calls.
 const std::string kAnswer =
     "Let me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"unit\": \"c\", "
     "\"city\": \"Paris\"}}\n</tool_call>\n<tool_call>\n{\"name\": \"get_time\", \"arguments\": "
     "{}}\n</tool_call>";
-
-GenerationResult result_of(const std::string& text, FinishReason finish) {
-  GenerationResult result;
-  result.tokens = {1, 2, 3, 4};
-  result.text = text;
-  result.finish = finish;
-  result.prompt_tokens = 10;
-  return result;
-}
-
-// The whole stream of `text`, handed over in pieces of `piece` bytes.
-std::string streamed(AnthropicFormat& format, const std::string& text, std::size_t piece,
-                     FinishReason finish = FinishReason::stop) {
-  std::string body = format.stream_open();
-  for (std::size_t at = 0; at < text.size(); at += piece) {
-    TokenDelta delta;
-    delta.text = text.substr(at, piece);
-    if (at + piece >= text.size()) delta.finish = finish;
-    body += format.stream_token(delta);
-  }
-  return body + format.stream_close(result_of(text, finish));
-}
 
 TEST(AnthropicToolFormat, AMessageOfTextAndToolUseBlocks) {
   AnthropicFormat format("msg_7", "m", 10, ToolCallFormat::hermes);

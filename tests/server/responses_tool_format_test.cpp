@@ -14,6 +14,8 @@ namespace {
 using nlohmann::json;
 using testing::named_events;
 using testing::names;
+using testing::result_of;
+using testing::streamed;
 
 // A Hermes-format answer (Qwen 2.5, Hermes 3): text, then two calls.
 const std::string kAnswer =
@@ -25,30 +27,9 @@ const std::string kRequest = R"({"model": "m", "input": "q", "parallel_tool_call
               {"type": "function", "name": "get_time"}],
     "tool_choice": "required"})";
 
-GenerationResult result_of(const std::string& text, FinishReason finish) {
-  GenerationResult result;
-  result.tokens = {1, 2, 3};
-  result.text = text;
-  result.finish = finish;
-  result.prompt_tokens = 10;
-  return result;
-}
-
 ResponsesFormat format_of(const std::string& body) {
   return ResponsesFormat(response_echo(parse_responses_call(body), "m", "u2", SamplingParams{}),
                          ToolCallFormat::hermes);
-}
-
-std::string streamed(ResponsesFormat& format, const std::string& text, std::size_t piece,
-                     FinishReason finish = FinishReason::stop) {
-  std::string body = format.stream_open();
-  for (std::size_t at = 0; at < text.size(); at += piece) {
-    TokenDelta delta;
-    delta.text = text.substr(at, piece);
-    if (at + piece >= text.size()) delta.finish = finish;
-    body += format.stream_token(delta);
-  }
-  return body + format.stream_close(result_of(text, finish));
 }
 
 TEST(ResponsesToolFormat, OutputIsAMessageThenFunctionCallItems) {

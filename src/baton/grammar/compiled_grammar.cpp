@@ -4,6 +4,7 @@
 
 #include "baton/grammar/grammar_limits.h"
 #include "baton/grammar/rule_dfa.h"
+#include "baton/grammar/rule_dfa_cache.h"
 #include "baton/grammar/rule_nfa.h"
 
 namespace baton::grammar {
@@ -41,10 +42,17 @@ std::vector<RuleId> reachable_rules(const Grammar& grammar, RuleId root) {
   return order;
 }
 
+// Charges a cached automaton to the budgets as building it would have, with the same errors.
+void charge(std::size_t& budget, std::size_t states, const char* what, std::size_t bound) {
+  if (states > budget)
+    throw GrammarError("grammar too large: more than " + std::to_string(bound) + what);
+  budget -= states;
+}
+
 }  // namespace
 
-std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& grammar,
-                                                                RuleId root) {
+std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& grammar, RuleId root,
+                                                                RuleDfaCache* cache) {
   std::shared_ptr<CompiledGrammar> out(new CompiledGrammar());
   out->root_ = root;
   out->rule_start_.assign(grammar.rule_count(), kNoState);
@@ -55,40 +63,54 @@ std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile(const Grammar& g
   std::size_t dfa_budget = kMaxDfaStates;
   const std::vector<RuleId> rules = reachable_rules(grammar, root);
   // Every rule's start must be known before any call is written: determinize all, then lay out.
-  std::vector<RuleDfa> dfas;
+  std::vector<std::shared_ptr<const CachedRule>> dfas;
   StateId offset = 0;
   for (const RuleId r : rules) {
-    const RuleNfa nfa = build_rule_nfa(grammar.body(r), nfa_budget);
-    dfas.push_back(determinize(nfa, dfa_budget));
+    std::string key = leaf_key(grammar.body(r));
+    std::shared_ptr<const CachedRule> dfa = cache && !key.empty() ? cache->find(key) : nullptr;
+    if (dfa) {
+      charge(nfa_budget, dfa->nfa_states, " automaton states", kMaxNfaStates);
+      charge(dfa_budget, dfa->dfa.states.size(), " automaton states after determinizing",
+             kMaxDfaStates);
+    } else {
+      const std::size_t before = nfa_budget;
+      const RuleNfa nfa = build_rule_nfa(grammar.body(r), nfa_budget);
+      dfa = std::make_shared<const CachedRule>(
+          CachedRule{.dfa = determinize(nfa, dfa_budget), .nfa_states = before - nfa_budget});
+      if (cache && !key.empty()) cache->store(key, dfa);
+    }
+    dfas.push_back(std::move(dfa));
     out->rule_start_[r] = offset;
-    offset += static_cast<StateId>(dfas.back().states.size());
+    offset += static_cast<StateId>(dfas.back()->dfa.states.size());
+    if (!key.empty()) out->rule_signature_[r] = "L" + std::move(key);
   }
-  for (std::size_t i = 0; i < rules.size(); ++i) out->append_rule(rules[i], dfas[i]);
+  std::size_t transitions = 0;
+  for (const auto& dfa : dfas) transitions += dfa->dfa.states.size() * dfa->dfa.class_count;
+  out->reserve(offset, transitions);
+  for (std::size_t i = 0; i < rules.size(); ++i) out->append_rule(rules[i], dfas[i]->dfa);
   out->call_begin_.push_back(static_cast<std::uint32_t>(out->calls_.size()));
   out->check_left_recursion();
   return out;
 }
 
-std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile_expr(Grammar grammar, Expr root) {
+std::shared_ptr<const CompiledGrammar> CompiledGrammar::compile_expr(Grammar grammar, Expr root,
+                                                                     RuleDfaCache* cache) {
   const RuleId rule = grammar.add_rule("root", std::move(root));
-  return compile(grammar, rule);
+  return compile(grammar, rule, cache);
+}
+
+void CompiledGrammar::reserve(std::size_t states, std::size_t transitions) {
+  next_.reserve(transitions);
+  for (auto* per_state : {&class_map_, &row_, &call_begin_}) per_state->reserve(states + 1);
+  state_rule_.reserve(states);
+  accepting_.reserve(states);
+  reads_bytes_.reserve(states);
 }
 
 void CompiledGrammar::append_rule(RuleId rule, const RuleDfa& dfa) {
   const StateId offset = rule_start_[rule];
   const auto class_table = static_cast<std::uint32_t>(classes_.size());
   classes_.push_back(dfa.classes);
-  const bool calls_none = std::all_of(dfa.states.begin(), dfa.states.end(),
-                                      [](const RuleDfa::State& st) { return st.calls.empty(); });
-  if (calls_none && dfa.states.size() <= kMaxSignedStates) {
-    std::string& sig = rule_signature_[rule];
-    sig.assign(dfa.classes.begin(), dfa.classes.end());
-    for (const RuleDfa::State& state : dfa.states) {
-      sig += state.accepting ? 'A' : 'N';
-      for (const std::uint32_t target : state.next)
-        sig.append(reinterpret_cast<const char*>(&target), sizeof target);
-    }
-  }
   for (const RuleDfa::State& state : dfa.states) {
     state_rule_.push_back(rule);
     class_map_.push_back(class_table);

@@ -28,6 +28,8 @@ class GrammarError : public std::invalid_argument {
   using std::invalid_argument::invalid_argument;
 };
 
+class RuleDfaCache;
+
 struct RuleCall {
   RuleId rule = 0;
   StateId return_to = kNoState;  // the caller's state once the rule has matched
@@ -35,10 +37,13 @@ struct RuleCall {
 
 class CompiledGrammar {
  public:
-  // Compiles the rules reachable from `root`. Throws GrammarError.
-  static std::shared_ptr<const CompiledGrammar> compile(const Grammar& grammar, RuleId root);
+  // Compiles the rules reachable from `root`. Throws GrammarError. With a `cache`, the
+  // automata of leaf rules come from it and go to it (the bounds are charged alike).
+  static std::shared_ptr<const CompiledGrammar> compile(const Grammar& grammar, RuleId root,
+                                                        RuleDfaCache* cache = nullptr);
   // Compiles `root` as a new rule of (a copy of) `grammar`.
-  static std::shared_ptr<const CompiledGrammar> compile_expr(Grammar grammar, Expr root);
+  static std::shared_ptr<const CompiledGrammar> compile_expr(Grammar grammar, Expr root,
+                                                             RuleDfaCache* cache = nullptr);
 
   StateId root_start() const { return rule_start_[root_]; }
   StateId rule_start(RuleId rule) const { return rule_start_[rule]; }
@@ -48,6 +53,14 @@ class CompiledGrammar {
   StateId next(StateId state, unsigned char byte) const {
     return next_[row_[state] + classes_[class_map_[state]][byte]];
   }
+  // A state's transitions, for a walk that steps many bytes from it: next[classes[byte]].
+  struct Row {
+    const StateId* next;
+    const std::uint8_t* classes;
+  };
+  Row row(StateId state) const {
+    return {.next = next_.data() + row_[state], .classes = classes_[class_map_[state]].data()};
+  }
   // The rule may end (return to its caller) in this state.
   bool accepting(StateId state) const { return accepting_[state] != 0; }
   bool reads_bytes(StateId state) const { return reads_bytes_[state] != 0; }
@@ -55,18 +68,19 @@ class CompiledGrammar {
     return {calls_.data() + call_begin_[state], calls_.data() + call_begin_[state + 1]};
   }
   const std::string& rule_name(RuleId rule) const { return rule_names_[rule]; }
-  // What a state's tokens depend on, when that is its own rule alone: the rule's automaton
-  // spelled out (for a rule that calls no other and has at most kMaxSignedStates states),
-  // and the state's index in it. Equal signatures and indices read the same tokens, in any
-  // grammar; "" for other rules.
+  // What a state's tokens depend on, when that is its own rule alone: the spelling of a
+  // rule that calls no other (leaf_key), and the state's index in its automaton. Equal
+  // signatures and indices read the same tokens, in any grammar; "" for other rules.
   const std::string& signature(StateId state) const { return rule_signature_[state_rule_[state]]; }
   std::uint32_t index_in_rule(StateId state) const {
     return state - rule_start_[state_rule_[state]];
   }
-  static constexpr std::size_t kMaxSignedStates = 256;
+  // The state's rule calls no other: its walks need no stacks (mask_cache.cpp).
+  bool in_leaf_rule(StateId state) const { return !signature(state).empty(); }
 
  private:
   CompiledGrammar() = default;
+  void reserve(std::size_t states, std::size_t transitions);
   void append_rule(RuleId rule, const struct RuleDfa& dfa);
   void check_left_recursion() const;
 

@@ -57,11 +57,38 @@ MaskCache::MaskCache(std::shared_ptr<const CompiledGrammar> grammar,
 }
 
 std::shared_ptr<const StateMask> MaskCache::state_mask(StateId state) {
+  std::promise<std::shared_ptr<const StateMask>> promise;
+  std::shared_future<std::shared_ptr<const StateMask>> mine = promise.get_future().share();
   {
-    const std::lock_guard lock(mu_);
-    const auto found = masks_.find(state);
-    if (found != masks_.end()) return found->second;
+    std::unique_lock lock(mu_);
+    const auto [slot, inserted] = masks_.try_emplace(state, mine);
+    if (!inserted) {
+      const auto other = slot->second;  // ready, or computed by another thread right now
+      lock.unlock();
+      return other.get();
+    }
   }
+  std::shared_ptr<const StateMask> mask;
+  try {
+    mask = find_or_compute(state);
+  } catch (...) {
+    promise.set_exception(std::current_exception());
+    const std::lock_guard lock(mu_);
+    masks_.erase(state);  // the next one asks again
+    throw;
+  }
+  promise.set_value(mask);
+  const std::lock_guard lock(mu_);
+  if (bytes_ + mask->bytes() > kMaxBytes) {
+    masks_.clear();
+    bytes_ = 0;
+    masks_.emplace(state, mine);
+  }
+  bytes_ += mask->bytes();
+  return mask;
+}
+
+std::shared_ptr<const StateMask> MaskCache::find_or_compute(StateId state) const {
   const std::string& signature = grammar_->signature(state);
   const bool shareable = shared_ && !signature.empty();
   std::shared_ptr<const StateMask> mask =
@@ -70,14 +97,7 @@ std::shared_ptr<const StateMask> MaskCache::state_mask(StateId state) {
     mask = compute(state);
     if (shareable) shared_->store(signature, grammar_->index_in_rule(state), mask);
   }
-  const std::lock_guard lock(mu_);
-  if (bytes_ + mask->bytes() > kMaxBytes) {
-    masks_.clear();
-    bytes_ = 0;
-  }
-  const auto [it, inserted] = masks_.emplace(state, mask);
-  if (inserted) bytes_ += mask->bytes();
-  return it->second;
+  return mask;
 }
 
 std::size_t MaskCache::cached_states() const {
@@ -86,11 +106,15 @@ std::size_t MaskCache::cached_states() const {
 }
 
 std::shared_ptr<const StateMask> MaskCache::compute(StateId state) const {
-  StackArena arena;
-  const StackId top = arena.push(state, kBottom);
   std::vector<std::uint32_t> bits(vocabulary_->mask_words(), 0);
   auto out = std::make_shared<StateMask>();
-  MaskWalk(*grammar_, *vocabulary_, arena).walk(0, std::span(&top, 1), bits, &out->rule_ends);
+  if (grammar_->in_leaf_rule(state)) {
+    walk_leaf_rule(*grammar_, *vocabulary_, state, bits, out->rule_ends);
+  } else {
+    StackArena arena;
+    const StackId top = arena.push(state, kBottom);
+    MaskWalk(*grammar_, *vocabulary_, arena).walk(0, std::span(&top, 1), bits, &out->rule_ends);
+  }
   std::size_t count = 0;
   for (const std::uint32_t word : bits) count += static_cast<std::size_t>(std::popcount(word));
   if (count * 32 >= vocabulary_->size()) {  // ids would take more room than the bits

@@ -4,12 +4,14 @@
 // plus, for tokens that run past the end of that rule, a short walk below the trie nodes
 // where the rule ends, with the stacks beneath. Inside a JSON string this makes a mask an
 // OR of a cached bitmask and a walk of the few tokens that hold the closing quote.
-// Thread-safety: rule_mask() may be called from several threads at once (one mutex guards
-// the map; a mask is computed outside it); what it returns is immutable.
+// Thread-safety: state_mask() may be called from several threads at once (one mutex guards
+// the map; a mask is computed outside it, once: threads asking for it meanwhile wait);
+// what it returns is immutable.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -71,13 +73,16 @@ class MaskCache {
   std::size_t cached_states() const;
 
  private:
+  std::shared_ptr<const StateMask> find_or_compute(StateId state) const;
   std::shared_ptr<const StateMask> compute(StateId state) const;
 
   const std::shared_ptr<const CompiledGrammar> grammar_;
   const std::shared_ptr<const TokenVocabulary> vocabulary_;
   const std::shared_ptr<SharedMasks> shared_;
   mutable std::mutex mu_;
-  std::unordered_map<StateId, std::shared_ptr<const StateMask>> masks_;  // guarded by mu_
+  // Ready, or being computed by one thread while the others that ask wait for it.
+  std::unordered_map<StateId, std::shared_future<std::shared_ptr<const StateMask>>>
+      masks_;                                                            // guarded by mu_
   std::size_t bytes_ = 0;                                                // guarded by mu_
 };
 

@@ -36,4 +36,42 @@ void MaskWalk::visit(std::uint32_t node, std::size_t depth) {
   }
 }
 
+namespace {
+
+struct LeafWalk {
+  const CompiledGrammar& grammar;
+  std::span<const TokenVocabulary::Node> nodes;
+  const TokenVocabulary& vocabulary;
+  std::span<std::uint32_t> mask;
+  std::vector<std::uint32_t>& rule_ends;
+
+  void visit(std::uint32_t node, StateId state) {
+    const CompiledGrammar::Row row = grammar.row(state);
+    const std::uint32_t end = nodes[node].subtree_end;
+    for (std::uint32_t child = node + 1; child < end; child = nodes[child].subtree_end) {
+      const StateId next = row.next[row.classes[nodes[child].byte]];
+      if (next == kNoState) continue;
+      const bool ends = grammar.accepting(next);
+      const bool reads = grammar.reads_bytes(next);
+      if (ends || reads)
+        for (const TokenIndex t : vocabulary.tokens(nodes[child])) set_bit(mask, t);
+      if (ends) rule_ends.push_back(child);
+      if (reads && nodes[child].subtree_end > child + 1) visit(child, next);
+    }
+  }
+};
+
+}  // namespace
+
+void walk_leaf_rule(const CompiledGrammar& grammar, const TokenVocabulary& vocabulary,
+                    StateId state, std::span<std::uint32_t> mask,
+                    std::vector<std::uint32_t>& rule_ends) {
+  LeafWalk{.grammar = grammar,
+           .nodes = vocabulary.nodes(),
+           .vocabulary = vocabulary,
+           .mask = mask,
+           .rule_ends = rule_ends}
+      .visit(0, state);
+}
+
 }  // namespace baton::grammar

@@ -78,6 +78,7 @@ const EngineHost::Seat* EngineHost::seat(const std::string& name) const {
 LlmEngine& EngineHost::add_llm_engine(const std::string& name, const LlamaModel& model,
                                       const BpeTokenizer* tokenizer, LlmBatchOptions options) {
   options.kv_value_bytes = kv_value_bytes(*device_);
+  options.mask_threads = mask_threads_for(*device_);
   const Seat* seated = seat(name);
   if (seated != nullptr && !seated->stream) {
     throw std::logic_error("[EngineHost] the seat of " + name + " is an embedding engine's");

@@ -1,8 +1,10 @@
 #include "baton/host/make_runner.h"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "baton/gpu/backend_unavailable.h"
 #include "baton/model/cpu/cpu_model_runner.h"
@@ -57,6 +59,11 @@ ModelRunnerFactory make_runner_factory(const Device& device) {
 
 std::size_t kv_value_bytes(const Device& device) {
   return device.backend() == "cuda" ? 2 : sizeof(float);
+}
+
+int mask_threads_for(const Device& device) {
+  if (device.backend() == "cpu") return 1;
+  return std::clamp(static_cast<int>(std::thread::hardware_concurrency()) / 2, 1, 8);
 }
 
 }  // namespace baton

@@ -15,5 +15,8 @@ ModelRunnerFactory make_runner_factory(const Device& device);
 ModelRunnerFactory cpu_runner_factory();
 // Bytes of one key or value number in that backend's runner (f32 on the CPU, bf16 on CUDA).
 std::size_t kv_value_bytes(const Device& device);
+// Threads for a step's grammar masks (LlmBatchOptions::mask_threads): 1 on the CPU, whose
+// forward pass takes every core; beside a GPU's pass, up to 8 of the host's cores.
+int mask_threads_for(const Device& device);
 
 }  // namespace baton

@@ -27,14 +27,15 @@ LlmBatch::LlmBatch(const LlamaModel& model, const BpeTokenizer* tokenizer, LlmBa
       tokenizer_(tokenizer),
       options_(options),
       context_(engine_context(model.config(), options)),
-      pool_(model.config(), options.block_tokens, options.kv_budget_bytes, options.kv_value_bytes) {
+      pool_(model.config(), options.block_tokens, options.kv_budget_bytes, options.kv_value_bytes),
+      end_tokens_(end_token_ids(model.config())) {
   if (options_.max_batch < 1 || options_.prefill_chunk < 1) {
     throw std::invalid_argument("max_batch and prefill_chunk must be at least 1");
   }
   if (options_.step_tokens < 0) throw std::invalid_argument("step_tokens must be 0 or more");
-  for (const std::int64_t id : model.config().eos_token_ids) {
-    end_tokens_.push_back(static_cast<TokenId>(id));
-  }
+  if (options_.mask_threads < 1) throw std::invalid_argument("mask_threads must be at least 1");
+  if (options_.mask_threads > 1)
+    mask_threads_ = std::make_unique<ThreadPool>(options_.mask_threads);
 }
 
 LlmBatch::~LlmBatch() = default;
@@ -212,13 +213,21 @@ std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepRes
 
 void LlmBatch::prepare_masks() {
   // Reads only what next_step set: the step's forward pass may be moving kv.length meanwhile.
-  for (const auto& e : running_) {
-    if (!e->samples || !e->output || e->error) continue;
+  std::vector<Entry*> constrained;
+  for (const auto& e : running_)
+    if (e->samples && e->output && !e->error) constrained.push_back(e.get());
+  const auto prepare = [&](std::size_t i) {
     try {
-      e->output->prepare_mask();
+      constrained[i]->output->prepare_mask();
     } catch (...) {
-      e->error = std::current_exception();
+      constrained[i]->error = std::current_exception();
     }
+  };
+  // Several first masks of a new grammar (whole-vocabulary walks) may land in one step.
+  if (mask_threads_ && constrained.size() > 1) {
+    mask_threads_->parallel_for(constrained.size(), prepare);
+  } else {
+    for (std::size_t i = 0; i < constrained.size(); ++i) prepare(i);
   }
 }
 

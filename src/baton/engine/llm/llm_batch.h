@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "baton/common/clock.h"
+#include "baton/common/thread_pool.h"
 #include "baton/engine/llm/constrained_output.h"
 #include "baton/engine/llm/generation.h"
 #include "baton/engine/llm/stop_checker.h"
@@ -58,6 +59,9 @@ struct LlmBatchOptions {
   bool prefix_cache = true;
   int queue_limit = 256;   // requests submitted but not yet admitted (the engine's); 0: none
   int context_length = 0;  // 0: the model's max_position_embeddings; else at most that
+  // Threads that compute a step's grammar masks beside its forward pass (1: the engine's
+  // thread alone). The host sets it by backend (mask_threads_for): a CPU pass needs the cores.
+  int mask_threads = 1;
 };
 
 // The CPU's step budget: on two cores a 0.5B-shaped bf16 model computes about 250 prompt
@@ -123,8 +127,8 @@ class LlmBatch {
   // result or, when its own sampling or decoding threw, its error.
   std::vector<std::unique_ptr<Entry>> after_step(const StepResult& result, TimePoint now);
   // The grammar masks of the requests that sample after the planned step, computed while
-  // its forward pass runs (after next_step, before after_step). A request whose mask fails
-  // gets its error in after_step.
+  // its forward pass runs (after next_step, before after_step), on mask_threads threads. A
+  // request whose mask fails gets its error in after_step.
   void prepare_masks();
   // After a failed step: every request of the step leaves, blocks released.
   std::vector<std::unique_ptr<Entry>> fail_step();
@@ -168,6 +172,7 @@ class LlmBatch {
   std::deque<std::unique_ptr<Entry>> waiting_;
   std::vector<std::unique_ptr<Entry>> running_;
   LlmBatchCounters counters_;
+  std::unique_ptr<ThreadPool> mask_threads_;  // when options_.mask_threads > 1
 };
 
 }  // namespace baton

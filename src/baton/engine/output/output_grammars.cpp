@@ -16,15 +16,6 @@ namespace g = baton::grammar;
 // disable-any-whitespace for it); pretty-printed JSON does not.
 constexpr g::JsonLayout kLayout{.max_whitespace = 1};
 
-std::vector<std::string> markers_of(const ToolCallSyntax& syntax) {
-  std::vector<std::string> markers = syntax.other_triggers;
-  for (const std::string* m : {&syntax.trigger, &syntax.block_begin, &syntax.call_begin,
-                               &syntax.name_end, &syntax.call_end, &syntax.block_end}) {
-    if (!m->empty()) markers.push_back(*m);
-  }
-  return markers;
-}
-
 struct Callable {
   std::vector<g::ToolSchema> tools;
   std::vector<std::size_t> index;  // each one's place in the request's tools
@@ -162,7 +153,8 @@ class CompileJob final : public Job {
  private:
   std::shared_ptr<const g::CompiledGrammar> compile() {
     try {
-      return g::CompiledGrammar::compile_expr(std::move(grammar_), std::move(root_));
+      return g::CompiledGrammar::compile_expr(std::move(grammar_), std::move(root_),
+                                              &grammars_.rule_automata());
     } catch (const g::GrammarError& e) {  // a size bound, or left recursion from a $ref cycle
       const bool cycle =
           std::string_view(e.what()).find("left recursion") != std::string_view::npos;
@@ -211,7 +203,8 @@ OutputGrammars::OutputGrammars(const BpeTokenizer& tokenizer, std::vector<TokenI
 
 const std::shared_ptr<const grammar::TokenVocabulary>& OutputGrammars::vocabulary() {
   std::call_once(vocabulary_once_, [this] {
-    vocabulary_ = output_vocabulary(tokenizer_, end_tokens_, markers_of(tool_call_syntax(format_)));
+    vocabulary_ =
+        output_vocabulary(tokenizer_, end_tokens_, tool_call_markers(tool_call_syntax(format_)));
   });
   return vocabulary_;
 }

@@ -10,7 +10,8 @@
 // Built once per distinct request shape and kept (agents send the same tools and schema with
 // every request). The schema's mistakes are found at once (for_request throws); the
 // automata then compile on the model's compile thread while the engine prefills the prompt
-// (the first mask waits for them), with the model's vocabulary built by the first compile.
+// (the first mask waits for them), with the model's vocabulary built by the first compile;
+// those of strings and numbers are compiled once per model (rule_dfa_cache.h).
 // Thread-safety: for_request() may be called from any thread (one mutex, not held while
 // building); the destructor waits for the compile under way.
 #pragma once
@@ -27,6 +28,7 @@
 #include "baton/engine/output/output_request.h"
 #include "baton/engine/worker.h"
 #include "baton/grammar/mask_cache.h"
+#include "baton/grammar/rule_dfa_cache.h"
 #include "baton/grammar/token_vocabulary.h"
 #include "baton/model/chat/tool_call_format.h"
 #include "baton/model/tokenizer/bpe_tokenizer.h"
@@ -73,6 +75,8 @@ class OutputGrammars {
   // A compiled grammar's mask cache over the model's vocabulary (built on first use).
   std::shared_ptr<grammar::MaskCache> masks_of(
       std::shared_ptr<const grammar::CompiledGrammar> compiled);
+  // The automata of leaf rules (strings, numbers) this model's grammars share.
+  grammar::RuleDfaCache& rule_automata() { return rule_automata_; }
 
  private:
   std::shared_ptr<const OutputGrammar> build(const ToolUse& tools, const ResponseFormat& format);
@@ -84,6 +88,7 @@ class OutputGrammars {
   std::once_flag vocabulary_once_;
   std::shared_ptr<const grammar::TokenVocabulary> vocabulary_;  // set once
   std::shared_ptr<grammar::SharedMasks> shared_ = std::make_shared<grammar::SharedMasks>();
+  grammar::RuleDfaCache rule_automata_;
 
   mutable std::mutex mu_;
   // Most recently used first; the map points into the list. Guarded by mu_.

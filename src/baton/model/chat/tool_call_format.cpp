@@ -146,4 +146,13 @@ const ToolCallSyntax& tool_call_syntax(ToolCallFormat format) {
   return kSyntaxes[static_cast<int>(format)];
 }
 
+std::vector<std::string> tool_call_markers(const ToolCallSyntax& syntax) {
+  std::vector<std::string> markers = syntax.other_triggers;
+  for (const std::string* m : {&syntax.trigger, &syntax.block_begin, &syntax.call_begin,
+                               &syntax.name_end, &syntax.call_end, &syntax.block_end}) {
+    if (!m->empty()) markers.push_back(*m);
+  }
+  return markers;
+}
+
 }  // namespace baton

@@ -78,4 +78,7 @@ struct ToolCallSyntax {
 
 const ToolCallSyntax& tool_call_syntax(ToolCallFormat format);
 
+// Every marker the syntax writes (triggers, begins, ends), for the vocabulary to keep.
+std::vector<std::string> tool_call_markers(const ToolCallSyntax& syntax);
+
 }  // namespace baton

@@ -230,4 +230,10 @@ ModelConfig read_hf_model_config(const std::filesystem::path& directory) {
   }
 }
 
+std::vector<TokenId> end_token_ids(const ModelConfig& config) {
+  std::vector<TokenId> out;
+  for (const std::int64_t id : config.eos_token_ids) out.push_back(static_cast<TokenId>(id));
+  return out;
+}
+
 }  // namespace baton

@@ -16,6 +16,8 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/model/tokenizer/token_id.h"
+
 namespace baton {
 
 enum class ModelArch { llama, mistral, qwen2, qwen3 };
@@ -63,6 +65,9 @@ struct ModelConfig {
   std::vector<std::int64_t> eos_token_ids;  // config.json's and generation_config.json's
   GenerationDefaults generation;
 };
+
+// eos_token_ids as the tokenizer's ids: the tokens that end an answer.
+std::vector<TokenId> end_token_ids(const ModelConfig& config);
 
 // Parses the text of a config.json; `file` names it in errors. Throws ModelFileError
 // naming the file and the key for a missing or wrong-typed key, an unknown architecture,

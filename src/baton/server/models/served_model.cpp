@@ -79,12 +79,9 @@ std::unique_ptr<ServedModel> load_served_model(
     std::optional<ChatFamily> family;
     if (!spec.chat_template.empty()) family = parse_chat_family(spec.chat_template);
     served->input.emplace(source, *served->tokenizer, served->model->config().generation, family);
-    std::vector<TokenId> end_tokens;
-    for (const std::int64_t id : served->model->config().eos_token_ids) {
-      end_tokens.push_back(static_cast<TokenId>(id));
-    }
-    served->grammars = std::make_unique<OutputGrammars>(*served->tokenizer, std::move(end_tokens),
-                                                        served->input->tool_call_format());
+    served->grammars =
+        std::make_unique<OutputGrammars>(*served->tokenizer, end_token_ids(served->model->config()),
+                                         served->input->tool_call_format());
     LlmBatchOptions batch;
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
     const std::unique_lock<std::mutex> sizing = size_kv(*served, host.device(), sizer, batch);
