@@ -18,7 +18,7 @@
 
 #include "baton/analysis/rate_statistics.h"
 
-namespace baton {
+namespace baton::rate_ratio_mixture_test {
 namespace {
 
 const double kSd5 = std::log(5.0);
@@ -172,4 +172,4 @@ TEST(RateRatioMixture, RejectsBadInput) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::rate_ratio_mixture_test

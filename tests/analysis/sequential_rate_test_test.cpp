@@ -13,7 +13,7 @@
 
 #include "baton/analysis/rate_statistics.h"
 
-namespace baton {
+namespace baton::sequential_rate_test_test {
 namespace {
 
 using Decision = SequentialVerdict::Decision;
@@ -218,4 +218,4 @@ TEST(SequentialVerdict, RejectsBadInputNamingTheField) {
 }
 
 }  // namespace
-}  // namespace baton
+}  // namespace baton::sequential_rate_test_test
