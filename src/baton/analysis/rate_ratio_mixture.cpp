@@ -79,6 +79,8 @@ void RateRatioMixture::add_pair(double hours_a, double count_a, double hours_b, 
         pair_log_likelihood(grid_[j], pair.log_exposure_odds, pair.count_a, pair.count_b);
   }
   pairs_.push_back(pair);
+  log_likelihood_at_one_ +=
+      pair_log_likelihood(0.0, pair.log_exposure_odds, pair.count_a, pair.count_b);
   count_a_ += count_a;
   count_b_ += count_b;
 }
@@ -110,7 +112,7 @@ double RateRatioMixture::log_e_value(double ratio) const {
   if (!(ratio > 0.0 && std::isfinite(ratio))) {
     throw std::invalid_argument("the ratio under test must be finite and > 0");
   }
-  return log_mixture() - log_likelihood(std::log(ratio));
+  return log_mixture() - (ratio == 1.0 ? log_likelihood_at_one_ : log_likelihood(std::log(ratio)));
 }
 
 double RateRatioMixture::log_e_value_with(double hours_a, double count_a, double hours_b,

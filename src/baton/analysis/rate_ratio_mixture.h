@@ -60,6 +60,7 @@ class RateRatioMixture {
   std::vector<double> log_weight_;  // log prior mass of each grid point (sums to 1)
   std::vector<double> grid_log_likelihood_;
   std::vector<Pair> pairs_;  // pairs with at least one event
+  double log_likelihood_at_one_ = 0.0;  // at R = 1, kept as pairs come (each look needs it)
   double count_a_ = 0.0;
   double count_b_ = 0.0;
 };
