@@ -3,6 +3,7 @@
 # no race in them, so the TSan build leaves them out (tests/CMakeLists.txt).
 set(baton_thread_free_tests
     analysis/ab_plan_test.cpp
+    analysis/block_schedule_test.cpp
     analysis/csv_fields_test.cpp
     analysis/csv_import_test.cpp
     analysis/event_classes_test.cpp
@@ -11,7 +12,9 @@ set(baton_thread_free_tests
     analysis/iso_time_test.cpp
     analysis/poisson_regression_test.cpp
     analysis/prometheus_strata_test.cpp
+    analysis/rate_ratio_mixture_test.cpp
     analysis/rate_statistics_test.cpp
+    analysis/sequential_rate_test_test.cpp
     analysis/strata_test.cpp
     analysis/stream_exposure_test.cpp
     analysis/time_window_test.cpp
