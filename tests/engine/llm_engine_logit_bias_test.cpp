@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "baton/engine/llm/llm_engine.h"
+#include "baton/engine/request.h"
 #include "engine/llm_engine_fixture.h"
 
 namespace baton {
