@@ -87,6 +87,51 @@ TEST(Ledger, WritesRunsIntervalsAndEventsThatReadBack) {
   EXPECT_EQ(mode.column_text(0), "wal");
 }
 
+TEST(Ledger, AnExperimentsPlanBlocksAndVerdictReadBack) {
+  TempLedgerPath file;
+  {
+    Ledger ledger(file.path());
+    const std::int64_t experiment = ledger.begin_experiment("ab", 100.0, R"({"arms": 2})");
+    for (std::int64_t block = 0; block < 2; ++block) {
+      const std::int64_t run = ledger.begin_run({.start = 100.0 + 10.0 * static_cast<double>(block),
+                                                 .version = "t",
+                                                 .backend = "cpu",
+                                                 .policy = block ? "serialize" : "concurrent"});
+      ledger.begin_block({.run_id = run,
+                          .experiment_id = experiment,
+                          .block = block,
+                          .arm = 1 - block,
+                          .arm_name = block ? "serialize" : "concurrent",
+                          .switch_ms = 1.5});
+      ledger.end_block(run, 110.0 + 10.0 * static_cast<double>(block), 0.25);
+    }
+    ledger.end_experiment(experiment, 120.0, R"({"decision": "b_better"})");
+  }
+  Database db(file.path());
+  Statement blocks(
+      db,
+      "SELECT b.block, b.arm, b.arm_name, b.switch_ms, b.exposure_hours, r.policy,"
+      " r.stop, r.exit_code, e.name, e.plan, e.stop, e.verdict FROM experiment_blocks b"
+      " JOIN runs r ON r.id = b.run_id JOIN experiments e ON e.id = b.experiment_id"
+      " ORDER BY b.block");
+  for (std::int64_t block = 0; block < 2; ++block) {
+    ASSERT_TRUE(blocks.step());
+    EXPECT_EQ(blocks.column_int(0), block);
+    EXPECT_EQ(blocks.column_int(1), 1 - block);
+    EXPECT_EQ(blocks.column_text(2), block ? "serialize" : "concurrent");
+    EXPECT_EQ(blocks.column_double(3), 1.5);
+    EXPECT_EQ(blocks.column_double(4), 0.25);
+    EXPECT_EQ(blocks.column_text(5), blocks.column_text(2));
+    EXPECT_EQ(blocks.column_double(6), 110.0 + 10.0 * static_cast<double>(block));
+    EXPECT_EQ(blocks.column_int(7), 0);
+    EXPECT_EQ(blocks.column_text(8), "ab");
+    EXPECT_EQ(blocks.column_text(9), R"({"arms": 2})");
+    EXPECT_EQ(blocks.column_double(10), 120.0);
+    EXPECT_EQ(blocks.column_text(11), R"({"decision": "b_better"})");
+  }
+  EXPECT_FALSE(blocks.step());
+}
+
 TEST(Ledger, RowsFromManyThreadsAreAllCommitted) {
   TempLedgerPath file;
   Ledger ledger(file.path(), 20ms);

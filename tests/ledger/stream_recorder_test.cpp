@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <tuple>
 
 #include "baton/analysis/stream_exposure.h"
 #include "baton/ledger/ledger_reader.h"
+#include "baton/ledger/sqlite.h"
 #include "temp_ledger_path.h"
 
 namespace baton {
@@ -105,6 +107,38 @@ TEST_F(StreamRecorderTest, FinishEndsAStreamStillBusy) {
   const auto rows = written();
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_GE(rows[0].end, rows[0].start);
+}
+
+TEST_F(StreamRecorderTest, ANewRunCutsTheStretchesBusyAcrossItsStart) {
+  recorder_.name_stream(1, "one");
+  recorder_.name_stream(2, "two");
+  recorder_.stream_busy(1, at(0));
+  recorder_.stream_busy(2, at(5));
+  recorder_.stream_idle(2, at(8));
+  const std::int64_t next = ledger_.begin_run(
+      {.start = 2.0, .version = "test", .backend = "cpu", .policy = "concurrent"});
+  recorder_.set_run(next, at(10));
+  recorder_.stream_idle(1, at(20));
+  recorder_.finish();
+  ledger_.flush();
+  Database db(file_.path(), Database::Mode::read_only);
+  Statement rows(db, "SELECT run_id, stream, start, end FROM stream_intervals ORDER BY end");
+  std::vector<std::tuple<std::int64_t, std::string, double, double>> got;
+  const double zero_s = wall_.unix_seconds(zero_);
+  while (rows.step()) {
+    got.emplace_back(rows.column_int(0), rows.column_text(1),
+                     (rows.column_double(2) - zero_s) * 1e3,
+                     (rows.column_double(3) - zero_s) * 1e3);
+  }
+  ASSERT_EQ(got.size(), 3u);
+  const std::vector<std::tuple<std::int64_t, std::string, double, double>> want = {
+      {run_, "two", 5, 8}, {run_, "one", 0, 10}, {next, "one", 10, 20}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(std::get<0>(got[i]), std::get<0>(want[i])) << i;
+    EXPECT_EQ(std::get<1>(got[i]), std::get<1>(want[i])) << i;
+    EXPECT_NEAR(std::get<2>(got[i]), std::get<2>(want[i]), 1e-3) << i;
+    EXPECT_NEAR(std::get<3>(got[i]), std::get<3>(want[i]), 1e-3) << i;
+  }
 }
 
 }  // namespace

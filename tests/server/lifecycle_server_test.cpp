@@ -3,9 +3,11 @@
 // evicts, a model with bad files beside good ones, and the ledger's events afterwards.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <future>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "baton/ledger/sqlite.h"
 #include "baton/model/writer/model_writer.h"
 #include "baton/server/baton_server.h"
+#include "cli_util.h"
 #include "model/safetensors_writer.h"
 #include "server/http_test_client.h"
 #include "temp_dir.h"
@@ -226,6 +229,147 @@ TEST_F(LifecycleServerTest, ALedgerThatStopsTakingWritesIsInHealthMetricsTheLogA
       << log;
   EXPECT_NE(log.find("rows were never written"), std::string::npos) << log;
   EXPECT_NE(log.find("exiting 74"), std::string::npos) << log;
+}
+
+TEST_F(LifecycleServerTest, ThePolicyChangesLiveByTheAdminRouteAndEachPolicyIsALedgerRun) {
+  ServeConfig cfg = config({model("a", 1)});
+  cfg.api_key = "admin-key";
+  const std::map<std::string, std::string> key = {{"authorization", "Bearer admin-key"}};
+  LifecycleServer server(std::move(cfg));
+  const auto admin = [&](const std::string& method, const std::string& body = "") {
+    HttpTestClient client(server.port());
+    return client.send(method, "/v1/admin/policy", body, key);
+  };
+  EXPECT_EQ(server.send("GET", "/v1/admin/policy").status, 401);
+  test::TestResponse got = admin("GET");
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(json::parse(got.body), json::parse(R"({"policy": "concurrent", "arms": ["concurrent",
+                "serialize/op+decode-first"]})"));
+  // Requests in flight while the policy changes: none fails.
+  std::vector<std::future<int>> chats;
+  const json request = {
+      {"model", "a"}, {"messages", {{{"role", "user"}, {"content", "hello"}}}}, {"max_tokens", 24}};
+  for (int i = 0; i < 4; ++i) {
+    chats.push_back(std::async(std::launch::async, [&] {
+      HttpTestClient client(server.port());
+      return client.send("POST", "/v1/chat/completions", request.dump(), key).status;
+    }));
+  }
+  got = admin("POST", R"({"policy": "serialize"})");
+  ASSERT_EQ(got.status, 200) << got.body;
+  const json change = json::parse(got.body);
+  EXPECT_EQ(change["from"], "concurrent");
+  EXPECT_EQ(change["to"], "serialize/op+decode-first");
+  EXPECT_GE(change["gate_closed_ms"].get<double>(), 0.0);
+  for (auto& chat : chats) EXPECT_EQ(chat.get(), 200);
+  int status = 0;
+  HttpTestClient engines(server.port());
+  EXPECT_EQ(json::parse(engines.send("GET", "/v1/engines", "", key).body)["policy"],
+            "serialize/op+decode-first");
+  got = admin("POST", R"({"policy": "partition"})");
+  EXPECT_EQ(got.status, 400) << got.body;
+  EXPECT_EQ(json::parse(got.body)["error"]["param"], "policy");
+  EXPECT_EQ(admin("POST", R"({"mode": 1})").status, 400);
+  HttpTestClient experiment(server.port());
+  EXPECT_EQ(experiment.send("GET", "/v1/experiment", "", key).status, 404);
+  HttpTestClient after(server.port());
+  status = after.send("POST", "/v1/chat/completions", request.dump(), key).status;
+  EXPECT_EQ(status, 200);
+  EXPECT_EQ(server.stop(), 0);
+
+  // Each policy is a run of the ledger, the first ended where the second began.
+  Database db(dir_.path() / "ledger.db", Database::Mode::read_only);
+  Statement runs(db, "SELECT id, policy, start, stop, exit_code FROM runs ORDER BY id");
+  std::vector<std::string> policies;
+  std::vector<double> starts, stops;
+  while (runs.step()) {
+    policies.push_back(runs.column_text(1));
+    starts.push_back(runs.column_double(2));
+    stops.push_back(runs.column_double(3));
+    EXPECT_EQ(runs.column_int(4), 0);
+  }
+  ASSERT_EQ(policies, (std::vector<std::string>{"concurrent", "serialize/op+decode-first"}));
+  EXPECT_EQ(stops[0], starts[1]);
+  Statement intervals(db, "SELECT count(*) FROM intervals GROUP BY run_id ORDER BY run_id");
+  int runs_with_work = 0;
+  while (intervals.step()) runs_with_work += intervals.column_int(0) > 0 ? 1 : 0;
+  EXPECT_EQ(runs_with_work, 2);  // chats ran under both policies
+}
+
+// Issue 51's acceptance: a live experiment on the CPU with injected hangs that only overlap
+// causes (so `concurrent` hangs and `serialize` does not): the server switches arms, no
+// request fails but where a hang was, the verdict names serialize, and `baton analyze
+// --experiment` agrees from the ledger alone.
+TEST_F(LifecycleServerTest, ALiveExperimentSwitchesArmsAndItsVerdictNamesTheArmThatDoesNotHang) {
+  ServeConfig cfg = config({model("a", 1), model("b", 2)});
+  cfg.watchdog_deadline_s = 0.3;
+  cfg.faults.hang_rate = 6.0;  // per second of overlap: none under serialize
+  cfg.faults.seed = 5;
+  cfg.experiment = dir_.path() / "ab.toml";
+  std::ofstream(cfg.experiment) << R"(name = "ab"
+block_seconds = 1.5
+cluster_window = "0.01s"
+reduction = 5
+alpha = 0.05
+seed = 3
+end_on = "concurrent"
+[[arm]]
+name = "concurrent"
+policy = "concurrent"
+[[arm]]
+name = "serialize"
+policy = "serialize"
+)";
+  LifecycleServer server(std::move(cfg));
+  std::atomic<bool> stop{false};
+  std::atomic<int> failed{0}, answered{0};
+  std::vector<std::thread> clients;
+  for (const std::string model : {"a", "b"}) {
+    clients.emplace_back([&, model] {
+      while (!stop) {
+        int status = 0;
+        server.chat(model, &status);
+        ++(status == 200 ? answered : failed);
+      }
+    });
+  }
+  json state;
+  for (int i = 0; i < 1200; ++i) {  // at most 60 s
+    state = server.get("/v1/experiment");
+    if (state["ended"].get<bool>()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  stop = true;
+  for (std::thread& t : clients) t.join();
+  ASSERT_TRUE(state["ended"].get<bool>()) << state.dump(2);
+  EXPECT_EQ(state["ended_reason"], "verdict") << state.dump(2);
+  EXPECT_EQ(state["decision"], "b_better") << state.dump(2);
+  EXPECT_EQ(server.get("/v1/engines")["policy"], "serialize/op+decode-first");
+  EXPECT_GT(answered.load(), 0);
+  EXPECT_EQ(server.stop(), 0);
+
+  Database db(dir_.path() / "ledger.db", Database::Mode::read_only);
+  Statement hangs(db, "SELECT count(*) FROM events WHERE class = 'hang'");
+  ASSERT_TRUE(hangs.step());
+  EXPECT_LE(failed.load(), hangs.column_int(0)) << "a request failed where no hang was";
+  Statement arms(db, "SELECT count(DISTINCT arm), count(*) FROM experiment_blocks");
+  ASSERT_TRUE(arms.step());
+  EXPECT_EQ(arms.column_int(0), 2);
+  EXPECT_GE(arms.column_int(1), 2);
+  const testing::CommandResult analyzed = testing::run_baton(
+      "analyze --experiment --json --ledger " + (dir_.path() / "ledger.db").string(), 60);
+  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.output;
+  const json report = json::parse(analyzed.output).at(0);
+  EXPECT_EQ(report["decision"], "b_better") << report.dump(2);
+  EXPECT_TRUE(report["agrees"].get<bool>()) << report.dump(2);
+}
+
+TEST_F(LifecycleServerTest, TheAdminRoutesNeedAnApiKey) {
+  LifecycleServer server(config({model("a", 1)}));
+  const test::TestResponse got =
+      server.send("POST", "/v1/admin/policy", R"({"policy": "serialize"})");
+  EXPECT_EQ(got.status, 403) << got.body;
+  EXPECT_EQ(server.get("/v1/engines")["policy"], "concurrent");
 }
 
 TEST_F(LifecycleServerTest, ALoadThatCannotFitIs503WithTheReason) {

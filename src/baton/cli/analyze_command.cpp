@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include "baton/cli/analyze_experiment.h"
 
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -158,6 +159,8 @@ CLI::App* AnalyzeCommand::attach(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(0.1, 100.0));
   cmd->add_flag("--compare", compare, "Compare two ledgers or two policies (A/B)");
+  cmd->add_flag("--experiment", experiment,
+                "The verdict of the ledger's live experiments (baton serve --experiment)");
   cmd->add_option("--plot", plot_path, "Write a timeline of busy intervals and hangs (SVG)");
   cmd->add_option("--plot-gaps", plot_gaps,
                   fmt::format("collapse: cut idle gaps of an hour or more out of the time axis, "
@@ -391,6 +394,15 @@ int AnalyzeCommand::run_stratified() {
 }
 
 int AnalyzeCommand::run() {
+  if (experiment) {
+    if (ledgers.size() != 1 || compare || !plot_path.empty() || !by.empty() || !policies.empty() ||
+        !prometheus.empty() || !intervals_csv.empty()) {
+      throw std::invalid_argument(
+          "--experiment reads one ledger alone: give one --ledger and no other source, "
+          "--compare, --policy, --by or --plot");
+    }
+    return analyze_experiments(ledgers.front(), json, std::cout, std::cerr);
+  }
   check_prometheus_flags(*this);
   const auto window = parse_duration_seconds(cluster_window);
   if (!window) {

@@ -19,6 +19,7 @@ struct AnalyzeCommand {
   std::string cluster_window = "45m";
   std::vector<std::string> classes;
   bool compare = false;
+  bool experiment = false;  // --experiment: the ledger's live experiments (analyze_experiment.h)
   std::string plot_path;
   std::string plot_gaps = "collapse";  // --plot-gaps: cut long idle gaps from the axis, or keep
   bool json = false;

@@ -115,6 +115,10 @@ void add_turn_flags(CLI::App& cmd, ServeFlags& flags) {
                      "Record busy intervals and fault events into this SQLite file (default: "
                      "$BATON_LEDGER, else the XDG state directory)");
   cmd.add_flag("--no-ledger", flags.values.no_ledger, "Record no ledger")->excludes(ledger);
+  cmd.add_option("--experiment", flags.values.experiment,
+                 "Run a live A/B experiment of two turn policies (a TOML plan: "
+                 "docs/analysis.md, \"The live experiment\")")
+      ->check(CLI::ExistingFile);
   cmd.add_flag("--no-gpu-sampling", flags.no_gpu_sampling,
                "cuda: record no process's GPU use (NVML) into the ledger");
 }
@@ -239,6 +243,7 @@ void apply_ledger(const ServeFlags& flags, const CLI::App& cmd, ServeConfig& c) 
     c.no_ledger = true;
   }
   if (given(cmd, "--no-gpu-sampling")) c.gpu_sampling = false;
+  if (given(cmd, "--experiment")) c.experiment = std::filesystem::absolute(flags.values.experiment);
   if (c.no_ledger || !c.ledger.empty()) return;
   try {
     c.ledger = default_ledger_path();

@@ -19,7 +19,8 @@ std::shared_ptr<HostSegment> attach_host_segment(const TurnOptions& options) {
 
 EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options,
                        const WatchdogOptions& watchdog_options,
-                       std::unique_ptr<FaultInjector> injector)
+                       std::unique_ptr<FaultInjector> injector,
+                       const std::vector<TurnOptions>& other_turns)
     : injector_(std::move(injector)),
       watchdog_(watchdog_options, faults_),
       slowdowns_(watchdog_options.slowdown_factor, watchdog_options.slowdown_min_excess, faults_,
@@ -27,7 +28,7 @@ EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_o
       host_segment_(attach_host_segment(turn_options)),
       host_overlap_(host_segment_ ? std::make_unique<HostOverlapMeter>(host_segment_) : nullptr),
       device_(std::move(device)),
-      turn_(make_turn(turn_options, device_->default_stream(), host_segment_)),
+      turn_(make_host_turn(turn_options, other_turns)),
       runners_(make_runner_factory(*device_)) {
   // Before any stream commits: the host-wide meter sees every busy interval.
   if (host_overlap_) device_->add_observer(*host_overlap_);
@@ -39,6 +40,21 @@ EngineHost::EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_o
 }
 
 EngineHost::~EngineHost() { stop(); }
+
+std::unique_ptr<GpuTurn> EngineHost::make_host_turn(const TurnOptions& first,
+                                                    const std::vector<TurnOptions>& others) {
+  if (others.empty()) return make_turn(first, device_->default_stream(), host_segment_);
+  std::vector<SwitchableTurn::Arm> arms;
+  const auto add = [&](const TurnOptions& options) {
+    arms.push_back({.name = describe(options),
+                    .turn = make_turn(options, device_->default_stream(), host_segment_)});
+  };
+  add(first);
+  for (const TurnOptions& options : others) add(options);
+  auto turn = std::make_unique<SwitchableTurn>(std::move(arms));
+  switchable_ = turn.get();
+  return turn;
+}
 
 Engine& EngineHost::add_engine(const std::string& name, std::unique_ptr<Workload> workload) {
   std::unique_ptr<Engine> engine;

@@ -26,6 +26,7 @@
 #include "baton/gpu/fault_injector.h"
 #include "baton/turn/host_overlap.h"
 #include "baton/turn/host_segment.h"
+#include "baton/turn/switchable_turn.h"
 #include "baton/turn/turn_options.h"
 #include "baton/watchdog/fault_log.h"
 #include "baton/watchdog/slowdown_detector.h"
@@ -35,10 +36,13 @@ namespace baton {
 
 class EngineHost {
  public:
-  // `injector`, when given, must be the FaultHooks that `device` was made with.
+  // `injector`, when given, must be the FaultHooks that `device` was made with. With
+  // `other_turns`, the turn is a SwitchableTurn whose arms are `turn_options` (first, and
+  // running) and those: its policy can change while the engines run.
   EngineHost(std::unique_ptr<Device> device, const TurnOptions& turn_options,
              const WatchdogOptions& watchdog_options = {},
-             std::unique_ptr<FaultInjector> injector = nullptr);
+             std::unique_ptr<FaultInjector> injector = nullptr,
+             const std::vector<TurnOptions>& other_turns = {});
   ~EngineHost();
   EngineHost(const EngineHost&) = delete;
   EngineHost& operator=(const EngineHost&) = delete;
@@ -74,6 +78,8 @@ class EngineHost {
 
   Device& device() { return *device_; }
   GpuTurn& turn() { return *turn_; }
+  // The turn when it can switch (other_turns given), else null.
+  SwitchableTurn* switchable_turn() { return switchable_; }
   // The overlap of every stream the turn arbitrates as of `now`: host-wide under
   // --turn-scope host (every process on the turn's segment), else this device's.
   OverlapReading overlap(TimePoint now = Clock::now()) const;
@@ -89,6 +95,9 @@ class EngineHost {
   void stop();
 
  private:
+  // make_turn's policy, or a SwitchableTurn of `first` and `others` (sets switchable_).
+  std::unique_ptr<GpuTurn> make_host_turn(const TurnOptions& first,
+                                          const std::vector<TurnOptions>& others);
   struct Seat {
     std::shared_ptr<Stream> stream;  // null: the default stream
     TurnClientId client = 0;
@@ -107,6 +116,7 @@ class EngineHost {
   std::shared_ptr<HostSegment> host_segment_;
   std::unique_ptr<HostOverlapMeter> host_overlap_;
   std::unique_ptr<Device> device_;
+  SwitchableTurn* switchable_ = nullptr;  // turn_, when it is one (set while turn_ is built)
   std::unique_ptr<GpuTurn> turn_;
   ModelRunnerFactory runners_;  // by the device's backend; model weights it uploaded
   std::vector<BurstObserver*> burst_observers_;  // set-up only

@@ -82,6 +82,15 @@ class Ledger {
   // Commits everything queued (a last try for the held rows: what still fails is lost),
   // then records how the run ended. A failure here is counted in write_status(), not thrown.
   void end_run(std::int64_t run_id, double stop, int exit_code);
+  // A live experiment (ledger_experiment.cpp): its plan (JSON) when it starts, its verdict
+  // (JSON) when it ends; its blocks, each a run: the block's row when the run begins, and
+  // at its end the exposure the test counted and the run's stop (exit code 0). Written at
+  // once, as begin_run is.
+  std::int64_t begin_experiment(const std::string& name, double start,
+                                const std::string& plan_json);
+  void end_experiment(std::int64_t experiment_id, double stop, const std::string& verdict_json);
+  void begin_block(const ExperimentBlockRow& row);
+  void end_block(std::int64_t run_id, double stop, double exposure_hours);
   // Queue a row; never blocks on the database. Throws std::invalid_argument for an
   // interval that ends before it starts or has an unknown kind.
   void record(IntervalRow row);

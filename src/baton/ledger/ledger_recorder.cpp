@@ -7,7 +7,7 @@ LedgerRecorder::LedgerRecorder(Ledger& ledger, std::int64_t run_id, WallReferenc
 
 void LedgerRecorder::burst_done(const BurstRecord& burst) {
   // Busy from asking for the turn: waiting for the device is exposure too.
-  ledger_.record(IntervalRow{.run_id = run_id_,
+  ledger_.record(IntervalRow{.run_id = run_id(),
                              .engine = burst.engine,
                              .kind = std::string(to_string(burst.kind)),
                              .start = unix_seconds(burst.asked),
@@ -19,7 +19,7 @@ void LedgerRecorder::burst_done(const BurstRecord& burst) {
 void LedgerRecorder::event(const FaultEvent& event) {
   // A hang is placed where it began: that is the exposure that caused it.
   const TimePoint at = event.onset.value_or(event.time);
-  ledger_.record(EventRow{.run_id = run_id_,
+  ledger_.record(EventRow{.run_id = run_id(),
                           .time = unix_seconds(at),
                           .error_class = std::string(to_string(event.kind)),
                           .engine = event.engine,

@@ -56,4 +56,15 @@ struct RunStart {
   std::string driver;             // the GPU driver's version; empty: none (the CPU)
 };
 
+// One block of a live experiment (issue 51): the run it is, its arm, and how long the GPU
+// turn's gate was closed to switch to it. Its exposure is written when it ends.
+struct ExperimentBlockRow {
+  std::int64_t run_id = 0;
+  std::int64_t experiment_id = 0;
+  std::int64_t block = 0;
+  std::int64_t arm = 0;
+  std::string arm_name;
+  double switch_ms = 0.0;
+};
+
 }  // namespace baton

@@ -66,6 +66,23 @@ CREATE TABLE IF NOT EXISTS gpu_process_samples (
   mem_percent REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS gpu_process_samples_by_poll ON gpu_process_samples(poll_id);
+CREATE TABLE IF NOT EXISTS experiments (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  start REAL NOT NULL,
+  plan TEXT NOT NULL,
+  stop REAL,
+  verdict TEXT
+);
+CREATE TABLE IF NOT EXISTS experiment_blocks (
+  run_id INTEGER PRIMARY KEY REFERENCES runs(id),
+  experiment_id INTEGER NOT NULL REFERENCES experiments(id),
+  block INTEGER NOT NULL,
+  arm INTEGER NOT NULL,
+  arm_name TEXT NOT NULL,
+  switch_ms REAL NOT NULL,
+  exposure_hours REAL
+);
 )sql";
 
 LedgerFormatError not_a_ledger(const std::filesystem::path& path, const std::string& why) {
@@ -93,6 +110,7 @@ std::vector<std::string> tables_of(std::int64_t version) {
   std::vector<std::string> tables{"runs", "intervals", "events"};
   if (version >= 3) tables.push_back("stream_intervals");
   if (version >= 5) tables.insert(tables.end(), {"gpu_polls", "gpu_process_samples"});
+  if (version >= 6) tables.insert(tables.end(), {"experiments", "experiment_blocks"});
   return tables;
 }
 

@@ -8,7 +8,9 @@
 // for the runs an older baton wrote: they have no stream intervals, and a reader must
 // not take that for zero; 4 added runs.driver, the GPU driver's version (NULL on the
 // CPU and for older runs); 5 added gpu_polls and gpu_process_samples, what NVML said each
-// process used of the GPU (none for older runs, CPU runs, or where NVML was unavailable).
+// process used of the GPU (none for older runs, CPU runs, or where NVML was unavailable);
+// 6 added experiments and experiment_blocks: a live A/B experiment's plan and verdict, and
+// which runs were its blocks, with their arms.
 // Thread-safety: functions of one Database, which belongs to one thread at a time.
 #pragma once
 
@@ -21,7 +23,7 @@
 
 namespace baton {
 
-inline constexpr int kLedgerSchemaVersion = 5;
+inline constexpr int kLedgerSchemaVersion = 6;
 
 // "PATH is not a baton ledger: WHY" (or, for a newer schema, what wrote it).
 class LedgerFormatError : public std::invalid_argument {

@@ -1,5 +1,7 @@
 #include "baton/ledger/stream_recorder.h"
 
+#include <algorithm>
+
 namespace baton {
 
 StreamRecorder::StreamRecorder(Ledger& ledger, std::int64_t run_id, WallReference wall)
@@ -47,6 +49,17 @@ void StreamRecorder::finish() {
   const TimePoint now = Clock::now();
   for (const auto& [stream, since] : busy_) record({stream, since, now});
   busy_.clear();
+}
+
+void StreamRecorder::set_run(std::int64_t run_id, TimePoint at) {
+  std::lock_guard lock(mu_);
+  if (held_) record(*held_);
+  held_.reset();
+  for (auto& [stream, since] : busy_) {
+    if (since < at) record({stream, since, at});
+    since = std::max(since, at);
+  }
+  run_id_ = run_id;
 }
 
 void StreamRecorder::record(const Stretch& stretch) {

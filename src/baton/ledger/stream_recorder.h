@@ -40,6 +40,9 @@ class StreamRecorder final : public StreamObserver {
   // Records what is held back for a merge, and ends a stream still busy now. Call before
   // Ledger::end_run.
   void finish();
+  // From `at` on, rows belong to run `run_id` (a live experiment's next block): stretches
+  // busy across `at` are cut there, each side in its own run.
+  void set_run(std::int64_t run_id, TimePoint at);
 
  private:
   struct Stretch {
@@ -51,7 +54,7 @@ class StreamRecorder final : public StreamObserver {
   void record(const Stretch& stretch);  // mu_ held
 
   Ledger& ledger_;
-  const std::int64_t run_id_;
+  std::int64_t run_id_;  // guarded by mu_
   const WallReference wall_;
 
   std::mutex mu_;

@@ -16,12 +16,29 @@ namespace baton {
 namespace {
 
 // The policy as the ledger, /metrics and /v1/engines name it: with the models' weights.
-std::string policy_of(const ServeConfig& config) {
+std::string policy_of(const ServeConfig& config, const TurnOptions& turn) {
   std::vector<EngineWeight> weights;
   for (const ModelSpec& spec : config.models) {
     weights.push_back({.engine = spec.name, .weight = spec.turn_weight});
   }
-  return describe(config.turn, weights);
+  return describe(turn, weights);
+}
+
+std::string policy_of(const ServeConfig& config) { return policy_of(config, config.turn); }
+
+// The turns the policy may change to while serving (the admin route): the configured one's
+// settings under the other policies. None under the host-wide turn, shared with processes
+// that cannot follow a change.
+std::vector<TurnOptions> other_turns(const TurnOptions& configured) {
+  std::vector<TurnOptions> out;
+  if (configured.scope == TurnScope::host) return out;
+  for (const TurnPolicy policy : {TurnPolicy::concurrent, TurnPolicy::serialize}) {
+    if (policy == configured.policy) continue;
+    TurnOptions other = configured;
+    other.policy = policy;
+    out.push_back(other);
+  }
+  return out;
 }
 
 std::vector<std::string> names_of(const ServeConfig& config) {
@@ -79,6 +96,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
         << config_.address_setting << ") with no API key: anyone who reaches this address can use the models; set "
            "--api-key or BATON_API_KEY\n";
   }
+  choose_arms();
   auto injector =
       config_.faults.any() ? std::make_unique<FaultInjector>(config_.faults) : nullptr;
   FaultInjector* faults = injector.get();
@@ -93,7 +111,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   device->add_observer(activity_);
   const WatchdogOptions watchdog = watchdog_options(config_);
   ExposureCounters::Options exposure;  // long context: analyze's default threshold
-  exposure.policy = policy_of(config_);
+  exposure.policy = policy_of(config_, arm_turns_.front());
   exposure.backend = backend;
   // No burst outlasts the deadline and its poll, nor does a hang's detection.
   exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
@@ -101,8 +119,13 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   exposure.engines.push_back("device-probe");
   exposure.start_unix = unix_seconds_now();
   exposure_ = std::make_unique<ExposureCounters>(exposure, Clock::now());
-  host_ = std::make_unique<EngineHost>(std::move(device), config_.turn, watchdog_options(config_),
-                                       std::move(injector));
+  host_ = std::make_unique<EngineHost>(
+      std::move(device), arm_turns_.front(), watchdog_options(config_), std::move(injector),
+      std::vector<TurnOptions>(arm_turns_.begin() + 1, arm_turns_.end()));
+  if (SwitchableTurn* turn = host_->switchable_turn()) {
+    live_policy_ = std::make_unique<LivePolicy>(
+        *turn, [this](std::size_t arm) { next_run(arm, unix_seconds_now()); });
+  }
   seat_models(faults);
   start_registry(log, progress);
 
@@ -118,6 +141,12 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
       .activity = &activity_,
       .exposure = exposure_.get(),
       .ledger = ledger_ ? &*ledger_ : nullptr,
+      .live_policy = live_policy_.get(),
+      .experiment = [this]() -> std::optional<nlohmann::json> {
+        std::lock_guard lock(experiment_mu_);
+        if (!experiment_) return std::nullopt;
+        return to_json(experiment_->state());
+      },
   });
   Stream& probe_stream = host_->add_watched_stream("device-probe");
   if (streams_) streams_->name_stream(probe_stream.id(), probe_stream.name());
@@ -128,6 +157,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
 
 BatonServer::~BatonServer() {
   if (http_) http_->stop();
+  stop_experiment();
   probe_.reset();
   models_.reset();  // every engine out of the host, while the host can still free a hang
   if (host_) host_->stop();
@@ -141,6 +171,14 @@ void BatonServer::seat_models(FaultInjector* faults) {
   host_->faults().add_sink([this](const FaultEvent& e) { exposure_->fault(e); });
   if (recorder_) host_->faults().add_sink([this](const FaultEvent& e) { recorder_->event(e); });
   host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
+  host_->faults().add_sink([this](const FaultEvent& e) {
+    if (e.kind != FaultKind::hang) return;
+    // Where the hang began, as the ledger places it.
+    const TimePoint at = e.onset.value_or(e.time);
+    const double t = unix_seconds_now() - seconds_between(at, Clock::now());
+    std::lock_guard lock(experiment_mu_);
+    if (experiment_) experiment_->record_hang(recorder_ ? recorder_->unix_seconds(at) : t);
+  });
   for (const ModelSpec& spec : config_.models) {
     Stream& stream = host_->reserve_seat(spec.name, spec.kind == ModelSpec::Kind::chat);
     health_.watch(spec.name, &stream);
@@ -177,7 +215,7 @@ void BatonServer::start_registry(std::ostream& log, const LoadProgress& progress
 
 void BatonServer::record(const LifecycleEvent& event) {
   if (!ledger_) return;
-  ledger_->record(EventRow{.run_id = run_id_,
+  ledger_->record(EventRow{.run_id = run_id_.load(),
                            .time = unix_seconds_now(),
                            .error_class = event.kind,
                            .engine = event.model,
@@ -189,29 +227,40 @@ void BatonServer::record(const LifecycleEvent& event) {
 void BatonServer::open_ledger(const std::string& backend) {
   if (config_.no_ledger) return;
   ledger_.emplace(config_.ledger, std::chrono::seconds(1), [this](const std::string& line) {
-    std::lock_guard lock(ledger_warnings_mu_);
-    ledger_warnings_.push_back("baton serve: warning: ledger " + config_.ledger.string() + ": " +
-                               line);
+    log_later("baton serve: warning: ledger " + config_.ledger.string() + ": " + line);
   });
-  run_id_ = ledger_->begin_run({
+  run_start_ = {
       .start = unix_seconds_now(),
       .version = BATON_VERSION,
       .backend = backend,
-      .policy = policy_of(config_),
+      .policy = policy_of(config_, arm_turns_.front()),
       .streams_recorded = true,
       .driver = backend == "cuda" ? installed_nvidia_driver() : "",
-  });
+  };
+  run_id_ = ledger_->begin_run(run_start_);
   recorder_.emplace(*ledger_, run_id_);
   streams_.emplace(*ledger_, run_id_, recorder_->wall());
 }
 
+void BatonServer::next_run(std::size_t arm, double at) {
+  if (!ledger_) return;
+  RunStart next = run_start_;
+  next.start = at;
+  next.policy = policy_of(config_, arm_turns_.at(arm));
+  const std::int64_t id = ledger_->begin_run(next);
+  recorder_->set_run(id);
+  streams_->set_run(id, Clock::now());
+  ledger_->end_run(run_id_.exchange(id), next.start, 0);
+}
+
 void BatonServer::start_gpu_sampling(const Device& device, std::ostream& log) {
   if (!ledger_ || !config_.gpu_sampling || device.backend() != "cuda") return;
-  gpu_sampler_ = baton::start_gpu_sampling(*ledger_, run_id_, device, log, "baton serve");
+  gpu_sampler_ = baton::start_gpu_sampling(*ledger_, run_id_.load(), device, log, "baton serve");
 }
 
 int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log) {
   http_->start();
+  start_experiment(log);
   // An IPv6 address is bracketed in a URL (RFC 3986), or the port would read as its last group.
   const bool ipv6 = config_.host.find(':') != std::string::npos;
   out << "baton serve: listening on http://" << (ipv6 ? "[" + config_.host + "]" : config_.host)
@@ -232,6 +281,77 @@ int BatonServer::serve(SignalPipe& signals, std::ostream& out, std::ostream& log
     if (!signals.wait(std::chrono::milliseconds(100)).empty()) break;
   }
   return shut_down(signals, log);
+}
+
+void BatonServer::choose_arms() {
+  if (config_.experiment.empty()) {
+    arm_turns_ = other_turns(config_.turn);
+    arm_turns_.insert(arm_turns_.begin(), config_.turn);
+    return;
+  }
+  try {
+    plan_ = read_experiment_plan(config_.experiment, config_.turn);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(e.what());
+  }
+  for (const ExperimentArm& arm : plan_->arms) arm_turns_.push_back(arm.turn);
+}
+
+void BatonServer::start_experiment(std::ostream& log) {
+  if (!plan_) return;
+  if (ledger_) {
+    experiment_id_ =
+        ledger_->begin_experiment(plan_->name, unix_seconds_now(), to_json(*plan_).dump());
+  }
+  SwitchableTurn& turn = *host_->switchable_turn();
+  ExperimentHooks hooks{
+      .now_unix = [] { return unix_seconds_now(); },
+      .exposure_seconds = [this] { return busy_.dual_seconds(); },
+      .switch_to = [&turn](std::size_t arm) { return turn.switch_to(arm).gate_closed_ms; },
+      .block_started = [this](const BlockStart& block) { start_block(block); },
+      .block_ended =
+          [this](const BlockEnd& block) {
+            if (ledger_) ledger_->end_block(run_id_.load(), block.end_unix, block.exposure_hours);
+          },
+      .ended = [this](const ExperimentState& state) { experiment_ended(state); },
+  };
+  log << "baton serve: experiment " << plan_->name << ": " << plan_->arms[0].name << " against "
+      << plan_->arms[1].name << " in blocks of " << plan_->block_s << " s" << std::endl;
+  auto runner = std::make_unique<ExperimentRunner>(*plan_, std::move(hooks));
+  std::lock_guard lock(experiment_mu_);
+  experiment_ = std::move(runner);
+}
+
+void BatonServer::start_block(const BlockStart& block) {
+  if (!ledger_) return;
+  next_run(block.arm, block.start_unix);
+  ledger_->begin_block({.run_id = run_id_.load(),
+                        .experiment_id = experiment_id_,
+                        .block = static_cast<std::int64_t>(block.block),
+                        .arm = static_cast<std::int64_t>(block.arm),
+                        .arm_name = plan_->arms.at(block.arm).name,
+                        .switch_ms = block.switch_ms});
+}
+
+void BatonServer::experiment_ended(const ExperimentState& state) {
+  const std::string kept = state.kept_arm ? plan_->arms.at(*state.kept_arm).name : "";
+  log_later("baton serve: experiment " + plan_->name + " ended (" + state.ended_reason +
+            "): staying on " + kept);
+  if (ledger_) ledger_->end_experiment(experiment_id_, unix_seconds_now(), to_json(state).dump());
+}
+
+void BatonServer::stop_experiment() {
+  std::unique_ptr<ExperimentRunner> runner;
+  {
+    std::lock_guard lock(experiment_mu_);
+    runner = std::move(experiment_);
+  }
+  runner.reset();  // ends the block in progress, into the ledger
+}
+
+void BatonServer::log_later(std::string line) {
+  std::lock_guard lock(ledger_warnings_mu_);
+  ledger_warnings_.push_back(std::move(line));
 }
 
 void BatonServer::log_ledger_warnings(std::ostream& log) {
@@ -255,6 +375,7 @@ int BatonServer::shut_down(SignalPipe& signals, std::ostream& log) {
   }
   const std::size_t left = http_->stats().pending_responses;
   if (left > 0) log << "baton serve: failing " << left << " requests still in flight" << std::endl;
+  stop_experiment();
   probe_.reset();
   models_->stop();  // no load or unload from here on, while the host stops
   host_->stop();    // what is left fails with EngineStopped: its clients get a 503
@@ -270,7 +391,7 @@ bool BatonServer::close_ledger(int exit_code, std::ostream& log) {
   if (!ledger_) return true;
   stop_gpu_sampling(gpu_sampler_, log, "baton serve");  // its last poll is in the run
   if (streams_) streams_->finish();
-  ledger_->end_run(run_id_, unix_seconds_now(), exit_code);  // commits what is queued
+  ledger_->end_run(run_id_.load(), unix_seconds_now(), exit_code);  // commits what is queued
   log_ledger_warnings(log);
   const LedgerWriteStatus status = ledger_->write_status();
   if (!status.troubled()) return true;

@@ -13,16 +13,18 @@
 // Thread-safety: construct, then serve() from one thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 #include "baton/common/signal_pipe.h"
+#include "baton/experiment/experiment_runner.h"
 #include "baton/gpu/gpu_process_sampler.h"
 #include "baton/host/engine_host.h"
 #include "baton/ledger/ledger.h"
@@ -30,6 +32,7 @@
 #include "baton/ledger/stream_recorder.h"
 #include "baton/server/config/serve_config.h"
 #include "baton/server/http/http_server.h"
+#include "baton/server/live/live_policy.h"
 #include "baton/server/models/kv_sizing.h"
 #include "baton/server/models/model_registry.h"
 #include "baton/server/models/served_model.h"
@@ -64,6 +67,19 @@ class BatonServer {
 
  private:
   void open_ledger(const std::string& backend);
+  // After a live policy change to arm `arm` at `at` (Unix seconds): the ledger ends the run
+  // and starts the next.
+  void next_run(std::size_t arm, double at);
+  // The turn's arms (arm_turns_): the experiment's, or the configured turn and the others
+  // it may change to (the admin route). Throws ConfigError for a bad experiment file.
+  void choose_arms();
+  // A live experiment (--experiment): from serve() on; stopped before the host stops.
+  void start_experiment(std::ostream& log);
+  void start_block(const BlockStart& block);
+  void experiment_ended(const ExperimentState& state);
+  void stop_experiment();
+  // A line for the log from another thread: the serving thread writes it.
+  void log_later(std::string line);
   void start_gpu_sampling(const Device& device, std::ostream& log);
   void seat_models(FaultInjector* faults);  // faults: aimed at fault_engine's seat
   void start_registry(std::ostream& log, const LoadProgress& progress);
@@ -77,13 +93,15 @@ class BatonServer {
 
   const ServeConfig config_;
   std::mutex ledger_warnings_mu_;
-  std::vector<std::string> ledger_warnings_;  // guarded by ledger_warnings_mu_
+  // The ledger's warnings and other threads' lines for the log; guarded by ledger_warnings_mu_.
+  std::vector<std::string> ledger_warnings_;
   // Declared in the order they must be built; destroyed the other way round: the HTTP
   // server first, then the engines, then what they read and report to.
   std::optional<Ledger> ledger_;
   std::optional<LedgerRecorder> recorder_;
   std::optional<StreamRecorder> streams_;
-  std::int64_t run_id_ = 0;
+  RunStart run_start_;                   // the first run's; the next ones differ by policy
+  std::atomic<std::int64_t> run_id_{0};  // the run rows go to (a new one per policy change)
   std::unique_ptr<GpuProcessSampler> gpu_sampler_;  // cuda: other GPU clients, into the run
   EngineHealth health_;
   std::unique_ptr<ServerMetrics> metrics_;
@@ -91,6 +109,12 @@ class BatonServer {
   RecentActivity activity_;  // the dashboard's timeline: sees every burst and stream
   std::unique_ptr<ExposureCounters> exposure_;  // /metrics' fleet counters; the backend's
   std::unique_ptr<EngineHost> host_;
+  std::vector<TurnOptions> arm_turns_;       // the turn's arms: the first runs first
+  std::unique_ptr<LivePolicy> live_policy_;  // when the turn can switch
+  std::optional<ExperimentPlan> plan_;       // --experiment
+  std::int64_t experiment_id_ = 0;           // its row in the ledger
+  std::mutex experiment_mu_;
+  std::unique_ptr<ExperimentRunner> experiment_;  // guarded by experiment_mu_
   std::unique_ptr<KvSizer> kv_sizer_;      // outlives the models, whose unloads release it
   std::unique_ptr<ModelRegistry> models_;  // its engines leave the host before the host goes
   std::unique_ptr<DeviceProbe> probe_;     // stopped before the host

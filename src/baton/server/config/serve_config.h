@@ -129,6 +129,8 @@ struct ServeConfig {
   TurnOptions turn;              // policy, quantum, decode_first, prefill_share, scope, name
   std::filesystem::path ledger;  // empty with no_ledger; default default_ledger_path()
   bool no_ledger = false;
+  // A live A/B experiment's plan (experiment/experiment_plan.h); empty: none.
+  std::filesystem::path experiment;
   bool gpu_sampling = true;  // cuda, with a ledger: other GPU clients' use (gpu_sampling.h)
   std::string api_key;  // empty: no authentication
   double shutdown_timeout_s = 30.0;

@@ -6,7 +6,7 @@
 namespace baton {
 namespace {
 
-constexpr std::array<std::string_view, 15> kFixedRoutes = {"/v1/chat/completions",
+constexpr std::array<std::string_view, 17> kFixedRoutes = {"/v1/chat/completions",
                                                            "/v1/completions",
                                                            "/v1/embeddings",
                                                            "/v1/models",
@@ -18,6 +18,8 @@ constexpr std::array<std::string_view, 15> kFixedRoutes = {"/v1/chat/completions
                                                            "/tokenize",
                                                            "/detokenize",
                                                            "/v1/timeline",
+                                                           "/v1/admin/policy",
+                                                           "/v1/experiment",
                                                            "/",
                                                            "/dashboard.js",
                                                            "/dashboard.css"};

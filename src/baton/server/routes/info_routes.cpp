@@ -265,9 +265,10 @@ HttpResponse Router::engines() const {
     }
     engines.push_back(std::move(entry));
   }
-  const json body = {{"policy", context_.policy},
-                     {"backend", context_.host.device().backend()},
-                     {"engines", std::move(engines)}};
+  const json body = {
+      {"policy", context_.live_policy ? context_.live_policy->current() : context_.policy},
+      {"backend", context_.host.device().backend()},
+      {"engines", std::move(engines)}};
   return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
           .body = dump(body)};
 }

@@ -108,6 +108,8 @@ RouteResult Router::handle(const HttpRequest& request) {
     HttpResponse response;
     if (std::optional<HttpResponse> lifecycle = model_route(request)) {
       response = std::move(*lifecycle);
+    } else if (std::optional<HttpResponse> policy = policy_route(request)) {
+      response = std::move(*policy);
     } else if (get && path == "/v1/models") {
       response = models();
     } else if (get && path == "/health") {

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "baton/server/api/openai_request.h"
 #include "baton/server/http/http_server.h"
 #include "baton/server/http/http_types.h"
+#include "baton/server/live/live_policy.h"
 #include "baton/server/models/after_load.h"
 #include "baton/server/models/model_registry.h"
 #include "baton/server/models/served_model.h"
@@ -41,6 +43,9 @@ struct RouterContext {
   const RecentActivity* activity = nullptr;     // the timeline's; none: empty lanes
   ExposureCounters* exposure = nullptr;         // /metrics' fleet counters; none: left out
   const Ledger* ledger = nullptr;  // its write status in /health and /metrics; none: no ledger
+  LivePolicy* live_policy = nullptr;  // the turn's policy can change while serving; none: fixed
+  // A live experiment's state (/v1/experiment); none: no experiment runs.
+  std::function<std::optional<nlohmann::json>()> experiment;
 };
 
 // The format `model` writes tool calls in, when the request's output may hold calls (its
@@ -78,6 +83,9 @@ class Router {
   RouteResult detokenize(const HttpRequest& request);
   RouteResult with_any_model(const std::string& route, const std::string& name,
                              const ModelRoute& then);
+  // policy_routes.cpp: GET and POST /v1/admin/policy, GET /v1/experiment; nullopt for
+  // another path.
+  std::optional<HttpResponse> policy_route(const HttpRequest& request);
   HttpResponse models() const;
   HttpResponse metrics() const;
   HttpResponse engines() const;
