@@ -11,10 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <thread>
 #include <vector>
 
@@ -337,6 +340,40 @@ TEST(ExperimentRunner, BlocksThatDoNotDivideTheDayArePermutedPairs) {
   for (std::size_t k = 0; k + 1 < 8; k += 2) {  // each aligned pair runs both arms
     EXPECT_NE(f.events_[2 * k].arm, f.events_[2 * k + 2].arm) << "pair at " << k;
   }
+}
+
+TEST(ExperimentRunner, AHookThatThrowsEndsTheExperimentAsFailed) {
+  Fixture f;
+  ExperimentHooks hooks = f.hooks();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  hooks.switch_to = [calls, inner = hooks.switch_to](std::size_t arm) {
+    if (calls->fetch_add(1) == 3) throw std::runtime_error("the turn is gone");
+    return inner(arm);
+  };
+  auto runner = std::make_unique<ExperimentRunner>(short_plan(2), hooks);
+  ASSERT_TRUE(f.wait([&] { return !f.ended_.empty(); }));
+  const ExperimentState state = runner->state();
+  runner.reset();
+  ASSERT_EQ(f.ended_.size(), 1u);
+  EXPECT_EQ(f.ended_[0].ended_reason, "failed");
+  EXPECT_EQ(f.ended_[0].error, "the turn is gone");
+  EXPECT_TRUE(state.ended);
+  EXPECT_EQ(to_json(state).at("error"), "the turn is gone");
+  // Blocks 0 and 1 ended at boundaries; the switch into block 3 threw: block 2 ended at
+  // destruction.
+  EXPECT_EQ(f.ended_blocks(), 3u);
+  expect_blocks_in_order(f.events_, short_plan(2), 3);
+}
+
+TEST(ExperimentRunner, RefusesAHangTimeThatIsNotFinite) {
+  ExperimentPlan plan = short_plan(1);
+  plan.block_s = 3600.0;
+  Fixture f;
+  f.start(plan);
+  EXPECT_THROW(f.runner().record_hang(std::nan("")), std::invalid_argument);
+  EXPECT_THROW(f.runner().record_hang(std::numeric_limits<double>::infinity()),
+               std::invalid_argument);
+  EXPECT_EQ(f.runner().state().block_hangs, 0);
 }
 
 TEST(ExperimentRunner, RefusesABadPlanOrMissingHooks) {

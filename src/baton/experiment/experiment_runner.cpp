@@ -1,6 +1,7 @@
 #include "baton/experiment/experiment_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <exception>
 #include <optional>
 #include <stdexcept>
@@ -104,6 +105,9 @@ ExperimentRunner::~ExperimentRunner() {
 }
 
 void ExperimentRunner::record_hang(double unix_time) {
+  if (!std::isfinite(unix_time)) {
+    throw std::invalid_argument("ExperimentRunner::record_hang: the time is not finite");
+  }
   std::lock_guard lock(mu_);
   if (state_.ended) {
     ++state_.hangs_after_end;

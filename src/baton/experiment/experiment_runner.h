@@ -20,7 +20,9 @@
 //
 // Thread-safety: record_hang() and state() from any thread. The hooks are called from the
 // runner's thread (and from the constructor's and destructor's), one at a time, never under
-// the runner's lock: a hook may call record_hang() and state().
+// the runner's lock: a hook may call record_hang() and state(). A hook that throws on the
+// runner's thread ends the experiment as "failed" (the state keeps what it threw; `ended` is
+// told) and the turn stays where it is.
 #pragma once
 
 #include <chrono>
@@ -115,11 +117,13 @@ class ExperimentRunner {
   // whatever the first switch_to or block_started throws.
   ExperimentRunner(ExperimentPlan plan, ExperimentHooks hooks);
   // Stops the thread; a block in progress is ended (block_ended) so the ledger is complete.
+  // A switch in progress is waited for (switch_to waits for the bursts in flight).
   ~ExperimentRunner();
   ExperimentRunner(const ExperimentRunner&) = delete;
   ExperimentRunner& operator=(const ExperimentRunner&) = delete;
 
-  // From any thread: a hang the server saw at `unix_time` (counted in the block it falls in).
+  // From any thread: a hang the server saw at `unix_time` (counted in the block it falls in;
+  // pass the detection time). Throws std::invalid_argument for a time that is not finite.
   void record_hang(double unix_time);
   // From any thread, cheap (a copy under a lock).
   ExperimentState state() const;
