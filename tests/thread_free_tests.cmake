@@ -29,6 +29,7 @@ set(baton_thread_free_tests
     engine/piece_sizer_test.cpp
     engine/stop_checker_test.cpp
     errors/error_kind_test.cpp
+    experiment/experiment_plan_test.cpp
     gpu/gpu_poll_test.cpp
     gpu/nvidia_driver_test.cpp
     gpu/nvml_library_test.cpp
