@@ -3,7 +3,6 @@
 // evicts, a model with bad files beside good ones, and the ledger's events afterwards.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <csignal>
 #include <fstream>
 #include <future>
@@ -16,9 +15,9 @@
 #include "baton/ledger/sqlite.h"
 #include "baton/model/writer/model_writer.h"
 #include "baton/server/baton_server.h"
-#include "cli_util.h"
 #include "model/safetensors_writer.h"
 #include "server/http_test_client.h"
+#include "server/in_process_server.h"
 #include "temp_dir.h"
 
 namespace baton {
@@ -28,69 +27,8 @@ using namespace std::chrono_literals;
 using nlohmann::json;
 using test::HttpTestClient;
 
-class LifecycleServer {
- public:
-  explicit LifecycleServer(ServeConfig config) : server_(std::move(config), log_) {
-    // The port listens from construction on: connections wait for serve() to accept.
-    thread_ = std::thread([this] { exit_ = server_.serve(signals_, out_, log_); });
-  }
-  ~LifecycleServer() { stop(); }
-
-  int stop() {
-    if (thread_.joinable()) {
-      std::raise(SIGUSR2);
-      thread_.join();
-    }
-    return exit_;
-  }
-
-  int port() const { return server_.port(); }
-  json get(const std::string& target) { return json::parse(send("GET", target).body); }
-  test::TestResponse send(const std::string& method, const std::string& target,
-                          const std::string& body = "") {
-    HttpTestClient client(server_.port());
-    return client.send(method, target, body);
-  }
-  std::string chat(const std::string& model, int* status = nullptr) {
-    const json request = {{"model", model},
-                          {"messages", {{{"role", "user"}, {"content", "hello"}}}},
-                          {"max_tokens", 4}};
-    const test::TestResponse response = send("POST", "/v1/chat/completions", request.dump());
-    if (status != nullptr) *status = response.status;
-    return response.body;
-  }
-  // A series of /metrics, or -1 when it is absent.
-  double metric(const std::string& series) {
-    std::istringstream lines(send("GET", "/metrics").body);
-    for (std::string line; std::getline(lines, line);) {
-      if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-    }
-    return -1;
-  }
-  // What the server logged: read once it stopped (the serving thread writes it).
-  std::string log_after_stop() {
-    stop();
-    return log_.str();
-  }
-  std::string state(const std::string& model) {
-    return get("/v1/models/" + model)["state"].get<std::string>();
-  }
-  bool wait_for_state(const std::string& model, const std::string& want) {
-    for (int i = 0; i < 1000; ++i) {
-      if (state(model) == want) return true;
-      std::this_thread::sleep_for(10ms);
-    }
-    return false;
-  }
-
- private:
-  static constexpr int kStop[] = {SIGUSR2};
-  SignalPipe signals_{kStop, SignalPipe::Ignored::take_over};
-  std::ostringstream out_, log_;  // the serving thread's once it runs
-  BatonServer server_;
-  std::thread thread_;
-  int exit_ = -1;
-};
+using test::InProcessServer;
+using LifecycleServer = InProcessServer;
 
 class LifecycleServerTest : public ::testing::Test {
  protected:
@@ -245,10 +183,12 @@ TEST_F(LifecycleServerTest, ThePolicyChangesLiveByTheAdminRouteAndEachPolicyIsAL
   ASSERT_EQ(got.status, 200) << got.body;
   EXPECT_EQ(json::parse(got.body), json::parse(R"({"policy": "concurrent", "arms": ["concurrent",
                 "serialize/op+decode-first"]})"));
-  // Requests in flight while the policy changes: none fails.
-  std::vector<std::future<int>> chats;
   const json request = {
       {"model", "a"}, {"messages", {{{"role", "user"}, {"content", "hello"}}}}, {"max_tokens", 24}};
+  HttpTestClient before(server.port());  // work under the first policy, whatever the rest do
+  EXPECT_EQ(before.send("POST", "/v1/chat/completions", request.dump(), key).status, 200);
+  // Requests in flight while the policy changes: none fails.
+  std::vector<std::future<int>> chats;
   for (int i = 0; i < 4; ++i) {
     chats.push_back(std::async(std::launch::async, [&] {
       HttpTestClient client(server.port());
@@ -294,74 +234,6 @@ TEST_F(LifecycleServerTest, ThePolicyChangesLiveByTheAdminRouteAndEachPolicyIsAL
   int runs_with_work = 0;
   while (intervals.step()) runs_with_work += intervals.column_int(0) > 0 ? 1 : 0;
   EXPECT_EQ(runs_with_work, 2);  // chats ran under both policies
-}
-
-// Issue 51's acceptance: a live experiment on the CPU with injected hangs that only overlap
-// causes (so `concurrent` hangs and `serialize` does not): the server switches arms, no
-// request fails but where a hang was, the verdict names serialize, and `baton analyze
-// --experiment` agrees from the ledger alone.
-TEST_F(LifecycleServerTest, ALiveExperimentSwitchesArmsAndItsVerdictNamesTheArmThatDoesNotHang) {
-  ServeConfig cfg = config({model("a", 1), model("b", 2)});
-  cfg.watchdog_deadline_s = 0.3;
-  cfg.faults.hang_rate = 6.0;  // per second of overlap: none under serialize
-  cfg.faults.seed = 5;
-  cfg.experiment = dir_.path() / "ab.toml";
-  std::ofstream(cfg.experiment) << R"(name = "ab"
-block_seconds = 1.5
-cluster_window = "0.01s"
-reduction = 5
-alpha = 0.05
-seed = 3
-end_on = "concurrent"
-[[arm]]
-name = "concurrent"
-policy = "concurrent"
-[[arm]]
-name = "serialize"
-policy = "serialize"
-)";
-  LifecycleServer server(std::move(cfg));
-  std::atomic<bool> stop{false};
-  std::atomic<int> failed{0}, answered{0};
-  std::vector<std::thread> clients;
-  for (const std::string model : {"a", "b"}) {
-    clients.emplace_back([&, model] {
-      while (!stop) {
-        int status = 0;
-        server.chat(model, &status);
-        ++(status == 200 ? answered : failed);
-      }
-    });
-  }
-  json state;
-  for (int i = 0; i < 1200; ++i) {  // at most 60 s
-    state = server.get("/v1/experiment");
-    if (state["ended"].get<bool>()) break;
-    std::this_thread::sleep_for(50ms);
-  }
-  stop = true;
-  for (std::thread& t : clients) t.join();
-  ASSERT_TRUE(state["ended"].get<bool>()) << state.dump(2);
-  EXPECT_EQ(state["ended_reason"], "verdict") << state.dump(2);
-  EXPECT_EQ(state["decision"], "b_better") << state.dump(2);
-  EXPECT_EQ(server.get("/v1/engines")["policy"], "serialize/op+decode-first");
-  EXPECT_GT(answered.load(), 0);
-  EXPECT_EQ(server.stop(), 0);
-
-  Database db(dir_.path() / "ledger.db", Database::Mode::read_only);
-  Statement hangs(db, "SELECT count(*) FROM events WHERE class = 'hang'");
-  ASSERT_TRUE(hangs.step());
-  EXPECT_LE(failed.load(), hangs.column_int(0)) << "a request failed where no hang was";
-  Statement arms(db, "SELECT count(DISTINCT arm), count(*) FROM experiment_blocks");
-  ASSERT_TRUE(arms.step());
-  EXPECT_EQ(arms.column_int(0), 2);
-  EXPECT_GE(arms.column_int(1), 2);
-  const testing::CommandResult analyzed = testing::run_baton(
-      "analyze --experiment --json --ledger " + (dir_.path() / "ledger.db").string(), 60);
-  ASSERT_EQ(analyzed.exit_code, 0) << analyzed.output;
-  const json report = json::parse(analyzed.output).at(0);
-  EXPECT_EQ(report["decision"], "b_better") << report.dump(2);
-  EXPECT_TRUE(report["agrees"].get<bool>()) << report.dump(2);
 }
 
 TEST_F(LifecycleServerTest, TheAdminRoutesNeedAnApiKey) {
