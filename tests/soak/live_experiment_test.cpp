@@ -87,6 +87,12 @@ policy = "serialize"
   EXPECT_EQ(state["decision"], "b_better") << state.dump(2);
   EXPECT_EQ(server.get("/v1/engines")["policy"], "serialize/op+decode-first");
   EXPECT_GT(answered.load(), 0);
+  const std::string metrics = server.send("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("baton_experiment_ended{plan=\"ab\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("baton_experiment_arm_running{plan=\"ab\",arm=\"serialize\"} 1\n"),
+            std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("baton_experiment_p_value{plan=\"ab\"} "), std::string::npos);
   EXPECT_EQ(server.stop(), 0);
 
   Database db(dir.path() / "ledger.db", Database::Mode::read_only);

@@ -316,6 +316,51 @@ void ServerMetrics::render_models(std::string& out) const {
   }
 }
 
+namespace {
+
+// A live experiment (issue 51): per arm the exposure, hangs and clusters its ended blocks
+// gave the test, the arm running, and the test's always-valid p-value and rate-ratio bounds.
+void render_experiment(std::string& out, const nlohmann::json& state) {
+  const std::string plan = "plan=\"" + label_value(state.value("plan", "")) + "\"";
+  const std::string running = state["arm"].is_string() ? state["arm"].get<std::string>() : "";
+  struct PerArm {
+    const char* name;
+    const char* key;
+    const char* help;
+  };
+  for (const PerArm& family :
+       {PerArm{"baton_experiment_hours", "hours", "Exposure hours of the arm's ended blocks"},
+        PerArm{"baton_experiment_hangs", "hangs", "Hangs in the arm's ended blocks"},
+        PerArm{"baton_experiment_clusters", "clusters", "Hang clusters the test counted"}}) {
+    header(out, family.name, "gauge", family.help);
+    for (const nlohmann::json& arm : state["arms"]) {
+      sample(out, family.name, plan + ",arm=\"" + label_value(arm.value("name", "")) + "\"",
+             arm.value(family.key, 0.0));
+    }
+  }
+  header(out, "baton_experiment_arm_running", "gauge", "1 for the arm the turn is on");
+  for (const nlohmann::json& arm : state["arms"]) {
+    const std::string name = arm.value("name", "");
+    sample(out, "baton_experiment_arm_running", plan + ",arm=\"" + label_value(name) + "\"",
+           name == running ? 1.0 : 0.0);
+  }
+  for (const auto& [name, key, help] :
+       {std::tuple{"baton_experiment_p_value", "p_value", "The always-valid p-value so far"},
+        std::tuple{"baton_experiment_ratio_low", "ratio_low",
+                   "Lower bound of the rate ratio (arm 2 / arm 1), valid at any time"},
+        std::tuple{"baton_experiment_ratio_high", "ratio_high", "Upper bound (absent: unbounded)"},
+        std::tuple{"baton_experiment_hours_still_needed", "hours_still_needed",
+                   "Hours until a verdict at the design's cut (absent: no rate yet)"}}) {
+    if (!state[key].is_number()) continue;
+    header(out, name, "gauge", help);
+    sample(out, name, plan, state[key].get<double>());
+  }
+  header(out, "baton_experiment_ended", "gauge", "1 once the experiment has ended");
+  sample(out, "baton_experiment_ended", plan, state.value("ended", false) ? 1.0 : 0.0);
+}
+
+}  // namespace
+
 std::string ServerMetrics::render(const HostGauges& host) const {
   std::string out;
   {
@@ -326,6 +371,7 @@ std::string ServerMetrics::render(const HostGauges& host) const {
   render_lifecycle(out, host);
   render_turn(out, host);
   if (host.ledger) render_ledger(out, *host.ledger);
+  if (host.experiment) render_experiment(out, *host.experiment);
   return out;
 }
 

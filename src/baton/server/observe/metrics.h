@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +69,7 @@ struct HostGauges {
   std::map<std::pair<std::string, std::string>, std::uint64_t> faults;  // (kind, engine)
   std::size_t connections = 0;
   std::optional<LedgerWriteStatus> ledger;  // none: the server keeps no ledger
+  std::optional<nlohmann::json> experiment;  // /v1/experiment's state; none: no experiment
 };
 
 class ServerMetrics {

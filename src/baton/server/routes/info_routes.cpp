@@ -212,6 +212,7 @@ HttpResponse Router::metrics() const {
   }
   if (context_.http_stats) host.connections = context_.http_stats().connections;
   if (context_.ledger != nullptr) host.ledger = context_.ledger->write_status();
+  if (context_.experiment) host.experiment = context_.experiment();
   std::string text = context_.metrics.render(host);
   if (context_.exposure != nullptr) context_.exposure->render(text, Clock::now());
   return {.head = {.status = 200,
