@@ -43,6 +43,21 @@ void check_block(const ExperimentBlock& block, std::int64_t index) {
 
 }  // namespace
 
+std::string_view to_string(SequentialVerdict::Decision decision) {
+  using Decision = SequentialVerdict::Decision;
+  switch (decision) {
+    case Decision::continue_:
+      return "continue";
+    case Decision::a_better:
+      return "a_better";
+    case Decision::b_better:
+      return "b_better";
+    case Decision::no_difference:
+      return "no_difference";
+  }
+  return "continue";
+}
+
 std::int64_t count_clusters(std::span<const double> times_s, double window_s) {
   if (!(window_s >= 0.0 && std::isfinite(window_s))) {
     throw std::invalid_argument("cluster_window_s must be finite and >= 0");

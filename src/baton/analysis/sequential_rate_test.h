@@ -29,6 +29,7 @@
 #include <deque>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "baton/analysis/rate_ratio_mixture.h"
@@ -87,6 +88,9 @@ struct SequentialVerdict {
 // The number of clusters among `times_s`: a hang more than `window_s` after the previous
 // one starts a new cluster (gaps of exactly the window join). Throws on non-finite times.
 std::int64_t count_clusters(std::span<const double> times_s, double window_s);
+
+// "continue", "a_better", "b_better", "no_difference": as /v1/experiment and the ledger say it.
+std::string_view to_string(SequentialVerdict::Decision decision);
 
 // The test fed one block at a time (what the server and the simulation do).
 class SequentialRateTest {

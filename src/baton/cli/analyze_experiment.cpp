@@ -12,21 +12,6 @@ namespace baton {
 namespace {
 
 using nlohmann::json;
-using Decision = SequentialVerdict::Decision;
-
-std::string decision_name(Decision decision) {
-  switch (decision) {
-    case Decision::a_better:
-      return "a_better";
-    case Decision::b_better:
-      return "b_better";
-    case Decision::no_difference:
-      return "no_difference";
-    case Decision::continue_:
-      break;
-  }
-  return "continue";
-}
 
 struct Report {
   json plan;
@@ -80,9 +65,9 @@ json to_json(const RecordedExperiment& e, const Report& r) {
           {"ratio_low", v.ratio_low},
           {"ratio_high", optional_json(v.ratio_high)},
           {"p_value", v.p_value},
-          {"decision", decision_name(v.decision)},
+          {"decision", std::string(to_string(v.decision))},
           {"recorded_decision", r.recorded.empty() ? json(nullptr) : json(r.recorded)},
-          {"agrees", r.recorded.empty() || r.recorded == decision_name(v.decision)}};
+          {"agrees", r.recorded.empty() || r.recorded == std::string(to_string(v.decision))}};
 }
 
 void print(std::ostream& out, const json& j) {

@@ -52,20 +52,6 @@ ExperimentState initial_state(const ExperimentPlan& plan) {
   return state;
 }
 
-std::string_view to_string(Decision decision) {
-  switch (decision) {
-    case Decision::continue_:
-      return "continue";
-    case Decision::a_better:
-      return "a_better";
-    case Decision::b_better:
-      return "b_better";
-    case Decision::no_difference:
-      return "no_difference";
-  }
-  return "continue";
-}
-
 template <typename T>
 nlohmann::json or_null(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);

@@ -173,11 +173,12 @@ void BatonServer::seat_models(FaultInjector* faults) {
   host_->faults().add_sink([this](const FaultEvent& e) { health_.fault(e); });
   host_->faults().add_sink([this](const FaultEvent& e) {
     if (e.kind != FaultKind::hang) return;
-    // Where the hang began, as the ledger places it.
+    // Where the hang began, as the ledger places it (analyze --experiment reads that).
     const TimePoint at = e.onset.value_or(e.time);
-    const double t = unix_seconds_now() - seconds_between(at, Clock::now());
+    const double began = recorder_ ? recorder_->unix_seconds(at)
+                                   : unix_seconds_now() - seconds_between(at, Clock::now());
     std::lock_guard lock(experiment_mu_);
-    if (experiment_) experiment_->record_hang(recorder_ ? recorder_->unix_seconds(at) : t);
+    if (experiment_) experiment_->record_hang(began);
   });
   for (const ModelSpec& spec : config_.models) {
     Stream& stream = host_->reserve_seat(spec.name, spec.kind == ModelSpec::Kind::chat);
