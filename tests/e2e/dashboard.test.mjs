@@ -9,6 +9,7 @@
 // in docs/dashboard/ were made so).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
@@ -147,6 +148,8 @@ describe('the dashboard of a server with an API key', () => {
       document.querySelectorAll('#models tr[data-model] button.unload').length === 3);
     await waitFor(page, 'no error banner', () => document.querySelector('#error').hidden);
     assert.equal(await page.evaluate(() => localStorage.getItem('baton.apiKey')), API_KEY);
+    assert.equal(await page.$eval('#experiment-section', (e) => e.hidden), true,
+                 'no experiment runs: its section is hidden');
     assert.equal(await cell(page, 'chat-a', 'requests'), '0');
   });
 
@@ -218,6 +221,41 @@ describe('the dashboard of a server with an API key', () => {
     await waitFor(page, 'chat-b ready again', () =>
       document.querySelector('#models tr[data-model="chat-b"]')?.dataset.state === 'ready');
     assert.deepEqual(errors, [], 'no script error on the page');
+  });
+});
+
+describe('the dashboard of a live experiment', () => {
+  let server;
+  let page;
+  before(async () => {
+    const plan = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'baton-exp-')), 'ab.toml');
+    fs.writeFileSync(plan, 'name = "ab"\nblock_seconds = 0.5\nseed = 2\n' +
+      '[[arm]]\nname = "concurrent"\npolicy = "concurrent"\n' +
+      '[[arm]]\nname = "serialize"\npolicy = "serialize"\n');
+    server = await startServer([...modelFlags(models), '--experiment', plan]);
+  });
+  after(async () => {
+    if (page) await page.close();
+    if (server) await stopServer(server);
+  });
+
+  test('shows both arms, the one running, and the verdict so far', async () => {
+    let errors;
+    ({ page, errors } = await openPage(server.url));
+    await waitFor(page, 'the experiment section with both arms', () =>
+      !document.querySelector('#experiment-section').hidden &&
+      document.querySelectorAll('#experiment tr[data-arm]').length === 2);
+    assert.equal(await page.$eval('#experiment-name', (e) => e.textContent), 'ab');
+    await waitFor(page, 'one arm running and a block ended', () =>
+      document.querySelectorAll('#experiment tr[data-running="true"]').length === 1 &&
+      [...document.querySelectorAll('#experiment tr[data-arm] td:nth-child(3)')]
+        .some((td) => Number(td.textContent) > 0));
+    const verdict = await page.$eval('#experiment-verdict', (e) => e.dataset.decision);
+    assert.equal(verdict, 'continue');  // no hang: nothing to tell the arms apart
+    const state = await get(`${server.url}/v1/experiment`);
+    assert.equal(state.status, 200, state.text);
+    assert.deepEqual(state.json.arms.map((a) => a.name), ['concurrent', 'serialize']);
+    assert.deepEqual(errors, []);
   });
 });
 

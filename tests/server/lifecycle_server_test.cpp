@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -234,6 +235,46 @@ TEST_F(LifecycleServerTest, ThePolicyChangesLiveByTheAdminRouteAndEachPolicyIsAL
   int runs_with_work = 0;
   while (intervals.step()) runs_with_work += intervals.column_int(0) > 0 ? 1 : 0;
   EXPECT_EQ(runs_with_work, 2);  // chats ran under both policies
+}
+
+TEST_F(LifecycleServerTest, AReloadAppliesTheTurnTheConfigurationNamesNow) {
+  ServeConfig cfg = config({model("a", 1)});
+  cfg.api_key = "admin-key";
+  auto next = std::make_shared<std::function<ServeConfig()>>();
+  cfg.reread = [next] { return (*next)(); };
+  const ServeConfig base = cfg;
+  LifecycleServer server(std::move(cfg));
+  const auto reload = [&] {
+    HttpTestClient client(server.port());
+    return client.send("POST", "/v1/admin/reload", "", {{"authorization", "Bearer admin-key"}});
+  };
+  *next = [base] {  // the file now says serialize
+    ServeConfig edited = base;
+    edited.turn.policy = TurnPolicy::serialize;
+    return edited;
+  };
+  test::TestResponse got = reload();
+  ASSERT_EQ(got.status, 200) << got.body;
+  EXPECT_EQ(json::parse(got.body)["to"], "serialize/op+decode-first");
+  *next = [base]() -> ServeConfig {
+    throw ConfigError("baton.toml: policy: 'serial' is not a policy");
+  };
+  got = reload();
+  EXPECT_EQ(got.status, 400) << got.body;
+  EXPECT_NE(got.body.find("'serial' is not a policy"), std::string::npos) << got.body;
+  *next = [base] {  // a turn none of the arms is: a restart is needed
+    ServeConfig edited = base;
+    edited.turn.policy = TurnPolicy::partition;
+    return edited;
+  };
+  got = reload();
+  EXPECT_EQ(got.status, 400) << got.body;
+  EXPECT_EQ(json::parse(got.body)["error"]["param"], "policy");
+  HttpTestClient engines(server.port());
+  EXPECT_EQ(
+      json::parse(engines.send("GET", "/v1/engines", "", {{"authorization", "Bearer admin-key"}})
+                      .body)["policy"],
+      "serialize/op+decode-first");
 }
 
 TEST_F(LifecycleServerTest, TheAdminRoutesNeedAnApiKey) {

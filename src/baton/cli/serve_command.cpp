@@ -18,7 +18,8 @@ CLI::App* ServeCommand::attach(CLI::App& app) {
 }
 
 int ServeCommand::run() {
-  const ServeConfig config = resolve(flags, *cmd);
+  ServeConfig config = resolve(flags, *cmd);
+  config.reread = [this] { return resolve(flags, *cmd); };  // POST /v1/admin/reload
   // Taken before loading, so that a signal during a long load stops the server cleanly.
   // SIGHUP (the terminal closed) stops it as SIGTERM does; under nohup it stays ignored.
   const int signals[] = {SIGINT, SIGTERM, SIGHUP};

@@ -147,6 +147,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
         if (!experiment_) return std::nullopt;
         return to_json(experiment_->state());
       },
+      .reread = config_.reread,
   });
   Stream& probe_stream = host_->add_watched_stream("device-probe");
   if (streams_) streams_->name_stream(probe_stream.id(), probe_stream.name());

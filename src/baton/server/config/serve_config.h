@@ -61,6 +61,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -131,6 +132,9 @@ struct ServeConfig {
   bool no_ledger = false;
   // A live A/B experiment's plan (experiment/experiment_plan.h); empty: none.
   std::filesystem::path experiment;
+  // The configuration read again as at start (the file and the same flags), for POST
+  // /v1/admin/reload; none: the server cannot reload.
+  std::function<ServeConfig()> reread;
   bool gpu_sampling = true;  // cuda, with a ledger: other GPU clients' use (gpu_sampling.h)
   std::string api_key;  // empty: no authentication
   double shutdown_timeout_s = 30.0;

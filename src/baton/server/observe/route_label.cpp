@@ -6,7 +6,7 @@
 namespace baton {
 namespace {
 
-constexpr std::array<std::string_view, 17> kFixedRoutes = {"/v1/chat/completions",
+constexpr std::array<std::string_view, 18> kFixedRoutes = {"/v1/chat/completions",
                                                            "/v1/completions",
                                                            "/v1/embeddings",
                                                            "/v1/models",
@@ -19,6 +19,7 @@ constexpr std::array<std::string_view, 17> kFixedRoutes = {"/v1/chat/completions
                                                            "/detokenize",
                                                            "/v1/timeline",
                                                            "/v1/admin/policy",
+                                                           "/v1/admin/reload",
                                                            "/v1/experiment",
                                                            "/",
                                                            "/dashboard.js",

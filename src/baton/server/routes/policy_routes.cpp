@@ -1,7 +1,8 @@
 // The routes of the live policy (issue 51): GET /v1/admin/policy (the arms and the one
 // running), POST /v1/admin/policy {"policy": NAME} (switch by hand: waits for the bursts in
-// flight), GET /v1/experiment (a live experiment's state). The admin routes need the
-// server's API key: without one configured they answer 403.
+// flight), POST /v1/admin/reload (the configuration read again, as at start: its turn is
+// applied when it is one of the arms), GET /v1/experiment (a live experiment's state). The
+// admin routes need the server's API key: without one configured they answer 403.
 #include <nlohmann/json.hpp>
 
 #include "baton/server/api/openai_response.h"
@@ -41,7 +42,9 @@ std::optional<HttpResponse> Router::policy_route(const HttpRequest& request) {
                      "invalid_request_error", "not_found");
     return json_body(200, *state);
   }
-  if (path != "/v1/admin/policy" || (request.method != "GET" && request.method != "POST"))
+  const bool reload = path == "/v1/admin/reload" && request.method == "POST";
+  if (!reload &&
+      (path != "/v1/admin/policy" || (request.method != "GET" && request.method != "POST")))
     return std::nullopt;
   if (context_.api_key.empty())
     throw ApiError(403, "the admin routes need the server's API key: start it with --api-key",
@@ -58,7 +61,7 @@ std::optional<HttpResponse> Router::policy_route(const HttpRequest& request) {
   if (experiment && !experiment->value("ended", true))
     throw ApiError(409, "a live experiment decides the policy until it ends (GET /v1/experiment)",
                    "invalid_request_error");
-  const std::string name = policy_asked(request.body);
+  const std::string name = reload ? reloaded_policy() : policy_asked(request.body);
   LivePolicy::Change change;
   try {
     change = live->switch_to(name);
@@ -67,6 +70,20 @@ std::optional<HttpResponse> Router::policy_route(const HttpRequest& request) {
   }
   return json_body(
       200, {{"from", change.from}, {"to", change.to}, {"gate_closed_ms", change.gate_closed_ms}});
+}
+
+std::string Router::reloaded_policy() const {
+  if (!context_.reread)
+    throw ApiError(409, "this server cannot reload its configuration", "invalid_request_error");
+  ServeConfig config;
+  try {
+    config = context_.reread();
+  } catch (const std::invalid_argument& e) {  // ConfigError: the file's mistake, named
+    throw ApiError(400, std::string("the configuration does not load: ") + e.what(),
+                   "invalid_request_error", "invalid_config");
+  }
+  // Only the turn changes live; the rest needs a restart.
+  return describe(config.turn);
 }
 
 }  // namespace baton

@@ -46,6 +46,8 @@ struct RouterContext {
   LivePolicy* live_policy = nullptr;  // the turn's policy can change while serving; none: fixed
   // A live experiment's state (/v1/experiment); none: no experiment runs.
   std::function<std::optional<nlohmann::json>()> experiment;
+  // The configuration read again (POST /v1/admin/reload); none: the server cannot reload.
+  std::function<ServeConfig()> reread;
 };
 
 // The format `model` writes tool calls in, when the request's output may hold calls (its
@@ -83,9 +85,11 @@ class Router {
   RouteResult detokenize(const HttpRequest& request);
   RouteResult with_any_model(const std::string& route, const std::string& name,
                              const ModelRoute& then);
-  // policy_routes.cpp: GET and POST /v1/admin/policy, GET /v1/experiment; nullopt for
-  // another path.
+  // policy_routes.cpp: GET and POST /v1/admin/policy, POST /v1/admin/reload, GET
+  // /v1/experiment; nullopt for another path.
   std::optional<HttpResponse> policy_route(const HttpRequest& request);
+  // POST /v1/admin/reload: the arm the configuration read again names. Throws ApiError.
+  std::string reloaded_policy() const;
   HttpResponse models() const;
   HttpResponse metrics() const;
   HttpResponse engines() const;

@@ -1,7 +1,7 @@
-// The live dashboard of `baton serve`: polls GET /v1/engines, /v1/timeline, /v1/models and
-// /health about once a second and draws them. No framework and no build step: this file is
-// compiled into the binary as it is. Everything the server sends is put into the page as
-// text (textContent), never as HTML.
+// The live dashboard of `baton serve`: polls GET /v1/engines, /v1/timeline, /v1/models,
+// /v1/experiment and /health about once a second and draws them. No framework and no build
+// step: this file is compiled into the binary as it is. Everything the server sends is put into the
+// page as text (textContent), never as HTML.
 'use strict';
 
 (() => {
@@ -408,10 +408,49 @@
     }
   }
 
+  // A live experiment (baton serve --experiment): its arms, its verdict so far; none: hidden.
+  function renderExperiment(state) {
+    const section = $('#experiment-section');
+    section.hidden = state === null;
+    if (state === null) return;
+    $('#experiment-name').textContent = state.plan;
+    const rows = state.arms.map(
+        (arm) =>
+            el('tr', {
+              attrs: {'data-arm': arm.name, 'data-running': String(arm.name === state.arm)},
+            },
+               [
+                 el('td',
+                    {cls: 'name', text: arm.name + (arm.name === state.arm ? ' (running)' : '')}),
+                 el('td', {text: arm.turn}),
+                 el('td', {cls: 'num', text: num(arm.blocks)}),
+                 el('td', {cls: 'num', text: arm.hours.toFixed(3)}),
+                 el('td', {cls: 'num', text: num(arm.hangs)}),
+                 el('td', {cls: 'num', text: num(arm.clusters)}),
+               ]));
+    $('#experiment tbody').replaceChildren(...rows);
+    const bound = (v) => (v === null ? '∞' : v.toPrecision(3));
+    const ratio = `rate ratio ${state.arms[1].name} / ${state.arms[0].name}: ` +
+        `${state.ratio === null ? dash : state.ratio.toPrecision(3)} ` +
+        `[${bound(state.ratio_low)}, ${bound(state.ratio_high)}], p = ${
+                      state.p_value.toPrecision(3)}`;
+    const needed = state.hours_still_needed === null ?
+        '' :
+        ` · about ${state.hours_still_needed.toFixed(1)} h more to a verdict`;
+    const verdict = $('#experiment-verdict');
+    verdict.dataset.decision = state.decision;
+    verdict.textContent = state.ended ?
+        `ended (${state.ended_reason}): ${state.decision}, staying on ${state.kept_arm} · ${
+            ratio}` :
+        `${state.decision} · block ${state.block} · ${ratio}${needed} · ` +
+            `last switch ${state.last_switch_ms.toFixed(1)} ms`;
+  }
+
   async function refresh() {
-    const [engines, timeline, models, healthy] = await Promise.allSettled([
-      api('/v1/engines'), api(`/v1/timeline?seconds=${windowSeconds}`), api('/v1/models'),
-      health()]);
+    const [engines, timeline, models, healthy, experiment] = await Promise.allSettled([
+      api('/v1/engines'), api(`/v1/timeline?seconds=${windowSeconds}`), api('/v1/models'), health(),
+      api('/v1/experiment')
+    ]);
     const errors = [];
     // A 401 is answered by the key form (api() showed it), not by an error banner.
     const failed = (result) => {
@@ -429,6 +468,12 @@
     const nowS = lastTimeline ? lastTimeline.now : Date.now() / 1000;
     if (models.status === 'fulfilled') renderModels(models.value.body, nowS);
     else failed(models);
+    if (experiment.status === 'fulfilled')
+      renderExperiment(experiment.value.body);
+    else if (experiment.reason.status === 404)
+      renderExperiment(null);  // none runs
+    else
+      failed(experiment);
     const h = $('#health');
     if (healthy.status === 'fulfilled') {
       h.className = `badge ${healthy.value.status}`;
