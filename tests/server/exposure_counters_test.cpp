@@ -58,7 +58,13 @@ class ExposureCountersTest : public ::testing::Test {
     counters.fault(hang);
   }
   const TimePoint t0_ = Clock::now();
-  const ExposureCounters::Options options_{"serialize/op", "cpu", 32768, milliseconds(5000)};
+  const ExposureCounters::Options options_{.policy = "serialize/op",
+                                           .backend = "cpu",
+                                           .long_context = 32768,
+                                           .settle_after = milliseconds(5000),
+                                           .engines = {},
+                                           .start_unix = 0.0,
+                                           .other_policies = {"concurrent"}};
 };
 
 TEST_F(ExposureCountersTest, BusySecondsAndFaultsByState) {
@@ -144,6 +150,22 @@ TEST_F(ExposureCountersTest, ThreadsReportWhileAScraperRenders) {
     }
   }
   EXPECT_NEAR(total, 200.003, 1e-6);  // the union: [0 s, 200 s + 3 ms)
+}
+
+TEST_F(ExposureCountersTest, BurstsAfterAPolicyChangeCountUnderTheNewPolicy) {
+  ExposureCounters counters(options_, t0_);
+  const std::string concurrent_alone =
+      R"(baton_exposure_seconds_total{busy="1",prefill_in_flight="false",long_context="false",policy="concurrent",backend="cpu"})";
+  std::string text;
+  counters.render(text, at(0));
+  EXPECT_EQ(value_of(text, concurrent_alone), 0.0);  // the other arm's series from the start
+  counters.burst_done(burst("a", BurstKind::decode, 0, 3000));
+  counters.set_policy("concurrent");
+  counters.burst_done(burst("a", BurstKind::decode, 4000, 10000));
+  text.clear();
+  counters.render(text, at(20000));
+  EXPECT_NEAR(value_of(text, kAlone), 3.0, 1e-6);
+  EXPECT_NEAR(value_of(text, concurrent_alone), 6.0, 1e-6);
 }
 
 }  // namespace

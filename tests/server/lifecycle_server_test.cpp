@@ -211,6 +211,10 @@ TEST_F(LifecycleServerTest, ThePolicyChangesLiveByTheAdminRouteAndEachPolicyIsAL
   EXPECT_EQ(got.status, 400) << got.body;
   EXPECT_EQ(json::parse(got.body)["error"]["param"], "policy");
   EXPECT_EQ(admin("POST", R"({"mode": 1})").status, 400);
+  // The fleet's counters know the arms: the serialize series exist from the start.
+  HttpTestClient scrape(server.port());
+  const std::string metrics = scrape.send("GET", "/metrics", "", key).body;
+  EXPECT_NE(metrics.find("policy=\"serialize/op+decode-first\""), std::string::npos);
   HttpTestClient experiment(server.port());
   EXPECT_EQ(experiment.send("GET", "/v1/experiment", "", key).status, 404);
   HttpTestClient after(server.port());

@@ -112,6 +112,8 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   const WatchdogOptions watchdog = watchdog_options(config_);
   ExposureCounters::Options exposure;  // long context: analyze's default threshold
   exposure.policy = policy_of(config_, arm_turns_.front());
+  for (std::size_t arm = 1; arm < arm_turns_.size(); ++arm)
+    exposure.other_policies.push_back(policy_of(config_, arm_turns_[arm]));
   exposure.backend = backend;
   // No burst outlasts the deadline and its poll, nor does a hang's detection.
   exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
@@ -245,10 +247,12 @@ void BatonServer::open_ledger(const std::string& backend) {
 }
 
 void BatonServer::next_run(std::size_t arm, double at) {
+  const std::string policy = policy_of(config_, arm_turns_.at(arm));
+  exposure_->set_policy(policy);
   if (!ledger_) return;
   RunStart next = run_start_;
   next.start = at;
-  next.policy = policy_of(config_, arm_turns_.at(arm));
+  next.policy = policy;
   const std::int64_t id = ledger_->begin_run(next);
   recorder_->set_run(id);
   streams_->set_run(id, Clock::now());
@@ -325,8 +329,8 @@ void BatonServer::start_experiment(std::ostream& log) {
 }
 
 void BatonServer::start_block(const BlockStart& block) {
-  if (!ledger_) return;
   next_run(block.arm, block.start_unix);
+  if (!ledger_) return;
   ledger_->begin_block({.run_id = run_id_.load(),
                         .experiment_id = experiment_id_,
                         .block = static_cast<std::int64_t>(block.block),

@@ -67,8 +67,8 @@ class BatonServer {
 
  private:
   void open_ledger(const std::string& backend);
-  // After a live policy change to arm `arm` at `at` (Unix seconds): the ledger ends the run
-  // and starts the next.
+  // After a live policy change to arm `arm` at `at` (Unix seconds): the exposure counters
+  // take the new policy, the ledger ends the run and starts the next.
   void next_run(std::size_t arm, double at);
   // The turn's arms (arm_turns_): the experiment's, or the configured turn and the others
   // it may change to (the admin route). Throws ConfigError for a bad experiment file.

@@ -19,7 +19,8 @@ double seconds_of(TimePoint t) {
   return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
 
-std::string state_labels(const std::optional<StratumState>& s, const std::string& policy,
+// The state's own policy (the one its bursts ran under); `idle_policy` where none was busy.
+std::string state_labels(const std::optional<StratumState>& s, const std::string& idle_policy,
                          const std::string& backend) {
   const auto yes_no = [](bool b) { return b ? "true" : "false"; };
   return fmt::format(
@@ -27,28 +28,32 @@ std::string state_labels(const std::optional<StratumState>& s, const std::string
       !s             ? "0"
       : s->busy >= 3 ? "3+"
                      : std::to_string(s->busy),
-      yes_no(s && s->prefill_in_flight), yes_no(s && s->long_context), label_value(policy),
-      label_value(backend));
+      yes_no(s && s->prefill_in_flight), yes_no(s && s->long_context),
+      label_value(s ? s->policy : idle_policy), label_value(backend));
 }
 
 }  // namespace
 
 ExposureCounters::ExposureCounters(Options options, TimePoint start)
-    : options_(std::move(options)), settled_(seconds_of(start)) {
+    : options_(std::move(options)), policy_(options_.policy), settled_(seconds_of(start)) {
   std::vector<std::optional<StratumState>> states{std::nullopt};
-  for (const int busy : {1, 2, 3}) {
-    for (const bool prefill : {false, true}) {
-      for (const bool long_context : {false, true}) {
-        const StratumState s{.busy = busy,
-                             .prefill_in_flight = prefill,
-                             .long_context = long_context,
-                             .host = "",
-                             .policy = options_.policy,
-                             .backend = options_.backend,
-                             .driver = "",
-                             .day = ""};
-        seconds_[s] = 0.0;
-        states.push_back(s);
+  std::vector<std::string> policies = options_.other_policies;
+  policies.insert(policies.begin(), options_.policy);
+  for (const std::string& policy : policies) {
+    for (const int busy : {1, 2, 3}) {
+      for (const bool prefill : {false, true}) {
+        for (const bool long_context : {false, true}) {
+          const StratumState s{.busy = busy,
+                               .prefill_in_flight = prefill,
+                               .long_context = long_context,
+                               .host = "",
+                               .policy = policy,
+                               .backend = options_.backend,
+                               .driver = "",
+                               .day = ""};
+          seconds_[s] = 0.0;
+          states.push_back(s);
+        }
       }
     }
   }
@@ -68,9 +73,10 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
                         .end = seconds_of(burst.done),
                         .context_tokens = static_cast<std::int64_t>(burst.context_tokens),
                         .kind = std::string(to_string(burst.kind)),
-                        .policy = options_.policy,
+                        .policy = "",
                         .backend = options_.backend};
   std::lock_guard lock(mu_);
+  interval.policy = policy_;
   if (!(interval.end > settled_)) return;
   // The ledger's merge rule (interval_merge.h), so that both count the same busy time.
   const auto last = std::find_if(pending_.rbegin(), pending_.rend(), [&](const Pending& p) {
@@ -92,6 +98,11 @@ void ExposureCounters::burst_done(const BurstRecord& burst) {
     return;
   }
   pending_.push_back({.interval = std::move(interval), .request = burst.request_id});
+}
+
+void ExposureCounters::set_policy(std::string policy) {
+  std::lock_guard lock(mu_);
+  policy_ = std::move(policy);
 }
 
 void ExposureCounters::fault(const FaultEvent& event) {

@@ -32,7 +32,7 @@ namespace baton {
 class ExposureCounters final : public BurstObserver {
  public:
   struct Options {
-    std::string policy;   // described, as the ledger's runs hold it
+    std::string policy;   // described, as the ledger's runs hold it: the first
     std::string backend;  // cpu, cuda
     std::int64_t long_context = AnalysisOptions{}.long_context;
     // Longer than any burst and than any hang's detection delay: the watchdog's deadline,
@@ -40,10 +40,14 @@ class ExposureCounters final : public BurstObserver {
     std::chrono::milliseconds settle_after{5000};
     std::vector<std::string> engines;  // whose fault series start at 0 ("" is added)
     double start_unix = 0.0;           // the process's start, Unix seconds
+    // The policies the server may change to (set_policy); their series start at 0 too.
+    std::vector<std::string> other_policies;
   };
   ExposureCounters(Options options, TimePoint start);
 
   void burst_done(const BurstRecord& burst) override;
+  // Bursts that end from now on count under `policy` (a live change: no burst is in flight).
+  void set_policy(std::string policy);
   void fault(const FaultEvent& event);
   // Appends the two counter families, settled up to `now` - settle_after.
   void render(std::string& out, TimePoint now);
@@ -56,6 +60,7 @@ class ExposureCounters final : public BurstObserver {
 
   const Options options_;
   std::mutex mu_;
+  std::string policy_;  // guarded by mu_
   struct Pending {
     BusyInterval interval;
     std::uint64_t request = 0;
