@@ -24,8 +24,6 @@ std::string policy_of(const ServeConfig& config, const TurnOptions& turn) {
   return describe(turn, weights);
 }
 
-std::string policy_of(const ServeConfig& config) { return policy_of(config, config.turn); }
-
 // The turns the policy may change to while serving (the admin route): the configured one's
 // settings under the other policies. None under the host-wide turn, shared with processes
 // that cannot follow a change.
@@ -138,7 +136,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
       .metrics = *metrics_,
       .busy = busy_,
       .api_key = config_.api_key,
-      .policy = policy_of(config_),
+      .policy = policy_of(config_, arm_turns_.front()),
       .http_stats = [this] { return http_->stats(); },
       .activity = &activity_,
       .exposure = exposure_.get(),

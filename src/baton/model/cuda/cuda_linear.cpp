@@ -3,6 +3,7 @@
 #include <cstddef>
 
 #include "baton/gpu/cuda/cuda_error.h"
+#include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda {
@@ -10,15 +11,18 @@ namespace baton::cuda {
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta) {
   if (rows == 0) return;
-  if (kernels::skinny_fits(rows, in)) {
+  const bool one_row = kernels::skinny_fits(rows, in);
+  if (one_row || kernels::decode_gemm_fits(rows, in)) {
     cudaStream_t stream = nullptr;
     BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
     if (y_type == CUDA_R_32F) {
-      BATON_CUDA_CHECK(
-          kernels::skinny_gemm(x, rows, w, out, in, static_cast<float*>(y), beta, stream));
+      auto* f32 = static_cast<float*>(y);
+      BATON_CUDA_CHECK(one_row ? kernels::skinny_gemm(x, rows, w, out, in, f32, beta, stream)
+                               : kernels::decode_gemm(x, rows, w, out, in, f32, beta, stream));
     } else {
-      BATON_CUDA_CHECK(
-          kernels::skinny_gemm(x, rows, w, out, in, static_cast<kernels::bf16*>(y), stream));
+      auto* b16 = static_cast<kernels::bf16*>(y);
+      BATON_CUDA_CHECK(one_row ? kernels::skinny_gemm(x, rows, w, out, in, b16, stream)
+                               : kernels::decode_gemm(x, rows, w, out, in, b16, stream));
     }
     return;
   }

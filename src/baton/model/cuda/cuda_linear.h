@@ -11,7 +11,8 @@
 namespace baton::cuda {
 
 // y [rows x out] = x [rows x in] * w [out x in]^T + beta * y; y is f32 or bf16 (`y_type`;
-// beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, more cuBLAS.
+// beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, up to 32
+// (batched decode) decode_gemm, more (prefill) cuBLAS.
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f);
 // Output columns [first, first + count) of linear(): w's rows of them into y's columns of

@@ -88,11 +88,6 @@ json model_json(const ModelStatus& s) {
   return j;
 }
 
-HttpResponse json_response(int status, const json& body) {
-  return {.head = {.status = status, .content_type = "application/json", .headers = {}},
-          .body = dump(body)};
-}
-
 std::map<std::string, ModelRegistry::Lease> ready_by_name(const ModelRegistry& registry) {
   std::map<std::string, ModelRegistry::Lease> ready;
   for (ModelRegistry::Lease& lease : registry.ready()) ready[lease->spec.name] = std::move(lease);
@@ -270,8 +265,7 @@ HttpResponse Router::engines() const {
       {"policy", context_.live_policy ? context_.live_policy->current() : context_.policy},
       {"backend", context_.host.device().backend()},
       {"engines", std::move(engines)}};
-  return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
-          .body = dump(body)};
+  return json_response(200, body);
 }
 
 }  // namespace baton

@@ -23,11 +23,6 @@ int max_model_len(const ServedModel& model) {
                               : static_cast<int>(model.model->config().max_position_embeddings);
 }
 
-HttpResponse json_response(const json& body) {
-  return {.head = {.status = 200, .content_type = "application/json", .headers = {}},
-          .body = dump(body)};
-}
-
 }  // namespace
 
 RouteResult Router::messages(const HttpRequest& request) {
@@ -112,6 +107,7 @@ RouteResult Router::tokenize(const HttpRequest& request) {
     }
     count(model->spec.name, route, 200);
     return RouteResult(json_response(
+        200,
         {{"tokens", tokens}, {"count", tokens.size()}, {"max_model_len", max_model_len(*model)}}));
   };
   // A conversation needs a chat model's template; a prompt goes to a model of either kind.
@@ -126,7 +122,7 @@ RouteResult Router::detokenize(const HttpRequest& request) {
     const BpeTokenizer& tokenizer = *model->tokenizer;
     json_fields::check_vocabulary(call.tokens, tokenizer.vocab_size(), "tokens", model->spec.name);
     count(model->spec.name, route, 200);
-    return RouteResult(json_response({{"prompt", tokenizer.decode(call.tokens)}}));
+    return RouteResult(json_response(200, {{"prompt", tokenizer.decode(call.tokens)}}));
   };
   return with_any_model(route, call.model, then);
 }

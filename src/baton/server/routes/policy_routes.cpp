@@ -14,11 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-HttpResponse json_body(int status, const json& body) {
-  return {.head = {.status = status, .content_type = "application/json", .headers = {}},
-          .body = dump(body)};
-}
-
 // The name asked for in POST /v1/admin/policy's body; ApiError 400 naming the field.
 std::string policy_asked(const std::string& body) {
   const json request = json::parse(body, nullptr, false);
@@ -40,7 +35,7 @@ std::optional<HttpResponse> Router::policy_route(const HttpRequest& request) {
     if (!state)
       throw ApiError(404, "no experiment runs (start baton serve with --experiment FILE)",
                      "invalid_request_error", "not_found");
-    return json_body(200, *state);
+    return json_response(200, *state);
   }
   const bool reload = path == "/v1/admin/reload" && request.method == "POST";
   if (!reload &&
@@ -51,8 +46,9 @@ std::optional<HttpResponse> Router::policy_route(const HttpRequest& request) {
                    "permission_error");
   LivePolicy* live = context_.live_policy;
   if (request.method == "GET") {
-    return json_body(200, {{"policy", live ? live->current() : context_.policy},
-                           {"arms", live ? json(live->arms()) : json::array({context_.policy})}});
+    return json_response(200,
+                         {{"policy", live ? live->current() : context_.policy},
+                          {"arms", live ? json(live->arms()) : json::array({context_.policy})}});
   }
   if (!live)
     throw ApiError(409, "this server's policy cannot change while it runs",
@@ -68,7 +64,7 @@ std::optional<HttpResponse> Router::policy_route(const HttpRequest& request) {
   } catch (const std::invalid_argument& e) {
     throw ApiError(400, e.what(), "invalid_request_error", "invalid_value", "policy");
   }
-  return json_body(
+  return json_response(
       200, {{"from", change.from}, {"to", change.to}, {"gate_closed_ms", change.gate_closed_ms}});
 }
 

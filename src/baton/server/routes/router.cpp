@@ -8,11 +8,12 @@
 #include "baton/server/api/anthropic_messages.h"
 #include "baton/server/api/json_fields.h"
 #include "baton/server/api/logit_bias_field.h"
-#include "baton/server/routes/completion_stream.h"
-#include "baton/server/routes/embedding_response.h"
+#include "baton/server/api/openai_response.h"
 #include "baton/server/http/api_error.h"
 #include "baton/server/observe/dashboard_routes.h"
 #include "baton/server/observe/route_label.h"
+#include "baton/server/routes/completion_stream.h"
+#include "baton/server/routes/embedding_response.h"
 
 namespace baton {
 namespace {
@@ -158,6 +159,11 @@ std::optional<ToolCallFormat> tool_call_format(const CompletionCall& call,
                                                const ServedModel& model) {
   if (!call.tool_use.calls_possible() || !model.grammars) return std::nullopt;
   return model.grammars->tool_call_format();
+}
+
+HttpResponse json_response(int status, const nlohmann::json& body) {
+  return {.head = {.status = status, .content_type = "application/json", .headers = {}},
+          .body = dump(body)};
 }
 
 std::string Router::next_unique() { return id_prefix_ + hex(serial_.fetch_add(1)); }

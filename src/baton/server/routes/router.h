@@ -115,4 +115,7 @@ bool constant_time_equal(std::string_view a, std::string_view b);
 // case-insensitive (RFC 9110, 11.1). nullopt for another scheme.
 std::optional<std::string_view> bearer_token(std::string_view header);
 
+// A whole JSON answer with this status (baton's own routes; invalid UTF-8 replaced).
+HttpResponse json_response(int status, const nlohmann::json& body);
+
 }  // namespace baton

@@ -1,0 +1,167 @@
+#include <cstdint>
+
+#include "baton/model/cuda/decode_gemm.h"
+
+namespace baton::cuda::kernels {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarp * kWarps;
+constexpr int kGroup = 32;  // inner values a warp takes per step: 4 lanes x 8 each
+
+// Steps whose loads are all in flight before the first product: about 12-16 loads a lane.
+__host__ __device__ constexpr int unroll_for(int loads_per_step) {
+  return loads_per_step <= 4 ? 4 : 2;
+}
+
+// Weights are read once a step: streamed past the caches. x is read by every block.
+__device__ uint4 load_weights(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
+__device__ uint4 load_rows(const bf16* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
+
+// d += a b over 16 inner values: a 16 x 16 (row-major), b 16 x 8 (column-major), bf16 in,
+// f32 out.
+__device__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                            uint32_t b0, uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// The 16 features of a tile (rows `low` and `low + 8` of this lane) against 8 rows of x,
+// over the 8 inner values each lane loaded. The fragment's inner slots 2t, 2t+1, 2t+8, 2t+9
+// of lane t are its loaded values 0-3 in the first product and 4-7 in the second: the same
+// permutation for w and x, so each product still sums matching pairs.
+__device__ void multiply(float (&d)[4], const uint4& low, const uint4& high, const uint4& xs) {
+  mma_16x8x16(d, low.x, high.x, low.y, high.y, xs.x, xs.y);
+  mma_16x8x16(d, low.z, high.z, low.w, high.w, xs.z, xs.w);
+}
+
+__device__ void put(float* y, float value, float beta) {
+  *y = value + (beta != 0.0f ? beta * *y : 0.0f);
+}
+__device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
+
+// A block computes MT tiles of 16 features for up to NT x 8 rows. Warp k takes the inner
+// groups k, k + 8, k + 16, ... in order; the warps' sums are added in warp order. Neither
+// order depends on the rows, so neither does any output.
+template <int MT, int NT, typename Out>
+__global__ void __launch_bounds__(kThreads)
+    decode_kernel(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta) {
+  __shared__ float partial[kWarps][MT * 16][NT * 8 + 1];  // +1: no bank conflicts below
+  const int warp = static_cast<int>(threadIdx.x) / kWarp;
+  const int lane = static_cast<int>(threadIdx.x) % kWarp;
+  const int g = lane / 4;
+  const int t = lane % 4;
+  const int first = static_cast<int>(blockIdx.x) * MT * 16;
+  // Rows past the ends are read again from the last one; their sums are never written.
+  const bf16* weights[MT][2];
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = min(first + 16 * m + 8 * h + g, out - 1);
+      weights[m][h] = w + static_cast<std::size_t>(row) * in + t * 8;
+    }
+  }
+  const bf16* inputs[NT];
+#pragma unroll
+  for (int n = 0; n < NT; ++n) {
+    inputs[n] = x + static_cast<std::size_t>(min(8 * n + g, rows - 1)) * in + t * 8;
+  }
+  constexpr int kUnroll = unroll_for(2 * MT + NT);
+  float acc[MT][NT][4] = {};
+  const int groups = (in + kGroup - 1) / kGroup;
+  for (int base = warp; base < groups; base += kWarps * kUnroll) {
+    uint4 wv[kUnroll][MT][2];
+    uint4 xv[kUnroll][NT];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int k = (base + u * kWarps) * kGroup;
+      const bool inside = k + t * 8 < in;  // in % 8 == 0: a lane's 8 values are all in or out
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          wv[u][m][h] = inside ? load_weights(weights[m][h] + k) : make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+      for (int n = 0; n < NT; ++n) {
+        xv[u][n] = inside ? load_rows(inputs[n] + k) : make_uint4(0, 0, 0, 0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+#pragma unroll
+      for (int m = 0; m < MT; ++m) {
+#pragma unroll
+        for (int n = 0; n < NT; ++n) multiply(acc[m][n], wv[u][m][0], wv[u][m][1], xv[u][n]);
+      }
+    }
+  }
+  // The accumulator's layout: lane (g, t) holds features g and g + 8, rows 2t and 2t + 1.
+#pragma unroll
+  for (int m = 0; m < MT; ++m) {
+#pragma unroll
+    for (int n = 0; n < NT; ++n) {
+      partial[warp][16 * m + g][8 * n + 2 * t] = acc[m][n][0];
+      partial[warp][16 * m + g][8 * n + 2 * t + 1] = acc[m][n][1];
+      partial[warp][16 * m + g + 8][8 * n + 2 * t] = acc[m][n][2];
+      partial[warp][16 * m + g + 8][8 * n + 2 * t + 1] = acc[m][n][3];
+    }
+  }
+  __syncthreads();
+  // Consecutive threads write consecutive features of a row.
+  for (int i = static_cast<int>(threadIdx.x); i < MT * 16 * NT * 8; i += kThreads) {
+    const int feature = i % (MT * 16);
+    const int row = i / (MT * 16);
+    if (first + feature >= out || row >= rows) continue;
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kWarps; ++k) sum += partial[k][feature][row];
+    put(y + static_cast<std::size_t>(row) * out + first + feature, sum, beta);
+  }
+}
+
+template <int MT, int NT, typename Out>
+cudaError_t launch_tiles(const bf16* x, int rows, const bf16* w, int out, int in, Out* y,
+                         float beta, cudaStream_t stream) {
+  const int blocks = (out + MT * 16 - 1) / (MT * 16);
+  decode_kernel<MT, NT, Out><<<blocks, kThreads, 0, stream>>>(x, rows, w, out, in, y, beta);
+  return cudaGetLastError();
+}
+
+// Up to 8 rows: one tile of 16 features a block (x is half the weights' bytes a block);
+// more: two, so that x read per block stays at most the weights' bytes.
+template <typename Out>
+cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
+                   cudaStream_t stream) {
+  if (!decode_gemm_fits(rows, in) || out < 1) return cudaErrorInvalidValue;
+  switch ((rows + 7) / 8) {
+    case 1:
+      return launch_tiles<1, 1>(x, rows, w, out, in, y, beta, stream);
+    case 2:
+      return launch_tiles<2, 2>(x, rows, w, out, in, y, beta, stream);
+    case 3:
+      return launch_tiles<2, 3>(x, rows, w, out, in, y, beta, stream);
+    default:
+      return launch_tiles<2, 4>(x, rows, w, out, in, y, beta, stream);
+  }
+}
+
+}  // namespace
+
+cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
+                        float beta, cudaStream_t stream) {
+  return launch(x, rows, w, out, in, y, beta, stream);
+}
+
+cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
+                        cudaStream_t stream) {
+  return launch(x, rows, w, out, in, y, 0.0f, stream);
+}
+
+}  // namespace baton::cuda::kernels

@@ -1,0 +1,33 @@
+// decode_gemm: y = x w^T for the few rows of a decode step (1 to 32 sequences) on the
+// tensor cores, reading each weight once for all rows. cuBLAS's GemmEx reaches 65 % of the
+// copy rate at 8 rows and 46 % at 32 on the 8B shape (issue 50); this kernel keeps the
+// weight stream wide whatever the rows: each warp loads 16 bytes of a weight row per lane
+// and feeds them to mma.m16n8k16 directly (k permuted alike in w and x, so no shuffle or
+// shared-memory staging), the block's 8 warps split the inner dimension, and their sums
+// meet in shared memory in a fixed order.
+// Each output's sum runs in the same order whatever the number of rows, so a row's result
+// does not depend on what else is in the batch (tests/model/cuda/decode_gemm_test.cpp).
+// Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "baton/model/cuda/model_kernels.h"
+
+namespace baton::cuda::kernels {
+
+constexpr int kDecodeMaxRows = 32;
+
+// True when decode_gemm takes this product: 1 to kDecodeMaxRows rows, `in` a multiple of 8.
+constexpr bool decode_gemm_fits(int rows, int in) {
+  return rows >= 1 && rows <= kDecodeMaxRows && in % 8 == 0;
+}
+
+// y [rows x out] = x [rows x in] w [out x in]^T + beta y (f32 y), or without beta (bf16 y).
+// x and w 16-byte aligned.
+cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
+                        float beta, cudaStream_t stream);
+cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
+                        cudaStream_t stream);
+
+}  // namespace baton::cuda::kernels
