@@ -207,8 +207,8 @@ path = "e"
   EXPECT_EQ(m.kind, ModelSpec::Kind::chat);
   EXPECT_EQ(m.context_length, 0);
   EXPECT_EQ(m.kv_budget_mb, 256u);
-  EXPECT_EQ(m.max_batch, 16);
-  EXPECT_EQ(m.prefill_chunk, 256);
+  EXPECT_FALSE(m.max_batch.has_value());  // the backend's (batch_defaults)
+  EXPECT_FALSE(m.prefill_chunk.has_value());
   EXPECT_EQ(m.queue_limit, 256);
   EXPECT_TRUE(m.chat_template.empty());
   EXPECT_FALSE(m.max_tokens);

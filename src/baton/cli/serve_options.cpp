@@ -133,8 +133,8 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
   cmd.add_option("--embedding", flags.embeddings, "An embedding model: NAME=DIR (repeat for more)");
   ModelSpec& m = flags.model;
   const std::string every = " (every --model given on the command line)";
-  cmd.add_option("--max-batch", m.max_batch, "Requests running at once" + every)
-      ->capture_default_str()
+  cmd.add_option("--max-batch", flags.max_batch,
+                 "Requests running at once (default: 16 on the cpu, 64 on cuda)" + every)
       ->check(CLI::Range(1, 1 << 16));
   cmd.add_option("--kv-budget-mb", flags.kv_budget,
                  "Memory for the KV cache in MB, or auto: from the GPU's free memory (default: "
@@ -149,8 +149,8 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
                  "Tokens of context, 0: the model's max_position_embeddings" + every)
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 24));
-  cmd.add_option("--prefill-chunk", m.prefill_chunk, "Prompt tokens per step" + every)
-      ->capture_default_str()
+  cmd.add_option("--prefill-chunk", flags.prefill_chunk,
+                 "Prompt tokens per step (default: 256 on the cpu, 2048 on cuda)" + every)
       ->check(CLI::Range(1, 1 << 20));
   cmd.add_option("--step-tokens", flags.step_tokens,
                  "Tokens per step, decodes first, then prompt chunks in what is left; 0: no "
@@ -280,6 +280,8 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
   const std::optional<WeightFormat> weights = parse_weight_format(flags.weights);
   ModelSpec chat = flags.model;
   chat.weights = weights;
+  if (flags.max_batch >= 1) chat.max_batch = flags.max_batch;
+  if (flags.prefill_chunk >= 1) chat.prefill_chunk = flags.prefill_chunk;
   if (flags.step_tokens >= 0) chat.step_tokens = flags.step_tokens;
   if (flags.kv_budget == "auto") {
     chat.kv_mode = KvBudgetMode::sized;

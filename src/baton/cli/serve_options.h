@@ -25,7 +25,10 @@ struct ServeFlags {
   std::string turn_scope = "process";
   std::string prefill_share = "weights";  // weights|auto|FLOAT
   std::string kv_budget;              // --kv-budget-mb: MB|auto; empty: the backend's default
-  int step_tokens = -1;               // --step-tokens; -1: the backend's default
+  // --max-batch, --prefill-chunk, --step-tokens; -1: the backend's default (batch_defaults)
+  int max_batch = -1;
+  int prefill_chunk = -1;
+  int step_tokens = -1;
   std::string ledger;
   bool no_gpu_sampling = false;  // --no-gpu-sampling
   ModelSpec model;      // --max-batch, --kv-budget-mb, ...: every --model's settings

@@ -30,6 +30,7 @@
 #include <future>
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "baton/common/clock.h"
@@ -69,6 +70,22 @@ struct LlmBatchOptions {
 // stream's next token for at most about 0.25 s (the side-by-side runs in
 // docs/benchmarks.md, "Streams beside a prefill").
 inline constexpr int kCpuStepTokens = 64;
+
+// What a backend's batches run with where a model's settings leave them unset. The CPU:
+// 16 streams, 256-token prompt chunks, its step budget. A GPU: 64 streams and 2048-token
+// chunks, so that 64 chat requests of short prompts start within a step or two instead of
+// queueing behind each other (16 and 256 put TTFT at 1.9 s with 64 streams on an H100,
+// issue 50), and no step budget.
+struct BatchDefaults {
+  int max_batch = 16;
+  int prefill_chunk = 256;
+  int step_tokens = 0;
+};
+inline BatchDefaults batch_defaults(std::string_view backend) {
+  if (backend == "cpu")
+    return {.max_batch = 16, .prefill_chunk = 256, .step_tokens = kCpuStepTokens};
+  return {.max_batch = 64, .prefill_chunk = 2048, .step_tokens = 0};
+}
 
 struct LlmBatchCounters {
   std::uint64_t steps = 0;

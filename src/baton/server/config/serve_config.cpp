@@ -100,8 +100,10 @@ void validate_model(const ModelSpec& m) {
                     "free memory; give an embedding model a number",
                     at));
   }
-  require(m.max_batch >= 1, at + "max_batch", m.max_batch, ">= 1");
-  require(m.prefill_chunk >= 1, at + "prefill_chunk", m.prefill_chunk, ">= 1");
+  if (m.max_batch) require(*m.max_batch >= 1, at + "max_batch", *m.max_batch, ">= 1");
+  if (m.prefill_chunk) {
+    require(*m.prefill_chunk >= 1, at + "prefill_chunk", *m.prefill_chunk, ">= 1");
+  }
   if (m.step_tokens) {
     require(*m.step_tokens >= 0, at + "step_tokens", *m.step_tokens, ">= 0 (0: no budget)");
   }

@@ -35,9 +35,9 @@
 //                              # auto on cuda, 256 on the cpu (chat), kEmbeddingKvBudgetMb
 //   queue_limit = 64
 //   turn_weight = 1            # its share of the GPU beside other models (fair_share.h)
-//   max_batch = 16             # this key and those below: chat models only
-//   prefill_chunk = 256
-//   step_tokens = 64           # decodes and prompt chunks per step (default by backend)
+//   max_batch = 16             # this key and those below: chat models only; the three
+//   prefill_chunk = 256        # defaults by backend (batch_defaults: cpu 16, 256, 64;
+//   step_tokens = 64           # cuda 64, 2048, none): streams, prompt tokens, all tokens a step
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
 //   load = "startup"           # startup|on-demand (loaded by the first request for it)
@@ -97,9 +97,10 @@ struct ModelSpec {
   std::size_t kv_budget_mb = 256;  // chat: KV cache; embedding: the tokens of one call
                                    // (default kEmbeddingKvBudgetMb for embedding)
   KvBudgetMode kv_mode = KvBudgetMode::preset;  // chat models: whether it is sized at load
-  int max_batch = 16;              // chat: requests running at once
-  int prefill_chunk = 256;         // chat: prompt tokens per step
-  // chat: tokens per step, decodes and prompt chunks; unset: the backend's (cpu 64, cuda none)
+  // chat, unset: the backend's (batch_defaults): requests running at once (cpu 16, cuda 64),
+  // prompt tokens per step (256, 2048), tokens per step, decodes and chunks (64, none)
+  std::optional<int> max_batch;
+  std::optional<int> prefill_chunk;
   std::optional<int> step_tokens;
   // Its share of the GPU beside the other models that want it: device time under
   // serialize, SMs under partition (GpuTurn::set_weight); chat and embedding models.

@@ -24,7 +24,7 @@ KvDemand kv_demand(const ModelSpec& spec, const LlamaModel& model, const Device&
   demand.bytes_per_token =
       KvBlockPool::block_bytes(c, block_tokens, kv_value_bytes(device)) / block_tokens;
   demand.context_tokens = context;
-  demand.max_batch = spec.max_batch;
+  demand.max_batch = spec.max_batch.value_or(batch_defaults(device.backend()).max_batch);
   return demand;
 }
 
@@ -85,10 +85,10 @@ std::unique_ptr<ServedModel> load_served_model(
     LlmBatchOptions batch;
     batch.kv_budget_bytes = spec.kv_budget_mb << 20;
     const std::unique_lock<std::mutex> sizing = size_kv(*served, host.device(), sizer, batch);
-    batch.max_batch = spec.max_batch;
-    batch.prefill_chunk = spec.prefill_chunk;
-    batch.step_tokens =
-        spec.step_tokens.value_or(host.device().backend() == "cpu" ? kCpuStepTokens : 0);
+    const BatchDefaults defaults = batch_defaults(host.device().backend());
+    batch.max_batch = spec.max_batch.value_or(defaults.max_batch);
+    batch.prefill_chunk = spec.prefill_chunk.value_or(defaults.prefill_chunk);
+    batch.step_tokens = spec.step_tokens.value_or(defaults.step_tokens);
     batch.queue_limit = spec.queue_limit;
     batch.context_length = spec.context_length;
     served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
