@@ -21,6 +21,16 @@ TEST(SwitchFromEnv, UnsetAndOneAreOnZeroIsOff) {
   ::unsetenv(kName);
 }
 
+TEST(SwitchFromEnv, ASwitchOffByDefaultIsOnlyOnWhenOne) {
+  ::unsetenv(kName);
+  EXPECT_FALSE(switch_from_env(kName, false));
+  ::setenv(kName, "1", 1);
+  EXPECT_TRUE(switch_from_env(kName, false));
+  ::setenv(kName, "0", 1);
+  EXPECT_FALSE(switch_from_env(kName, false));
+  ::unsetenv(kName);
+}
+
 TEST(SwitchFromEnv, AnyOtherValueIsRefusedWithTheVariablesName) {
   for (const char* value : {"yes", "", "2", "off"}) {
     ::setenv(kName, value, 1);

@@ -20,9 +20,10 @@ std::int64_t positive_int_from_env(const char* name, std::int64_t fallback) {
   return value;
 }
 
-bool switch_from_env(const char* name) {
+bool switch_from_env(const char* name, bool when_unset) {
   const char* value = std::getenv(name);
-  if (value == nullptr || std::string_view(value) == "1") return true;
+  if (value == nullptr) return when_unset;
+  if (std::string_view(value) == "1") return true;
   if (std::string_view(value) == "0") return false;
   throw std::invalid_argument(std::string(name) + " must be 0 or 1, not '" + value + "'");
 }

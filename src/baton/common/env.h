@@ -12,8 +12,8 @@ namespace baton {
 // Throws std::invalid_argument naming the variable when set to anything else.
 std::int64_t positive_int_from_env(const char* name, std::int64_t fallback);
 
-// An on/off switch: true when `name` is unset or 1, false when 0. Throws
+// An on/off switch: `when_unset` when `name` is unset, true when 1, false when 0. Throws
 // std::invalid_argument naming the variable when set to anything else.
-bool switch_from_env(const char* name);
+bool switch_from_env(const char* name, bool when_unset = true);
 
 }  // namespace baton

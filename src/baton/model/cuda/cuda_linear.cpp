@@ -9,10 +9,10 @@
 namespace baton::cuda {
 
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
-            int out, int in, void* y, cudaDataType_t y_type, float beta) {
+            int out, int in, void* y, cudaDataType_t y_type, float beta, BatchedProducts batched) {
   if (rows == 0) return;
   const bool one_row = kernels::skinny_fits(rows, in);
-  if (one_row || kernels::decode_gemm_fits(rows, in)) {
+  if (one_row || (batched == BatchedProducts::decode_gemm && kernels::decode_gemm_fits(rows, in))) {
     cudaStream_t stream = nullptr;
     BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
     if (y_type == CUDA_R_32F) {

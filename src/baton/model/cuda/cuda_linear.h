@@ -10,11 +10,16 @@
 
 namespace baton::cuda {
 
+// Which kernel takes products of 2 to 32 rows (batched decode): cuBLAS, or decode_gemm
+// (BATON_CUDA_DECODE_GEMM=1) until it has been measured against cuBLAS on a GPU (issue 50).
+enum class BatchedProducts { cublas, decode_gemm };
+
 // y [rows x out] = x [rows x in] * w [out x in]^T + beta * y; y is f32 or bf16 (`y_type`;
 // beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, up to 32
-// (batched decode) decode_gemm, more (prefill) cuBLAS.
+// as `batched` says, more (prefill) through cuBLAS.
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
-            int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f);
+            int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f,
+            BatchedProducts batched = BatchedProducts::cublas);
 // Output columns [first, first + count) of linear(): w's rows of them into y's columns of
 // them (y keeps its row stride `out`), through cuBLAS whatever the rows: a piece of a
 // product that reads its slice of the weights once for all rows.

@@ -49,7 +49,10 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              .graphs = LayerGraphs(),
              .use_graphs = switch_from_env("BATON_CUDA_GRAPHS"),
              .use_flash = switch_from_env("BATON_CUDA_FLASH"),
-             .wide_pieces = switch_from_env("BATON_CUDA_WIDE_PIECES")} {}
+             .wide_pieces = switch_from_env("BATON_CUDA_WIDE_PIECES"),
+             .batched_products = switch_from_env("BATON_CUDA_DECODE_GEMM", false)
+                                     ? BatchedProducts::decode_gemm
+                                     : BatchedProducts::cublas} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

@@ -281,21 +281,22 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
   auto* qkv = w.device_at<float>(Slot::qkv);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
+  const BatchedProducts batched = state_.batched_products;
   linear(cublas, normed, count, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
-         qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F);
+         qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F, 0.0f, batched);
   enqueue_qkv_epilogue(index, first, count, stream);
   attend(index, first, count, stream);
   linear(cublas, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, count,
-         CudaModel::bf16_of(*l.o), hidden, q_dim, residual, CUDA_R_32F, 1.0f);
+         CudaModel::bf16_of(*l.o), hidden, q_dim, residual, CUDA_R_32F, 1.0f, batched);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
   auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up) + at * 2 * inner;
   auto* activated = w.device_at<kernels::bf16>(Slot::activated) + at * inner;
   linear(cublas, normed, count, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden, gate_up,
-         CUDA_R_16BF);
+         CUDA_R_16BF, 0.0f, batched);
   BATON_CUDA_CHECK(kernels::silu_mul(gate_up, count, inner, activated, stream));
-  linear(cublas, activated, count, CudaModel::bf16_of(*l.down), hidden, inner, residual,
-         CUDA_R_32F, 1.0f);
+  linear(cublas, activated, count, CudaModel::bf16_of(*l.down), hidden, inner, residual, CUDA_R_32F,
+         1.0f, batched);
 }
 
 // One part of a layer over all the step's rows, for output columns (the products) or KV
@@ -473,7 +474,7 @@ void CudaModelStep::finish() {
     BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows_, sequences, hidden,
                                        state_.model.final_norm(), eps, normed, stream));
     linear(state_.cublas.get(), normed, sequences, state_.model.output(),
-           static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F);
+           static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F, 0.0f, state_.batched_products);
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
       BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size),

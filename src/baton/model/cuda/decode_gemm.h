@@ -7,6 +7,8 @@
 // meet in shared memory in a fixed order.
 // Each output's sum runs in the same order whatever the number of rows, so a row's result
 // does not depend on what else is in the batch (tests/model/cuda/decode_gemm_test.cpp).
+// Written without a GPU at hand: the engine uses it only with BATON_CUDA_DECODE_GEMM=1
+// until bench/decode_gemm_bench has measured it against cuBLAS (cuda_linear.h).
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 

@@ -7,6 +7,7 @@
 #include "baton/gpu/cuda/cuda_stream.h"
 #include "baton/gpu/cuda/share_placement.h"
 #include "baton/model/cuda/cuda_kv_memory.h"
+#include "baton/model/cuda/cuda_linear.h"
 #include "baton/model/cuda/cuda_model.h"
 #include "baton/model/cuda/cuda_workspace.h"
 #include "baton/model/cuda/layer_graphs.h"
@@ -29,10 +30,12 @@ struct RunnerState {
   LayerGraphs graphs;
   // BATON_CUDA_GRAPHS=0 launches every kernel directly; BATON_CUDA_FLASH=0 attends prefill
   // chunks through the cuBLAS products; BATON_CUDA_WIDE_PIECES=0 cuts prefill layers into
-  // pieces of rows, not of columns and heads. All for comparisons.
+  // pieces of rows, not of columns and heads. All for comparisons. BATON_CUDA_DECODE_GEMM=1
+  // sends batched decode products to decode_gemm (off until measured on a GPU).
   bool use_graphs = true;
   bool use_flash = true;
   bool wide_pieces = true;
+  BatchedProducts batched_products = BatchedProducts::cublas;
 };
 
 }  // namespace baton::cuda
