@@ -97,6 +97,9 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
       ->check(CLI::IsMember({"bf16", "f32", "q8"}));
   cmd->add_option("--ledger-policy", options.ledger_policy,
                   "The name this run's rows go under in the ledger (default: the policy)");
+  cmd->add_option("--start-gate", options.start_gate,
+                  "--scenario cross-process's children: a folder to wait in, engines ready, "
+                  "until the other children are");
   return cmd;
 }
 

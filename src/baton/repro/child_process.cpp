@@ -64,17 +64,20 @@ ChildProcess::~ChildProcess() {
 }
 
 std::optional<int> ChildProcess::wait_for(std::chrono::milliseconds timeout) {
+  if (reaped_) return exit_code_;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     int status = 0;
     const pid_t done = ::waitpid(pid_, &status, WNOHANG);
     if (done == pid_) {
       reaped_ = true;
-      return exit_code(status);
+      exit_code_ = exit_code(status);
+      return exit_code_;
     }
     if (done < 0 && errno != EINTR) {
       reaped_ = true;  // not our child any more: nothing left to reap
-      return 1;
+      exit_code_ = 1;
+      return exit_code_;
     }
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -23,13 +23,15 @@ class ChildProcess {
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
 
-  // The exit code (128 + N for death by signal N), or empty when it runs past `timeout`.
+  // The exit code (128 + N for death by signal N), or empty when it runs past `timeout`;
+  // once it has exited, its code again at every call.
   std::optional<int> wait_for(std::chrono::milliseconds timeout);
   pid_t pid() const { return pid_; }
 
  private:
   pid_t pid_ = -1;
   bool reaped_ = false;
+  int exit_code_ = 0;  // once reaped_
 };
 
 // This program's own path (/proc/self/exe), to launch more of itself.

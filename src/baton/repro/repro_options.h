@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,9 @@ struct ReproOptions {
   bool retry_failed = false;
   // How the real models' (llm:, embedding:) matrices are held (model/weight_format.h).
   WeightFormat weights = WeightFormat::bf16;
+  // The cross-process scenario's children: where to wait, engines ready, until every child
+  // is (start_gate.h); empty: the run starts at once.
+  std::filesystem::path start_gate;
 };
 
 // Parses KIND[:TOKENS][/OPS][@SMS]: "decode", "prefill[:TOKENS]" or "embed" in the

@@ -20,6 +20,7 @@
 #include "baton/ledger/stream_recorder.h"
 #include "baton/repro/burst_times.h"
 #include "baton/repro/clients.h"
+#include "baton/repro/start_gate.h"
 
 namespace baton {
 namespace {
@@ -240,6 +241,8 @@ ReproResult run_repro(const ReproOptions& options) {
     engines.push_back(hosted);
   }
 
+  // As long as the cross-process parent waits for its children's start-up.
+  if (!options.start_gate.empty()) wait_at_start_gate(options.start_gate, kStartUpLimit);
   std::vector<ClientTally> tallies(engines.size());
   const TimePoint start = Clock::now();
   {

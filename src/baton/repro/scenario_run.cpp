@@ -14,6 +14,7 @@
 #include "baton/ledger/ledger_reader.h"
 #include "baton/repro/child_process.h"
 #include "baton/repro/repro_report.h"
+#include "baton/repro/start_gate.h"
 #include "baton/turn/host_overlap.h"
 #include "baton/turn/host_segment.h"
 
@@ -23,7 +24,7 @@ namespace baton {
 namespace {
 
 std::vector<std::string> child_args(const ReproOptions& o, const ReproEngine& engine,
-                                    std::uint64_t seed) {
+                                    std::uint64_t seed, const fs::path& gate) {
   std::vector<std::string> args = {
       "repro",
       "--backend",
@@ -53,6 +54,7 @@ std::vector<std::string> child_args(const ReproOptions& o, const ReproEngine& en
     args.insert(args.end(), {"--ledger", o.ledger_path, "--ledger-policy", o.ledger_policy});
   }
   if (!o.gpu_sampling) args.push_back("--no-gpu-sampling");
+  args.insert(args.end(), {"--start-gate", gate.string()});
   return args;
 }
 
@@ -111,14 +113,27 @@ ReproResult run_in_processes(const ReproOptions& options, const std::string& pro
   HostOverlapMeter meter(std::make_shared<HostSegment>(options.turn.host_name));
   const OverlapReading before = meter.read(Clock::now());
   const OutputDir dir(fs::temp_directory_path() / fmt::format("baton-scenario-{}", ::getpid()));
+  const fs::path gate = dir.path / "gate";
+  fs::create_directories(gate);
   std::vector<std::unique_ptr<ChildProcess>> children;
   std::vector<fs::path> outputs;
   for (std::size_t i = 0; i < options.engines.size(); ++i) {
     outputs.push_back(dir.path / fmt::format("child-{}.json", i));
     children.push_back(std::make_unique<ChildProcess>(
-        program, child_args(options, options.engines[i], options.seed + i), outputs.back()));
+        program, child_args(options, options.engines[i], options.seed + i, gate), outputs.back()));
   }
-  // Model loading and the engines' stop come on top of the run's duration.
+  const auto any_exited = [&children] {
+    for (const auto& child : children) {
+      if (child->wait_for(std::chrono::milliseconds(0))) return true;
+    }
+    return false;
+  };
+  // A child that exits before it is ready is reported below with its exit code.
+  if (!open_start_gate(gate, children.size(), any_exited, kStartUpLimit) && !any_exited()) {
+    throw std::runtime_error(fmt::format("the `baton repro` children were not ready within {} s",
+                                         kStartUpLimit.count() / 1000));
+  }
+  // The engines' stop comes on top of the run's duration.
   const auto limit =
       std::chrono::milliseconds(static_cast<std::int64_t>(options.duration_s * 1000.0) + 300'000);
   std::vector<ReproResult> parts;
