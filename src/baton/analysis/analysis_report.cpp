@@ -4,21 +4,19 @@
 
 #include <algorithm>
 
+#include "baton/common/json_or_null.h"
+
 namespace baton {
 namespace {
 
 using nlohmann::json;
 
-json optional_number(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
 json rate_json(const RateEstimate& r) {
   return {{"hangs", r.events},
           {"hours", r.hours},
-          {"per_hour", optional_number(r.per_hour)},
-          {"ci95_low", optional_number(r.low)},
-          {"ci95_high", optional_number(r.high)}};
+          {"per_hour", json_or_null(r.per_hour)},
+          {"ci95_low", json_or_null(r.low)},
+          {"ci95_high", json_or_null(r.high)}};
 }
 
 std::string number(const std::optional<double>& value, const char* missing) {
@@ -36,7 +34,7 @@ json stream_json(const std::optional<StreamExposure>& stream) {
   if (!stream) return nullptr;
   return {{"busy_hours", stream->busy_hours},
           {"dual_hours", stream->dual_hours},
-          {"dual_share", optional_number(stream->dual_share)}};
+          {"dual_share", json_or_null(stream->dual_share)}};
 }
 
 void print_busy_dual(std::ostream& out, double busy_hours, double dual_hours,
@@ -234,7 +232,7 @@ json to_json(const Analysis& a) {
       {"exposure", "engine"},  // of every figure but stream_exposure
       {"busy_hours", e.busy_hours},
       {"dual_hours", e.dual_hours},
-      {"dual_share", optional_number(a.dual_share)},
+      {"dual_share", json_or_null(a.dual_share)},
       {"hangs",
        {{"total", a.hangs.total},
         {"attributed_in_busy", attributed_in_busy(a)},
@@ -274,9 +272,9 @@ json to_json(const Comparison& c) {
   };
   return {{"a", arm(c.a)},
           {"b", arm(c.b)},
-          {"rate_ratio", optional_number(c.ratio.ratio)},
+          {"rate_ratio", json_or_null(c.ratio.ratio)},
           {"ci95_low", c.ratio.low},
-          {"ci95_high", optional_number(c.ratio.high)},
+          {"ci95_high", json_or_null(c.ratio.high)},
           {"p_value", c.ratio.p_value},
           {"verdict", c.verdict}};
 }

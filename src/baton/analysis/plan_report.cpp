@@ -2,12 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "baton/common/json_or_null.h"
+
 namespace baton {
 namespace {
 
 using nlohmann::json;
-
-json hours(const std::optional<double>& h) { return h ? json(*h) : json(nullptr); }
 
 std::string hours_text(const std::optional<double>& h) {
   return h ? fmt::format("{:.1f} h", *h) : std::string("never");
@@ -20,8 +20,8 @@ json plan_json(const PlanRequest& r) {
   for (double alpha : r.alphas) {
     const HoursNeeded h = hours_needed(r.baseline, alpha);
     for_alpha.push_back({{"alpha", alpha},
-                         {"conditional", hours(h.conditional)},
-                         {"known_rate", hours(h.known_rate)}});
+                         {"conditional", json_or_null(h.conditional)},
+                         {"known_rate", json_or_null(h.known_rate)}});
   }
   json out{{"baseline_events", r.baseline.events},
            {"baseline_hours", r.baseline.hours},
@@ -32,8 +32,8 @@ json plan_json(const PlanRequest& r) {
     const HoursNeeded h = hours_needed(r.baseline, r.alphas.front(), *r.reduction);
     out["hours_for_reduction"] = {{"factor", *r.reduction},
                                   {"alpha", r.alphas.front()},
-                                  {"conditional", hours(h.conditional)},
-                                  {"known_rate", hours(h.known_rate)}};
+                                  {"conditional", json_or_null(h.conditional)},
+                                  {"known_rate", json_or_null(h.known_rate)}};
   }
   if (r.hours_run) {
     const PValues p = p_values_so_far(r.baseline, *r.hours_run);

@@ -6,13 +6,10 @@
 
 #include "baton/analysis/counted.h"
 #include "baton/analysis/rate_statistics.h"
+#include "baton/common/json_or_null.h"
 
 namespace baton {
 namespace {
-
-nlohmann::json number(const std::optional<double>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
 
 std::string text(const std::optional<double>& value, const char* missing) {
   return value ? fmt::format("{:.3g}", *value) : std::string(missing);
@@ -91,17 +88,17 @@ nlohmann::json to_json(const Stratified& r) {
   }
   nlohmann::json coefficients = nlohmann::json::array();
   for (const PoissonCoefficient& c : r.fit.coefficients) {
-    coefficients.push_back({{"name", c.name},
-                            {"estimable", c.estimable},
-                            {"log_ratio", number(c.estimate)},
-                            {"std_error", number(c.std_error)},
-                            {"rate_ratio", number(c.ratio)},
-                            {"low", number(c.low)},
-                            {"high", number(c.high)},
-                            {"wald_p", number(c.wald_p)},
-                            {"no_estimate", c.no_estimate.empty()
-                                                ? nlohmann::json(nullptr)
-                                                : nlohmann::json(c.no_estimate)}});
+    coefficients.push_back(
+        {{"name", c.name},
+         {"estimable", c.estimable},
+         {"log_ratio", json_or_null(c.estimate)},
+         {"std_error", json_or_null(c.std_error)},
+         {"rate_ratio", json_or_null(c.ratio)},
+         {"low", json_or_null(c.low)},
+         {"high", json_or_null(c.high)},
+         {"wald_p", json_or_null(c.wald_p)},
+         {"no_estimate",
+          c.no_estimate.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.no_estimate)}});
   }
   nlohmann::json tests = nlohmann::json::array();
   for (std::size_t i = 0; i < r.fit.tests.size(); ++i) {

@@ -6,6 +6,7 @@
 
 #include "baton/analysis/sequential_rate_test.h"
 #include "baton/common/exit_codes.h"
+#include "baton/common/json_or_null.h"
 #include "baton/ledger/experiment_reader.h"
 
 namespace baton {
@@ -43,14 +44,12 @@ Report report_of(const RecordedExperiment& e) {
   return r;
 }
 
-json optional_json(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
 json to_json(const RecordedExperiment& e, const Report& r) {
   const SequentialVerdict& v = r.verdict;
   const json& arms = r.plan.at("arms");
   return {{"name", e.name},
           {"start", e.start},
-          {"stop", optional_json(e.stop)},
+          {"stop", json_or_null(e.stop)},
           {"blocks_ended", r.blocks_ended},
           {"arms",
            {{{"name", arms.at(0).at("name")},
@@ -61,9 +60,9 @@ json to_json(const RecordedExperiment& e, const Report& r) {
              {"hours", v.hours_b},
              {"hangs", v.hangs_b},
              {"clusters", v.clusters_b}}}},
-          {"ratio", optional_json(v.ratio)},
+          {"ratio", json_or_null(v.ratio)},
           {"ratio_low", v.ratio_low},
-          {"ratio_high", optional_json(v.ratio_high)},
+          {"ratio_high", json_or_null(v.ratio_high)},
           {"p_value", v.p_value},
           {"decision", std::string(to_string(v.decision))},
           {"recorded_decision", r.recorded.empty() ? json(nullptr) : json(r.recorded)},

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "baton/common/json_or_null.h"
+
 namespace baton {
 namespace {
 
@@ -50,11 +52,6 @@ ExperimentState initial_state(const ExperimentPlan& plan) {
     state.arms.push_back({.name = arm.name, .turn = describe(arm.turn)});
   }
   return state;
-}
-
-template <typename T>
-nlohmann::json or_null(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
 }  // namespace
@@ -274,12 +271,12 @@ nlohmann::json to_json(const ExperimentState& state) {
           {"block_start_unix", state.block_start_unix},
           {"block_hangs", state.block_hangs},
           {"p_value", state.p_value},
-          {"ratio", or_null(state.ratio)},
+          {"ratio", json_or_null(state.ratio)},
           {"ratio_low", state.ratio_low},
-          {"ratio_high", or_null(state.ratio_high)},
+          {"ratio_high", json_or_null(state.ratio_high)},
           {"decision", to_string(state.decision)},
-          {"hours_still_needed", or_null(state.hours_still_needed)},
-          {"planned_hours_left", or_null(state.planned_hours_left)},
+          {"hours_still_needed", json_or_null(state.hours_still_needed)},
+          {"planned_hours_left", json_or_null(state.planned_hours_left)},
           {"last_switch_ms", state.last_switch_ms},
           {"longest_switch_ms", state.longest_switch_ms},
           {"late_hangs", state.late_hangs},

@@ -109,9 +109,8 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
   device->add_observer(activity_);
   const WatchdogOptions watchdog = watchdog_options(config_);
   ExposureCounters::Options exposure;  // long context: analyze's default threshold
-  exposure.policy = policy_of(config_, arm_turns_.front());
-  for (std::size_t arm = 1; arm < arm_turns_.size(); ++arm)
-    exposure.other_policies.push_back(policy_of(config_, arm_turns_[arm]));
+  exposure.policy = arm_policies_.front();
+  exposure.other_policies.assign(arm_policies_.begin() + 1, arm_policies_.end());
   exposure.backend = backend;
   // No burst outlasts the deadline and its poll, nor does a hang's detection.
   exposure.settle_after = watchdog.deadline + watchdog.deadline / 10 + std::chrono::seconds(1);
@@ -136,7 +135,7 @@ BatonServer::BatonServer(ServeConfig config, std::ostream& log, const LoadProgre
       .metrics = *metrics_,
       .busy = busy_,
       .api_key = config_.api_key,
-      .policy = policy_of(config_, arm_turns_.front()),
+      .policy = arm_policies_.front(),
       .http_stats = [this] { return http_->stats(); },
       .activity = &activity_,
       .exposure = exposure_.get(),
@@ -235,7 +234,7 @@ void BatonServer::open_ledger(const std::string& backend) {
       .start = unix_seconds_now(),
       .version = BATON_VERSION,
       .backend = backend,
-      .policy = policy_of(config_, arm_turns_.front()),
+      .policy = arm_policies_.front(),
       .streams_recorded = true,
       .driver = backend == "cuda" ? installed_nvidia_driver() : "",
   };
@@ -245,7 +244,7 @@ void BatonServer::open_ledger(const std::string& backend) {
 }
 
 void BatonServer::next_run(std::size_t arm, double at) {
-  const std::string policy = policy_of(config_, arm_turns_.at(arm));
+  const std::string& policy = arm_policies_.at(arm);
   exposure_->set_policy(policy);
   if (!ledger_) return;
   RunStart next = run_start_;
@@ -291,14 +290,15 @@ void BatonServer::choose_arms() {
   if (config_.experiment.empty()) {
     arm_turns_ = other_turns(config_.turn);
     arm_turns_.insert(arm_turns_.begin(), config_.turn);
-    return;
+  } else {
+    try {
+      plan_ = read_experiment_plan(config_.experiment, config_.turn);
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(e.what());
+    }
+    for (const ExperimentArm& arm : plan_->arms) arm_turns_.push_back(arm.turn);
   }
-  try {
-    plan_ = read_experiment_plan(config_.experiment, config_.turn);
-  } catch (const std::invalid_argument& e) {
-    throw ConfigError(e.what());
-  }
-  for (const ExperimentArm& arm : plan_->arms) arm_turns_.push_back(arm.turn);
+  for (const TurnOptions& turn : arm_turns_) arm_policies_.push_back(policy_of(config_, turn));
 }
 
 void BatonServer::start_experiment(std::ostream& log) {

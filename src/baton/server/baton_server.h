@@ -70,8 +70,8 @@ class BatonServer {
   // After a live policy change to arm `arm` at `at` (Unix seconds): the exposure counters
   // take the new policy, the ledger ends the run and starts the next.
   void next_run(std::size_t arm, double at);
-  // The turn's arms (arm_turns_): the experiment's, or the configured turn and the others
-  // it may change to (the admin route). Throws ConfigError for a bad experiment file.
+  // The turn's arms (arm_turns_, arm_policies_): the experiment's, or the configured turn and
+  // the others it may change to (the admin route). Throws ConfigError for a bad experiment file.
   void choose_arms();
   // A live experiment (--experiment): from serve() on; stopped before the host stops.
   void start_experiment(std::ostream& log);
@@ -110,6 +110,7 @@ class BatonServer {
   std::unique_ptr<ExposureCounters> exposure_;  // /metrics' fleet counters; the backend's
   std::unique_ptr<EngineHost> host_;
   std::vector<TurnOptions> arm_turns_;       // the turn's arms: the first runs first
+  std::vector<std::string> arm_policies_;    // each arm as the ledger and /metrics name it
   std::unique_ptr<LivePolicy> live_policy_;  // when the turn can switch
   std::optional<ExperimentPlan> plan_;       // --experiment
   std::int64_t experiment_id_ = 0;           // its row in the ledger

@@ -7,8 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "baton/server/api/openai_response.h"
+#include "baton/common/json_or_null.h"
 #include "baton/ledger/write_status_json.h"
+#include "baton/server/api/openai_response.h"
 #include "baton/server/http/api_error.h"
 #include "baton/server/routes/router.h"
 
@@ -51,10 +52,6 @@ json turn_json(const TurnStats& turn, const std::string& engine) {
   return nullptr;
 }
 
-json optional_json(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
 // When the model's files were written (its config.json's modification time), as the
 // API's `created`; 0 when the file cannot be read.
 std::int64_t created_at(const ModelSpec& spec) {
@@ -79,8 +76,8 @@ json model_json(const ModelStatus& s) {
             {"host_memory_bytes", s.host_memory_bytes},
             {"device_memory_bytes", s.device_memory_bytes},
             {"idle_ttl_s", spec.idle_ttl_s > 0 ? json(spec.idle_ttl_s) : json(nullptr)},
-            {"expires_at", optional_json(s.expires_at)},
-            {"last_used", optional_json(s.last_used)}};
+            {"expires_at", json_or_null(s.expires_at)},
+            {"last_used", json_or_null(s.last_used)}};
   if (s.state == ModelState::loading) {
     j["progress"] = {{"done_bytes", s.progress_done}, {"total_bytes", s.progress_total}};
   }
