@@ -12,6 +12,7 @@
 #include "baton/gpu/cuda/cuda_device.h"
 #include "baton/gpu/cuda/cuda_stream.h"
 #include "baton/host/engine_host.h"
+#include "skip_without_gpu.h"
 #include "test_util.h"
 
 namespace baton::cuda {
@@ -19,9 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using baton::testing::HangNth;
-
-#define SKIP_WITHOUT_GPU() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device visible"
 
 TEST(CudaBackend, BuffersCompleteInOrder) {
   SKIP_WITHOUT_GPU();

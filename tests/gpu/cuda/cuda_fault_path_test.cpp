@@ -12,15 +12,13 @@
 #include "baton/gpu/cuda/fault_kernels.h"
 #include "baton/repro/repro_run.h"
 #include "baton/watchdog/watchdog.h"
+#include "skip_without_gpu.h"
 #include "test_util.h"
 
 namespace baton::cuda {
 namespace {
 
 using namespace std::chrono_literals;
-
-#define SKIP_WITHOUT_GPU() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device visible"
 
 // Hangs the chosen buffers (1-based, in commit order) and slows every op by `factor`.
 class ChosenFaults final : public FaultHooks {

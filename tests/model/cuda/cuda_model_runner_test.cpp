@@ -23,13 +23,11 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
+#include "skip_without_gpu.h"
 #include "temp_dir.h"
 
 namespace baton::cuda {
 namespace {
-
-#define SKIP_WITHOUT_GPU() \
-  if (!device_present()) GTEST_SKIP() << "no CUDA device visible"
 
 constexpr double kTolerance = 2e-2;
 // The reference models are f32: rounding their weights to bf16 adds its own error.

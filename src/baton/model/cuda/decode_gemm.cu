@@ -1,9 +1,12 @@
 #include <cstdint>
 
 #include "baton/model/cuda/decode_gemm.h"
+#include "baton/model/cuda/tensor_core.cuh"
 
 namespace baton::cuda::kernels {
 namespace {
+
+using detail::mma_16x8x16;
 
 constexpr int kWarp = 32;
 constexpr int kWarps = 8;
@@ -18,17 +21,6 @@ __host__ __device__ constexpr int unroll_for(int loads_per_step) {
 // Weights are read once a step: streamed past the caches. x is read by every block.
 __device__ uint4 load_weights(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
 __device__ uint4 load_rows(const bf16* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
-
-// d += a b over 16 inner values: a 16 x 16 (row-major), b 16 x 8 (column-major), bf16 in,
-// f32 out.
-__device__ void mma_16x8x16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                            uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%2,%3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
 
 // The 16 features of a tile (rows `low` and `low + 8` of this lane) against 8 rows of x,
 // over the 8 inner values each lane loaded. The fragment's inner slots 2t, 2t+1, 2t+8, 2t+9

@@ -1,11 +1,13 @@
 // flash_attention: causal (and windowed) attention of one prefill chunk over its sequence's
-// contiguous keys and values, in tiles on the tensor cores (WMMA, bf16 in, f32 out), with
-// an online softmax: no score matrix in memory, and key tiles past a row's position are
-// never read. It replaces the cuBLAS scores / softmax / values path for the head sizes it
-// is built for (flash_fits); the other sizes keep that path. A chunk too short to fill the
-// chip (a prefill piece of a few dozen rows at a long context) splits its keys into
-// ranges, one block each, whose partial results a second kernel merges (flash_splits).
-// Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
+// contiguous keys and values, in tiles on the tensor cores (bf16 in, f32 out), with an
+// online softmax: no score matrix in memory, and key tiles past a row's position are never
+// read. Head sizes up to 128 run on mma.m16n8k16 with the scores in registers and the
+// tiles loaded asynchronously (flash_mma.cuh); 256 on WMMA (flash_wmma.cuh). It replaces the cuBLAS
+// scores / softmax / values path for the head sizes it is built for (flash_fits); the other sizes
+// keep that path. A chunk too short to fill the chip (a prefill piece of a few dozen rows at a long
+// context) splits its keys into ranges, one block each, whose partial results a second kernel
+// merges (flash_splits). Thread-safety: a reentrant launcher; the buffers belong to the caller's
+// stream.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,6 +20,10 @@ namespace baton::cuda::kernels {
 
 // True for the head sizes the kernel is instantiated for: 16, 32, 64, 128 and 256.
 bool flash_fits(int head_dim);
+
+// Which kernel: mma where the head size allows (the default), or the WMMA kernel that came
+// before it (kept for head size 256, and for comparisons).
+enum class FlashKernel { mma, wmma };
 
 struct FlashChunk {
   const bf16* q = nullptr;       // grouped, over all `rows` of the step
@@ -32,6 +38,7 @@ struct FlashChunk {
   float* partial = nullptr;      // flash_partial_floats(...) floats of scratch
   int first_kv_head = 0;         // the KV heads attended: a piece of attention cut by heads
   int kv_head_count = 0;         // 0: all from first_kv_head
+  FlashKernel kernel = FlashKernel::mma;
 };
 cudaError_t flash_attention(const FlashChunk& c, const AttentionShape& shape, cudaStream_t stream);
 
