@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <vector>
@@ -40,6 +41,35 @@ inline std::vector<TokenId> greedy_alone(const LlamaModel& model,
   }
   return out;
 }
+
+struct StepShape {
+  int rows = 0;
+  int sequences = 0;
+  bool prefills = false;
+  bool batch_invariant = false;
+};
+
+// A runner (the CPU's) that records the shape of every step it begins and counts them.
+class RecordingRunner final : public ModelRunner {
+ public:
+  RecordingRunner(std::unique_ptr<ModelRunner> inner, std::vector<StepShape>& steps,
+                  std::atomic<int>& count)
+      : inner_(std::move(inner)), steps_(steps), count_(count) {}
+  std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override {
+    StepShape shape{.sequences = static_cast<int>(plan.sequences.size()),
+                    .prefills = plan.prefills,
+                    .batch_invariant = plan.batch_invariant};
+    for (const SequenceStep& s : plan.sequences) shape.rows += static_cast<int>(s.tokens.size());
+    steps_.push_back(shape);  // engine thread only; read after the engine stopped
+    count_.fetch_add(1);
+    return inner_->begin(std::move(plan), device_share);
+  }
+
+ private:
+  std::unique_ptr<ModelRunner> inner_;
+  std::vector<StepShape>& steps_;
+  std::atomic<int>& count_;
+};
 
 inline GenerationRequest greedy_request(std::uint64_t id, std::vector<TokenId> prompt,
                                         int max_tokens) {

@@ -20,32 +20,8 @@ namespace {
 using testing::greedy_request;
 using testing::kModels;
 using testing::prompt_of;
-
-struct StepShape {
-  int rows = 0;
-  int sequences = 0;
-};
-
-// The CPU runner, recording the shape of every step it begins and counting the steps.
-class RecordingRunner final : public ModelRunner {
- public:
-  RecordingRunner(std::unique_ptr<ModelRunner> inner, std::vector<StepShape>& steps,
-                  std::atomic<int>& count)
-      : inner_(std::move(inner)), steps_(steps), count_(count) {}
-  std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override {
-    StepShape shape;
-    for (const SequenceStep& s : plan.sequences) shape.rows += static_cast<int>(s.tokens.size());
-    shape.sequences = static_cast<int>(plan.sequences.size());
-    steps_.push_back(shape);  // engine thread only; read after the engine stopped
-    count_.fetch_add(1);
-    return inner_->begin(std::move(plan), device_share);
-  }
-
- private:
-  std::unique_ptr<ModelRunner> inner_;
-  std::vector<StepShape>& steps_;
-  std::atomic<int>& count_;
-};
+using testing::RecordingRunner;
+using testing::StepShape;
 
 // Each decoding stream's tokens, by the step count at which they arrived.
 struct StreamTokens {

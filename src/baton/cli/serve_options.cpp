@@ -156,6 +156,11 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
                  "Tokens per step, decodes first, then prompt chunks in what is left; 0: no "
                  "budget (default: 64 on the cpu, none on cuda)" + every)
       ->check(CLI::Range(0, 1 << 20));
+  cmd.add_flag("--deterministic", m.deterministic,
+               "Each request's tokens the same whatever else runs: prompts prefilled alone, "
+               "decode products whose rows do not depend on each other, no prefix reuse; "
+               "costs throughput (docs/benchmarks.md)" +
+                   every);
   cmd.add_option("--queue-limit", m.queue_limit,
                  "Requests waiting before the server answers 429" + every)
       ->capture_default_str()

@@ -107,7 +107,7 @@ bool LlmBatch::try_admit(Entry& e, TimePoint now) {
   // Reuse cached blocks of the prompt, leaving at least its last token to compute.
   std::uint64_t chain = KvBlockPool::kRootHash;
   std::vector<BlockId> reused;
-  for (int b = 0; options_.prefix_cache && (b + 1) * block <= prompt - 1; ++b) {
+  for (int b = 0; reuses_prefixes() && (b + 1) * block <= prompt - 1; ++b) {
     const std::span<const TokenId> tokens(e.request.prompt.data() + b * block, block);
     const auto found = pool_.find_cached(chain, tokens);
     if (!found) break;
@@ -148,6 +148,7 @@ int LlmBatch::prefill_budget() const {
 }
 
 std::optional<StepPlan> LlmBatch::next_step() {
+  if (options_.deterministic) return next_invariant_step();
   std::vector<SequenceStep> steps;
   bool prefills = false;
   bool greedy = true;  // every request in the step picks the most likely token
@@ -156,8 +157,7 @@ std::optional<StepPlan> LlmBatch::next_step() {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     e->rows = 0;
     e->samples = false;
-    greedy = greedy && is_plain_greedy(e->request.params.sampling) &&
-             !(e->output && e->output->active());
+    greedy = greedy && picks_greedily(*e);
     if (e->kv.length >= prompt) {  // decoding: the last sampled token goes in
       e->rows = 1;
       e->samples = true;
@@ -175,6 +175,44 @@ std::optional<StepPlan> LlmBatch::next_step() {
   return StepPlan{.sequences = std::move(steps),
                   .prefills = prefills,
                   .output = greedy ? StepOutput::greedy : StepOutput::last_logits};
+}
+
+// The first prompt still prefilling, its next chunk alone; else every decode, its rows
+// independent of each other. A chunk's products meet the same row count as when its
+// request runs alone, so the runner picks the same kernels for them.
+std::optional<StepPlan> LlmBatch::next_invariant_step() {
+  for (const auto& e : running_) {
+    e->rows = 0;
+    e->samples = false;
+  }
+  for (const auto& e : running_) {
+    const auto prompt = static_cast<int>(e->request.prompt.size());
+    if (e->kv.length >= prompt) continue;
+    e->rows = std::min(options_.prefill_chunk, prompt - e->kv.length);
+    e->samples = e->kv.length + e->rows == prompt;
+    const auto first = e->tokens.begin() + e->kv.length;
+    return StepPlan{.sequences = {{{first, first + e->rows}, &e->kv}},
+                    .prefills = true,
+                    .output = picks_greedily(*e) ? StepOutput::greedy : StepOutput::last_logits,
+                    .batch_invariant = true};
+  }
+  std::vector<SequenceStep> steps;
+  bool greedy = true;
+  for (const auto& e : running_) {
+    e->rows = 1;
+    e->samples = true;
+    greedy = greedy && picks_greedily(*e);
+    steps.push_back({{e->tokens.back()}, &e->kv});
+  }
+  if (steps.empty()) return std::nullopt;
+  return StepPlan{.sequences = std::move(steps),
+                  .prefills = false,
+                  .output = greedy ? StepOutput::greedy : StepOutput::last_logits,
+                  .batch_invariant = true};
+}
+
+bool LlmBatch::picks_greedily(const Entry& e) {
+  return is_plain_greedy(e.request.params.sampling) && !(e.output && e.output->active());
 }
 
 std::vector<std::unique_ptr<LlmBatch::Entry>> LlmBatch::after_step(const StepResult& result,
@@ -308,7 +346,7 @@ ModelFileError LlmBatch::non_finite(const Entry& e, const std::string& which) co
 }
 
 void LlmBatch::publish_full_blocks(Entry& e) {
-  if (!options_.prefix_cache) return;
+  if (!reuses_prefixes()) return;
   const int block = options_.block_tokens;
   while ((e.published_blocks + 1) * block <= e.kv.length) {
     const std::span<const TokenId> tokens(e.tokens.data() + e.published_blocks * block, block);

@@ -58,6 +58,11 @@ struct LlmBatchOptions {
   // Each backend has its measured default (kCpuStepTokens).
   int step_tokens = 0;
   bool prefix_cache = true;
+  // Each request's tokens the same whatever else runs (`--deterministic`): a prompt chunk
+  // runs alone in its step, at prefill_chunk, so that it meets the same kernels as alone;
+  // decode steps ask the runner for products whose rows do not depend on each other
+  // (StepPlan::batch_invariant); no prompt reuses another's cached blocks.
+  bool deterministic = false;
   int queue_limit = 256;   // requests submitted but not yet admitted (the engine's); 0: none
   int context_length = 0;  // 0: the model's max_position_embeddings; else at most that
   // Threads that compute a step's grammar masks beside its forward pass (1: the engine's
@@ -166,6 +171,9 @@ class LlmBatch {
   // Prompt tokens the next step may carry: what the decodes leave of step_tokens, or
   // prefill_chunk when nothing decodes.
   int prefill_budget() const;
+  std::optional<StepPlan> next_invariant_step();
+  static bool picks_greedily(const Entry& e);
+  bool reuses_prefixes() const { return options_.prefix_cache && !options_.deterministic; }
   bool try_admit(Entry& entry, TimePoint now);
   int blocks_for(int positions) const;
   // Prompt plus the tokens it may generate: max_tokens, cut to the context.

@@ -1,5 +1,6 @@
 #include "baton/model/cuda/cuda_linear.h"
 
+#include <algorithm>
 #include <cstddef>
 
 #include "baton/gpu/cuda/cuda_error.h"
@@ -8,22 +9,41 @@
 
 namespace baton::cuda {
 
+namespace {
+
+void decode_product(const kernels::bf16* x, int rows, const kernels::bf16* w, int out, int in,
+                    void* y, cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
+  if (y_type == CUDA_R_32F) {
+    auto* f32 = static_cast<float*>(y);
+    BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm(x, rows, w, out, in, f32, beta, stream)
+                            : kernels::decode_gemm(x, rows, w, out, in, f32, beta, stream));
+  } else {
+    auto* b16 = static_cast<kernels::bf16*>(y);
+    BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm(x, rows, w, out, in, b16, stream)
+                            : kernels::decode_gemm(x, rows, w, out, in, b16, stream));
+  }
+}
+
+}  // namespace
+
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta, BatchedProducts batched) {
   if (rows == 0) return;
+  cudaStream_t stream = nullptr;
+  BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
+  if (batched == BatchedProducts::invariant && kernels::decode_gemm_fits(1, in)) {
+    const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
+    for (int first = 0; first < rows; first += kernels::kDecodeMaxRows) {
+      const int count = std::min(kernels::kDecodeMaxRows, rows - first);
+      decode_product(x + static_cast<std::size_t>(first) * in, count, w, out, in,
+                     static_cast<char*>(y) + static_cast<std::size_t>(first) * out * element,
+                     y_type, beta, false, stream);
+    }
+    return;
+  }
   const bool one_row = kernels::skinny_fits(rows, in);
   if (one_row || (batched == BatchedProducts::decode_gemm && kernels::decode_gemm_fits(rows, in))) {
-    cudaStream_t stream = nullptr;
-    BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
-    if (y_type == CUDA_R_32F) {
-      auto* f32 = static_cast<float*>(y);
-      BATON_CUDA_CHECK(one_row ? kernels::skinny_gemm(x, rows, w, out, in, f32, beta, stream)
-                               : kernels::decode_gemm(x, rows, w, out, in, f32, beta, stream));
-    } else {
-      auto* b16 = static_cast<kernels::bf16*>(y);
-      BATON_CUDA_CHECK(one_row ? kernels::skinny_gemm(x, rows, w, out, in, b16, stream)
-                               : kernels::decode_gemm(x, rows, w, out, in, b16, stream));
-    }
+    decode_product(x, rows, w, out, in, y, y_type, beta, one_row, stream);
     return;
   }
   linear_columns(cublas, x, rows, w, out, in, 0, out, y, y_type, beta);

@@ -11,12 +11,14 @@
 namespace baton::cuda {
 
 // Which kernel takes products of 2 to 32 rows (batched decode): cuBLAS, or decode_gemm
-// (BATON_CUDA_DECODE_GEMM=1) until it has been measured against cuBLAS on a GPU (issue 50).
-enum class BatchedProducts { cublas, decode_gemm };
+// (BATON_CUDA_DECODE_GEMM=1; it trails cuBLAS at 16-32 rows, docs/benchmarks.md). And
+// `invariant` (`--deterministic` decode steps): every row count through decode_gemm, more
+// than 32 rows in slices of 32, so that no row's result depends on the others.
+enum class BatchedProducts { cublas, decode_gemm, invariant };
 
 // y [rows x out] = x [rows x in] * w [out x in]^T + beta * y; y is f32 or bf16 (`y_type`;
 // beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, up to 32
-// as `batched` says, more (prefill) through cuBLAS.
+// as `batched` says, more (prefill) through cuBLAS; `invariant` as its name says.
 void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
             int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f,
             BatchedProducts batched = BatchedProducts::cublas);

@@ -21,6 +21,9 @@ constexpr int kPagedTokens = 16;
 // kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
 constexpr int kBlocksPerSm = 4;
 constexpr int kMinSplitKeys = 16;
+// The ranges of every row of a batch-invariant decode step, whatever the batch: 16 keep a
+// 32K-token row at batch 1 on 8 KV heads x 16 blocks, about one wave of an H100.
+constexpr int kInvariantSplits = 16;
 // Pieces of rows are multiples of a tensor-core tile of rows, pieces of a product's output
 // columns of a tile of columns.
 constexpr int kRowAlign = 32;
@@ -96,6 +99,7 @@ void CudaModelStep::plan_rows() {
     const int wanted = std::max(1, kBlocksPerSm * state_.multiprocessors / base_blocks);
     splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1,
                          kernels::kMaxSplits);
+    if (invariant_decode()) splits_ = kInvariantSplits;
   }
   meta_ = tokens;
   meta_.insert(meta_.end(), positions.begin(), positions.end());
@@ -281,7 +285,7 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
   auto* qkv = w.device_at<float>(Slot::qkv);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
-  const BatchedProducts batched = state_.batched_products;
+  const BatchedProducts batched = products();
   linear(cublas, normed, count, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
          qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F, 0.0f, batched);
   enqueue_qkv_epilogue(index, first, count, stream);
@@ -474,7 +478,7 @@ void CudaModelStep::finish() {
     BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows_, sequences, hidden,
                                        state_.model.final_norm(), eps, normed, stream));
     linear(state_.cublas.get(), normed, sequences, state_.model.output(),
-           static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F, 0.0f, state_.batched_products);
+           static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F, 0.0f, products());
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
       BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size),

@@ -37,6 +37,10 @@ struct StepPlan {
   std::vector<SequenceStep> sequences;  // each: new tokens, written after its length
   bool prefills = false;                // some sequence brings prompt tokens
   StepOutput output = StepOutput::last_logits;
+  // Each row's result must not depend on the step's other rows (`--deterministic`): the
+  // CUDA runner takes decode products and attention's key ranges that are the same for a
+  // row whatever the batch. Prompt rows are the caller's to keep alone in their step.
+  bool batch_invariant = false;
 };
 
 // The parts of a layer a piece may cover, each cut along its own axis: the step's rows

@@ -38,6 +38,7 @@
 //   max_batch = 16             # this key and those below: chat models only; the three
 //   prefill_chunk = 256        # defaults by backend (batch_defaults: cpu 16, 256, 64;
 //   step_tokens = 64           # cuda 64, 2048, none): streams, prompt tokens, all tokens a step
+//   deterministic = false      # true: a request's tokens do not depend on the others running
 //   chat_template = "chatml"   # unset: the model's own
 //   max_tokens = 512
 //   load = "startup"           # startup|on-demand (loaded by the first request for it)
@@ -102,6 +103,8 @@ struct ModelSpec {
   std::optional<int> max_batch;
   std::optional<int> prefill_chunk;
   std::optional<int> step_tokens;
+  // chat: each request's tokens the same whatever else runs (LlmBatchOptions::deterministic)
+  bool deterministic = false;
   // Its share of the GPU beside the other models that want it: device time under
   // serialize, SMs under partition (GpuTurn::set_weight); chat and embedding models.
   double turn_weight = kDefaultTurnWeight;

@@ -80,7 +80,8 @@ constexpr std::string_view kScopes[] = {"process", "host"};
 constexpr std::string_view kKinds[] = {"chat", "embedding"};
 // The keys only a chat model takes; an embedding model naming one is a mistake.
 constexpr std::string_view kChatOnly[] = {"max_batch",     "prefill_chunk", "step_tokens",
-                                          "chat_template", "max_tokens",    "sampling"};
+                                          "chat_template", "max_tokens",    "sampling",
+                                          "deterministic"};
 
 // Reads typed values; every error names the file, the line, the column and the key.
 class TomlReader {
@@ -350,6 +351,7 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {.name = "load", .read = [&](N v, K k) { m.on_demand = choice(v, k, parse_load, kLoads); }},
       {.name = "idle_ttl", .read = [&](N v, K k) { m.idle_ttl_s = real(v, k); }},
       {.name = "pin", .read = [&](N v, K k) { m.pin = boolean(v, k); }},
+      {.name = "deterministic", .read = [&](N v, K k) { m.deterministic = boolean(v, k); }},
       {.name = "weights",
        .read = [&](N v,
                    K k) { m.weights = choice(v, k, parse_weight_format, kWeightFormatNames); }},

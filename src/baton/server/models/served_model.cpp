@@ -90,6 +90,7 @@ std::unique_ptr<ServedModel> load_served_model(
     batch.prefill_chunk = spec.prefill_chunk.value_or(defaults.prefill_chunk);
     batch.step_tokens = spec.step_tokens.value_or(defaults.step_tokens);
     batch.queue_limit = spec.queue_limit;
+    batch.deterministic = spec.deterministic;
     batch.context_length = spec.context_length;
     served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
   } else {

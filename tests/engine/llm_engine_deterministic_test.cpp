@@ -1,0 +1,112 @@
+// LlmBatchOptions::deterministic (`--deterministic`) with real threads on the CPU runner:
+// a prompt chunk runs alone in its step at prefill_chunk, decodes still run together and
+// ask for batch-invariant rows, no prompt reuses another's cached blocks, and each request
+// gets the tokens it gets alone. (That the CUDA runner's invariant rows are bit for bit
+// the same is tests/model/cuda/batch_invariance_test.cpp, on the GPU.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <future>
+#include <vector>
+
+#include "baton/engine/model_runner_factory.h"
+#include "baton/host/make_runner.h"
+#include "engine/llm_engine_fixture.h"
+
+namespace baton {
+namespace llm_engine_deterministic_test {
+namespace {
+
+using testing::greedy_alone;
+using testing::greedy_request;
+using testing::kModels;
+using testing::prompt_of;
+using testing::RecordingRunner;
+using testing::StepShape;
+
+constexpr int kChunk = 16;
+constexpr int kTokens = 12;
+
+class DeterministicTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<LlmEngine> make_engine(bool deterministic) {
+    LlmBatchOptions options;
+    options.block_tokens = 8;
+    options.kv_budget_bytes = std::size_t{4} << 20;
+    options.prefill_chunk = kChunk;
+    options.deterministic = deterministic;
+    const ModelRunnerFactory cpu = cpu_runner_factory();
+    const ModelRunnerFactory recording = [this, cpu](const LlamaModel& m, const KvBlockPool& pool,
+                                                     ::baton::Stream& stream) {
+      return std::make_unique<RecordingRunner>(cpu(m, pool, stream), steps_, step_count_);
+    };
+    return std::make_unique<LlmEngine>("llm", model_, nullptr, options,
+                                       device_.create_stream("llm"), *turn_, recording);
+  }
+
+  const LlamaModel model_ = LlamaModel::load(kModels / "qwen2");
+  cpu::CpuDevice device_{CommitLimits{}};
+  const std::unique_ptr<GpuTurn> turn_ = make_turn(TurnOptions{}, device_.default_stream());
+  std::vector<StepShape> steps_;
+  std::atomic<int> step_count_{0};
+};
+
+TEST_F(DeterministicTest, PromptChunksRunAloneDecodesTogetherAndEachRequestAsAlone) {
+  const std::unique_ptr<LlmEngine> engine = make_engine(true);
+  std::vector<std::vector<TokenId>> prompts;
+  std::vector<std::future<GenerationResult>> futures;
+  for (int i = 0; i < 8; ++i) {
+    prompts.push_back(prompt_of(3 + 7 * i, i));  // 3-52 tokens: up to 4 chunks of 16
+    futures.push_back(
+        engine->submit(greedy_request(static_cast<std::uint64_t>(i), prompts.back(), kTokens)));
+  }
+  for (std::size_t i = 0; i < futures.size(); ++i) {
+    const GenerationResult result = futures[i].get();
+    EXPECT_EQ(result.tokens, greedy_alone(model_, prompts[i], kTokens)) << "request " << i;
+  }
+  engine->stop();
+  int batched_decodes = 0;
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    const StepShape& step = steps_[s];
+    EXPECT_TRUE(step.batch_invariant) << "step " << s;
+    if (step.prefills) {
+      EXPECT_EQ(step.sequences, 1) << "step " << s << ": a prompt chunk shares its step";
+      EXPECT_LE(step.rows, kChunk) << "step " << s;
+    } else if (step.sequences > 1) {
+      ++batched_decodes;
+    }
+  }
+  EXPECT_GT(batched_decodes, 0) << "decodes still run together";
+}
+
+// The same 40-token prompt twice, one after the other: the second would reuse the first's
+// full blocks (4 of 8 tokens; the last token is always computed) and prefill only the
+// rest; deterministic, it prefills it all in the same chunks as the first, so that it
+// meets the same kernels.
+TEST_F(DeterministicTest, NoPromptReusesCachedBlocks) {
+  const std::vector<TokenId> prompt = prompt_of(40, 3);
+  for (const bool deterministic : {false, true}) {
+    steps_.clear();
+    step_count_ = 0;
+    const std::unique_ptr<LlmEngine> engine = make_engine(deterministic);
+    const GenerationResult first = engine->submit(greedy_request(1, prompt, 2)).get();
+    const auto first_of_second = static_cast<std::size_t>(step_count_.load());
+    const GenerationResult second = engine->submit(greedy_request(2, prompt, 2)).get();
+    engine->stop();
+    EXPECT_EQ(first.tokens, second.tokens);
+    int second_prompt_rows = 0;
+    for (std::size_t s = first_of_second; s < steps_.size(); ++s) {
+      if (steps_[s].prefills) second_prompt_rows += steps_[s].rows;
+    }
+    if (deterministic) {
+      EXPECT_EQ(second_prompt_rows, 40);
+    } else {
+      EXPECT_LT(second_prompt_rows, 40) << "without it the cached blocks are reused";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace llm_engine_deterministic_test
+}  // namespace baton
