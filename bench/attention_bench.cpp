@@ -1,6 +1,7 @@
 // Prefill attention alone on the GPU (issue 50: attention at the tensor cores' rate): one
 // causal chunk of L query rows over its own L keys, Llama-3.1-8B's heads (32 query heads,
-// 8 KV heads, head size 128), for each flash kernel, at L = 2K, 8K and 32K.
+// 8 KV heads, head size 128), for each flash kernel (WMMA; mma with 4 and 8 warps a block),
+// at L = 2K, 8K and 32K.
 // Usage: attention_bench [LENGTH...]   (default 2048 8192 32768)
 // Prints TFLOP/s counted as FlashAttention's papers count a causal pass: 4 x heads x
 // head_dim x L^2 / 2 (the products of the scores and of the values over the visible half);
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
     fill(q, q_count);
     fill(keys, kv_count);
     fill(values, kv_count);
-    for (const FlashKernel kernel : {FlashKernel::wmma, FlashKernel::mma}) {
+    for (const FlashKernel kernel : {FlashKernel::wmma, FlashKernel::mma, FlashKernel::mma8}) {
       const FlashChunk chunk{.q = static_cast<const bf16*>(q.get()),
                              .keys = static_cast<const bf16*>(keys.get()),
                              .values = static_cast<const bf16*>(values.get()),
@@ -78,8 +79,10 @@ int main(int argc, char** argv) {
             BATON_CUDA_CHECK(baton::cuda::kernels::flash_attention(chunk, kShape, nullptr));
           },
           repeats);
-      std::printf("%-8d %-6s %10.3f %10.1f\n", length, kernel == FlashKernel::mma ? "mma" : "wmma",
-                  ms, tflops(length, ms));
+      const char* name = kernel == FlashKernel::wmma  ? "wmma"
+                         : kernel == FlashKernel::mma ? "mma"
+                                                      : "mma8";
+      std::printf("%-8d %-6s %10.3f %10.1f\n", length, name, ms, tflops(length, ms));
     }
   }
   return 0;

@@ -29,6 +29,18 @@ using test_data::random_matrix;
 using test_data::upload;
 using test_data::widen;
 
+std::string kernel_name(FlashKernel kernel) {
+  switch (kernel) {
+    case FlashKernel::mma:
+      return "mma";
+    case FlashKernel::mma8:
+      return "mma8";
+    case FlashKernel::wmma:
+      return "wmma";
+  }
+  return "?";
+}
+
 constexpr std::uint16_t kUntouched = 0x7fc1;  // a NaN: output the kernel must not write
 
 struct Case {
@@ -44,8 +56,8 @@ struct Case {
     return "D " + std::to_string(shape.head_dim) + " heads " + std::to_string(shape.heads) + "/" +
            std::to_string(shape.kv_heads) + " window " + std::to_string(shape.window) + " length " +
            std::to_string(length) + " count " + std::to_string(count) + " splits " +
-           std::to_string(splits) + " kv heads from " + std::to_string(first_kv_head) +
-           (kernel == FlashKernel::mma ? " mma" : " wmma");
+           std::to_string(splits) + " kv heads from " + std::to_string(first_kv_head) + " " +
+           kernel_name(kernel);
   }
 };
 

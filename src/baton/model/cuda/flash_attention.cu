@@ -68,31 +68,31 @@ R for_head_dim(int head_dim, R otherwise, F&& with) {
 }
 
 // The kernel for head size D: flash_mma_kernel where its registers hold a warp's queries
-// and output (D <= 128), else flash_wmma_kernel; `kernel` wmma asks for the latter.
+// and output (D <= 128), with 4 or 8 warps a block, else flash_wmma_kernel (4 warps);
+// `kernel` wmma asks for the latter.
 template <int D>
 struct Kernel {
   using Function = void (*)(FlashChunk, AttentionShape);
-  Function function;
-  std::size_t bytes;
+  Function function = flash::flash_wmma_kernel<D>;
+  std::size_t bytes = flash::WmmaLayout<D>::bytes;
+  int warps = flash::kWarps;
   explicit Kernel(FlashKernel kernel) {
     if constexpr (D <= 128) {
-      if (kernel == FlashKernel::mma) {
-        function = flash::flash_mma_kernel<D>;
+      if (kernel == FlashKernel::mma || kernel == FlashKernel::mma8) {
+        warps = kernel == FlashKernel::mma8 ? 8 : 4;
+        function = warps == 8 ? flash::flash_mma_kernel<D, 8> : flash::flash_mma_kernel<D, 4>;
         bytes = flash::MmaLayout<D>::bytes;
-        return;
       }
     }
-    function = flash::flash_wmma_kernel<D>;
-    bytes = flash::WmmaLayout<D>::bytes;
   }
+  int threads() const { return warps * flash::kWarp; }
+  int query_vectors() const { return warps * flash::kFragment; }
   // Lets the kernel take its shared memory (over the default 48 KB).
   cudaError_t allow_shared_memory() const {
     return cudaFuncSetAttribute(function, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 static_cast<int>(bytes));
   }
 };
-
-constexpr int kBlockThreads = flash::kWarps * flash::kWarp;
 
 template <int D>
 cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t stream) {
@@ -101,8 +101,8 @@ cudaError_t launch(const FlashChunk& c, const AttentionShape& s, cudaStream_t st
   if (status != cudaSuccess) return status;
   const int vectors = c.count * (s.heads / s.kv_heads);
   const int heads = c.kv_head_count;
-  const dim3 grid((vectors + kTile - 1) / kTile, heads, c.splits);
-  kernel.function<<<grid, kBlockThreads, kernel.bytes, stream>>>(c, s);
+  const dim3 grid((vectors + kernel.query_vectors() - 1) / kernel.query_vectors(), heads, c.splits);
+  kernel.function<<<grid, kernel.threads(), kernel.bytes, stream>>>(c, s);
   if (c.splits == 1) return cudaGetLastError();
   constexpr int per_block = kMergeThreads / D;
   const dim3 merge_grid((vectors + per_block - 1) / per_block, heads);
@@ -115,7 +115,7 @@ int resident_blocks() {
   const Kernel<D> kernel(FlashKernel::mma);
   if (kernel.allow_shared_memory() != cudaSuccess) return 0;
   int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel.function, kBlockThreads,
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel.function, kernel.threads(),
                                                     kernel.bytes) != cudaSuccess) {
     return 0;
   }

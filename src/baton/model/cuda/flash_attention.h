@@ -21,9 +21,10 @@ namespace baton::cuda::kernels {
 // True for the head sizes the kernel is instantiated for: 16, 32, 64, 128 and 256.
 bool flash_fits(int head_dim);
 
-// Which kernel: mma where the head size allows (the default), or the WMMA kernel that came
-// before it (kept for head size 256, and for comparisons).
-enum class FlashKernel { mma, wmma };
+// Which kernel: mma where the head size allows (the default; mma8: 8 warps, 128 query
+// vectors a block), or the WMMA kernel that came before it (kept for head size 256, and
+// for comparisons).
+enum class FlashKernel { mma, mma8, wmma };
 
 struct FlashChunk {
   const bf16* q = nullptr;       // grouped, over all `rows` of the step

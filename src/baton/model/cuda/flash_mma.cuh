@@ -3,7 +3,8 @@
 // stages, the next tile in flight while this one is multiplied; ldmatrix feeds the
 // fragments (values transposed on the way); a tile's probabilities, rounded to bf16, are
 // already the A fragments of its values' product, so nothing goes back to shared memory.
-// Internal to flash_attention.cu, which launches it.
+// W warps a block (4 or 8): 8 share each key and value tile between twice the queries, half
+// the reads from L2 a query. Internal to flash_attention.cu, which launches it.
 // Thread-safety: device code.
 #pragma once
 
@@ -16,8 +17,9 @@
 namespace baton::cuda::kernels::flash {
 
 // Shared memory: two stages of a key tile and a value tile, rows padded by 8 bf16 (16
-// bytes) so that the 8 rows of an ldmatrix fall on different banks. The queries pass
-// through the second stage's key tile before the first tile is multiplied.
+// bytes) so that the 8 rows of an ldmatrix fall on different banks. The queries (up to 128
+// rows) pass through the second stage's key and value tiles before the first tile is
+// multiplied.
 template <int D>
 struct MmaLayout {
   static constexpr int ld = D + 8;
@@ -27,10 +29,11 @@ struct MmaLayout {
 
 // Starts copying `count` rows of D bf16 (row stride `stride`) into a tile; rows past
 // `count` become zeros, so that a masked value multiplies as zero and not as stale memory.
-template <int D>
-__device__ void copy_tile_async(const bf16* from, std::size_t stride, int count, bf16* tile) {
+template <int D, int W>
+__device__ void copy_tile_async(const bf16* from, std::size_t stride, int count, bf16* tile,
+                                int rows = kTile) {
   constexpr int per_row = D / 8;  // 16-byte pieces
-  for (int e = static_cast<int>(threadIdx.x); e < kTile * per_row; e += kWarps * kWarp) {
+  for (int e = static_cast<int>(threadIdx.x); e < rows * per_row; e += W * kWarp) {
     const int row = e / per_row;
     const int col = (e % per_row) * 8;
     const bool valid = row < count;
@@ -79,8 +82,8 @@ __device__ float2 scale_and_mask(float (&scores)[N][4], float scale, int j0, boo
 // Grid: (query tiles, kv heads, key splits). Warp w owns query vectors 16 w .. 16 w + 15
 // of the block; lane 4 g + t holds rows g and g + 8 of them (columns 2t, 2t + 1 of every
 // 8-column piece of scores and output).
-template <int D>
-__global__ void __launch_bounds__(kWarps* kWarp) flash_mma_kernel(FlashChunk c, AttentionShape s) {
+template <int D, int W>
+__global__ void __launch_bounds__(W* kWarp) flash_mma_kernel(FlashChunk c, AttentionShape s) {
   using L = MmaLayout<D>;
   constexpr int kKeySteps = D / 16;  // 16-column pieces of a query
   constexpr int kScoreTiles = kTile / 8;
@@ -91,7 +94,7 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_mma_kernel(FlashChunk c, 
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int g = lane / 4;
   const int t = lane % 4;
-  const BlockQueries b(c, s, warp);
+  const BlockQueries b(c, s, warp, W);
   const int kv_head = c.first_kv_head + static_cast<int>(blockIdx.y);
   const std::size_t kv_stride = static_cast<std::size_t>(s.kv_heads) * D;
   const bf16* keys = c.keys + kv_head * D;
@@ -100,15 +103,14 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_mma_kernel(FlashChunk c, 
 
   const bf16* q_rows =
       c.q + (static_cast<std::size_t>(kv_head) * c.rows + c.first_row) * b.group * D;
-  copy_tile_async<D>(q_rows + static_cast<std::size_t>(b.first) * D, D, b.n - b.first,
-                     stages + 2 * L::tile_elements);
+  copy_tile_async<D, W>(q_rows + static_cast<std::size_t>(b.first) * D, D, b.n - b.first,
+                        stages + 2 * L::tile_elements, W * kFragment);
   detail::copy_async_commit();
   if (tiles.x < tiles.y) {
     const std::size_t j0 = static_cast<std::size_t>(tiles.x) * kTile;
-    copy_tile_async<D>(keys + j0 * kv_stride, kv_stride, b.block_last_key + 1 - tiles.x * kTile,
-                       stages);
-    copy_tile_async<D>(values + j0 * kv_stride, kv_stride, b.block_last_key + 1 - tiles.x * kTile,
-                       stages + L::tile_elements);
+    const int count = b.block_last_key + 1 - tiles.x * kTile;
+    copy_tile_async<D, W>(keys + j0 * kv_stride, kv_stride, count, stages);
+    copy_tile_async<D, W>(values + j0 * kv_stride, kv_stride, count, stages + L::tile_elements);
   }
   detail::copy_async_commit();
   detail::copy_async_wait<1>();  // the queries
@@ -149,8 +151,8 @@ __global__ void __launch_bounds__(kWarps* kWarp) flash_mma_kernel(FlashChunk c, 
       const std::size_t j1 = static_cast<std::size_t>(tile + 1) * kTile;
       const int count = b.block_last_key + 1 - (tile + 1) * kTile;
       bf16* next = stages + 2 * (1 - stage) * L::tile_elements;
-      copy_tile_async<D>(keys + j1 * kv_stride, kv_stride, count, next);
-      copy_tile_async<D>(values + j1 * kv_stride, kv_stride, count, next + L::tile_elements);
+      copy_tile_async<D, W>(keys + j1 * kv_stride, kv_stride, count, next);
+      copy_tile_async<D, W>(values + j1 * kv_stride, kv_stride, count, next + L::tile_elements);
       detail::copy_async_commit();
       detail::copy_async_wait<1>();
     } else {

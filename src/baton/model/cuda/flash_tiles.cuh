@@ -1,5 +1,6 @@
-// What both flash attention kernels share: the block's shape (4 warps of 16 query vectors,
-// keys in tiles of 64) and where a block's queries and key tiles lie. Internal to
+// What both flash attention kernels share: the block's shape (warps of 16 query vectors, 4
+// a block unless a kernel takes more; keys in tiles of 64) and where a block's queries and
+// key tiles lie. Internal to
 // flash_attention.cu and the kernels it includes.
 // Thread-safety: device code and constants.
 #pragma once
@@ -10,11 +11,11 @@ namespace baton::cuda::kernels::flash {
 
 constexpr int kWarp = 32;
 constexpr int kWarps = 4;
-constexpr int kTile = 64;  // query vectors per block (16 per warp) and keys per tile
+constexpr int kTile = 64;  // keys per tile, and query vectors per block of kWarps
 constexpr int kFragment = 16;
 
-// The query vectors of a block (grid x, heaviest tiles, the last positions, first) and of
-// one of its warps over one KV head, with the keys they may see.
+// The query vectors of a block of `warps` warps (grid x, heaviest tiles, the last
+// positions, first) and of one of its warps over one KV head, with the keys they may see.
 struct BlockQueries {
   int group = 1;       // query heads per KV head: vector i is row i / group
   int n = 0;           // query vectors of the chunk at this KV head
@@ -23,11 +24,13 @@ struct BlockQueries {
   int block_first_key = 0, block_last_key = 0;
   int warp_first_key = 0, warp_last_key = 0;
 
-  __device__ BlockQueries(const FlashChunk& c, const AttentionShape& s, int warp)
+  __device__ BlockQueries(const FlashChunk& c, const AttentionShape& s, int warp,
+                          int warps = kWarps)
       : group(s.heads / s.kv_heads), n(c.count * group) {
-    first = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * kTile;
+    const int vectors = warps * kFragment;
+    first = (static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x)) * vectors;
     warp_first = first + warp * kFragment;
-    block_last_key = c.start + (min(first + kTile, n) - 1) / group;
+    block_last_key = c.start + (min(first + vectors, n) - 1) / group;
     block_first_key = first_key(c, s, first);
     warp_last_key = c.start + min(warp_first + kFragment - 1, n - 1) / group;
     warp_first_key = first_key(c, s, warp_first);
