@@ -258,6 +258,7 @@ void CudaModelStep::run_layer(int index) {
   key.sequences = static_cast<int>(plan_.sequences.size());
   key.max_blocks = max_blocks_;
   key.splits = splits_;
+  key.products = static_cast<int>(products());
   key.stream = reinterpret_cast<std::uintptr_t>(stream);
   key.generation = state_.workspace.generation();
   state_.graphs.launch(key, stream, [&] { enqueue_layer(index, 0, rows_, stream); });

@@ -27,10 +27,11 @@ class LayerGraphs {
     int sequences = 0;
     int max_blocks = 0;
     int splits = 0;
+    int products = 0;  // BatchedProducts: the same shape may run either kind of kernel
     std::uintptr_t stream = 0;
     std::uint64_t generation = 0;
     auto tied() const {
-      return std::tie(layer, rows, sequences, max_blocks, splits, stream, generation);
+      return std::tie(layer, rows, sequences, max_blocks, splits, products, stream, generation);
     }
     bool operator<(const Key& other) const { return tied() < other.tied(); }
   };
