@@ -7,6 +7,10 @@
 //     matrix whole, one embedding row per token), so tokens/s <= batch * rate / bytes;
 //   - decode tokens/s at batch 1, 8 and 32 (128-token prompts, 64 tokens each, greedy;
 //     the median of 3 runs), from the requests' first-to-last-token times;
+//   - long contexts: decode tokens/s at batch 1 after 8K- and 32K-token prompts and at batch
+//     32 after 8K, against a roofline that counts each step's KV bytes too (each row's
+//     keys and values at its mean length over the 64 tokens), where the model's context
+//     holds them;
 //   - prefill tokens/s of 2048- and 8192-token prompts in one chunk (median of 3), from
 //     admission to the first token;
 //   - the runner alone at batch 1 (no engine, no turn): its step time with a buffer per
@@ -93,13 +97,14 @@ std::vector<GenerationResult> run_all(baton::LlmEngine& engine,
 constexpr int kDecodeTokens = 64;
 std::uint64_t next_id = 1;
 
-double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t vocab) {
+double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t vocab,
+                           int context = 128) {
   std::vector<double> rates;
   for (int run = 0; run < 3; ++run) {
     std::vector<baton::GenerationRequest> requests;
     for (int i = 0; i < batch; ++i) {
-      requests.push_back(
-          request(next_id, prompt_of(128, static_cast<int>(next_id), vocab), kDecodeTokens + 1));
+      requests.push_back(request(next_id, prompt_of(context, static_cast<int>(next_id), vocab),
+                                 kDecodeTokens + 1));
       ++next_id;
     }
     double slowest = 0.0;
@@ -240,7 +245,7 @@ int main(int argc, char** argv) {
     options.max_batch = 32;
     options.prefill_chunk = 8192;
     options.prefix_cache = false;
-    options.kv_budget_bytes = std::size_t{8} << 30;
+    options.kv_budget_bytes = std::size_t{40} << 30;  // 32 rows of 8K tokens of the 8B shape
     baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
     (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
     // Every matrix once, the output matrix whole; of the embedding table one row per token.
@@ -252,6 +257,21 @@ int main(int argc, char** argv) {
       std::printf("%-28s %10.1f %14.1f %9.1f%% %8.3f\n",
                   (name + " decode b=" + std::to_string(batch)).c_str(), measured, bound,
                   100.0 * measured / bound, 1e3 * batch / measured);
+    }
+    const baton::ModelConfig& c = model.config();
+    const double kv_per_token =
+        2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim) * 2;  // k and v, bf16
+    for (const auto [batch, context] :
+         {std::pair{1, 8192}, std::pair{1, 32768}, std::pair{32, 8192}}) {
+      if (context + kDecodeTokens + 1 > c.max_position_embeddings) continue;
+      const double measured = decode_tokens_per_s(engine, batch, vocab, context);
+      const double step_bytes = bytes + batch * kv_per_token * (context + kDecodeTokens / 2.0);
+      const double bound = batch * rate * 1e9 / step_bytes;
+      std::printf("%-28s %10.1f %14.1f %9.1f%% %8.3f\n",
+                  (name + " decode b=" + std::to_string(batch) + " ctx " +
+                   std::to_string(context / 1024) + "K")
+                      .c_str(),
+                  measured, bound, 100.0 * measured / bound, 1e3 * batch / measured);
     }
     for (const int tokens : {2048, 8192}) {
       const double measured = prefill_tokens_per_s(engine, tokens, vocab);
