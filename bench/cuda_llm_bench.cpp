@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
     const baton::ModelConfig& c = model.config();
     const double kv_per_token =
         2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim) * 2;  // k and v, bf16
-    for (const auto [batch, context] :
+    for (const auto& [batch, context] :
          {std::pair{1, 8192}, std::pair{1, 32768}, std::pair{32, 8192}}) {
       if (context + kDecodeTokens + 1 > c.max_position_embeddings) continue;
       const double measured = decode_tokens_per_s(engine, batch, vocab, context);
