@@ -10,8 +10,6 @@
 #include <future>
 #include <vector>
 
-#include "baton/engine/model_runner_factory.h"
-#include "baton/host/make_runner.h"
 #include "engine/llm_engine_fixture.h"
 
 namespace baton {
@@ -22,7 +20,6 @@ using testing::greedy_alone;
 using testing::greedy_request;
 using testing::kModels;
 using testing::prompt_of;
-using testing::RecordingRunner;
 using testing::StepShape;
 
 constexpr int kChunk = 16;
@@ -36,20 +33,15 @@ class DeterministicTest : public ::testing::Test {
     options.kv_budget_bytes = std::size_t{4} << 20;
     options.prefill_chunk = kChunk;
     options.deterministic = deterministic;
-    const ModelRunnerFactory cpu = cpu_runner_factory();
-    const ModelRunnerFactory recording = [this, cpu](const LlamaModel& m, const KvBlockPool& pool,
-                                                     ::baton::Stream& stream) {
-      return std::make_unique<RecordingRunner>(cpu(m, pool, stream), steps_, step_count_);
-    };
-    return std::make_unique<LlmEngine>("llm", model_, nullptr, options,
-                                       device_.create_stream("llm"), *turn_, recording);
+    return testing::recording_engine(model_, options, device_, *turn_, record_);
   }
 
   const LlamaModel model_ = LlamaModel::load(kModels / "qwen2");
   cpu::CpuDevice device_{CommitLimits{}};
   const std::unique_ptr<GpuTurn> turn_ = make_turn(TurnOptions{}, device_.default_stream());
-  std::vector<StepShape> steps_;
-  std::atomic<int> step_count_{0};
+  testing::StepRecord record_;
+  std::vector<StepShape>& steps_ = record_.steps;
+  std::atomic<int>& step_count_ = record_.count;
 };
 
 TEST_F(DeterministicTest, PromptChunksRunAloneDecodesTogetherAndEachRequestAsAlone) {

@@ -71,6 +71,26 @@ class RecordingRunner final : public ModelRunner {
   std::atomic<int>& count_;
 };
 
+// What a test engine records of its steps (StepShape each, and their count).
+struct StepRecord {
+  std::vector<StepShape> steps;
+  std::atomic<int> count{0};
+};
+
+// An engine named "llm" on `device` whose runner is the CPU's, recorded into `record`.
+inline std::unique_ptr<LlmEngine> recording_engine(const LlamaModel& model,
+                                                   const LlmBatchOptions& options,
+                                                   cpu::CpuDevice& device, GpuTurn& turn,
+                                                   StepRecord& record) {
+  const ModelRunnerFactory cpu = cpu_runner_factory();
+  const ModelRunnerFactory recording = [&record, cpu](const LlamaModel& m, const KvBlockPool& pool,
+                                                      ::baton::Stream& stream) {
+    return std::make_unique<RecordingRunner>(cpu(m, pool, stream), record.steps, record.count);
+  };
+  return std::make_unique<LlmEngine>("llm", model, nullptr, options, device.create_stream("llm"),
+                                     turn, recording);
+}
+
 inline GenerationRequest greedy_request(std::uint64_t id, std::vector<TokenId> prompt,
                                         int max_tokens) {
   GenerationRequest r{.id = id, .prompt = std::move(prompt), .params = {}};

@@ -10,8 +10,6 @@
 #include <mutex>
 #include <vector>
 
-#include "baton/engine/model_runner_factory.h"
-#include "baton/host/make_runner.h"
 #include "engine/llm_engine_fixture.h"
 
 namespace baton {
@@ -20,7 +18,6 @@ namespace {
 using testing::greedy_request;
 using testing::kModels;
 using testing::prompt_of;
-using testing::RecordingRunner;
 using testing::StepShape;
 
 // Each decoding stream's tokens, by the step count at which they arrived.
@@ -38,13 +35,7 @@ class StepBudgetTest : public ::testing::Test {
     options.block_tokens = 8;
     options.kv_budget_bytes = std::size_t{4} << 20;
     options.step_tokens = step_tokens;
-    const ModelRunnerFactory cpu = cpu_runner_factory();
-    const ModelRunnerFactory recording = [this, cpu](const LlamaModel& m, const KvBlockPool& pool,
-                                                     ::baton::Stream& stream) {
-      return std::make_unique<RecordingRunner>(cpu(m, pool, stream), steps_, step_count_);
-    };
-    return std::make_unique<LlmEngine>("llm", model_, nullptr, options,
-                                       device_.create_stream("llm"), *turn_, recording);
+    return testing::recording_engine(model_, options, device_, *turn_, record_);
   }
 
   void run(int step_tokens) {
@@ -74,8 +65,9 @@ class StepBudgetTest : public ::testing::Test {
   const LlamaModel model_ = LlamaModel::load(kModels / "qwen2");
   cpu::CpuDevice device_{CommitLimits{}};
   const std::unique_ptr<GpuTurn> turn_ = make_turn(TurnOptions{}, device_.default_stream());
-  std::vector<StepShape> steps_;
-  std::atomic<int> step_count_{0};
+  testing::StepRecord record_;
+  std::vector<StepShape>& steps_ = record_.steps;
+  std::atomic<int>& step_count_ = record_.count;
   StreamTokens streams_[kStreams];
   int long_prompt_step_ = 0;
 };
