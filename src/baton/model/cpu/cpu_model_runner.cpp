@@ -12,6 +12,7 @@ class CpuModelStep final : public ModelStep {
                ForwardScratch& scratch)
       : runner_(runner),
         prefills_(plan.prefills),
+        row_by_row_(plan.batch_invariant && !plan.prefills),
         output_kind_(plan.output),
         pass_(model, memory, std::move(plan.sequences),
               plan.output == StepOutput::every_hidden ? LogitsFor::every_token
@@ -30,15 +31,15 @@ class CpuModelStep final : public ModelStep {
       throw std::invalid_argument(std::string("the CPU pass cuts layers by rows, not ") +
                                   part_name(part));
     }
-    pass_.run_rows(index, first, count);
+    run_rows(index, first, count);
   }
-  void run_layer(int index) override { pass_.run_layer(index); }
+  void run_layer(int index) override { run_rows(index, 0, pass_.rows()); }
   void finish() override {
     if (output_kind_ == StepOutput::every_hidden) {
       output_.values = pass_.finish_hidden();
       return;
     }
-    output_.values = pass_.finish();
+    output_.values = pass_.finish(row_by_row_);
     if (output_kind_ != StepOutput::greedy) return;
     for (std::size_t row = 0; row * vocab_ < output_.values.size(); ++row) {
       output_.greedy.push_back(greedy_token({output_.values.data() + row * vocab_, vocab_}));
@@ -49,8 +50,19 @@ class CpuModelStep final : public ModelStep {
   void set_device_share(double share) override { runner_.record(prefills_, share); }
 
  private:
+  // A batch-invariant decode step (StepPlan::batch_invariant) runs its rows one at a time:
+  // the products of several rows sum in another order than those of one.
+  void run_rows(int index, int first, int count) {
+    if (!row_by_row_) {
+      pass_.run_rows(index, first, count);
+      return;
+    }
+    for (int row = first; row < first + count; ++row) pass_.run_rows(index, row, 1);
+  }
+
   CpuModelRunner& runner_;
   const bool prefills_;
+  const bool row_by_row_;
   const StepOutput output_kind_;
   ForwardPass pass_;
   const std::size_t vocab_;

@@ -245,7 +245,7 @@ void ForwardPass::attend_heads(int layer, int r, int first_head, int count, cons
   }
 }
 
-std::vector<float> ForwardPass::finish() {
+std::vector<float> ForwardPass::finish(bool row_by_row) {
   const OpTimer t(profile_, StepOp::logits);
   const ModelConfig& c = model_.config();
   const int hidden = static_cast<int>(c.hidden_size);
@@ -259,9 +259,17 @@ std::vector<float> ForwardPass::finish() {
     rms_norm(scratch_.x.data() + static_cast<std::size_t>(wanted[i]) * hidden,
              normed.data() + i * hidden, 1, hidden, model_.final_norm().data(), c.rms_norm_eps);
   }
-  std::vector<float> logits(wanted.size() * static_cast<std::size_t>(c.vocab_size));
-  linear(model_.pool(), normed.data(), static_cast<int>(wanted.size()), model_.output(), nullptr,
-         logits.data());
+  const auto vocab = static_cast<std::size_t>(c.vocab_size);
+  std::vector<float> logits(wanted.size() * vocab);
+  if (row_by_row) {
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      linear(model_.pool(), normed.data() + i * hidden, 1, model_.output(), nullptr,
+             logits.data() + i * vocab);
+    }
+  } else {
+    linear(model_.pool(), normed.data(), static_cast<int>(wanted.size()), model_.output(), nullptr,
+           logits.data());
+  }
   for (SequenceStep& step : steps_) step.sequence->length += static_cast<int>(step.tokens.size());
   return logits;
 }

@@ -52,7 +52,9 @@ class ForwardPass {
   void run_rows(int index, int first, int count);
   // The final norm and the output projection; advances every sequence's length. Returns
   // logits, row-major [rows x vocab]: one row per sequence (last_token) or per token.
-  std::vector<float> finish();
+  // `row_by_row`: each row's projection alone, as a step of that row alone computes it
+  // (the kernels for several rows sum in another order).
+  std::vector<float> finish(bool row_by_row = false);
   // Instead of finish(), for embedding models: the final norm of every row, row-major
   // [rows x hidden] (what pooling reads); advances every sequence's length.
   std::vector<float> finish_hidden();

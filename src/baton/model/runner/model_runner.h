@@ -39,7 +39,8 @@ struct StepPlan {
   StepOutput output = StepOutput::last_logits;
   // Each row's result must not depend on the step's other rows (`--deterministic`): the
   // CUDA runner takes decode products and attention's key ranges that are the same for a
-  // row whatever the batch. Prompt rows are the caller's to keep alone in their step.
+  // row whatever the batch; the CPU runner runs a decode step's rows one at a time. Prompt
+  // rows are the caller's to keep alone in their step.
   bool batch_invariant = false;
 };
 
