@@ -15,7 +15,7 @@ namespace {
 using flash::kTile;
 
 // One thread per output element: combines the splits' partial results of each query
-// vector (rescaled to the largest running max) and writes it as flash_kernel would.
+// vector (rescaled to the largest running max) and writes it as the flash kernels would.
 __global__ void flash_merge_kernel(FlashChunk c, AttentionShape s) {
   const int d = s.head_dim;
   const int group = s.heads / s.kv_heads;
