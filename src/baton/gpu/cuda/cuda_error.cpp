@@ -1,5 +1,7 @@
 #include "baton/gpu/cuda/cuda_error.h"
 
+#include "baton/gpu/cuda/cublas_library.h"
+
 namespace baton::cuda {
 
 bool is_sticky(cudaError_t status) {
@@ -37,8 +39,8 @@ GpuError to_gpu_error(cublasStatus_t status, const std::string& where) {
   // cuBLAS reports a failed kernel as EXECUTION_FAILED; whether the context is poisoned
   // shows in the next runtime call, which is checked and classified there.
   return GpuError(GpuErrorClass::other, "cublas",
-                  std::string(cublasGetStatusName(status)) + " (" + cublasGetStatusString(status) +
-                      ") at " + where);
+                  std::string(cublas_api().status_name(status)) + " (" +
+                      cublas_api().status_string(status) + ") at " + where);
 }
 
 void throw_cuda(cudaError_t status, const char* statement, const char* file, int line) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 
 namespace baton::cuda {
@@ -32,10 +33,10 @@ Event& Event::operator=(Event&& other) noexcept {
   return *this;
 }
 
-CublasHandle::CublasHandle() { BATON_CUBLAS_CHECK(cublasCreate(&handle_)); }
+CublasHandle::CublasHandle() { BATON_CUBLAS_CHECK(cublas_api().create(&handle_)); }
 
 CublasHandle::~CublasHandle() {
-  if (cublasDestroy(handle_) != CUBLAS_STATUS_SUCCESS) {
+  if (cublas_api().destroy(handle_) != CUBLAS_STATUS_SUCCESS) {
     std::fprintf(stderr, "baton: cublasDestroy failed while releasing\n");
   }
 }

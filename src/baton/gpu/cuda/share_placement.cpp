@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 
 namespace baton::cuda {
@@ -47,9 +48,9 @@ cudaStream_t SharePlacement::prepare(CudaStream& stream, bool prefill, cublasHan
     if (prefill) target = partition ? partition->sms(Side::prefill) : prefill_sms_;
   }
   const cudaStream_t placed = stream.place(partition, prefill ? Side::prefill : Side::decode);
-  BATON_CUBLAS_CHECK(cublasSetStream(cublas, placed));
+  BATON_CUBLAS_CHECK(cublas_api().set_stream(cublas, placed));
   if (applied_target_ != target) {
-    BATON_CUBLAS_CHECK(cublasSetSmCountTarget(cublas, target));
+    BATON_CUBLAS_CHECK(cublas_api().set_sm_count_target(cublas, target));
     applied_target_ = target;
   }
   return placed;

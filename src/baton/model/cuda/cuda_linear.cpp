@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 
+#include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/skinny_gemm.h"
@@ -30,7 +31,7 @@ void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kerne
             int out, int in, void* y, cudaDataType_t y_type, float beta, BatchedProducts batched) {
   if (rows == 0) return;
   cudaStream_t stream = nullptr;
-  BATON_CUBLAS_CHECK(cublasGetStream(cublas, &stream));
+  BATON_CUBLAS_CHECK(cublas_api().get_stream(cublas, &stream));
   if (batched == BatchedProducts::invariant && kernels::decode_gemm_fits(1, in)) {
     const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
     for (int first = 0; first < rows; first += kernels::kDecodeMaxRows) {
@@ -57,9 +58,9 @@ void linear_columns(cublasHandle_t cublas, const kernels::bf16* x, int rows, con
   const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
   void* columns = static_cast<char*>(y) + static_cast<std::size_t>(first) * element;
   const kernels::bf16* w_rows = w + static_cast<std::size_t>(first) * in;
-  BATON_CUBLAS_CHECK(cublasGemmEx(cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, rows, in, &alpha, w_rows,
-                                  CUDA_R_16BF, in, x, CUDA_R_16BF, in, &beta, columns, y_type, out,
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  BATON_CUBLAS_CHECK(cublas_api().gemm_ex(
+      cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, rows, in, &alpha, w_rows, CUDA_R_16BF, in, x,
+      CUDA_R_16BF, in, &beta, columns, y_type, out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q_stride,
@@ -68,7 +69,7 @@ void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q
   const float zero = 0.0f;
   const int kv_dim = kv_heads * head_dim;
   // Column-major scores^T [length x rows] = K_g [length x head_dim] q_g^T.
-  BATON_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+  BATON_CUBLAS_CHECK(cublas_api().gemm_strided_batched_ex(
       cublas, CUBLAS_OP_T, CUBLAS_OP_N, length, rows, head_dim, &scale, keys, CUDA_R_16BF, kv_dim,
       head_dim, q, CUDA_R_16BF, head_dim, q_stride, &zero, scores, CUDA_R_32F, length,
       static_cast<long long>(rows) * length, kv_heads, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -81,7 +82,7 @@ void attention_values(cublasHandle_t cublas, const kernels::bf16* probabilities,
   const float zero = 0.0f;
   const int kv_dim = kv_heads * head_dim;
   // Column-major out^T [head_dim x rows] = V_g^T [head_dim x length] p^T [length x rows].
-  BATON_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+  BATON_CUBLAS_CHECK(cublas_api().gemm_strided_batched_ex(
       cublas, CUBLAS_OP_N, CUBLAS_OP_N, head_dim, rows, length, &one, values, CUDA_R_16BF, kv_dim,
       head_dim, probabilities, CUDA_R_16BF, length, static_cast<long long>(rows) * length, &zero,
       grouped, CUDA_R_16BF, head_dim, static_cast<long long>(rows) * head_dim, kv_heads,

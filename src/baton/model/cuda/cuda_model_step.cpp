@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/cuda_linear.h"
 #include "baton/model/cuda/flash_attention.h"
@@ -182,8 +183,8 @@ cudaStream_t CudaModelStep::prepare() {
   state_.placement.set_share(share_.load(), plan_.prefills);
   const cudaStream_t stream =
       state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
-  BATON_CUBLAS_CHECK(cublasSetWorkspace(state_.cublas.get(), state_.cublas_workspace.get(),
-                                        state_.cublas_workspace.bytes()));
+  BATON_CUBLAS_CHECK(cublas_api().set_workspace(state_.cublas.get(), state_.cublas_workspace.get(),
+                                                state_.cublas_workspace.bytes()));
   return stream;
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/cuda_stream.h"
 #include "baton/gpu/cuda/fill_kernel.h"
@@ -94,7 +95,7 @@ void CudaSyntheticWorkload::encode_burst(Stream& stream,
                              placement_.prepare(cuda_stream, prefill, handle);
                              const float alpha = 1.0f;
                              const float beta = 0.0f;
-                             BATON_CUBLAS_CHECK(cublasGemmEx(
+                             BATON_CUBLAS_CHECK(cublas_api().gemm_ex(
                                  handle, CUBLAS_OP_N, CUBLAS_OP_N, cols, m, k, &alpha, w,
                                  CUDA_R_16BF, n, a, CUDA_R_16BF, k, &beta, c, CUDA_R_16BF, n,
                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
