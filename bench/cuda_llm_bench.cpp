@@ -15,6 +15,10 @@
 //     admission to the first token;
 //   - the runner alone at batch 1 (no engine, no turn): its step time with a buffer per
 //     layer and with one buffer per step, and the host time its ops take to launch.
+// BATON_BENCH_WEIGHTS=fp8: the same table with the matrices in E4M3 on the device
+// (`--weights fp8`; the roofline counts their bytes), then greedy agreement with bf16: 8
+// prompts of 128 tokens, 64 greedy tokens each from the fp8 and the bf16 model, the
+// tokens equal at the same position and the tokens before the first difference.
 // BATON_BENCH_PROFILE=1: instead, one warm batch-1 step of the runner per model between
 // cudaProfilerStart and Stop, for `ncu --profile-from-start off` (scripts/device-cuda-llm);
 // BATON_BENCH_PROFILE=prefill: one 2048-token prefill instead.
@@ -214,6 +218,47 @@ void profile_prefill(const baton::LlamaModel& model, int tokens) {
   }
 }
 
+// Bytes a decode step reads of `model`'s weights as the device holds them: every matrix
+// once, of the embedding one row per token (fp8: all but the embedding one byte a weight
+// and a scale a row).
+double step_bytes(const baton::LlamaModel& model) {
+  if (model.device_precision() == baton::DevicePrecision::bf16) {
+    return static_cast<double>(model.weight_bytes());
+  }
+  const baton::WeightMatrix& e = model.embedding();
+  const double embedding = 2.0 * e.rows() * static_cast<double>(e.cols());
+  const bool tied = &model.output() == &e;
+  return static_cast<double>(model.upload_bytes()) - (tied ? 0.0 : embedding);
+}
+
+// Greedy tokens of the fp8 and the bf16 engine for the same prompts: how many are equal at
+// the same position, and how many come before each request's first difference.
+void print_agreement(baton::LlmEngine& fp8, baton::LlmEngine& bf16, std::int64_t vocab,
+                     const std::string& name) {
+  std::vector<baton::GenerationRequest> a, b;
+  for (int i = 0; i < 8; ++i) {
+    a.push_back(request(next_id++, prompt_of(128, 1000 + i, vocab), kDecodeTokens));
+    b.push_back(request(next_id++, prompt_of(128, 1000 + i, vocab), kDecodeTokens));
+  }
+  const std::vector<GenerationResult> ours = run_all(fp8, std::move(a));
+  const std::vector<GenerationResult> theirs = run_all(bf16, std::move(b));
+  int equal = 0, leading = 0, total = 0;
+  for (std::size_t r = 0; r < ours.size(); ++r) {
+    bool diverged = false;
+    for (std::size_t t = 0; t < ours[r].tokens.size() && t < theirs[r].tokens.size(); ++t) {
+      const bool same = ours[r].tokens[t] == theirs[r].tokens[t];
+      equal += same ? 1 : 0;
+      diverged = diverged || !same;
+      leading += diverged ? 0 : 1;
+      ++total;
+    }
+  }
+  std::printf(
+      "%-28s %d of %d greedy tokens equal to bf16 at the same position, %d before "
+      "each request's first difference\n",
+      (name + " agreement").c_str(), equal, total, leading);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -236,8 +281,12 @@ int main(int argc, char** argv) {
   std::printf("device-to-device copy: %.0f GB/s (read + written)\n\n", rate);
   std::printf("%-28s %10s %14s %10s %8s\n", "model / measure", "tokens/s", "roofline", "of bound",
               "step ms");
+  const char* weights = std::getenv("BATON_BENCH_WEIGHTS");
+  const bool fp8 = weights != nullptr && std::string(weights) == "fp8";
   for (int m = 1; m < argc; ++m) {
-    const baton::LlamaModel model = baton::LlamaModel::load(argv[m]);
+    const baton::LlamaModel model = baton::LlamaModel::load(
+        argv[m],
+        {.device_precision = fp8 ? baton::DevicePrecision::fp8 : baton::DevicePrecision::bf16});
     const std::int64_t vocab = model.config().vocab_size;
     baton::EngineHost host(baton::make_device("cuda"), baton::TurnOptions{},
                            baton::WatchdogOptions::for_backend("cuda"));
@@ -249,8 +298,9 @@ int main(int argc, char** argv) {
     baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
     (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
     // Every matrix once, the output matrix whole; of the embedding table one row per token.
-    const auto bytes = static_cast<double>(model.weight_bytes());
-    const std::string name = std::filesystem::path(argv[m]).filename().string();
+    const double bytes = step_bytes(model);
+    const std::string name =
+        std::filesystem::path(argv[m]).filename().string() + (fp8 ? " fp8" : "");
     for (const int batch : {1, 8, 32}) {
       const double measured = decode_tokens_per_s(engine, batch, vocab);
       const double bound = batch * rate * 1e9 / bytes;
@@ -280,6 +330,14 @@ int main(int argc, char** argv) {
                   1e3 * tokens / measured);
     }
     std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
+    if (fp8) {
+      const baton::LlamaModel reference = baton::LlamaModel::load(argv[m]);
+      baton::LlmBatchOptions small = options;
+      small.kv_budget_bytes = std::size_t{2} << 30;
+      baton::LlmEngine& bf16 = host.add_llm_engine("bf16", reference, nullptr, small);
+      print_agreement(engine, bf16, vocab, name);
+      host.remove_engine(bf16);  // before `reference` goes
+    }
     host.stop();
     const RunnerTimes t = runner_times(model);
     std::printf(

@@ -9,11 +9,14 @@
 //     and each row count: decode_gemm (and skinny_gemm at one row) and cuBLAS's GemmEx
 //     (as `linear_columns` calls it), in weight bytes read per second: median of 5 timings
 //     of a run of launches that cycles through copies of the weights larger than four L2
-//     caches, so that no launch finds its weights in the cache.
+//     caches, so that no launch finds its weights in the cache;
+//   - decode_gemm_fp8 (`--weights fp8`) on the same product with E4M3 weights: its bytes
+//     read per second, and how many times faster it is than cuBLAS's bf16 product.
 // Prints one table; every figure is measured in this run.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -135,7 +138,8 @@ int main(int argc, char** argv) {
       "skinny_gemm at one row\n");
   std::printf(
       "| product | out x in | rows | baton GB/s | of read rate | skinny GB/s | cuBLAS "
-      "GB/s | of read rate | baton / cuBLAS |\n|---|---|---|---|---|---|---|---|---|\n");
+      "GB/s | of read rate | baton / cuBLAS | fp8 GB/s | fp8 speed / cuBLAS bf16 |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|\n");
   baton::cuda::CublasHandle cublas;
   const DeviceBuffer x(static_cast<std::size_t>(baton::cuda::kernels::kDecodeMaxRows) * 14336 *
                        sizeof(bf16));
@@ -146,6 +150,10 @@ int main(int argc, char** argv) {
     const DeviceBuffer y(static_cast<std::size_t>(baton::cuda::kernels::kDecodeMaxRows) *
                          shape.out * sizeof(bf16));
     auto* ys = static_cast<bf16*>(y.get());
+    // E4M3 weights: the first half of each copy's bytes, scales of 1/64.
+    const std::vector<float> ones(static_cast<std::size_t>(shape.out), 1.0f / 64);
+    const DeviceBuffer scales(ones.size() * sizeof(float));
+    BATON_CUDA_CHECK(cudaMemcpy(scales.get(), ones.data(), scales.bytes(), cudaMemcpyHostToDevice));
     const int repeats = std::max(weights.count(), 8);
     const auto rate = [&](double ms) {
       return static_cast<double>(weights.bytes()) / (ms * 1e-3) / 1e9;
@@ -171,13 +179,22 @@ int main(int argc, char** argv) {
       }
       const double theirs = rate(milliseconds(
           [&](int i) {
-            baton::cuda::linear_columns(cublas.get(), xs, rows, weights.at(i), shape.out, shape.in,
+            baton::cuda::linear_columns({.cublas = cublas.get()}, xs, rows,
+                                        {.values = weights.at(i), .out = shape.out, .in = shape.in},
                                         0, shape.out, ys, CUDA_R_16BF);
           },
           repeats));
-      std::printf("| %s | %d x %d | %d | %.0f | %.1f %% | %s | %.0f | %.1f %% | %.2fx |\n",
-                  shape.name, shape.out, shape.in, rows, ours, 100.0 * ours / read, skinny.c_str(),
-                  theirs, 100.0 * theirs / read, ours / theirs);
+      const double fp8 = rate(milliseconds(
+          [&](int i) {
+            BATON_CUDA_CHECK(baton::cuda::kernels::decode_gemm_fp8(
+                xs, rows, reinterpret_cast<const std::uint8_t*>(weights.at(i)),
+                static_cast<const float*>(scales.get()), shape.out, shape.in, ys, nullptr));
+          },
+          repeats));  // bf16 bytes per second: the fp8 kernel's speed on the bf16 scale
+      std::printf(
+          "| %s | %d x %d | %d | %.0f | %.1f %% | %s | %.0f | %.1f %% | %.2fx | %.0f | %.2fx |\n",
+          shape.name, shape.out, shape.in, rows, ours, 100.0 * ours / read, skinny.c_str(), theirs,
+          100.0 * theirs / read, ours / theirs, fp8 / 2, fp8 / theirs);
     }
   }
   return 0;

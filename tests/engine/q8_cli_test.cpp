@@ -1,6 +1,7 @@
 // --weights on the command line: `baton generate --weights q8` loads 8-bit weights and
 // says so; a value other than bf16, f32 or q8 is a usage error (exit 2) naming the three,
-// for generate, embed, serve and repro alike.
+// for generate, embed, serve and repro alike; fp8 (the GPU's 8-bit weights) without
+// --backend cuda is a usage error naming both.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +55,18 @@ TEST_F(WeightsCli, AnUnknownFormatIsAUsageErrorNamingTheKnownOnes) {
   expect_usage_error("repro --engine decode --duration 0.1 --weights Q8");
   const auto both = run_baton("generate --model " + model + " --prompt hi --f32 --weights q8");
   EXPECT_EQ(both.exit_code, 2) << both.output;  // --f32 is --weights f32: not both
+}
+
+TEST_F(WeightsCli, Fp8WithoutTheCudaBackendIsAUsageErrorNamingBoth) {
+  const std::string model = model_.string();
+  for (const std::string& args :
+       {"generate --model " + model + " --prompt hi --weights fp8",
+        "serve --model chat=" + model + " --no-ledger --port 0 --weights fp8"}) {
+    const auto r = run_baton(args, 60);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("fp8"), std::string::npos) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("cuda"), std::string::npos) << args << "\n" << r.output;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 #include "baton/cli/finite_range.h"
 #include "baton/cli/progress_bar.h"
@@ -112,8 +113,9 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
       cmd->add_option("--weights", weights,
                       "Weights at load: bf16 (bf16 read in place, others f32), f32, or q8 (8 "
                       "bits a weight: decode reads about half the bytes of bf16). Default: as "
-                      "stored (q8 for a GGUF file of Q8_0 weights, else bf16)")
-          ->check(CLI::IsMember({"bf16", "f32", "q8"}));
+                      "stored (q8 for a GGUF file of Q8_0 weights, else bf16); fp8 (--backend "
+                      "cuda): 8-bit floats on the GPU, a scale per row")
+          ->check(CLI::IsMember({"bf16", "f32", "q8", "fp8"}));
   cmd->add_flag("--f32", widen_bf16, "The same as --weights f32")->excludes(weights_option);
   cmd->add_option("--threads", threads, "CPU threads (default: $BATON_CPU_THREADS or all)")
       ->check(CLI::Range(1, 1024));
@@ -132,10 +134,16 @@ CLI::App* GenerateCommand::attach(CLI::App& app) {
 
 int GenerateCommand::run() {
   const TimePoint load_start = Clock::now();
-  const std::optional<WeightFormat> format =
-      widen_bf16 ? WeightFormat::f32 : parse_weight_format(weights);
+  WeightsChoice choice = weights.empty() ? WeightsChoice{} : parse_weights_choice(weights).value();
+  if (widen_bf16) choice.host = WeightFormat::f32;
+  if (choice.device == DevicePrecision::fp8 && backend != "cuda") {
+    throw std::invalid_argument(
+        "--weights fp8 holds the weights on a GPU: it needs --backend cuda "
+        "(q8 is the CPU's 8-bit format)");
+  }
   const ModelSource source = ModelSource::open(model_dir);
-  const LlamaModel model = LlamaModel::load(source, {.weights = format, .threads = threads});
+  const LlamaModel model = LlamaModel::load(
+      source, {.weights = choice.host, .threads = threads, .device_precision = choice.device});
   const double load_ms = millis_between(load_start, Clock::now());
   if (!json) {
     std::cerr << "loaded " << model_dir << " (" << to_string(model.config().arch) << ", "

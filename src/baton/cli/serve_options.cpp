@@ -168,8 +168,10 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
   cmd.add_option("--weights", flags.weights,
                  "Weights at load: bf16 (bf16 read in place), f32, or q8 (8 bits a weight: "
                  "decode reads about half the bytes of bf16); every --model and --embedding. "
-                 "Default: as stored (q8 for a GGUF file of Q8_0 weights, else bf16)")
-      ->check(CLI::IsMember({"bf16", "f32", "q8"}));
+                 "Default: as stored (q8 for a GGUF file of Q8_0 weights, else bf16); fp8 "
+                 "(--backend cuda): 8-bit floats on the GPU, a scale per row, decode reads "
+                 "half the bytes of bf16")
+      ->check(CLI::IsMember({"bf16", "f32", "q8", "fp8"}));
 }
 
 void add_fault_flags(CLI::App& cmd, ServeConfig& v) {
@@ -282,9 +284,11 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
     }
     c.models.push_back(std::move(model));
   };
-  const std::optional<WeightFormat> weights = parse_weight_format(flags.weights);
+  const WeightsChoice weights =
+      flags.weights.empty() ? WeightsChoice{} : parse_weights_choice(flags.weights).value();
   ModelSpec chat = flags.model;
-  chat.weights = weights;
+  chat.weights = weights.host;
+  chat.device_precision = weights.device;
   if (flags.max_batch >= 1) chat.max_batch = flags.max_batch;
   if (flags.prefill_chunk >= 1) chat.prefill_chunk = flags.prefill_chunk;
   if (flags.step_tokens >= 0) chat.step_tokens = flags.step_tokens;
@@ -297,7 +301,8 @@ void append_models(const ServeFlags& flags, ServeConfig& c) {
   ModelSpec embedding;
   embedding.kind = ModelSpec::Kind::embedding;
   embedding.kv_budget_mb = kEmbeddingKvBudgetMb;
-  embedding.weights = weights;
+  embedding.weights = weights.host;
+  embedding.device_precision = weights.device;
   for (const std::string& spec : flags.models) append("--model", spec, chat);
   for (const std::string& spec : flags.embeddings) append("--embedding", spec, embedding);
 }

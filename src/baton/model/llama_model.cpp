@@ -46,6 +46,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
                        std::string source)
     : config_(std::move(config)),
       source_(std::move(source)),
+      device_precision_(options.device_precision),
       weights_(std::move(weights)),
       inverse_frequencies_(rope_inverse_frequencies(config_)),
       pool_(std::make_unique<ThreadPool>(options.threads > 0 ? options.threads
@@ -158,10 +159,13 @@ std::size_t LlamaModel::host_bytes() const {
 }
 
 std::size_t LlamaModel::upload_bytes() const {
+  const bool fp8 = device_precision_ == DevicePrecision::fp8;
   return sum_all(
       *this,
-      [](const WeightMatrix& m) {
-        return static_cast<std::size_t>(m.rows()) * static_cast<std::size_t>(m.cols()) * 2;
+      [this, fp8](const WeightMatrix& m) {
+        const auto rows = static_cast<std::size_t>(m.rows());
+        const std::size_t elements = rows * static_cast<std::size_t>(m.cols());
+        return fp8 && &m != &embed_ ? elements + rows * sizeof(float) : elements * 2;
       },
       vector_bytes);
 }

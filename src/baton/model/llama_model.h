@@ -34,6 +34,8 @@ struct ModelLoadOptions {
   // upload: the weights go to a device (CudaModel), which then calls release_host_pages():
   // bf16 matrices are read in place wherever they lie, never copied on the host.
   WeightUse use = WeightUse::cpu_kernels;
+  // How a device holds the matrices it uploads (CudaModel); the host's are as `weights`.
+  DevicePrecision device_precision = DevicePrecision::bf16;
   // Called after the embedding and after each layer with the bytes of the weight files
   // read so far (by layer) and in all, for a progress bar.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;
@@ -78,8 +80,10 @@ class LlamaModel {
   // Host memory its weights hold: every matrix (the embedding too) and vector, those read
   // in place from the map until release_host_pages().
   std::size_t host_bytes() const;
+  DevicePrecision device_precision() const { return device_precision_; }
   // Device memory a copy of the weights takes as CudaModel holds them: every matrix as
-  // bf16, the vectors (norms, biases, RoPE's frequencies) as f32.
+  // bf16 (fp8: a byte a weight and an f32 scale a row, but the embedding), the vectors
+  // (norms, biases, RoPE's frequencies) as f32.
   std::size_t upload_bytes() const;
   // Once its weights are on a device: drops the memory map's pages from the process (the
   // matrices read in place stay readable, from the file). Thread-safe.
@@ -88,6 +92,7 @@ class LlamaModel {
  private:
   ModelConfig config_;
   std::string source_ = "model";
+  DevicePrecision device_precision_ = DevicePrecision::bf16;
   ModelWeights weights_;  // the memory map bf16 matrices point into
   WeightMatrix embed_;    // [vocab x hidden]
   WeightMatrix lm_head_;  // [vocab x hidden]; empty when tied to embed_

@@ -5,13 +5,16 @@
 // paged kernel, long contexts split along the keys). Tolerance: relative error of each
 // sequence's logits below 2e-2 (bf16 activations and KV; the CPU path keeps f32). And the
 // reference models (tests/data/models, f32) against transformers' logits (below 3e-2: their
-// weights are rounded to bf16 too) and greedy tokens.
+// weights are rounded to bf16 too) and greedy tokens. fp8 weights on the device (E4M3, a
+// scale per row) against the CPU's bf16 pass: below 0.15 (3 mantissa bits: each weight
+// within 1/16 of itself; a wrong scale or slice is off by the logits themselves).
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
 #ifdef BATON_HAVE_CUDA
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -33,6 +36,7 @@ constexpr double kTolerance = 2e-2;
 // The reference models are f32: rounding their weights to bf16 adds its own error.
 constexpr double kReferenceTolerance = 3e-2;
 constexpr int kBlockTokens = 16;
+constexpr double kFp8Tolerance = 0.15;
 
 double relative_error(std::span<const float> ours, std::span<const float> theirs) {
   double diff = 0.0;
@@ -158,7 +162,9 @@ class BothRunners {
     for (std::size_t r = 0; r * width < out.cpu.size(); ++r) {
       const std::span<const float> cpu(out.cpu.data() + r * width, width);
       const std::span<const float> gpu(out.cuda.data() + r * width, width);
-      EXPECT_LT(relative_error(gpu, cpu), kTolerance) << what << ", row " << r;
+      const double error = relative_error(gpu, cpu);
+      EXPECT_LT(error, tolerance_) << what << ", row " << r;
+      largest_error_ = std::max(largest_error_, error);
       next.push_back(argmax(cpu));
     }
     return next;
@@ -172,9 +178,13 @@ class BothRunners {
     stream_->synchronize();
   }
   void cut_layers_into(int units) { piece_units_ = units; }
+  void set_tolerance(double tolerance) { tolerance_ = tolerance; }
+  double largest_error() const { return largest_error_; }
 
  private:
   int piece_units_ = 0;
+  double tolerance_ = kTolerance;
+  double largest_error_ = 0.0;
   const LlamaModel& model_;
   KvBlockPool pool_;
   CpuModelRunner cpu_;
@@ -251,9 +261,9 @@ ModelShape shape_of(std::int64_t hidden, std::int64_t heads, std::int64_t kv_hea
 
 class CudaRunnerShapes : public ::testing::TestWithParam<Shape> {
  protected:
-  LlamaModel load() {
+  LlamaModel load(DevicePrecision precision = DevicePrecision::bf16) {
     write_model(dir_.path(), GetParam().arch, GetParam().shape, 11);
-    return LlamaModel::load(dir_.path());
+    return LlamaModel::load(dir_.path(), {.device_precision = precision});
   }
   testing::TempDir dir_;
 };
@@ -305,6 +315,21 @@ TEST_P(CudaRunnerShapes, LayersInPiecesOfColumnsAndHeadsMatchTheCpuPass) {
   both.cut_layers_into(37);
   prefill_then_decode(both);
   long_context(both);
+}
+
+// fp8 weights: decode rows through decode_gemm_fp8, prefill chunks widened to bf16 for
+// cuBLAS, and (cut into columns) each piece's slice widened alone.
+TEST_P(CudaRunnerShapes, Fp8WeightsStayNearTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load(DevicePrecision::fp8);
+  for (const int piece : {0, 37}) {
+    BothRunners both(model);
+    both.set_tolerance(kFp8Tolerance);
+    both.cut_layers_into(piece);
+    prefill_then_decode(both);
+    long_context(both);
+    std::printf("fp8, pieces of %d: largest relative error %.4f\n", piece, both.largest_error());
+  }
 }
 
 // The warm-up at load (every piece shape of up to 300-row chunks, writing keys into the

@@ -2,65 +2,114 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 
 #include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/decode_gemm.h"
+#include "baton/model/cuda/fp8_weights.h"
 #include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda {
 
 namespace {
 
-void decode_product(const kernels::bf16* x, int rows, const kernels::bf16* w, int out, int in,
-                    void* y, cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
+std::size_t element_size(cudaDataType_t y_type) {
+  return y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
+}
+
+// One launch of up to kDecodeMaxRows rows: skinny_gemm (one row, bf16) or decode_gemm.
+void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
+                    cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
   if (y_type == CUDA_R_32F) {
     auto* f32 = static_cast<float*>(y);
-    BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm(x, rows, w, out, in, f32, beta, stream)
-                            : kernels::decode_gemm(x, rows, w, out, in, f32, beta, stream));
+    if (w.fp8()) {
+      BATON_CUDA_CHECK(kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out, w.in, f32,
+                                                beta, stream));
+    } else {
+      BATON_CUDA_CHECK(
+          skinny ? kernels::skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, f32, beta, stream)
+                 : kernels::decode_gemm(x, rows, w.bf16_values(), w.out, w.in, f32, beta, stream));
+    }
+    return;
+  }
+  auto* b16 = static_cast<kernels::bf16*>(y);
+  if (w.fp8()) {
+    BATON_CUDA_CHECK(
+        kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out, w.in, b16, stream));
   } else {
-    auto* b16 = static_cast<kernels::bf16*>(y);
-    BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm(x, rows, w, out, in, b16, stream)
-                            : kernels::decode_gemm(x, rows, w, out, in, b16, stream));
+    BATON_CUDA_CHECK(
+        skinny ? kernels::skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, b16, stream)
+               : kernels::decode_gemm(x, rows, w.bf16_values(), w.out, w.in, b16, stream));
+  }
+}
+
+// Any number of rows through decode_gemm, kDecodeMaxRows at a time.
+void in_row_slices(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
+                   cudaDataType_t y_type, float beta, cudaStream_t stream) {
+  for (int first = 0; first < rows; first += kernels::kDecodeMaxRows) {
+    const int count = std::min(kernels::kDecodeMaxRows, rows - first);
+    decode_product(
+        x + static_cast<std::size_t>(first) * w.in, count, w,
+        static_cast<char*>(y) + static_cast<std::size_t>(first) * w.out * element_size(y_type),
+        y_type, beta, false, stream);
   }
 }
 
 }  // namespace
 
-void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
-            int out, int in, void* y, cudaDataType_t y_type, float beta, BatchedProducts batched) {
+void linear(const Products& products, const kernels::bf16* x, int rows, const DeviceMatrix& w,
+            void* y, cudaDataType_t y_type, float beta) {
   if (rows == 0) return;
   cudaStream_t stream = nullptr;
-  BATON_CUBLAS_CHECK(cublas_api().get_stream(cublas, &stream));
-  if (batched == BatchedProducts::invariant && kernels::decode_gemm_fits(1, in)) {
-    const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
-    for (int first = 0; first < rows; first += kernels::kDecodeMaxRows) {
-      const int count = std::min(kernels::kDecodeMaxRows, rows - first);
-      decode_product(x + static_cast<std::size_t>(first) * in, count, w, out, in,
-                     static_cast<char*>(y) + static_cast<std::size_t>(first) * out * element,
-                     y_type, beta, false, stream);
+  BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
+  const std::size_t elements = static_cast<std::size_t>(w.out) * w.in;
+  if (w.fp8()) {
+    if (rows <= kernels::kDecodeMaxRows || products.batched == BatchedProducts::invariant ||
+        elements > products.widened_elements) {
+      in_row_slices(x, rows, w, y, y_type, beta, stream);
+    } else {
+      linear_columns(products, x, rows, w, 0, w.out, y, y_type, beta);
     }
     return;
   }
-  const bool one_row = kernels::skinny_fits(rows, in);
-  if (one_row || (batched == BatchedProducts::decode_gemm && kernels::decode_gemm_fits(rows, in))) {
-    decode_product(x, rows, w, out, in, y, y_type, beta, one_row, stream);
+  if (products.batched == BatchedProducts::invariant && kernels::decode_gemm_fits(1, w.in)) {
+    in_row_slices(x, rows, w, y, y_type, beta, stream);
     return;
   }
-  linear_columns(cublas, x, rows, w, out, in, 0, out, y, y_type, beta);
+  const bool one_row = kernels::skinny_fits(rows, w.in);
+  if (one_row ||
+      (products.batched == BatchedProducts::decode_gemm && kernels::decode_gemm_fits(rows, w.in))) {
+    decode_product(x, rows, w, y, y_type, beta, one_row, stream);
+    return;
+  }
+  linear_columns(products, x, rows, w, 0, w.out, y, y_type, beta);
 }
 
-void linear_columns(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
-                    int out, int in, int first, int count, void* y, cudaDataType_t y_type,
+void linear_columns(const Products& products, const kernels::bf16* x, int rows,
+                    const DeviceMatrix& w, int first, int count, void* y, cudaDataType_t y_type,
                     float beta) {
   if (rows == 0 || count == 0) return;
+  const kernels::bf16* w_rows = w.bf16_values() + static_cast<std::size_t>(first) * w.in;
+  if (w.fp8()) {
+    if (static_cast<std::size_t>(count) * w.in > products.widened_elements) {
+      throw std::invalid_argument("linear_columns: an fp8 slice of " + std::to_string(count) +
+                                  " x " + std::to_string(w.in) + " outgrows the widened slot");
+    }
+    cudaStream_t stream = nullptr;
+    BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
+    BATON_CUDA_CHECK(
+        kernels::dequantize_fp8_rows(w.fp8_values() + static_cast<std::size_t>(first) * w.in,
+                                     w.scales + first, count, w.in, products.widened, stream));
+    w_rows = products.widened;
+  }
   const float alpha = 1.0f;
-  const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
-  void* columns = static_cast<char*>(y) + static_cast<std::size_t>(first) * element;
-  const kernels::bf16* w_rows = w + static_cast<std::size_t>(first) * in;
-  BATON_CUBLAS_CHECK(cublas_api().gemm_ex(
-      cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, rows, in, &alpha, w_rows, CUDA_R_16BF, in, x,
-      CUDA_R_16BF, in, &beta, columns, y_type, out, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  void* columns = static_cast<char*>(y) + static_cast<std::size_t>(first) * element_size(y_type);
+  BATON_CUBLAS_CHECK(cublas_api().gemm_ex(products.cublas, CUBLAS_OP_T, CUBLAS_OP_N, count, rows,
+                                          w.in, &alpha, w_rows, CUDA_R_16BF, w.in, x, CUDA_R_16BF,
+                                          w.in, &beta, columns, y_type, w.out, CUBLAS_COMPUTE_32F,
+                                          CUBLAS_GEMM_DEFAULT));
 }
 
 void attention_scores(cublasHandle_t cublas, const kernels::bf16* q, long long q_stride,

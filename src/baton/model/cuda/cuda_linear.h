@@ -6,27 +6,41 @@
 
 #include <cublas_v2.h>
 
+#include <cstddef>
+
+#include "baton/model/cuda/device_matrix.h"
 #include "baton/model/cuda/model_kernels.h"
 
 namespace baton::cuda {
 
-// Which kernel takes products of 2 to 32 rows (batched decode): cuBLAS, or decode_gemm
+// Which kernel takes bf16 products of 2 to 32 rows (batched decode): cuBLAS, or decode_gemm
 // (BATON_CUDA_DECODE_GEMM=1; it trails cuBLAS at 16-32 rows, docs/benchmarks.md). And
 // `invariant` (`--deterministic` decode steps): every row count through decode_gemm, more
 // than 32 rows in slices of 32, so that no row's result depends on the others.
 enum class BatchedProducts { cublas, decode_gemm, invariant };
 
-// y [rows x out] = x [rows x in] * w [out x in]^T + beta * y; y is f32 or bf16 (`y_type`;
-// beta must be 0 for bf16). One row (batch-1 decode) goes through skinny_gemm, up to 32
-// as `batched` says, more (prefill) through cuBLAS; `invariant` as its name says.
-void linear(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
-            int out, int in, void* y, cudaDataType_t y_type, float beta = 0.0f,
-            BatchedProducts batched = BatchedProducts::cublas);
+// How a step's products run: its cuBLAS handle, its choice for batched rows, and where an
+// fp8 matrix is widened to bf16 for cuBLAS (products of more than 32 rows: prefill), room
+// for `widened_elements` values; a larger fp8 matrix goes through decode_gemm_fp8 in
+// slices of 32 rows instead.
+struct Products {
+  cublasHandle_t cublas = nullptr;
+  BatchedProducts batched = BatchedProducts::cublas;
+  kernels::bf16* widened = nullptr;
+  std::size_t widened_elements = 0;
+};
+
+// y [rows x w.out] = x [rows x w.in] * w^T + beta * y; y is f32 or bf16 (`y_type`; beta
+// must be 0 for bf16). bf16 weights: one row (batch-1 decode) goes through skinny_gemm, up
+// to 32 as `batched` says, more (prefill) through cuBLAS. fp8 weights: up to 32 rows
+// through decode_gemm_fp8, more widened and through cuBLAS.
+void linear(const Products& products, const kernels::bf16* x, int rows, const DeviceMatrix& w,
+            void* y, cudaDataType_t y_type, float beta = 0.0f);
 // Output columns [first, first + count) of linear(): w's rows of them into y's columns of
-// them (y keeps its row stride `out`), through cuBLAS whatever the rows: a piece of a
+// them (y keeps its row stride `w.out`), through cuBLAS whatever the rows: a piece of a
 // product that reads its slice of the weights once for all rows.
-void linear_columns(cublasHandle_t cublas, const kernels::bf16* x, int rows, const kernels::bf16* w,
-                    int out, int in, int first, int count, void* y, cudaDataType_t y_type,
+void linear_columns(const Products& products, const kernels::bf16* x, int rows,
+                    const DeviceMatrix& w, int first, int count, void* y, cudaDataType_t y_type,
                     float beta = 0.0f);
 
 // The attention of one prefilling sequence over its `length` contiguous keys and values

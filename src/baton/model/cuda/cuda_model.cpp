@@ -1,8 +1,11 @@
 #include "baton/model/cuda/cuda_model.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "baton/gpu/cuda/cuda_error.h"
+#include "baton/model/cuda/fp8_weights.h"
 #include "baton/model/files/half.h"
 
 namespace baton::cuda {
@@ -32,19 +35,28 @@ void copy_matrix(const WeightMatrix& matrix, char* device) {
 
 }  // namespace
 
-std::unique_ptr<DeviceBuffer> CudaModel::upload_matrices(
-    const std::vector<const WeightMatrix*>& parts) {
-  std::size_t bytes = 0;
-  for (const WeightMatrix* m : parts)
-    bytes += static_cast<std::size_t>(m->rows()) * m->cols() * kBf16;
-  auto buffer = std::make_unique<DeviceBuffer>(bytes);
-  char* at = static_cast<char*>(buffer->get());
+CudaModel::Matrix CudaModel::upload_matrices(const std::vector<const WeightMatrix*>& parts,
+                                             bool quantize) {
+  Matrix matrix{.in = parts.front()->cols()};
+  for (const WeightMatrix* m : parts) matrix.out += m->rows();
+  const std::size_t elements = static_cast<std::size_t>(matrix.out) * matrix.in;
+  matrix.values = std::make_unique<DeviceBuffer>(elements * kBf16);
+  char* at = static_cast<char*>(matrix.values->get());
   for (const WeightMatrix* m : parts) {
     copy_matrix(*m, at);
     at += static_cast<std::size_t>(m->rows()) * m->cols() * kBf16;
   }
-  bytes_ += bytes;
-  return buffer;
+  if (quantize) {
+    auto values = std::make_unique<DeviceBuffer>(elements);
+    matrix.scales = std::make_unique<DeviceBuffer>(matrix.out * sizeof(float));
+    BATON_CUDA_CHECK(kernels::quantize_fp8_rows(
+        bf16_of(*matrix.values), matrix.out, matrix.in, static_cast<std::uint8_t*>(values->get()),
+        static_cast<float*>(matrix.scales->get()), nullptr));
+    BATON_CUDA_CHECK(cudaDeviceSynchronize());
+    matrix.values = std::move(values);  // the bf16 copy goes
+  }
+  bytes_ += matrix.values->bytes() + (matrix.scales ? matrix.scales->bytes() : 0);
+  return matrix;
 }
 
 std::unique_ptr<DeviceBuffer> CudaModel::upload_joined(
@@ -62,13 +74,19 @@ std::unique_ptr<DeviceBuffer> CudaModel::upload(const std::vector<float>& values
   return buffer;
 }
 
-CudaModel::CudaModel(const LlamaModel& model) : config_(model.config()) {
+CudaModel::CudaModel(const LlamaModel& model)
+    : config_(model.config()), precision_(model.device_precision()) {
+  const bool quantize = fp8();
   for (const LlamaModel::Layer& l : model.layers()) {
     Layer layer;
-    layer.qkv = upload_matrices({&l.q, &l.k, &l.v});
-    layer.o = upload_matrices({&l.o});
-    layer.gate_up = upload_matrices({&l.gate, &l.up});
-    layer.down = upload_matrices({&l.down});
+    layer.qkv = upload_matrices({&l.q, &l.k, &l.v}, quantize);
+    layer.o = upload_matrices({&l.o}, quantize);
+    layer.gate_up = upload_matrices({&l.gate, &l.up}, quantize);
+    layer.down = upload_matrices({&l.down}, quantize);
+    for (const Matrix* m : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
+      largest_layer_matrix_ =
+          std::max(largest_layer_matrix_, static_cast<std::size_t>(m->out) * m->in);
+    }
     layer.attn_norm = upload(l.attn_norm);
     layer.mlp_norm = upload(l.mlp_norm);
     if (!l.q_bias.empty()) layer.qkv_bias = upload_joined({&l.q_bias, &l.k_bias, &l.v_bias});
@@ -79,13 +97,15 @@ CudaModel::CudaModel(const LlamaModel& model) : config_(model.config()) {
     layers_.push_back(std::move(layer));
   }
   const std::size_t before_embedding = bytes_;
-  embed_ = upload_matrices({&model.embedding()});
+  embed_ = upload_matrices({&model.embedding()}, false);
   const std::size_t embedding_bytes = bytes_ - before_embedding;
-  if (&model.output() != &model.embedding()) lm_head_ = upload_matrices({&model.output()});
+  if (&model.output() != &model.embedding()) {
+    lm_head_ = upload_matrices({&model.output()}, quantize);
+  }
   final_norm_ = upload(model.final_norm());
   inverse_frequencies_ = upload(model.inverse_frequencies());
   // A step reads one embedding row per token, but the whole output matrix.
-  step_bytes_ = lm_head_ ? bytes_ - embedding_bytes : bytes_;
+  step_bytes_ = lm_head_.values ? bytes_ - embedding_bytes : bytes_;
   // The weights now live here: the host's pages of the files go (each weight held once).
   model.release_host_pages();
 }

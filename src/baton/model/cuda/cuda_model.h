@@ -1,5 +1,7 @@
 // CudaModel: a LlamaModel's weights in device memory, as the CUDA forward pass reads them.
-// Matrices are bf16 (f16 and f32 files are rounded to bf16 at upload); q, k and v are one
+// Matrices are bf16 (f16 and f32 files are rounded to bf16 at upload), or with
+// DevicePrecision::fp8 E4M3 with a scale per row, quantized on the device from the bf16
+// upload (all but the embedding); q, k and v are one
 // fused matrix, as are gate and up, so that each is one matrix product. Norm weights,
 // biases and RoPE's inverse frequencies stay f32. The host model is read only while
 // uploading, and its memory map's pages are released after (LlamaModel::release_host_pages:
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/model/cuda/device_matrix.h"
 #include "baton/model/cuda/model_kernels.h"
 #include "baton/model/llama_model.h"
 
@@ -18,8 +21,20 @@ namespace baton::cuda {
 
 class CudaModel {
  public:
+  // A matrix's memory: bf16 values, or E4M3 values and f32 scales.
+  struct Matrix {
+    std::unique_ptr<DeviceBuffer> values, scales;
+    int out = 0;
+    int in = 0;
+    DeviceMatrix view() const {
+      return {.values = values->get(),
+              .scales = scales ? f32_of(*scales) : nullptr,
+              .out = out,
+              .in = in};
+    }
+  };
   struct Layer {
-    std::unique_ptr<DeviceBuffer> qkv, o, gate_up, down;  // bf16 [out x in]
+    Matrix qkv, o, gate_up, down;                         // [out x in]
     std::unique_ptr<DeviceBuffer> attn_norm, mlp_norm;    // f32
     std::unique_ptr<DeviceBuffer> qkv_bias;               // f32; null without bias
     std::unique_ptr<DeviceBuffer> q_norm, k_norm;         // f32; null without q/k norm
@@ -30,8 +45,11 @@ class CudaModel {
 
   const ModelConfig& config() const { return config_; }
   const std::vector<Layer>& layers() const { return layers_; }
-  const kernels::bf16* embedding() const { return bf16_of(*embed_); }
-  const kernels::bf16* output() const { return bf16_of(lm_head_ ? *lm_head_ : *embed_); }
+  const kernels::bf16* embedding() const { return bf16_of(*embed_.values); }
+  DeviceMatrix output() const { return (lm_head_.values ? lm_head_ : embed_).view(); }
+  bool fp8() const { return precision_ == DevicePrecision::fp8; }
+  // Elements of the largest layer matrix: what an fp8 product widens at most (Products).
+  std::size_t largest_layer_matrix() const { return largest_layer_matrix_; }
   const float* final_norm() const { return f32_of(*final_norm_); }
   const float* inverse_frequencies() const { return f32_of(*inverse_frequencies_); }
   // Device bytes of the weights, and those a step reads once per token (all but the
@@ -45,13 +63,17 @@ class CudaModel {
   static const float* f32_of(const DeviceBuffer& b) { return static_cast<const float*>(b.get()); }
 
  private:
-  std::unique_ptr<DeviceBuffer> upload_matrices(const std::vector<const WeightMatrix*>& parts);
+  // `parts` stacked into one matrix; E4M3 when `quantize`.
+  Matrix upload_matrices(const std::vector<const WeightMatrix*>& parts, bool quantize);
   std::unique_ptr<DeviceBuffer> upload(const std::vector<float>& values);
   std::unique_ptr<DeviceBuffer> upload_joined(const std::vector<const std::vector<float>*>& parts);
 
   ModelConfig config_;
   std::vector<Layer> layers_;
-  std::unique_ptr<DeviceBuffer> embed_, lm_head_, final_norm_, inverse_frequencies_;
+  DevicePrecision precision_;
+  Matrix embed_, lm_head_;  // lm_head_ empty when tied to embed_
+  std::unique_ptr<DeviceBuffer> final_norm_, inverse_frequencies_;
+  std::size_t largest_layer_matrix_ = 0;
   std::size_t bytes_ = 0;
   std::size_t step_bytes_ = 0;
 };

@@ -167,10 +167,22 @@ void CudaModelStep::size_workspace() {
                    : plan_.output == StepOutput::last_logits ? logits
                                                              : 0;
   w.pinned_as<float>(Slot::output, output_floats_);
+  if (state_.model.fp8() && rows_ > kernels::kDecodeMaxRows) {
+    w.device_as<kernels::bf16>(Slot::widened, state_.model.largest_layer_matrix());
+  }
   w.device_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
   w.device_as<kernels::GreedyPartial>(Slot::greedy_partial,
                                       plan_.sequences.size() * kernels::kGreedySlices);
   w.pinned_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
+}
+
+Products CudaModelStep::products() const {
+  Products p{.cublas = state_.cublas.get(), .batched = batched_products()};
+  if (state_.model.fp8() && rows_ > kernels::kDecodeMaxRows) {
+    p.widened = state_.workspace.device_at<kernels::bf16>(Slot::widened);
+    p.widened_elements = state_.model.largest_layer_matrix();
+  }
+  return p;
 }
 
 bool CudaModelStep::uses_flash() const {
@@ -259,7 +271,7 @@ void CudaModelStep::run_layer(int index) {
   key.sequences = static_cast<int>(plan_.sequences.size());
   key.max_blocks = max_blocks_;
   key.splits = splits_;
-  key.products = static_cast<int>(products());
+  key.products = static_cast<int>(batched_products());
   key.stream = reinterpret_cast<std::uintptr_t>(stream);
   key.generation = state_.workspace.generation();
   state_.graphs.launch(key, stream, [&] { enqueue_layer(index, 0, rows_, stream); });
@@ -279,7 +291,7 @@ CudaModelStep::Dims CudaModelStep::dims() const {
 void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t stream) {
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
-  cublasHandle_t cublas = state_.cublas.get();
+  const Products products = this->products();
   const auto [hidden, q_dim, kv_dim, inner, eps] = dims();
   const auto at = static_cast<std::size_t>(first);
   auto* residual = w.device_at<float>(Slot::residual) + at * hidden;
@@ -287,22 +299,18 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
   auto* qkv = w.device_at<float>(Slot::qkv);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
-  const BatchedProducts batched = products();
-  linear(cublas, normed, count, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
-         qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F, 0.0f, batched);
+  linear(products, normed, count, l.qkv.view(), qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F);
   enqueue_qkv_epilogue(index, first, count, stream);
   attend(index, first, count, stream);
-  linear(cublas, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, count,
-         CudaModel::bf16_of(*l.o), hidden, q_dim, residual, CUDA_R_32F, 1.0f, batched);
+  linear(products, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, count, l.o.view(),
+         residual, CUDA_R_32F, 1.0f);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
   auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up) + at * 2 * inner;
   auto* activated = w.device_at<kernels::bf16>(Slot::activated) + at * inner;
-  linear(cublas, normed, count, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden, gate_up,
-         CUDA_R_16BF, 0.0f, batched);
+  linear(products, normed, count, l.gate_up.view(), gate_up, CUDA_R_16BF);
   BATON_CUDA_CHECK(kernels::silu_mul(gate_up, count, inner, activated, stream));
-  linear(cublas, activated, count, CudaModel::bf16_of(*l.down), hidden, inner, residual, CUDA_R_32F,
-         1.0f, batched);
+  linear(products, activated, count, l.down.view(), residual, CUDA_R_32F, 1.0f);
 }
 
 // One part of a layer over all the step's rows, for output columns (the products) or KV
@@ -312,7 +320,7 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
                                  cudaStream_t stream) {
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
-  cublasHandle_t cublas = state_.cublas.get();
+  const Products products = this->products();
   const auto [hidden, q_dim, kv_dim, inner, eps] = dims();
   const bool last = first + count == units_of(part);
   auto* residual = w.device_at<float>(Slot::residual);
@@ -323,17 +331,16 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
         BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
                                            CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
       }
-      linear_columns(cublas, normed, rows_, CudaModel::bf16_of(*l.qkv), q_dim + 2 * kv_dim, hidden,
-                     first, count, w.device_at<float>(Slot::qkv), CUDA_R_32F);
+      linear_columns(products, normed, rows_, l.qkv.view(), first, count,
+                     w.device_at<float>(Slot::qkv), CUDA_R_32F);
       if (last) enqueue_qkv_epilogue(index, 0, rows_, stream);
       return;
     case LayerPart::attention:  // one unit: all heads at once (units_of)
       attend(index, 0, rows_, stream, first, units_of(part) == 1 ? 0 : count);
       return;
     case LayerPart::out_proj:
-      linear_columns(cublas, w.device_at<kernels::bf16>(Slot::attended), rows_,
-                     CudaModel::bf16_of(*l.o), hidden, q_dim, first, count, residual, CUDA_R_32F,
-                     1.0f);
+      linear_columns(products, w.device_at<kernels::bf16>(Slot::attended), rows_, l.o.view(), first,
+                     count, residual, CUDA_R_32F, 1.0f);
       return;
     case LayerPart::gate_up: {
       auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up);
@@ -341,8 +348,7 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
         BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
                                            CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
       }
-      linear_columns(cublas, normed, rows_, CudaModel::bf16_of(*l.gate_up), 2 * inner, hidden,
-                     first, count, gate_up, CUDA_R_16BF);
+      linear_columns(products, normed, rows_, l.gate_up.view(), first, count, gate_up, CUDA_R_16BF);
       if (last) {
         BATON_CUDA_CHECK(kernels::silu_mul(gate_up, rows_, inner,
                                            w.device_at<kernels::bf16>(Slot::activated), stream));
@@ -350,9 +356,8 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
       return;
     }
     case LayerPart::down:
-      linear_columns(cublas, w.device_at<kernels::bf16>(Slot::activated), rows_,
-                     CudaModel::bf16_of(*l.down), hidden, inner, first, count, residual, CUDA_R_32F,
-                     1.0f);
+      linear_columns(products, w.device_at<kernels::bf16>(Slot::activated), rows_, l.down.view(),
+                     first, count, residual, CUDA_R_32F, 1.0f);
       return;
     case LayerPart::rows:
       break;
@@ -479,8 +484,7 @@ void CudaModelStep::finish() {
     auto* normed = w.device_at<kernels::bf16>(Slot::normed);
     BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows_, sequences, hidden,
                                        state_.model.final_norm(), eps, normed, stream));
-    linear(state_.cublas.get(), normed, sequences, state_.model.output(),
-           static_cast<int>(c.vocab_size), hidden, out, CUDA_R_32F, 0.0f, products());
+    linear(products(), normed, sequences, state_.model.output(), out, CUDA_R_32F);
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
       BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size),

@@ -61,9 +61,11 @@ class CudaModelStep final : public ModelStep {
   // A decode step whose rows must not depend on each other (StepPlan::batch_invariant):
   // its products and key ranges are the same for a row at every batch.
   bool invariant_decode() const { return plan_.batch_invariant && !plan_.prefills; }
-  BatchedProducts products() const {
+  BatchedProducts batched_products() const {
     return invariant_decode() ? BatchedProducts::invariant : state_.batched_products;
   }
+  // How this step's products run (cuda_linear.h); fp8 weights widen in Slot::widened.
+  Products products() const;
   // Rows [first, first + count) over KV heads [first_head, first_head + heads) (heads 0:
   // all); the paged rows and the chunks' key gathers go with the first head.
   void attend(int layer, int first, int count, cudaStream_t stream, int first_head = 0,

@@ -32,6 +32,7 @@ enum class Slot {
   output,          // f32: logits or hidden states
   picks,           // GreedyPick: one per sequence
   greedy_partial,  // GreedyPartial: the greedy pick's slices
+  widened,         // bf16: an fp8 matrix widened for cuBLAS (prefill; Products)
   count
 };
 

@@ -1,3 +1,5 @@
+#include <cuda_fp8.h>
+
 #include <cstdint>
 
 #include "baton/model/cuda/decode_gemm.h"
@@ -20,6 +22,22 @@ __host__ __device__ constexpr int unroll_for(int loads_per_step) {
 
 // Weights are read once a step: streamed past the caches. x is read by every block.
 __device__ uint4 load_weights(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
+
+// Two E4M3 values as bf16x2: exact (every E4M3 value is an f16 and a bf16 value).
+__device__ unsigned widen_fp8x2(unsigned short pair) {
+  const __half2 h(__nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3));
+  const __nv_bfloat162 b = __float22bfloat162_rn(__half22float2(h));
+  return *reinterpret_cast<const unsigned*>(&b);
+}
+
+// 8 E4M3 weights (8 bytes) as the 8 bf16 values the mma takes.
+__device__ uint4 load_weights(const std::uint8_t* p) {
+  const uint2 q = __ldcs(reinterpret_cast<const uint2*>(p));
+  return make_uint4(widen_fp8x2(static_cast<unsigned short>(q.x & 0xffffu)),
+                    widen_fp8x2(static_cast<unsigned short>(q.x >> 16)),
+                    widen_fp8x2(static_cast<unsigned short>(q.y & 0xffffu)),
+                    widen_fp8x2(static_cast<unsigned short>(q.y >> 16)));
+}
 __device__ uint4 load_rows(const bf16* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
 
 // The 16 features of a tile (rows `low` and `low + 8` of this lane) against 8 rows of x,
@@ -38,10 +56,12 @@ __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value);
 
 // A block computes MT tiles of 16 features for up to NT x 8 rows. Warp k takes the inner
 // groups k, k + 8, k + 16, ... in order; the warps' sums are added in warp order. Neither
-// order depends on the rows, so neither does any output.
-template <int MT, int NT, typename Out>
+// order depends on the rows, so neither does any output. W: bf16, or E4M3 bytes whose
+// sums are multiplied by their feature's scale.
+template <int MT, int NT, typename W, typename Out>
 __global__ void __launch_bounds__(kThreads)
-    decode_kernel(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta) {
+    decode_kernel(const bf16* x, int rows, const W* w, const float* scales, int out, int in, Out* y,
+                  float beta) {
   __shared__ float partial[kWarps][MT * 16][NT * 8 + 1];  // +1: no bank conflicts below
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
@@ -49,7 +69,7 @@ __global__ void __launch_bounds__(kThreads)
   const int t = lane % 4;
   const int first = static_cast<int>(blockIdx.x) * MT * 16;
   // Rows past the ends are read again from the last one; their sums are never written.
-  const bf16* weights[MT][2];
+  const W* weights[MT][2];
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
 #pragma unroll
@@ -114,33 +134,35 @@ __global__ void __launch_bounds__(kThreads)
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < kWarps; ++k) sum += partial[k][feature][row];
+    if (scales != nullptr) sum *= scales[first + feature];
     put(y + static_cast<std::size_t>(row) * out + first + feature, sum, beta);
   }
 }
 
-template <int MT, int NT, typename Out>
-cudaError_t launch_tiles(const bf16* x, int rows, const bf16* w, int out, int in, Out* y,
-                         float beta, cudaStream_t stream) {
+template <int MT, int NT, typename W, typename Out>
+cudaError_t launch_tiles(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
+                         Out* y, float beta, cudaStream_t stream) {
   const int blocks = (out + MT * 16 - 1) / (MT * 16);
-  decode_kernel<MT, NT, Out><<<blocks, kThreads, 0, stream>>>(x, rows, w, out, in, y, beta);
+  decode_kernel<MT, NT, W, Out>
+      <<<blocks, kThreads, 0, stream>>>(x, rows, w, scales, out, in, y, beta);
   return cudaGetLastError();
 }
 
 // Up to 8 rows: one tile of 16 features a block (x is half the weights' bytes a block);
 // more: two, so that x read per block stays at most the weights' bytes.
-template <typename Out>
-cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
-                   cudaStream_t stream) {
+template <typename W, typename Out>
+cudaError_t launch(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
+                   Out* y, float beta, cudaStream_t stream) {
   if (!decode_gemm_fits(rows, in) || out < 1) return cudaErrorInvalidValue;
   switch ((rows + 7) / 8) {
     case 1:
-      return launch_tiles<1, 1>(x, rows, w, out, in, y, beta, stream);
+      return launch_tiles<1, 1>(x, rows, w, scales, out, in, y, beta, stream);
     case 2:
-      return launch_tiles<2, 2>(x, rows, w, out, in, y, beta, stream);
+      return launch_tiles<2, 2>(x, rows, w, scales, out, in, y, beta, stream);
     case 3:
-      return launch_tiles<2, 3>(x, rows, w, out, in, y, beta, stream);
+      return launch_tiles<2, 3>(x, rows, w, scales, out, in, y, beta, stream);
     default:
-      return launch_tiles<2, 4>(x, rows, w, out, in, y, beta, stream);
+      return launch_tiles<2, 4>(x, rows, w, scales, out, in, y, beta, stream);
   }
 }
 
@@ -148,12 +170,22 @@ cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out*
 
 cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
                         float beta, cudaStream_t stream) {
-  return launch(x, rows, w, out, in, y, beta, stream);
+  return launch(x, rows, w, nullptr, out, in, y, beta, stream);
 }
 
 cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
                         cudaStream_t stream) {
-  return launch(x, rows, w, out, in, y, 0.0f, stream);
+  return launch(x, rows, w, nullptr, out, in, y, 0.0f, stream);
+}
+
+cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, float* y, float beta, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, beta, stream);
+}
+
+cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, bf16* y, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
 }
 
 }  // namespace baton::cuda::kernels

@@ -7,12 +7,15 @@
 // meet in shared memory in a fixed order.
 // Each output's sum runs in the same order whatever the number of rows, so a row's result
 // does not depend on what else is in the batch (tests/model/cuda/decode_gemm_test.cpp).
-// Written without a GPU at hand: the engine uses it only with BATON_CUDA_DECODE_GEMM=1
-// until bench/decode_gemm_bench has measured it against cuBLAS (cuda_linear.h).
+// Against cuBLAS (bench/decode_gemm_bench, H100): 0.88-1.18x at 1-8 rows, 0.53-0.80x at
+// 16-32, so bf16 products take it only with BATON_CUDA_DECODE_GEMM=1 or `--deterministic`;
+// fp8 weights always (cuda_linear.h).
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 #include "baton/model/cuda/model_kernels.h"
 
@@ -31,5 +34,12 @@ cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in,
                         float beta, cudaStream_t stream);
 cudaError_t decode_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
                         cudaStream_t stream);
+// The same with 8-bit weights (`--weights fp8`): w [out x in] E4M3 bytes (8-byte aligned),
+// each feature's sum times scales[feature] (fp8_weights.h). Exact widening to bf16 in
+// registers: the products are the bf16 kernel's, half the weight bytes read.
+cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, float* y, float beta, cudaStream_t stream);
+cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, bf16* y, cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels

@@ -21,4 +21,10 @@ std::optional<WeightFormat> parse_weight_format(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<WeightsChoice> parse_weights_choice(std::string_view text) {
+  if (text == "fp8") return WeightsChoice{.device = DevicePrecision::fp8};
+  if (const auto format = parse_weight_format(text)) return WeightsChoice{.host = format};
+  return std::nullopt;
+}
+
 }  // namespace baton

@@ -140,6 +140,14 @@ void validate_models(const ServeConfig& config) {
   }
   for (const ModelSpec& model : config.models) {
     validate_model(model);
+    if (model.device_precision == DevicePrecision::fp8 && config.backend != "cuda") {
+      fail(fmt::format(
+          "{}: fp8 weights are held on a GPU (backend = \"cuda\"); backend = \"{}\" has no "
+          "fp8 kernels "
+          "(q8 is its 8-bit format)",
+          model.flag.empty() ? "models." + model.name + ".weights = \"fp8\"" : "--weights fp8",
+          config.backend));
+    }
     if (model.kv_mode == KvBudgetMode::sized && config.backend != "cuda") {
       const std::string what = model.flag.empty()
                                    ? "models." + model.name + ".kv_budget_mb = \"auto\""

@@ -44,7 +44,8 @@
 //   load = "startup"           # startup|on-demand (loaded by the first request for it)
 //   idle_ttl = 0               # seconds unused before it is unloaded; 0: never
 //   pin = false                # true: never evicted nor unloaded for idleness
-//   weights = "bf16"           # bf16|f32|q8 (model/weight_format.h; q8: 8-bit, faster decode;
+//   weights = "bf16"           # bf16|f32|q8|fp8 (model/weight_format.h; q8: 8-bit, faster
+//                              # decode; fp8: 8-bit floats on the GPU, backend cuda only;
 //                              # default: as stored, q8 for a GGUF file of Q8_0 weights)
 //   [models.chat.sampling]     # defaults for requests that leave a field unset
 //   temperature = 0.7          # also top_p, top_k, min_p, repetition_penalty,
@@ -117,6 +118,8 @@ struct ModelSpec {
   bool pin = false;                // never evicted, never unloaded for idleness
   // How the model's matrices are held: bf16 in place, f32 or q8 (weight_format.h).
   std::optional<WeightFormat> weights;  // nullopt: as stored (ModelLoadOptions)
+  // weights = "fp8": the host's as stored, a GPU's E4M3 (backend cuda only).
+  DevicePrecision device_precision = DevicePrecision::bf16;
   // The flag that configured it (`--model chat=DIR`), named by its errors; empty for a
   // model of the file, whose errors name its keys (`models.chat.path`).
   std::string flag;

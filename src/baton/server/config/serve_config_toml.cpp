@@ -353,8 +353,12 @@ ModelSpec TomlReader::read_model(const std::string& name, const toml::table& t) 
       {.name = "pin", .read = [&](N v, K k) { m.pin = boolean(v, k); }},
       {.name = "deterministic", .read = [&](N v, K k) { m.deterministic = boolean(v, k); }},
       {.name = "weights",
-       .read = [&](N v,
-                   K k) { m.weights = choice(v, k, parse_weight_format, kWeightFormatNames); }},
+       .read =
+           [&](N v, K k) {
+             const WeightsChoice w = choice(v, k, parse_weights_choice, kWeightsChoiceNames);
+             m.weights = w.host;
+             m.device_precision = w.device;
+           }},
   };
   read_fields(t, at, fields);
   return m;

@@ -67,6 +67,7 @@ std::unique_ptr<ServedModel> load_served_model(
   ModelLoadOptions options;
   options.threads = cpu_threads;
   options.weights = spec.weights;
+  options.device_precision = spec.device_precision;
   options.progress = progress;
   served->on_device = host.device().backend() != "cpu";
   // On a device the weights are uploaded, then their host pages released (CudaModel).
