@@ -12,6 +12,7 @@
 
 #include "baton/model/cpu/cpu_model_runner.h"
 #include "baton/model/writer/model_writer.h"
+#include "model/batch_against_alone.h"
 #include "temp_dir.h"
 
 namespace baton {
@@ -20,71 +21,28 @@ namespace {
 
 constexpr int kBlockTokens = 8;
 
-class CpuRunner {
- public:
-  explicit CpuRunner(const LlamaModel& model)
-      : pool_(model.config(), kBlockTokens, std::size_t{64} << 20), runner_(model, pool_) {}
-
-  KvSequence& add_sequence(int capacity) {
-    auto s = std::make_unique<KvSequence>();
-    for (int b = 0; b < (capacity + kBlockTokens - 1) / kBlockTokens; ++b) {
-      s->blocks.push_back(*pool_.allocate());
-    }
-    sequences_.push_back(std::move(s));
-    return *sequences_.back();
-  }
-
-  std::vector<float> step(const std::vector<KvSequence*>& which,
-                          const std::vector<std::vector<TokenId>>& tokens, bool invariant) {
-    StepPlan plan{.output = StepOutput::last_logits, .batch_invariant = invariant};
-    for (std::size_t i = 0; i < which.size(); ++i) {
-      plan.sequences.push_back({tokens[i], which[i]});
-      plan.prefills = plan.prefills || tokens[i].size() > 1;
-    }
-    const std::shared_ptr<ModelStep> s = runner_.begin(std::move(plan), 1.0);
+// Rows of `batch` sequences decoded together that differ from the same rows alone.
+int rows_unlike_alone(const LlamaModel& model, int batch, bool invariant) {
+  KvBlockPool pool(model.config(), kBlockTokens, std::size_t{64} << 20);
+  CpuModelRunner runner(model, pool);
+  testing::PoolSequences sequences(pool, kBlockTokens);
+  const auto vocab = static_cast<std::int64_t>(model.config().vocab_size);
+  const testing::RunStep run = [&runner](StepPlan plan) {
+    const std::shared_ptr<ModelStep> s = runner.begin(std::move(plan), 1.0);
     for (int i = 0; i < s->layers(); ++i) s->run_layer(i);
     s->finish();
     return s->take_output().values;
-  }
-
- private:
-  KvBlockPool pool_;
-  CpuModelRunner runner_;
-  std::vector<std::unique_ptr<KvSequence>> sequences_;
-};
-
-std::vector<TokenId> prompt(int s, std::int64_t vocab) {
-  std::vector<TokenId> t;
-  for (int i = 0; i < 3 + (5 * s) % 23; ++i) {
-    t.push_back(static_cast<TokenId>((i * 37 + s * 101 + 7) % vocab));
-  }
-  return t;
-}
-
-// Rows of `batch` sequences decoded together that differ from the same rows alone.
-int rows_unlike_alone(const LlamaModel& model, int batch, bool invariant) {
-  CpuRunner runner(model);
-  const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
-  std::vector<KvSequence*> together, alone;
-  std::vector<std::vector<TokenId>> next;
-  for (int s = 0; s < batch; ++s) {
-    for (std::vector<KvSequence*>* copy : {&together, &alone}) {
-      KvSequence& sequence = runner.add_sequence(64);
-      runner.step({&sequence}, {prompt(s, static_cast<std::int64_t>(vocab))}, invariant);
-      copy->push_back(&sequence);
+  };
+  const auto prompt = [vocab](int s) {
+    std::vector<TokenId> t;
+    for (int i = 0; i < 3 + (5 * s) % 23; ++i) {
+      t.push_back(static_cast<TokenId>((i * 37 + s * 101 + 7) % vocab));
     }
-    next.push_back({static_cast<TokenId>((s * 13 + 1) % static_cast<int>(vocab))});
-  }
-  const std::vector<float> batched = runner.step(together, next, invariant);
-  int unlike = 0;
-  for (int s = 0; s < batch; ++s) {
-    const auto i = static_cast<std::size_t>(s);
-    const std::vector<float> single = runner.step({alone[i]}, {next[i]}, invariant);
-    const std::vector<float> row(batched.begin() + static_cast<std::ptrdiff_t>(i * vocab),
-                                 batched.begin() + static_cast<std::ptrdiff_t>((i + 1) * vocab));
-    unlike += row == single ? 0 : 1;
-  }
-  return unlike;
+    return t;
+  };
+  return testing::batched_against_alone(run, sequences, batch, static_cast<std::size_t>(vocab),
+                                        invariant, prompt)
+      .rows_unequal;
 }
 
 class CpuBatchInvariance : public ::testing::TestWithParam<WeightFormat> {};

@@ -18,6 +18,7 @@
 #include "baton/gpu/cuda/cuda_device.h"
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/writer/model_writer.h"
+#include "model/batch_against_alone.h"
 #include "skip_without_gpu.h"
 #include "temp_dir.h"
 
@@ -40,98 +41,44 @@ ModelShape small_llama() {
   return s;
 }
 
+// The CUDA runner with its own pool and stream, a step's layers run on the stream.
 class DeviceRunner {
  public:
   explicit DeviceRunner(const LlamaModel& model)
       : pool_(model.config(), kBlockTokens, std::size_t{256} << 20),
+        sequences_(pool_, kBlockTokens),
         weights_(std::make_shared<const CudaModel>(model)),
         stream_(device_.create_stream("runner")),
-        runner_(weights_, pool_, dynamic_cast<CudaStream&>(*stream_)),
-        vocab_(static_cast<std::size_t>(model.config().vocab_size)) {}
+        runner_(weights_, pool_, dynamic_cast<CudaStream&>(*stream_)) {}
 
-  KvSequence& add_sequence(int capacity) {
-    auto s = std::make_unique<KvSequence>();
-    for (int b = 0; b < (capacity + kBlockTokens - 1) / kBlockTokens; ++b) {
-      s->blocks.push_back(*pool_.allocate());
-    }
-    sequences_.push_back(std::move(s));
-    return *sequences_.back();
+  // B sequences decode one step together; their twins, each alone, the same token.
+  testing::RowDifference batched_against_alone(int batch, bool invariant) {
+    const testing::RunStep run = [this](StepPlan plan) {
+      const std::shared_ptr<ModelStep> s = runner_.begin(std::move(plan), 1.0);
+      for (int i = 0; i < s->layers(); ++i) {
+        stream_->encode(Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
+      }
+      stream_->encode(Op{.run = [s] { s->finish(); }, .bytes = 0});
+      stream_->synchronize();
+      return s->take_output().values;
+    };
+    const auto prompt = [](int s) {
+      std::vector<TokenId> t;
+      for (int i = 0; i < 3 + 5 * s % 41; ++i)
+        t.push_back(static_cast<TokenId>((i * 37 + s * 101 + 7) % 2048));
+      return t;
+    };
+    return testing::batched_against_alone(run, sequences_, batch, 2048, invariant, prompt);
   }
-
-  // One step; each sequence's last logits, `vocab` floats a row.
-  std::vector<float> step(const std::vector<KvSequence*>& which,
-                          const std::vector<std::vector<TokenId>>& tokens, bool invariant) {
-    StepPlan plan{.output = StepOutput::last_logits, .batch_invariant = invariant};
-    for (std::size_t i = 0; i < which.size(); ++i) {
-      plan.sequences.push_back({tokens[i], which[i]});
-      plan.prefills = plan.prefills || tokens[i].size() > 1;
-    }
-    const std::shared_ptr<ModelStep> s = runner_.begin(std::move(plan), 1.0);
-    for (int i = 0; i < s->layers(); ++i) {
-      stream_->encode(Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
-    }
-    stream_->encode(Op{.run = [s] { s->finish(); }, .bytes = 0});
-    stream_->synchronize();
-    return s->take_output().values;
-  }
-
-  std::size_t vocab() const { return vocab_; }
 
  private:
   KvBlockPool pool_;
+  testing::PoolSequences sequences_;
   CudaDevice device_{CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}};
   std::shared_ptr<const CudaModel> weights_;
   std::unique_ptr<Stream> stream_;
   CudaModelRunner runner_;
-  std::vector<std::unique_ptr<KvSequence>> sequences_;
-  std::size_t vocab_;
 };
-
-std::vector<TokenId> prompt(int s) {
-  std::vector<TokenId> t;
-  for (int i = 0; i < 3 + 5 * s % 41; ++i)
-    t.push_back(static_cast<TokenId>((i * 37 + s * 101 + 7) % 2048));
-  return t;
-}
-
-struct Difference {
-  double max_relative = 0.0;  // over the rows
-  int rows_unequal = 0;       // rows not bit-identical
-};
-
-// B sequences decode one step together; their twins, each alone, the same token.
-Difference batched_against_alone(DeviceRunner& runner, int batch, bool invariant) {
-  std::vector<KvSequence*> together, alone;
-  std::vector<std::vector<TokenId>> next;
-  for (int s = 0; s < batch; ++s) {
-    for (std::vector<KvSequence*>* copy : {&together, &alone}) {
-      KvSequence& sequence = runner.add_sequence(64);
-      runner.step({&sequence}, {prompt(s)}, invariant);  // each prompt alone
-      copy->push_back(&sequence);
-    }
-    next.push_back({static_cast<TokenId>(s * 13 + 1)});
-  }
-  const std::vector<float> batched = runner.step(together, next, invariant);
-  const std::size_t vocab = runner.vocab();
-  Difference d;
-  for (int s = 0; s < batch; ++s) {
-    const std::vector<float> single = runner.step({alone[static_cast<std::size_t>(s)]},
-                                                  {next[static_cast<std::size_t>(s)]}, invariant);
-    double diff = 0.0;
-    double norm = 0.0;
-    bool equal = true;
-    for (std::size_t v = 0; v < vocab; ++v) {
-      const double a = batched[static_cast<std::size_t>(s) * vocab + v];
-      const double b = single[v];
-      diff += (a - b) * (a - b);
-      norm += b * b;
-      equal = equal && a == b;
-    }
-    d.max_relative = std::max(d.max_relative, std::sqrt(diff / norm));
-    d.rows_unequal += equal ? 0 : 1;
-  }
-  return d;
-}
 
 class BatchInvariance : public ::testing::Test {
  protected:
@@ -147,7 +94,7 @@ TEST_F(BatchInvariance, AnInvariantStepGivesEveryRowItsLogitsAloneBitForBit) {
   SKIP_WITHOUT_GPU();
   DeviceRunner runner(*model_);
   for (const int batch : {1, 2, 3, 8, 17, kSequences}) {
-    const Difference d = batched_against_alone(runner, batch, true);
+    const testing::RowDifference d = runner.batched_against_alone(batch, true);
     EXPECT_EQ(d.rows_unequal, 0) << "batch " << batch << ": max relative error " << d.max_relative;
   }
 }
@@ -156,7 +103,7 @@ TEST_F(BatchInvariance, WithoutItRowsDifferOnlyByRounding) {
   SKIP_WITHOUT_GPU();
   DeviceRunner runner(*model_);
   for (const int batch : {1, 2, 3, 8, 17, kSequences}) {
-    const Difference d = batched_against_alone(runner, batch, false);
+    const testing::RowDifference d = runner.batched_against_alone(batch, false);
     std::printf("batch %2d: %2d of %2d rows unlike alone, max relative error %.2e\n", batch,
                 d.rows_unequal, batch, d.max_relative);
     EXPECT_LT(d.max_relative, 2e-2) << "batch " << batch;

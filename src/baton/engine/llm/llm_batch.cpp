@@ -158,17 +158,12 @@ std::optional<StepPlan> LlmBatch::next_step() {
     e->rows = 0;
     e->samples = false;
     greedy = greedy && picks_greedily(*e);
-    if (e->kv.length >= prompt) {  // decoding: the last sampled token goes in
-      e->rows = 1;
-      e->samples = true;
-      steps.push_back({{e->tokens.back()}, &e->kv});
+    if (e->kv.length >= prompt) {
+      add_decode(*e, steps);
     } else if (budget > 0) {
-      e->rows = std::min(budget, prompt - e->kv.length);
-      e->samples = e->kv.length + e->rows == prompt;
+      add_chunk(*e, std::min(budget, prompt - e->kv.length), steps);
       budget -= e->rows;
       prefills = true;
-      const auto first = e->tokens.begin() + e->kv.length;
-      steps.push_back({{first, first + e->rows}, &e->kv});
     }
   }
   if (steps.empty()) return std::nullopt;
@@ -188,10 +183,9 @@ std::optional<StepPlan> LlmBatch::next_invariant_step() {
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     if (e->kv.length >= prompt) continue;
-    e->rows = std::min(options_.prefill_chunk, prompt - e->kv.length);
-    e->samples = e->kv.length + e->rows == prompt;
-    const auto first = e->tokens.begin() + e->kv.length;
-    return StepPlan{.sequences = {{{first, first + e->rows}, &e->kv}},
+    std::vector<SequenceStep> chunk;
+    add_chunk(*e, std::min(options_.prefill_chunk, prompt - e->kv.length), chunk);
+    return StepPlan{.sequences = std::move(chunk),
                     .prefills = true,
                     .output = picks_greedily(*e) ? StepOutput::greedy : StepOutput::last_logits,
                     .batch_invariant = true};
@@ -199,16 +193,27 @@ std::optional<StepPlan> LlmBatch::next_invariant_step() {
   std::vector<SequenceStep> steps;
   bool greedy = true;
   for (const auto& e : running_) {
-    e->rows = 1;
-    e->samples = true;
     greedy = greedy && picks_greedily(*e);
-    steps.push_back({{e->tokens.back()}, &e->kv});
+    add_decode(*e, steps);
   }
   if (steps.empty()) return std::nullopt;
   return StepPlan{.sequences = std::move(steps),
                   .prefills = false,
                   .output = greedy ? StepOutput::greedy : StepOutput::last_logits,
                   .batch_invariant = true};
+}
+
+void LlmBatch::add_decode(Entry& e, std::vector<SequenceStep>& steps) {
+  e.rows = 1;
+  e.samples = true;
+  steps.push_back({{e.tokens.back()}, &e.kv});
+}
+
+void LlmBatch::add_chunk(Entry& e, int rows, std::vector<SequenceStep>& steps) {
+  e.rows = rows;
+  e.samples = e.kv.length + rows == static_cast<int>(e.request.prompt.size());
+  const auto first = e.tokens.begin() + e.kv.length;
+  steps.push_back({{first, first + rows}, &e.kv});
 }
 
 bool LlmBatch::picks_greedily(const Entry& e) {

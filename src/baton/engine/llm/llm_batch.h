@@ -173,6 +173,10 @@ class LlmBatch {
   int prefill_budget() const;
   std::optional<StepPlan> next_invariant_step();
   static bool picks_greedily(const Entry& e);
+  // `e` in this step: decoding (its last sampled token), or prefilling its next `rows`
+  // prompt tokens (sampling after the prompt's last).
+  static void add_decode(Entry& e, std::vector<SequenceStep>& steps);
+  static void add_chunk(Entry& e, int rows, std::vector<SequenceStep>& steps);
   bool reuses_prefixes() const { return options_.prefix_cache && !options_.deterministic; }
   bool try_admit(Entry& entry, TimePoint now);
   int blocks_for(int positions) const;
