@@ -19,6 +19,7 @@
 // (`--weights fp8`; the roofline counts their bytes), then greedy agreement with bf16: 8
 // prompts of 128 tokens, 64 greedy tokens each from the fp8 and the bf16 model, the
 // tokens equal at the same position and the tokens before the first difference.
+// BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and fp8's agreement).
 // BATON_BENCH_PROFILE=1: instead, one warm batch-1 step of the runner per model between
 // cudaProfilerStart and Stop, for `ncu --profile-from-start off` (scripts/device-cuda-llm);
 // BATON_BENCH_PROFILE=prefill: one 2048-token prefill instead.
@@ -283,6 +284,7 @@ int main(int argc, char** argv) {
               "step ms");
   const char* weights = std::getenv("BATON_BENCH_WEIGHTS");
   const bool fp8 = weights != nullptr && std::string(weights) == "fp8";
+  const bool quick = std::getenv("BATON_BENCH_QUICK") != nullptr;
   for (int m = 1; m < argc; ++m) {
     const baton::LlamaModel model = baton::LlamaModel::load(
         argv[m],
@@ -309,11 +311,14 @@ int main(int argc, char** argv) {
                   100.0 * measured / bound, 1e3 * batch / measured);
     }
     const baton::ModelConfig& c = model.config();
+    if (quick) {
+      std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
+    }
     const double kv_per_token =
         2.0 * static_cast<double>(c.num_layers * c.num_kv_heads * c.head_dim) * 2;  // k and v, bf16
     for (const auto& [batch, context] :
          {std::pair{1, 8192}, std::pair{1, 32768}, std::pair{32, 8192}}) {
-      if (context + kDecodeTokens + 1 > c.max_position_embeddings) continue;
+      if (quick || context + kDecodeTokens + 1 > c.max_position_embeddings) continue;
       const double measured = decode_tokens_per_s(engine, batch, vocab, context);
       const double step_bytes = bytes + batch * kv_per_token * (context + kDecodeTokens / 2.0);
       const double bound = batch * rate * 1e9 / step_bytes;
@@ -324,12 +329,15 @@ int main(int argc, char** argv) {
                   measured, bound, 100.0 * measured / bound, 1e3 * batch / measured);
     }
     for (const int tokens : {2048, 8192}) {
+      if (quick) break;
       const double measured = prefill_tokens_per_s(engine, tokens, vocab);
       std::printf("%-28s %10.0f %14s %10s %8.1f\n",
                   (name + " prefill " + std::to_string(tokens)).c_str(), measured, "-", "-",
                   1e3 * tokens / measured);
     }
-    std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
+    if (!quick) {
+      std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
+    }
     if (fp8) {
       const baton::LlamaModel reference = baton::LlamaModel::load(argv[m]);
       baton::LlmBatchOptions small = options;
@@ -339,6 +347,7 @@ int main(int argc, char** argv) {
       host.remove_engine(bf16);  // before `reference` goes
     }
     host.stop();
+    if (quick) continue;
     const RunnerTimes t = runner_times(model);
     std::printf(
         "%-28s step %.3f ms (a buffer per layer), %.3f ms (one buffer); launching %.3f ms\n",
