@@ -91,7 +91,9 @@ void linear_columns(const Products& products, const kernels::bf16* x, int rows,
                     const DeviceMatrix& w, int first, int count, void* y, cudaDataType_t y_type,
                     float beta) {
   if (rows == 0 || count == 0) return;
-  const kernels::bf16* w_rows = w.bf16_values() + static_cast<std::size_t>(first) * w.in;
+  // fp8: w's rows [first, first + count) widened into the slot first.
+  const kernels::bf16* w_rows =
+      w.fp8() ? products.widened : w.bf16_values() + static_cast<std::size_t>(first) * w.in;
   if (w.fp8()) {
     if (static_cast<std::size_t>(count) * w.in > products.widened_elements) {
       throw std::invalid_argument("linear_columns: an fp8 slice of " + std::to_string(count) +
@@ -102,7 +104,6 @@ void linear_columns(const Products& products, const kernels::bf16* x, int rows,
     BATON_CUDA_CHECK(
         kernels::dequantize_fp8_rows(w.fp8_values() + static_cast<std::size_t>(first) * w.in,
                                      w.scales + first, count, w.in, products.widened, stream));
-    w_rows = products.widened;
   }
   const float alpha = 1.0f;
   void* columns = static_cast<char*>(y) + static_cast<std::size_t>(first) * element_size(y_type);
