@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "baton/gpu/cuda/cuda_error.h"
+#include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/fp8_weights.h"
 #include "baton/model/files/half.h"
 
@@ -47,6 +50,10 @@ CudaModel::Matrix CudaModel::upload_matrices(const std::vector<const WeightMatri
     at += static_cast<std::size_t>(m->rows()) * m->cols() * kBf16;
   }
   if (quantize) {
+    if (!kernels::decode_gemm_fits(1, matrix.in)) {  // its 8-byte loads of a row
+      throw std::invalid_argument("--weights fp8: a matrix of " + std::to_string(matrix.in) +
+                                  " columns; decode_gemm_fp8 takes multiples of 8");
+    }
     auto values = std::make_unique<DeviceBuffer>(elements);
     matrix.scales = std::make_unique<DeviceBuffer>(matrix.out * sizeof(float));
     BATON_CUDA_CHECK(kernels::quantize_fp8_rows(

@@ -1,8 +1,8 @@
 // CudaModel: a LlamaModel's weights in device memory, as the CUDA forward pass reads them.
 // Matrices are bf16 (f16 and f32 files are rounded to bf16 at upload), or with
 // DevicePrecision::fp8 E4M3 with a scale per row, quantized on the device from the bf16
-// upload (all but the embedding); q, k and v are one
-// fused matrix, as are gate and up, so that each is one matrix product. Norm weights,
+// upload (all but the embedding); q, k and v are one fused matrix, as are gate and up,
+// so that each is one matrix product. Norm weights,
 // biases and RoPE's inverse frequencies stay f32. The host model is read only while
 // uploading, and its memory map's pages are released after (LlamaModel::release_host_pages:
 // loaded with WeightUse::upload, it then holds no bf16 weight on the host).
