@@ -20,9 +20,9 @@ namespace baton::cuda {
 enum class BatchedProducts { cublas, decode_gemm, invariant };
 
 // How a step's products run: its cuBLAS handle, its choice for batched rows, and where an
-// fp8 matrix is widened to bf16 for cuBLAS (products of more than 32 rows: prefill), room
-// for `widened_elements` values; a larger fp8 matrix goes through decode_gemm_fp8 in
-// slices of 32 rows instead.
+// fp8 matrix is widened to bf16 for cuBLAS (products of more than 32 rows, and every
+// linear_columns piece), room for `widened_elements` values; a larger fp8 matrix goes
+// through decode_gemm_fp8 in slices of 32 rows instead.
 struct Products {
   cublasHandle_t cublas = nullptr;
   BatchedProducts batched = BatchedProducts::cublas;

@@ -167,7 +167,8 @@ void CudaModelStep::size_workspace() {
                    : plan_.output == StepOutput::last_logits ? logits
                                                              : 0;
   w.pinned_as<float>(Slot::output, output_floats_);
-  if (state_.model.fp8() && rows_ > kernels::kDecodeMaxRows) {
+  // fp8: a layer cut into column pieces widens each piece's slice, whatever the rows.
+  if (state_.model.fp8()) {
     w.device_as<kernels::bf16>(Slot::widened, state_.model.largest_layer_matrix());
   }
   w.device_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
@@ -178,7 +179,7 @@ void CudaModelStep::size_workspace() {
 
 Products CudaModelStep::products() const {
   Products p{.cublas = state_.cublas.get(), .batched = batched_products()};
-  if (state_.model.fp8() && rows_ > kernels::kDecodeMaxRows) {
+  if (state_.model.fp8()) {
     p.widened = state_.workspace.device_at<kernels::bf16>(Slot::widened);
     p.widened_elements = state_.model.largest_layer_matrix();
   }

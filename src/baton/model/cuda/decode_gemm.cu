@@ -20,9 +20,6 @@ __host__ __device__ constexpr int unroll_for(int loads_per_step) {
   return loads_per_step <= 4 ? 4 : 2;
 }
 
-// Weights are read once a step: streamed past the caches. x is read by every block.
-__device__ uint4 load_weights(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
-
 // Two E4M3 values as bf16x2: exact (every E4M3 value is an f16 and a bf16 value).
 __device__ unsigned widen_fp8x2(unsigned short pair) {
   const __half2 h(__nv_cvt_fp8x2_to_halfraw2(pair, __NV_E4M3));
@@ -30,14 +27,37 @@ __device__ unsigned widen_fp8x2(unsigned short pair) {
   return *reinterpret_cast<const unsigned*>(&b);
 }
 
-// 8 E4M3 weights (8 bytes) as the 8 bf16 values the mma takes.
-__device__ uint4 load_weights(const std::uint8_t* p) {
-  const uint2 q = __ldcs(reinterpret_cast<const uint2*>(p));
-  return make_uint4(widen_fp8x2(static_cast<unsigned short>(q.x & 0xffffu)),
-                    widen_fp8x2(static_cast<unsigned short>(q.x >> 16)),
-                    widen_fp8x2(static_cast<unsigned short>(q.y & 0xffffu)),
-                    widen_fp8x2(static_cast<unsigned short>(q.y >> 16)));
-}
+// A lane's 8 weights of a group: loaded raw (weights are read once a step, so streamed
+// past the caches) and widened to the 8 bf16 values the mma takes only when multiplied,
+// so that every load of a step is in flight before the first result is waited for.
+template <typename W>
+struct Weights;
+
+template <>
+struct Weights<bf16> {
+  using Raw = uint4;
+  static constexpr int kUnrollScale = 1;
+  __device__ static Raw load(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
+  __device__ static uint4 widen(const Raw& raw) { return raw; }
+};
+
+// E4M3: 8 bytes a load, so twice the steps in flight for the bf16 kernel's bytes.
+template <>
+struct Weights<std::uint8_t> {
+  using Raw = uint2;
+  static constexpr int kUnrollScale = 2;
+  __device__ static Raw load(const std::uint8_t* p) {
+    return __ldcs(reinterpret_cast<const uint2*>(p));
+  }
+  __device__ static uint4 widen(const Raw& q) {
+    return make_uint4(widen_fp8x2(static_cast<unsigned short>(q.x & 0xffffu)),
+                      widen_fp8x2(static_cast<unsigned short>(q.x >> 16)),
+                      widen_fp8x2(static_cast<unsigned short>(q.y & 0xffffu)),
+                      widen_fp8x2(static_cast<unsigned short>(q.y >> 16)));
+  }
+};
+
+// x is read by every block: through the read-only cache.
 __device__ uint4 load_rows(const bf16* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
 
 // The 16 features of a tile (rows `low` and `low + 8` of this lane) against 8 rows of x,
@@ -83,11 +103,12 @@ __global__ void __launch_bounds__(kThreads)
   for (int n = 0; n < NT; ++n) {
     inputs[n] = x + static_cast<std::size_t>(min(8 * n + g, rows - 1)) * in + t * 8;
   }
-  constexpr int kUnroll = unroll_for(2 * MT + NT);
+  using Load = Weights<W>;
+  constexpr int kUnroll = unroll_for(2 * MT + NT) * Load::kUnrollScale;
   float acc[MT][NT][4] = {};
   const int groups = (in + kGroup - 1) / kGroup;
   for (int base = warp; base < groups; base += kWarps * kUnroll) {
-    uint4 wv[kUnroll][MT][2];
+    typename Load::Raw wv[kUnroll][MT][2];
     uint4 xv[kUnroll][NT];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -97,7 +118,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int m = 0; m < MT; ++m) {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          wv[u][m][h] = inside ? load_weights(weights[m][h] + k) : make_uint4(0, 0, 0, 0);
+          wv[u][m][h] = inside ? Load::load(weights[m][h] + k) : typename Load::Raw{};
         }
       }
 #pragma unroll
@@ -109,8 +130,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
+        const uint4 low = Load::widen(wv[u][m][0]);
+        const uint4 high = Load::widen(wv[u][m][1]);
 #pragma unroll
-        for (int n = 0; n < NT; ++n) multiply(acc[m][n], wv[u][m][0], wv[u][m][1], xv[u][n]);
+        for (int n = 0; n < NT; ++n) multiply(acc[m][n], low, high, xv[u][n]);
       }
     }
   }
