@@ -1,0 +1,54 @@
+// LlamaModel::upload_bytes(), the device memory the memory budget counts for a model on a
+// GPU, against the sizes of its matrices from the config: bf16, 2 bytes a weight; fp8, 1
+// byte a weight and a 4-byte scale a row for every matrix but the embedding (2 bytes a
+// weight), the output matrix too when it is not tied to the embedding; the vectors
+// (norms, RoPE's frequencies) the same in both.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "baton/model/llama_model.h"
+#include "baton/model/writer/model_writer.h"
+#include "temp_dir.h"
+
+namespace baton {
+namespace {
+
+struct Sizes {
+  std::uint64_t embedding = 0;               // elements
+  std::uint64_t others = 0, other_rows = 0;  // every other matrix: elements, rows
+};
+
+Sizes sizes_of(const ModelShape& s) {
+  const std::uint64_t h = s.hidden_size, q = s.num_heads * s.head_dim,
+                      kv = s.num_kv_heads * s.head_dim, inner = s.intermediate_size;
+  Sizes z{.embedding = static_cast<std::uint64_t>(s.vocab_size) * h};
+  z.others = s.num_layers * (q * h + 2 * kv * h + h * q + 2 * inner * h + h * inner);
+  z.other_rows = s.num_layers * (q + 2 * kv + h + 2 * inner + h);
+  if (!s.tie_word_embeddings) {
+    z.others += z.embedding;
+    z.other_rows += s.vocab_size;
+  }
+  return z;
+}
+
+TEST(UploadBytes, Fp8CountsAByteAWeightAndAScaleARowButForTheEmbedding) {
+  for (const bool tied : {false, true}) {
+    testing::TempDir dir;
+    ModelShape shape = model_shape("tiny", ModelArch::llama);
+    shape.tie_word_embeddings = tied;
+    write_model(dir.path(), ModelArch::llama, shape, 3);
+    const LlamaModel bf16 = LlamaModel::load(dir.path());
+    const LlamaModel fp8 = LlamaModel::load(dir.path(), {.device_precision = DevicePrecision::fp8});
+    const Sizes z = sizes_of(shape);
+    // f32 vectors: two norms a layer, the final norm, RoPE's head_dim / 2 frequencies.
+    const std::uint64_t vectors =
+        4 * (shape.num_layers * 2 * shape.hidden_size + shape.hidden_size + shape.head_dim / 2);
+    EXPECT_EQ(bf16.upload_bytes(), vectors + 2 * (z.embedding + z.others));
+    EXPECT_EQ(fp8.upload_bytes(), vectors + 2 * z.embedding + z.others + 4 * z.other_rows)
+        << (tied ? "tied" : "untied");
+  }
+}
+
+}  // namespace
+}  // namespace baton
