@@ -1,6 +1,7 @@
-# The test files whose every suite starts no thread and no process (a scan by
-# scripts/thread-free-tests, which ctest's ThreadFreeTests re-checks): ThreadSanitizer can show
-# no race in them, so the TSan build leaves them out (tests/CMakeLists.txt).
+# The test files whose every suite starts no thread, in its process or in one it starts (a
+# scan by scripts/thread-free-tests, which ctest's ThreadFreeTests re-checks): ThreadSanitizer
+# finds races between one process's threads, so it can show none in them and the TSan build
+# leaves them out (tests/CMakeLists.txt).
 set(baton_thread_free_tests
     analysis/ab_plan_test.cpp
     analysis/block_schedule_test.cpp
@@ -25,6 +26,7 @@ set(baton_thread_free_tests
     common/env_test.cpp
     common/percentiles_test.cpp
     engine/input_processor_test.cpp
+    engine/layer_pieces_test.cpp
     engine/output/constrained_output_test.cpp
     engine/piece_sizer_test.cpp
     engine/stop_checker_test.cpp
@@ -36,10 +38,14 @@ set(baton_thread_free_tests
     gpu/overlap_meter_test.cpp
     gpu/proc_process_test.cpp
     grammar/grammar_matcher_test.cpp
+    grammar/json_schema_acceptance_test.cpp
     grammar/json_schema_errors_test.cpp
     grammar/number_ranges_test.cpp
+    grammar/regex_compiler_test.cpp
     grammar/rule_dfa_cache_test.cpp
+    grammar/tool_call_grammar_test.cpp
     ledger/interval_merge_test.cpp
+    model/blas_kernels_test.cpp
     model/chat/chat_tools_test.cpp
     model/chat/json_span_test.cpp
     model/chat/tool_call_format_test.cpp
@@ -47,12 +53,12 @@ set(baton_thread_free_tests
     model/chat/tool_render_test.cpp
     model/chat/tool_stream_parser_test.cpp
     model/chat_template_test.cpp
-    model/cuda/key_splits_test.cpp
     model/files/ggml_blocks_test.cpp
     model/files/gguf_file_test.cpp
     model/files/half_test.cpp
     model/files/mapped_file_test.cpp
     model/files/safetensors_test.cpp
+    model/gguf_metadata_test.cpp
     model/kv_block_pool_test.cpp
     model/logit_bias_test.cpp
     model/model_config_test.cpp
@@ -71,8 +77,10 @@ set(baton_thread_free_tests
     server/anthropic_messages_test.cpp
     server/anthropic_tool_format_test.cpp
     server/anthropic_tools_test.cpp
+    server/eviction_test.cpp
     server/logit_bias_field_test.cpp
     server/metrics_test.cpp
+    server/openai_request_test.cpp
     server/openai_response_test.cpp
     server/peer_fields_test.cpp
     server/peer_requests_tools_test.cpp
@@ -83,5 +91,6 @@ set(baton_thread_free_tests
     server/route_label_test.cpp
     server/serve_config_test.cpp
     server/tokenize_test.cpp
+    server/turn_weight_cli_test.cpp
     turn/share_controller_test.cpp
 )
