@@ -3,6 +3,7 @@
 #include <cfloat>
 #include <cstdint>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/model_kernels.h"
 
@@ -40,6 +41,7 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   __shared__ float warp_m[kAttentionWarps][kMaxGroup];
   __shared__ float warp_l[kAttentionWarps][kMaxGroup];
   __shared__ float warp_o[kAttentionWarps][kMaxGroup][kMaxHeadDim];
+  let_next_kernel_start();  // a weight product after this one may begin its loads
   constexpr int U = kKeysPerWarp;
   const int item = blockIdx.x;
   const int g = blockIdx.y;
@@ -175,6 +177,7 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
 __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   __shared__ float weight[kMaxSplits][kMaxGroup];
   __shared__ float sums[kMaxSplits][kMaxGroup];
+  let_next_kernel_start();  // a weight product after this one may begin its loads
   const int item = blockIdx.x;
   const int g = blockIdx.y;
   const int r = a.row_list[item];

@@ -3,12 +3,16 @@
 #include <cstdint>
 
 #include "baton/model/cuda/decode_gemm.h"
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/tensor_core.cuh"
 
 namespace baton::cuda::kernels {
 namespace {
 
+using detail::let_next_kernel_start;
 using detail::mma_16x8x16;
+using detail::prefetch_l2;
+using detail::wait_for_previous_kernel;
 
 constexpr int kWarp = 32;
 constexpr int kWarps = 8;
@@ -105,6 +109,20 @@ __global__ void __launch_bounds__(kThreads)
   }
   using Load = Weights<W>;
   constexpr int kUnroll = unroll_for(2 * MT + NT) * Load::kUnrollScale;
+  // The first step's weights start toward L2 while the kernel before this one ends.
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    const int k = (warp + u * kWarps) * kGroup;
+#pragma unroll
+    for (int m = 0; m < MT; ++m) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if (k + t * 8 < in) prefetch_l2(weights[m][h] + k);
+      }
+    }
+  }
+  wait_for_previous_kernel();
+  let_next_kernel_start();
   float acc[MT][NT][4] = {};
   const int groups = (in + kGroup - 1) / kGroup;
   for (int base = warp; base < groups; base += kWarps * kUnroll) {
@@ -166,9 +184,8 @@ template <int MT, int NT, typename W, typename Out>
 cudaError_t launch_tiles(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
                          Out* y, float beta, cudaStream_t stream) {
   const int blocks = (out + MT * 16 - 1) / (MT * 16);
-  decode_kernel<MT, NT, W, Out>
-      <<<blocks, kThreads, 0, stream>>>(x, rows, w, scales, out, in, y, beta);
-  return cudaGetLastError();
+  return detail::launch_dependent(decode_kernel<MT, NT, W, Out>, dim3(blocks), dim3(kThreads),
+                                  stream, x, rows, w, scales, out, in, y, beta);
 }
 
 // Up to 8 rows: one tile of 16 features a block (x is half the weights' bytes a block);

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/flash_attention.h"
 #include "baton/model/cuda/flash_mma.cuh"
 #include "baton/model/cuda/flash_tiles.cuh"
@@ -17,6 +18,7 @@ using flash::kTile;
 // One thread per output element: combines the splits' partial results of each query
 // vector (rescaled to the largest running max) and writes it as the flash kernels would.
 __global__ void flash_merge_kernel(FlashChunk c, AttentionShape s) {
+  detail::let_next_kernel_start();  // a weight product after this one may begin its loads
   const int d = s.head_dim;
   const int group = s.heads / s.kv_heads;
   const int n = c.count * group;

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/flash_attention.h"
 #include "baton/model/cuda/flash_tiles.cuh"
 #include "baton/model/cuda/tensor_core.cuh"
@@ -85,6 +86,7 @@ __device__ float2 scale_and_mask(float (&scores)[N][4], float scale, int j0, boo
 template <int D, int W>
 __global__ void __launch_bounds__(W* kWarp) flash_mma_kernel(FlashChunk c, AttentionShape s) {
   using L = MmaLayout<D>;
+  detail::let_next_kernel_start();  // a weight product after this one may begin its loads
   constexpr int kKeySteps = D / 16;  // 16-column pieces of a query
   constexpr int kScoreTiles = kTile / 8;
   constexpr int kOutTiles = D / 8;

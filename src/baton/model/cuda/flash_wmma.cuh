@@ -8,6 +8,7 @@
 
 #include <cfloat>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/flash_attention.h"
 #include "baton/model/cuda/flash_tiles.cuh"
 
@@ -51,6 +52,7 @@ __device__ void load_tile_wmma(const bf16* from, std::size_t stride, int count, 
 template <int D>
 __global__ void __launch_bounds__(kWarps* kWarp) flash_wmma_kernel(FlashChunk c, AttentionShape s) {
   using L = WmmaLayout<D>;
+  detail::let_next_kernel_start();  // a weight product after this one may begin its loads
   using QFragment = wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major>;
   extern __shared__ __align__(128) unsigned char shared[];
   bf16* k_tile = reinterpret_cast<bf16*>(shared);

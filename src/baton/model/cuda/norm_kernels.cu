@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/model_kernels.h"
 
@@ -33,6 +34,7 @@ template <typename Out>
 __global__ void rms_norm_kernel(const float* x, const int* rows_of, int hidden, const float* weight,
                                 float eps, Out* out) {
   __shared__ float scratch[kWarp];
+  let_next_kernel_start();  // a weight product after this one may begin its loads
   const int source = rows_of != nullptr ? rows_of[blockIdx.x] : static_cast<int>(blockIdx.x);
   const float* row = x + static_cast<std::size_t>(source) * hidden;
   const std::size_t base = static_cast<std::size_t>(blockIdx.x) * hidden;

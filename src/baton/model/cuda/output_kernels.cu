@@ -4,6 +4,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/model_kernels.h"
 
@@ -14,6 +15,7 @@ using namespace detail;
 
 
 __global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* out) {
+  let_next_kernel_start();  // a weight product after this one may begin its loads
   const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= static_cast<long long>(rows) * inner) return;
   const long long r = i / inner;

@@ -1,5 +1,6 @@
 #include <cstdint>
 
+#include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda::kernels {
@@ -36,6 +37,18 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % kWarp;
   if (first >= out) return;
   const int features = min(kFeatures, out - first);
+  // The first step's weights start toward L2 while the kernel before this one ends.
+#pragma unroll
+  for (int f = 0; f < kFeatures; ++f) {
+    const bf16* row = w + static_cast<std::size_t>(first + min(f, features - 1)) * in;
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = lane * 8 + u * kWarp * 8;
+      if (i < in) detail::prefetch_l2(row + i);
+    }
+  }
+  detail::wait_for_previous_kernel();
+  detail::let_next_kernel_start();
   float acc[kFeatures][R];
 #pragma unroll
   for (int f = 0; f < kFeatures; ++f) {
@@ -99,8 +112,8 @@ cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out*
   const int blocks = static_cast<int>((warps * kWarp + kThreads - 1) / kThreads);
   static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
   if (rows != 1) return cudaErrorInvalidValue;
-  skinny_kernel<1, Out><<<blocks, kThreads, 0, stream>>>(x, w, out, in, y, beta);
-  return cudaGetLastError();
+  return detail::launch_dependent(skinny_kernel<1, Out>, dim3(blocks), dim3(kThreads), stream, x,
+                                  w, out, in, y, beta);
 }
 
 }  // namespace
