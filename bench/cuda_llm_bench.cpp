@@ -20,9 +20,10 @@
 // prompts of 128 tokens, 64 greedy tokens each from the fp8 and the bf16 model, the
 // tokens equal at the same position and the tokens before the first difference.
 // BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and fp8's agreement).
-// BATON_BENCH_PROFILE=1: instead, one warm batch-1 step of the runner per model between
-// cudaProfilerStart and Stop, for `ncu --profile-from-start off` (scripts/device-cuda-llm);
-// BATON_BENCH_PROFILE=prefill: one 2048-token prefill instead.
+// BATON_BENCH_PROFILE=N: instead, one warm decode step of N sequences (1 for any text but a
+// number) of the runner per model between cudaProfilerStart and Stop, for `ncu
+// --profile-from-start off` (scripts/device-cuda-llm); BATON_BENCH_PROFILE=prefill: one
+// 2048-token prefill instead.
 // Prints one table; every figure is measured in this run.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
@@ -140,22 +141,29 @@ struct RunnerTimes {
   double per_layer_ms = 0.0, one_buffer_ms = 0.0, launch_ms = 0.0;
 };
 
-// With `profile`, the ops of one warm step run between cudaProfilerStart and Stop (for
-// `ncu --profile-from-start off`), and nothing is timed.
-RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
+// With `profile_batch` > 0, the ops of one warm decode step of that many sequences run
+// between cudaProfilerStart and Stop (for `ncu --profile-from-start off`), and nothing is
+// timed.
+RunnerTimes runner_times(const baton::LlamaModel& model, int profile_batch = 0) {
   using Clock = std::chrono::steady_clock;
-  baton::KvBlockPool pool(model.config(), 16, std::size_t{64} << 20);
+  const int batch = std::max(profile_batch, 1);
+  baton::KvBlockPool pool(model.config(), 16, std::size_t{64} << 20 << (batch > 1 ? 5 : 0));
   auto device = baton::make_device("cuda");
   auto stream = device->create_stream("runner");
   baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
                                       dynamic_cast<baton::cuda::CudaStream&>(*stream));
-  baton::KvSequence kv;
-  for (int b = 0; b < 32; ++b) kv.blocks.push_back(*pool.allocate());
+  std::vector<baton::KvSequence> kvs(static_cast<std::size_t>(batch));
+  for (baton::KvSequence& kv : kvs) {
+    for (int b = 0; b < 32; ++b) kv.blocks.push_back(*pool.allocate());
+  }
   double launch_s = 0.0;
-  const auto step = [&](std::vector<baton::TokenId> tokens, bool one_buffer) {
-    baton::StepPlan plan{.sequences = {{std::move(tokens), &kv}},
-                         .prefills = false,
-                         .output = baton::StepOutput::greedy};
+  // One step of `tokens[i]` for sequence i; each sequence's greedy pick.
+  const auto step = [&](std::vector<std::vector<baton::TokenId>> tokens, bool one_buffer) {
+    baton::StepPlan plan{.prefills = false, .output = baton::StepOutput::greedy};
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      plan.prefills = plan.prefills || tokens[i].size() > 1;
+      plan.sequences.push_back({std::move(tokens[i]), &kvs[i]});
+    }
     const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     for (int i = 0; i < s->layers(); ++i) {
       stream->encode(baton::Op{.run =
@@ -170,23 +178,28 @@ RunnerTimes runner_times(const baton::LlamaModel& model, bool profile = false) {
     }
     stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
     stream->synchronize();
-    return s->take_output().greedy.front().token;
+    std::vector<std::vector<baton::TokenId>> next;
+    for (const auto& pick : s->take_output().greedy) next.push_back({pick.token});
+    return next;
   };
-  baton::TokenId next = step(prompt_of(128, 1, model.config().vocab_size), false);
+  std::vector<std::vector<baton::TokenId>> prompts;
+  for (int i = 0; i < batch; ++i)
+    prompts.push_back(prompt_of(128, 1 + i, model.config().vocab_size));
+  std::vector<std::vector<baton::TokenId>> next = step(std::move(prompts), false);
   RunnerTimes t;
-  if (profile) {
-    for (int i = 0; i < 10; ++i) next = step({next}, false);
+  if (profile_batch > 0) {
+    for (int i = 0; i < 10; ++i) next = step(next, false);
     BATON_CUDA_CHECK(cudaProfilerStart());
-    next = step({next}, false);
+    next = step(next, false);
     BATON_CUDA_CHECK(cudaProfilerStop());
     return t;
   }
   for (const bool one_buffer : {false, true}) {
-    for (int i = 0; i < 5; ++i) next = step({next}, one_buffer);  // warm-up
+    for (int i = 0; i < 5; ++i) next = step(next, one_buffer);  // warm-up
     launch_s = 0.0;
     const auto start = Clock::now();
     constexpr int kSteps = 50;
-    for (int i = 0; i < kSteps; ++i) next = step({next}, one_buffer);
+    for (int i = 0; i < kSteps; ++i) next = step(next, one_buffer);
     const double ms =
         std::chrono::duration<double, std::milli>(Clock::now() - start).count() / kSteps;
     (one_buffer ? t.one_buffer_ms : t.per_layer_ms) = ms;
@@ -267,13 +280,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cuda_llm_bench MODEL_DIR [MODEL_DIR...]\n");
     return 2;
   }
+  const char* weights = std::getenv("BATON_BENCH_WEIGHTS");
+  const bool fp8 = weights != nullptr && std::string(weights) == "fp8";
+  const baton::ModelLoadOptions load_options{
+      .device_precision = fp8 ? baton::DevicePrecision::fp8 : baton::DevicePrecision::bf16};
   if (const char* profile = std::getenv("BATON_BENCH_PROFILE")) {  // one step per model
     for (int m = 1; m < argc; ++m) {
-      const baton::LlamaModel model = baton::LlamaModel::load(argv[m]);
+      const baton::LlamaModel model = baton::LlamaModel::load(argv[m], load_options);
       if (std::string(profile) == "prefill") {
         profile_prefill(model, 2048);
       } else {
-        (void)runner_times(model, true);
+        (void)runner_times(model, std::max(std::atoi(profile), 1));
       }
     }
     return 0;
@@ -282,13 +299,9 @@ int main(int argc, char** argv) {
   std::printf("device-to-device copy: %.0f GB/s (read + written)\n\n", rate);
   std::printf("%-28s %10s %14s %10s %8s\n", "model / measure", "tokens/s", "roofline", "of bound",
               "step ms");
-  const char* weights = std::getenv("BATON_BENCH_WEIGHTS");
-  const bool fp8 = weights != nullptr && std::string(weights) == "fp8";
   const bool quick = std::getenv("BATON_BENCH_QUICK") != nullptr;
   for (int m = 1; m < argc; ++m) {
-    const baton::LlamaModel model = baton::LlamaModel::load(
-        argv[m],
-        {.device_precision = fp8 ? baton::DevicePrecision::fp8 : baton::DevicePrecision::bf16});
+    const baton::LlamaModel model = baton::LlamaModel::load(argv[m], load_options);
     const std::int64_t vocab = model.config().vocab_size;
     baton::EngineHost host(baton::make_device("cuda"), baton::TurnOptions{},
                            baton::WatchdogOptions::for_backend("cuda"));

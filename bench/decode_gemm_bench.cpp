@@ -11,7 +11,8 @@
 //     of a run of launches that cycles through copies of the weights larger than four L2
 //     caches, so that no launch finds its weights in the cache;
 //   - decode_gemm_fp8 (`--weights fp8`) on the same product with E4M3 weights: its bytes
-//     read per second, and how many times faster it is than cuBLAS's bf16 product.
+//     read per second, and how many times faster it is than cuBLAS's bf16 product; at
+//     one row also skinny_gemm_fp8's bytes read per second.
 // Prints one table; every figure is measured in this run.
 #include <cuda_runtime_api.h>
 
@@ -138,8 +139,9 @@ int main(int argc, char** argv) {
       "skinny_gemm at one row\n");
   std::printf(
       "| product | out x in | rows | baton GB/s | of read rate | skinny GB/s | cuBLAS "
-      "GB/s | of read rate | baton / cuBLAS | fp8 GB/s | fp8 speed / cuBLAS bf16 |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "GB/s | of read rate | baton / cuBLAS | fp8 GB/s | fp8 speed / cuBLAS bf16 | fp8 "
+      "skinny GB/s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   baton::cuda::CublasHandle cublas;
   const DeviceBuffer x(static_cast<std::size_t>(baton::cuda::kernels::kDecodeMaxRows) * 14336 *
                        sizeof(bf16));
@@ -191,10 +193,26 @@ int main(int argc, char** argv) {
                 static_cast<const float*>(scales.get()), shape.out, shape.in, ys, nullptr));
           },
           repeats));  // bf16 bytes per second: the fp8 kernel's speed on the bf16 scale
+      std::string fp8_skinny = "-";
+      if (baton::cuda::kernels::skinny_fits(rows, shape.in)) {
+        char text[32];
+        std::snprintf(
+            text, sizeof text, "%.0f",
+            rate(milliseconds(
+                [&](int i) {
+                  BATON_CUDA_CHECK(baton::cuda::kernels::skinny_gemm_fp8(
+                      xs, rows, reinterpret_cast<const std::uint8_t*>(weights.at(i)),
+                      static_cast<const float*>(scales.get()), shape.out, shape.in, ys, nullptr));
+                },
+                repeats)) /
+                2);
+        fp8_skinny = text;
+      }
       std::printf(
-          "| %s | %d x %d | %d | %.0f | %.1f %% | %s | %.0f | %.1f %% | %.2fx | %.0f | %.2fx |\n",
+          "| %s | %d x %d | %d | %.0f | %.1f %% | %s | %.0f | %.1f %% | %.2fx | %.0f | %.2fx | %s "
+          "|\n",
           shape.name, shape.out, shape.in, rows, ours, 100.0 * ours / read, skinny.c_str(), theirs,
-          100.0 * theirs / read, ours / theirs, fp8 / 2, fp8 / theirs);
+          100.0 * theirs / read, ours / theirs, fp8 / 2, fp8 / theirs, fp8_skinny.c_str());
     }
   }
   return 0;

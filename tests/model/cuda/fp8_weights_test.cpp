@@ -6,7 +6,8 @@
 //   - dequantize_fp8_rows: code x scale rounded to bf16, bit for bit;
 //   - decode_gemm_fp8 at every row count against a double product of the decoded weights:
 //     tolerance 1e-5 of the sum of the terms' magnitudes (exact bf16 products, f32 sums; a
-//     wrong scale or pairing is off by the result itself).
+//     wrong scale or pairing is off by the result itself); skinny_gemm_fp8 (one row, 16
+//     weights a load) likewise.
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
 #ifdef BATON_HAVE_CUDA
 #include "baton/model/cuda/fp8_weights.h"
@@ -16,9 +17,11 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "baton/model/cuda/decode_gemm.h"
+#include "baton/model/cuda/skinny_gemm.h"
 #include "model/cuda/device_data.h"
 
 namespace baton::cuda::kernels {
@@ -131,38 +134,68 @@ TEST(Fp8Weights, DequantizeIsTheCodeTimesTheScaleInBf16) {
   }
 }
 
-TEST(Fp8Weights, DecodeProductAgainstADoubleProductOfTheDecodedWeights) {
-  SKIP_WITHOUT_GPU();
-  for (const auto& [out, in] : {std::pair{37, 200}, std::pair{256, 4096}, std::pair{19, 72}}) {
+// y (rows x out, each started at 0.5 and added to with beta 1) against 0.5 plus a double
+// product of x and the decoded weights.
+void expect_product(const std::vector<float>& got, const Matrix& x, const Quantized& q, int rows,
+                    int out, int in) {
+  for (int r = 0; r < rows; ++r) {
+    for (int f = 0; f < out; ++f) {
+      double sum = 0.0, magnitude = 0.0;
+      for (int k = 0; k < in; ++k) {
+        const double term = x.values[static_cast<std::size_t>(r) * in + k] *
+                            e4m3_value(q.host_codes[static_cast<std::size_t>(f) * in + k]) *
+                            q.host_scales[f];
+        sum += term;
+        magnitude += std::fabs(term);
+      }
+      ASSERT_NEAR(got[static_cast<std::size_t>(r) * out + f], 0.5 + sum, 1e-5 * magnitude + 1e-6)
+          << out << " x " << in << ", rows " << rows << ", row " << r << ", feature " << f;
+    }
+  }
+}
+
+using Product = cudaError_t (*)(const bf16*, int, const std::uint8_t*, const float*, int, int,
+                                float*, float, cudaStream_t);
+
+// `product` at each of `row_counts` on random E4M3 weights of each shape.
+void check_product(Product product, const std::vector<std::pair<int, int>>& shapes,
+                   const std::vector<int>& row_counts) {
+  for (const auto& [out, in] : shapes) {
     const Matrix w = random_matrix(static_cast<std::size_t>(out) * in, 5, 0.05f);
     const Quantized q = quantize(w, out, in);
     const Matrix x = random_matrix(static_cast<std::size_t>(kDecodeMaxRows) * in, 6);
     const std::unique_ptr<DeviceBuffer> xs = upload(x.bits.data(), x.bits.size() * 2);
-    for (const int rows : {1, 2, 7, 8, 9, 16, 24, 31, 32}) {
+    for (const int rows : row_counts) {
       const std::vector<float> initial(static_cast<std::size_t>(rows) * out, 0.5f);
       const std::unique_ptr<DeviceBuffer> y = upload(initial.data(), initial.size() * 4);
-      BATON_CUDA_CHECK(decode_gemm_fp8(static_cast<const bf16*>(xs->get()), rows,
-                                       static_cast<const std::uint8_t*>(q.codes->get()),
-                                       static_cast<const float*>(q.scales->get()), out, in,
-                                       static_cast<float*>(y->get()), 1.0f, nullptr));
-      const auto got = download<float>(*y, initial.size());
-      for (int r = 0; r < rows; ++r) {
-        for (int f = 0; f < out; ++f) {
-          double sum = 0.0, magnitude = 0.0;
-          for (int k = 0; k < in; ++k) {
-            const double term = x.values[static_cast<std::size_t>(r) * in + k] *
-                                e4m3_value(q.host_codes[static_cast<std::size_t>(f) * in + k]) *
-                                q.host_scales[f];
-            sum += term;
-            magnitude += std::fabs(term);
-          }
-          ASSERT_NEAR(got[static_cast<std::size_t>(r) * out + f], 0.5 + sum,
-                      1e-5 * magnitude + 1e-6)
-              << out << " x " << in << ", rows " << rows << ", row " << r << ", feature " << f;
-        }
-      }
+      BATON_CUDA_CHECK(product(static_cast<const bf16*>(xs->get()), rows,
+                               static_cast<const std::uint8_t*>(q.codes->get()),
+                               static_cast<const float*>(q.scales->get()), out, in,
+                               static_cast<float*>(y->get()), 1.0f, nullptr));
+      expect_product(download<float>(*y, initial.size()), x, q, rows, out, in);
     }
   }
+}
+
+TEST(Fp8Weights, DecodeProductAgainstADoubleProductOfTheDecodedWeights) {
+  SKIP_WITHOUT_GPU();
+  check_product(decode_gemm_fp8, {{37, 200}, {256, 4096}, {19, 72}},
+                {1, 2, 7, 8, 9, 16, 24, 31, 32});
+}
+
+TEST(Fp8Weights, OneRowProductAgainstADoubleProductOfTheDecodedWeights) {
+  SKIP_WITHOUT_GPU();
+  check_product(skinny_gemm_fp8, {{37, 208}, {256, 4096}, {19, 80}, {3, 14336}}, {1});
+}
+
+TEST(Fp8Weights, OneRowProductRefusesRowsThatEndMidLoad) {
+  SKIP_WITHOUT_GPU();
+  float y = 0.0f;
+  // 200 E4M3 values a row: the 16-byte loads would straddle rows.
+  EXPECT_EQ(skinny_gemm_fp8(nullptr, 1, nullptr, nullptr, 1, 200, &y, 0.0f, nullptr),
+            cudaErrorInvalidValue);
+  EXPECT_EQ(skinny_gemm_fp8(nullptr, 2, nullptr, nullptr, 1, 208, &y, 0.0f, nullptr),
+            cudaErrorInvalidValue);
 }
 
 }  // namespace

@@ -19,14 +19,16 @@ std::size_t element_size(cudaDataType_t y_type) {
   return y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
 }
 
-// One launch of up to kDecodeMaxRows rows: skinny_gemm (one row, bf16) or decode_gemm.
+// One launch of up to kDecodeMaxRows rows: skinny_gemm (one row) or decode_gemm.
 void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
                     cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
   if (y_type == CUDA_R_32F) {
     auto* f32 = static_cast<float*>(y);
     if (w.fp8()) {
-      BATON_CUDA_CHECK(kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out, w.in, f32,
-                                                beta, stream));
+      BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
+                                                         w.in, f32, beta, stream)
+                              : kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
+                                                         w.in, f32, beta, stream));
     } else {
       BATON_CUDA_CHECK(
           skinny ? kernels::skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, f32, beta, stream)
@@ -36,13 +38,22 @@ void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, voi
   }
   auto* b16 = static_cast<kernels::bf16*>(y);
   if (w.fp8()) {
-    BATON_CUDA_CHECK(
-        kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out, w.in, b16, stream));
+    BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
+                                                       w.in, b16, stream)
+                            : kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
+                                                       w.in, b16, stream));
   } else {
     BATON_CUDA_CHECK(
         skinny ? kernels::skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, b16, stream)
                : kernels::decode_gemm(x, rows, w.bf16_values(), w.out, w.in, b16, stream));
   }
+}
+
+// skinny_gemm takes one row, E4M3 rows only of whole 16-byte loads; never in a
+// batch-invariant step, whose rows all go through decode_gemm's order of sums.
+bool takes_skinny(const Products& products, int rows, const DeviceMatrix& w) {
+  return products.batched != BatchedProducts::invariant && kernels::skinny_fits(rows, w.in) &&
+         (!w.fp8() || w.in % 16 == 0);
 }
 
 // Any number of rows through decode_gemm, kDecodeMaxRows at a time.
@@ -65,6 +76,10 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
   cudaStream_t stream = nullptr;
   BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
   const std::size_t elements = static_cast<std::size_t>(w.out) * w.in;
+  if (w.fp8() && takes_skinny(products, rows, w)) {
+    decode_product(x, rows, w, y, y_type, beta, true, stream);
+    return;
+  }
   if (w.fp8()) {
     if (rows <= kernels::kDecodeMaxRows || products.batched == BatchedProducts::invariant ||
         elements > products.widened_elements) {
@@ -78,7 +93,7 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
     in_row_slices(x, rows, w, y, y_type, beta, stream);
     return;
   }
-  const bool one_row = kernels::skinny_fits(rows, w.in);
+  const bool one_row = takes_skinny(products, rows, w);
   if (one_row ||
       (products.batched == BatchedProducts::decode_gemm && kernels::decode_gemm_fits(rows, w.in))) {
     decode_product(x, rows, w, y, y_type, beta, one_row, stream);

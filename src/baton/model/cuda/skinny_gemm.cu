@@ -1,3 +1,6 @@
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
 #include <cstdint>
 
 #include "baton/model/cuda/dependent_launch.cuh"
@@ -11,7 +14,8 @@ constexpr int kThreads = 256;  // 8 warps
 constexpr int kFeatures = 2;   // rows of w per warp
 constexpr int kUnroll = 4;
 
-__device__ void unpack(const uint4& v, float (&out)[8]) {
+// Eight bf16 values as floats.
+__device__ void unpack(const uint4& v, float* out) {
   const auto* pairs = reinterpret_cast<const __nv_bfloat162*>(&v);
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
@@ -21,113 +25,142 @@ __device__ void unpack(const uint4& v, float (&out)[8]) {
   }
 }
 
+// One 16-byte load of a weight row: 8 bf16 values, or 16 E4M3 values (exact in floats).
+template <typename W>
+struct Load;
+
+template <>
+struct Load<bf16> {
+  static constexpr int kValues = 8;
+  __device__ static void widen(const uint4& v, float* out) { unpack(v, out); }
+};
+
+template <>
+struct Load<std::uint8_t> {
+  static constexpr int kValues = 16;
+  __device__ static void widen(const uint4& v, float* out) {
+    const auto* pairs = reinterpret_cast<const unsigned short*>(&v);
+#pragma unroll
+    for (int i = 0; i < 8; ++i) {
+      const float2 f = __half22float2(__half2(__nv_cvt_fp8x2_to_halfraw2(pairs[i], __NV_E4M3)));
+      out[2 * i] = f.x;
+      out[2 * i + 1] = f.y;
+    }
+  }
+};
+
 __device__ void put(float* y, float value, float beta) {
   *y = value + (beta != 0.0f ? beta * *y : 0.0f);
 }
 __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
 // Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
-// flight before the first is used; lanes stride along `in`, then the warp sums.
-template <int R, typename Out>
+// flight before the first is used; lanes stride along `in`, then the warp sums. E4M3
+// weights: each feature's sum times its scale.
+template <typename W, typename Out>
 __global__ void __launch_bounds__(kThreads)
-    skinny_kernel(const bf16* x, const bf16* w, int out, int in, Out* y, float beta) {
+    skinny_kernel(const bf16* x, const W* w, const float* scales, int out, int in, Out* y,
+                  float beta) {
+  constexpr int V = Load<W>::kValues;
   const long long warp_index =
       (static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
   const int first = static_cast<int>(warp_index * kFeatures);
   const int lane = threadIdx.x % kWarp;
   if (first >= out) return;
   const int features = min(kFeatures, out - first);
+  const W* rows[kFeatures];
+#pragma unroll
+  for (int f = 0; f < kFeatures; ++f) {
+    rows[f] = w + static_cast<std::size_t>(first + min(f, features - 1)) * in;
+  }
   // The first step's weights start toward L2 while the kernel before this one ends.
 #pragma unroll
   for (int f = 0; f < kFeatures; ++f) {
-    const bf16* row = w + static_cast<std::size_t>(first + min(f, features - 1)) * in;
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int i = lane * 8 + u * kWarp * 8;
-      if (i < in) detail::prefetch_l2(row + i);
+      const int i = (lane + u * kWarp) * V;
+      if (i < in) detail::prefetch_l2(rows[f] + i);
     }
   }
   detail::wait_for_previous_kernel();
   detail::let_next_kernel_start();
-  float acc[kFeatures][R];
-#pragma unroll
-  for (int f = 0; f < kFeatures; ++f) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) acc[f][r] = 0.0f;
-  }
-  for (int base = lane * 8; base < in; base += kWarp * 8 * kUnroll) {
+  float acc[kFeatures] = {};
+  for (int base = lane * V; base < in; base += kWarp * V * kUnroll) {
     uint4 loaded[kFeatures][kUnroll];
 #pragma unroll
     for (int f = 0; f < kFeatures; ++f) {
-      const bf16* row = w + static_cast<std::size_t>(first + min(f, features - 1)) * in;
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
-        const int i = base + u * kWarp * 8;
-        loaded[f][u] =
-            i < in ? __ldcs(reinterpret_cast<const uint4*>(row + i)) : make_uint4(0, 0, 0, 0);
+        const int i = base + u * kWarp * V;
+        // in % 8 == 0; E4M3 rows end on a 16-byte boundary only when in % 16 == 0.
+        loaded[f][u] = i + V <= in ? __ldcs(reinterpret_cast<const uint4*>(rows[f] + i))
+                                   : make_uint4(0, 0, 0, 0);
       }
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const int i = base + u * kWarp * 8;
+      const int i = base + u * kWarp * V;
       if (i >= in) break;
+      float values[V];
 #pragma unroll
-      for (int r = 0; r < R; ++r) {
-        float values[8];
-        unpack(*reinterpret_cast<const uint4*>(x + static_cast<std::size_t>(r) * in + i), values);
+      for (int part = 0; part < V / 8; ++part) {
+        unpack(*reinterpret_cast<const uint4*>(x + i + 8 * part), values + 8 * part);
+      }
 #pragma unroll
-        for (int f = 0; f < kFeatures; ++f) {
-          float weights[8];
-          unpack(loaded[f][u], weights);
+      for (int f = 0; f < kFeatures; ++f) {
+        float weights[V];
+        Load<W>::widen(loaded[f][u], weights);
 #pragma unroll
-          for (int k = 0; k < 8; ++k) acc[f][r] += weights[k] * values[k];
-        }
+        for (int k = 0; k < V; ++k) acc[f] += weights[k] * values[k];
       }
     }
   }
 #pragma unroll
   for (int f = 0; f < kFeatures; ++f) {
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      for (int offset = kWarp / 2; offset > 0; offset /= 2) {
-        acc[f][r] += __shfl_xor_sync(0xffffffffu, acc[f][r], offset);
-      }
+    for (int offset = kWarp / 2; offset > 0; offset /= 2) {
+      acc[f] += __shfl_xor_sync(0xffffffffu, acc[f], offset);
     }
   }
   if (lane != 0) return;
 #pragma unroll
   for (int f = 0; f < kFeatures; ++f) {
     if (f >= features) break;
-#pragma unroll
-    for (int r = 0; r < R; ++r) {
-      put(y + static_cast<std::size_t>(r) * out + first + f, acc[f][r], beta);
-    }
+    const float scale = scales != nullptr ? scales[first + f] : 1.0f;
+    put(y + first + f, acc[f] * scale, beta);
   }
 }
 
-template <typename Out>
-cudaError_t launch(const bf16* x, int rows, const bf16* w, int out, int in, Out* y, float beta,
-                   cudaStream_t stream) {
+template <typename W, typename Out>
+cudaError_t launch(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
+                   Out* y, float beta, cudaStream_t stream) {
+  static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
+  if (!skinny_fits(rows, in) || (sizeof(W) == 1 && in % 16 != 0)) return cudaErrorInvalidValue;
   const long long warps = (static_cast<long long>(out) + kFeatures - 1) / kFeatures;
   const int blocks = static_cast<int>((warps * kWarp + kThreads - 1) / kThreads);
-  static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
-  if (rows != 1) return cudaErrorInvalidValue;
-  return detail::launch_dependent(skinny_kernel<1, Out>, dim3(blocks), dim3(kThreads), stream, x,
-                                  w, out, in, y, beta);
+  return detail::launch_dependent(skinny_kernel<W, Out>, dim3(blocks), dim3(kThreads), stream, x, w,
+                                  scales, out, in, y, beta);
 }
 
 }  // namespace
 
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
                         float beta, cudaStream_t stream) {
-  if (!skinny_fits(rows, in)) return cudaErrorInvalidValue;
-  return launch(x, rows, w, out, in, y, beta, stream);
+  return launch(x, rows, w, nullptr, out, in, y, beta, stream);
 }
 
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
                         cudaStream_t stream) {
-  if (!skinny_fits(rows, in)) return cudaErrorInvalidValue;
-  return launch(x, rows, w, out, in, y, 0.0f, stream);
+  return launch(x, rows, w, nullptr, out, in, y, 0.0f, stream);
+}
+
+cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, float* y, float beta, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, beta, stream);
+}
+
+cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, bf16* y, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
 }
 
 }  // namespace baton::cuda::kernels

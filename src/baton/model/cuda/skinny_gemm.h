@@ -3,11 +3,14 @@
 // multiplies them by x (from the cache). On the H200 (docs/benchmarks.md) it beat
 // cuBLAS's GemmEx at one row (8B shape, batch 1: 6.16 against 6.56 ms a step) and lost at
 // eight (18.8 against 7.1 ms: per weight it issues a load, a conversion and 8 FMAs per
-// row of x), so it takes one row only until it stages x in shared memory.
+// row of x), so it takes one row only until it stages x in shared memory. With E4M3
+// weights (`--weights fp8`) each 16-byte load holds 16 weights, widened exactly to floats.
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 
 #include <cuda_runtime_api.h>
+
+#include <cstdint>
 
 #include "baton/model/cuda/model_kernels.h"
 
@@ -25,5 +28,11 @@ cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in,
                         float beta, cudaStream_t stream);
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
                         cudaStream_t stream);
+// The same with 8-bit weights: w [out x in] E4M3 bytes (16-byte aligned, in % 16 == 0),
+// each feature's sum times scales[feature] (fp8_weights.h).
+cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, float* y, float beta, cudaStream_t stream);
+cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
+                            int out, int in, bf16* y, cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels
