@@ -31,75 +31,10 @@ __device__ void load_head(const bf16* p, int lane, int d, float (&out)[E]) {
   for (int i = 0; i < E; ++i) out[i] = first + i < d ? __bfloat162float(p[first + i]) : 0.0f;
 }
 
-// Every split's result of (listed row `item`, kv head g) merged into the output: every
-// (split, query head)'s maximum and sum are read at once, one per thread, then each head's
-// split weights are found (one thread per head), then every output element sums its
-// splits in split order. The partial results are read past L1 (other blocks wrote them).
-__device__ void merge_splits(const PagedAttention& a, const AttentionShape& s, int item, int g) {
-  __shared__ float weight[kMaxSplits][kMaxGroup];
-  __shared__ float sums[kMaxSplits][kMaxGroup];
-  const int r = a.row_list[item];
-  const int group = s.heads / s.kv_heads;
-  const int d = s.head_dim;
-  const std::size_t stride = static_cast<std::size_t>(group) * (d + 2);
-  const float* parts =
-      a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
-  for (int e = threadIdx.x; e < a.splits * group; e += blockDim.x) {
-    const int p = e / group;
-    const int gi = e % group;
-    const float* ml = parts + p * stride + group * d + 2 * gi;
-    weight[p][gi] = __ldcg(ml);
-    sums[p][gi] = __ldcg(ml + 1);
-  }
-  __syncthreads();
-  if (threadIdx.x < group) {
-    const int gi = threadIdx.x;
-    float best = -FLT_MAX;
-    for (int p = 0; p < a.splits; ++p) {
-      if (sums[p][gi] > 0.0f) best = fmaxf(best, weight[p][gi]);
-    }
-    float total = 0.0f;
-    for (int p = 0; p < a.splits; ++p) {
-      weight[p][gi] = sums[p][gi] > 0.0f ? expf(weight[p][gi] - best) : 0.0f;  // 0: empty
-      total += sums[p][gi] * weight[p][gi];
-    }
-    const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-    for (int p = 0; p < a.splits; ++p) weight[p][gi] *= inverse;
-  }
-  __syncthreads();
-  for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
-    const int gi = i / d;
-    float value = 0.0f;
-#pragma unroll 8
-    for (int p = 0; p < a.splits; ++p) value += __ldcg(parts + p * stride + i) * weight[p][gi];
-    const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group) * d + i;
-    a.out[out] = __float2bfloat16(value);
-  }
-}
-
-// The last block of (listed row `item`, kv head g) to finish its split merges them all
-// (no second launch: its launch and wait cost more than the merge); it sets the ticket
-// back to 0 for the next launch, which a graph may replay.
-__device__ void merge_if_last(const PagedAttention& a, const AttentionShape& s, int item, int g) {
-  __shared__ bool last;
-  __threadfence();  // this block's partial results before its ticket
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    int* ticket = a.tickets + static_cast<std::size_t>(item) * s.kv_heads + g;
-    last = atomicAdd(ticket, 1) == a.splits - 1;
-    if (last) *ticket = 0;
-  }
-  __syncthreads();
-  if (!last) return;
-  __threadfence();
-  merge_splits(a, s, item, g);
-}
-
 // One block of 4 warps per (listed row, kv head, split): each warp takes kKeysPerWarp
 // keys at a time (their loads and dot products independent, so that they overlap) with an
 // online softmax for every query head of the group; the warps' states are merged in
-// shared memory. A row's keys are cut into `splits` equal ranges of its own length, and
-// the last range's block to finish merges them (merge_if_last).
+// shared memory. A row's keys are cut into `splits` equal ranges of its own length.
 template <int E>
 __global__ void __launch_bounds__(kAttentionWarps* kWarp)
     paged_attention_kernel(PagedAttention a, RowMap map, AttentionShape s) {
@@ -234,7 +169,54 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
       }
     }
   }
-  if (a.splits > 1) merge_if_last(a, s, item, g);
+}
+
+// One block per (listed row, kv head): every (split, query head)'s maximum and sum are read
+// at once, one per thread, then each head's split weights are found (one thread per head),
+// then every output element sums its splits. Few dependent loads: the merge is latency.
+__global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
+  __shared__ float weight[kMaxSplits][kMaxGroup];
+  __shared__ float sums[kMaxSplits][kMaxGroup];
+  let_next_kernel_start();  // a weight product after this one may begin its loads
+  const int item = blockIdx.x;
+  const int g = blockIdx.y;
+  const int r = a.row_list[item];
+  const int group = s.heads / s.kv_heads;
+  const int d = s.head_dim;
+  const std::size_t stride = static_cast<std::size_t>(group) * (d + 2);
+  const float* parts =
+      a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
+  for (int e = threadIdx.x; e < a.splits * group; e += blockDim.x) {
+    const int p = e / group;
+    const int gi = e % group;
+    const float* ml = parts + p * stride + group * d + 2 * gi;
+    weight[p][gi] = ml[0];
+    sums[p][gi] = ml[1];
+  }
+  __syncthreads();
+  if (threadIdx.x < group) {
+    const int gi = threadIdx.x;
+    float best = -FLT_MAX;
+    for (int p = 0; p < a.splits; ++p) {
+      if (sums[p][gi] > 0.0f) best = fmaxf(best, weight[p][gi]);
+    }
+    float total = 0.0f;
+    for (int p = 0; p < a.splits; ++p) {
+      weight[p][gi] = sums[p][gi] > 0.0f ? expf(weight[p][gi] - best) : 0.0f;  // 0: empty
+      total += sums[p][gi] * weight[p][gi];
+    }
+    const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
+    for (int p = 0; p < a.splits; ++p) weight[p][gi] *= inverse;
+  }
+  __syncthreads();
+  for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
+    const int gi = i / d;
+    float value = 0.0f;
+#pragma unroll 8
+    for (int p = 0; p < a.splits; ++p) value += parts[p * stride + i] * weight[p][gi];
+    const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group) * d + i;
+    a.out[out] = __float2bfloat16(value);
+  }
 }
 
 __global__ void gather_kv_kernel(const bf16* keys, const bf16* values, RowMap map, int sequence,
@@ -307,6 +289,11 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
     launch_paged<4>(a, map, shape, stream);
   } else {
     launch_paged<8>(a, map, shape, stream);
+  }
+  if (a.splits > 1) {
+    const int threads =
+        std::min(1024, (shape.heads / shape.kv_heads * d + kWarp - 1) / kWarp * kWarp);
+    combine_splits_kernel<<<dim3(a.count, shape.kv_heads), threads, 0, stream>>>(a, shape);
   }
   return cudaGetLastError();
 }

@@ -150,7 +150,6 @@ void CudaModelStep::size_workspace() {
         partial, kernels::flash_partial_floats(state_.flash_slots, static_cast<int>(c.head_dim)));
   }
   w.device_as<float>(Slot::partial, partial);
-  w.device_zeroed_as<int>(Slot::tickets, static_cast<std::size_t>(paged_rows_) * c.num_kv_heads);
   const auto chunk = static_cast<std::size_t>(longest_chunk_);
   const auto length = static_cast<std::size_t>(longest_length_);
   w.device_as<kernels::bf16>(Slot::keys, length * kv_dim);
@@ -404,7 +403,6 @@ void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream,
     a.rows = rows_;
     a.splits = splits_;
     a.partial = w.device_at<float>(Slot::partial);
-    a.tickets = w.device_at<int>(Slot::tickets);
     a.out = w.device_at<kernels::bf16>(Slot::attended);
     BATON_CUDA_CHECK(
         kernels::paged_attention(a, map_, attention_shape(state_.model.config()), stream));

@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/cuda_handles.h"
 
 namespace baton::cuda {
@@ -25,7 +24,6 @@ enum class Slot {
   gate_up,         // bf16 [rows x 2 inner]
   activated,       // bf16 [rows x inner]
   partial,         // f32: split attention's partial results
-  tickets,         // int: split attention's finished ranges per (row, kv head); zero
   keys,            // bf16: one prefilling sequence's keys, contiguous
   values,          // bf16: and its values
   scores,          // f32 [heads x chunk x length]
@@ -54,15 +52,6 @@ class CudaWorkspace {
   template <typename T>
   T* device_as(Slot slot, std::size_t elements) {
     return static_cast<T*>(device(slot, elements * sizeof(T)));
-  }
-  // A device slot that is all zero bytes when (re)allocated, for kernels that leave it so.
-  template <typename T>
-  T* device_zeroed_as(Slot slot, std::size_t elements) {
-    const std::unique_ptr<DeviceBuffer>& buffer = device_[index(slot)];
-    const std::size_t before = buffer ? buffer->bytes() : 0;
-    void* p = device(slot, elements * sizeof(T));
-    if (buffer->bytes() != before) BATON_CUDA_CHECK(cudaMemset(p, 0, buffer->bytes()));
-    return static_cast<T*>(p);
   }
   template <typename T>
   T* pinned_as(Slot slot, std::size_t elements) {

@@ -69,8 +69,7 @@ cudaError_t qkv_epilogue(const QkvEpilogue& e, const RowMap& map, const Attentio
 // Attention of the listed rows (row_list, `count` of them) over their sequences' blocks,
 // causal and windowed, into out [rows x heads x head_dim] bf16. `splits` > 1 (at most
 // kMaxSplits) cuts each row's keys into that many equal ranges (`partial` as scratch:
-// count * kv_heads * splits * group * (head_dim + 2) floats), merged by the block of each
-// (row, kv head) that finishes last.
+// count * kv_heads * splits * group * (head_dim + 2) floats), combined afterwards.
 struct PagedAttention {
   const bf16* q = nullptr;  // grouped, over all `rows` of the step
   const bf16* keys = nullptr;
@@ -80,8 +79,6 @@ struct PagedAttention {
   int rows = 0;
   int splits = 1;
   float* partial = nullptr;
-  // One per (listed row, kv head) when split: 0 before a launch, 0 again after it.
-  int* tickets = nullptr;
   bf16* out = nullptr;
 };
 cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const AttentionShape& shape,
