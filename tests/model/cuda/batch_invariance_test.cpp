@@ -44,12 +44,15 @@ ModelShape small_llama() {
 // The CUDA runner with its own pool and stream, a step's layers run on the stream.
 class DeviceRunner {
  public:
-  explicit DeviceRunner(const LlamaModel& model)
+  // split_keys > 0: a batch-invariant step's attention in ranges of that many keys.
+  explicit DeviceRunner(const LlamaModel& model, int split_keys = 0)
       : pool_(model.config(), kBlockTokens, std::size_t{256} << 20),
         sequences_(pool_, kBlockTokens),
         weights_(std::make_shared<const CudaModel>(model)),
         stream_(device_.create_stream("runner")),
-        runner_(weights_, pool_, dynamic_cast<CudaStream&>(*stream_)) {}
+        runner_(weights_, pool_, dynamic_cast<CudaStream&>(*stream_)) {
+    if (split_keys > 0) runner_.set_invariant_split_keys(split_keys);
+  }
 
   // B sequences decode one step together; their twins, each alone, the same token.
   testing::RowDifference batched_against_alone(int batch, bool invariant) {
@@ -93,6 +96,17 @@ class BatchInvariance : public ::testing::Test {
 TEST_F(BatchInvariance, AnInvariantStepGivesEveryRowItsLogitsAloneBitForBit) {
   SKIP_WITHOUT_GPU();
   DeviceRunner runner(*model_);
+  for (const int batch : {1, 2, 3, 8, 17, kSequences}) {
+    const testing::RowDifference d = runner.batched_against_alone(batch, true);
+    EXPECT_EQ(d.rows_unequal, 0) << "batch " << batch << ": max relative error " << d.max_relative;
+  }
+}
+
+// Ranges of 4 keys: the rows (4 to 44 keys) take 1 to 11 ranges each, so a row's ranges
+// and their merge meet batches whose longest row has more.
+TEST_F(BatchInvariance, RowsInSeveralKeyRangesStayBitForBit) {
+  SKIP_WITHOUT_GPU();
+  DeviceRunner runner(*model_, 4);
   for (const int batch : {1, 2, 3, 8, 17, kSequences}) {
     const testing::RowDifference d = runner.batched_against_alone(batch, true);
     EXPECT_EQ(d.rows_unequal, 0) << "batch " << batch << ": max relative error " << d.max_relative;

@@ -31,10 +31,22 @@ __device__ void load_head(const bf16* p, int lane, int d, float (&out)[E]) {
   for (int i = 0; i < E; ++i) out[i] = first + i < d ? __bfloat162float(p[first + i]) : 0.0f;
 }
 
+// The first key a row at `position` sees (its window's start).
+__device__ int first_key(const AttentionShape& s, int position) {
+  return s.window > 0 ? max(0, position - s.window + 1) : 0;
+}
+
+// The ranges a row of `length` keys is cut into: `splits` for every row, or with
+// split_keys one per split_keys keys (at most `splits`, which the caller makes at least
+// every row's count), so that a row's ranges depend on its own length alone.
+__device__ int row_splits(const PagedAttention& a, int length) {
+  return a.split_keys > 0 ? min(a.splits, (length + a.split_keys - 1) / a.split_keys) : a.splits;
+}
+
 // One block of 4 warps per (listed row, kv head, split): each warp takes kKeysPerWarp
 // keys at a time (their loads and dot products independent, so that they overlap) with an
 // online softmax for every query head of the group; the warps' states are merged in
-// shared memory. A row's keys are cut into `splits` equal ranges of its own length.
+// shared memory. A row's keys are cut into row_splits equal ranges of its own length.
 template <int E>
 __global__ void __launch_bounds__(kAttentionWarps* kWarp)
     paged_attention_kernel(PagedAttention a, RowMap map, AttentionShape s) {
@@ -52,8 +64,10 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   const int kv_dim = s.kv_heads * d;
   const int position = map.position[r];
   const int sequence = map.sequence[r];
-  const int first = s.window > 0 ? max(0, position - s.window + 1) : 0;
-  const int split_len = (position + 1 - first + a.splits - 1) / a.splits;
+  const int first = first_key(s, position);
+  const int splits = row_splits(a, position + 1 - first);
+  if (split >= splits) return;  // a range this row does not have (split_keys)
+  const int split_len = (position + 1 - first + splits - 1) / splits;
   const int begin = first + split * split_len;
   const int end = min(position + 1, begin + split_len);
   const int warp = threadIdx.x / kWarp;
@@ -155,7 +169,7 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
       total += warp_l[w][gi] * f;
       value += warp_o[w][gi][c] * f;
     }
-    if (a.splits == 1) {
+    if (splits == 1) {
       const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group + gi) * d + c;
       a.out[out] = __float2bfloat16(total > 0.0f ? value / total : 0.0f);
     } else {
@@ -174,19 +188,22 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
 // One block per (listed row, kv head): every (split, query head)'s maximum and sum are read
 // at once, one per thread, then each head's split weights are found (one thread per head),
 // then every output element sums its splits. Few dependent loads: the merge is latency.
-__global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
+__global__ void combine_splits_kernel(PagedAttention a, RowMap map, AttentionShape s) {
   __shared__ float weight[kMaxSplits][kMaxGroup];
   __shared__ float sums[kMaxSplits][kMaxGroup];
   let_next_kernel_start();  // a weight product after this one may begin its loads
   const int item = blockIdx.x;
   const int g = blockIdx.y;
   const int r = a.row_list[item];
+  const int position = map.position[r];
+  const int splits = row_splits(a, position + 1 - first_key(s, position));
+  if (splits == 1) return;  // its one range wrote the output itself
   const int group = s.heads / s.kv_heads;
   const int d = s.head_dim;
   const std::size_t stride = static_cast<std::size_t>(group) * (d + 2);
   const float* parts =
       a.partial + (static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits * stride;
-  for (int e = threadIdx.x; e < a.splits * group; e += blockDim.x) {
+  for (int e = threadIdx.x; e < splits * group; e += blockDim.x) {
     const int p = e / group;
     const int gi = e % group;
     const float* ml = parts + p * stride + group * d + 2 * gi;
@@ -197,23 +214,23 @@ __global__ void combine_splits_kernel(PagedAttention a, AttentionShape s) {
   if (threadIdx.x < group) {
     const int gi = threadIdx.x;
     float best = -FLT_MAX;
-    for (int p = 0; p < a.splits; ++p) {
+    for (int p = 0; p < splits; ++p) {
       if (sums[p][gi] > 0.0f) best = fmaxf(best, weight[p][gi]);
     }
     float total = 0.0f;
-    for (int p = 0; p < a.splits; ++p) {
+    for (int p = 0; p < splits; ++p) {
       weight[p][gi] = sums[p][gi] > 0.0f ? expf(weight[p][gi] - best) : 0.0f;  // 0: empty
       total += sums[p][gi] * weight[p][gi];
     }
     const float inverse = total > 0.0f ? 1.0f / total : 0.0f;
-    for (int p = 0; p < a.splits; ++p) weight[p][gi] *= inverse;
+    for (int p = 0; p < splits; ++p) weight[p][gi] *= inverse;
   }
   __syncthreads();
   for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
     const int gi = i / d;
     float value = 0.0f;
 #pragma unroll 8
-    for (int p = 0; p < a.splits; ++p) value += parts[p * stride + i] * weight[p][gi];
+    for (int p = 0; p < splits; ++p) value += parts[p * stride + i] * weight[p][gi];
     const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group) * d + i;
     a.out[out] = __float2bfloat16(value);
   }
@@ -293,7 +310,7 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
   if (a.splits > 1) {
     const int threads =
         std::min(1024, (shape.heads / shape.kv_heads * d + kWarp - 1) / kWarp * kWarp);
-    combine_splits_kernel<<<dim3(a.count, shape.kv_heads), threads, 0, stream>>>(a, shape);
+    combine_splits_kernel<<<dim3(a.count, shape.kv_heads), threads, 0, stream>>>(a, map, shape);
   }
   return cudaGetLastError();
 }

@@ -22,9 +22,6 @@ constexpr int kPagedTokens = 16;
 // kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
 constexpr int kBlocksPerSm = 4;
 constexpr int kMinSplitKeys = 16;
-// The ranges of every row of a batch-invariant decode step, whatever the batch: 16 keep a
-// 32K-token row at batch 1 on 8 KV heads x 16 blocks, about one wave of an H100.
-constexpr int kInvariantSplits = 16;
 // Pieces of rows are multiples of a tensor-core tile of rows, pieces of a product's output
 // columns of a tile of columns.
 constexpr int kRowAlign = 32;
@@ -100,7 +97,9 @@ void CudaModelStep::plan_rows() {
     const int wanted = std::max(1, kBlocksPerSm * state_.multiprocessors / base_blocks);
     splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1,
                          kernels::kMaxSplits);
-    if (invariant_decode()) splits_ = kInvariantSplits;
+    if (invariant_decode()) {  // enough for the longest row; each row takes its own count
+      splits_ = std::min(ceil_div(longest_paged, state_.invariant_split_keys), kernels::kMaxSplits);
+    }
   }
   meta_ = tokens;
   meta_.insert(meta_.end(), positions.begin(), positions.end());
@@ -402,6 +401,7 @@ void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream,
     a.count = static_cast<int>(upper - lower);
     a.rows = rows_;
     a.splits = splits_;
+    a.split_keys = invariant_decode() ? state_.invariant_split_keys : 0;
     a.partial = w.device_at<float>(Slot::partial);
     a.out = w.device_at<kernels::bf16>(Slot::attended);
     BATON_CUDA_CHECK(

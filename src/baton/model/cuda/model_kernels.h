@@ -78,6 +78,10 @@ struct PagedAttention {
   int count = 0;
   int rows = 0;
   int splits = 1;
+  // > 0: each row cut into ranges of this many keys (at most `splits`, which must be at
+  // least every listed row's count), so that its result does not depend on the other rows
+  // (`--deterministic`); 0: every row into `splits`.
+  int split_keys = 0;
   float* partial = nullptr;
   bf16* out = nullptr;
 };

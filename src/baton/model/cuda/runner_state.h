@@ -36,6 +36,11 @@ struct RunnerState {
   bool use_flash = true;
   bool wide_pieces = true;
   BatchedProducts batched_products = BatchedProducts::cublas;
+  // A batch-invariant decode step cuts each row's keys into ranges of this many, whatever
+  // the batch: a chat row of a few hundred keys is one range (16 fixed ranges made 64 such
+  // rows 8192 blocks and a merge), a 32K-token row 16 (8 KV heads x 16 blocks, about one
+  // wave of an H100).
+  int invariant_split_keys = 2048;
 };
 
 }  // namespace baton::cuda
