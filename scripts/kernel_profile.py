@@ -3,15 +3,23 @@
 report by kernel name: launches, total us, share of the step, GB read and the achieved
 read rate. Usage: kernel_profile.py PROFILE.csv"""
 import csv
+import re
 import sys
 from collections import defaultdict
+
+
+def kernel_name(full):
+    """The kernel's own name: no return type, namespaces, template or call arguments."""
+    name = re.sub(r"\(anonymous namespace\)::|<unnamed>::", "", full)
+    name = name.split("(")[0].split("<")[0].split("::")[-1]
+    return name.removeprefix("void ").strip()[:48]
 
 
 def main(path):
     rows = [line for line in open(path) if line.startswith('"')]
     kernels = defaultdict(lambda: {"n": 0, "ns": 0.0, "bytes": 0.0})
     for r in csv.DictReader(rows):
-        name = r["Kernel Name"].split("(")[0].split("<")[0][:48]
+        name = kernel_name(r["Kernel Name"])
         value = float(r["Metric Value"].replace(",", ""))
         unit = r["Metric Unit"]
         k = kernels[(r["ID"], name)]
