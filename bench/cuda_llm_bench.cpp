@@ -16,10 +16,11 @@
 //   - the runner alone at batch 1 (no engine, no turn): its step time with a buffer per
 //     layer and with one buffer per step, and the host time its ops take to launch.
 // BATON_BENCH_WEIGHTS=fp8: the same table with the matrices in E4M3 on the device
-// (`--weights fp8`; the roofline counts their bytes), then greedy agreement with bf16: 8
-// prompts of 128 tokens, 64 greedy tokens each from the fp8 and the bf16 model, the
-// tokens equal at the same position and the tokens before the first difference.
-// BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and fp8's agreement).
+// (`--weights fp8`; the roofline counts their bytes), then its accuracy against the same
+// model in bf16 through the runner, as bench/q8_accuracy measures q8 on the CPU: top-1
+// agreement and mean log-prob gap over 128 teacher-forced tokens after a fixed prompt
+// (bench/logit_agreement.h), and how long fp8's own greedy tokens equal bf16's.
+// BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and fp8's accuracy).
 // BATON_BENCH_PROFILE=N: instead, one warm decode step of N sequences (1 for any text but a
 // number) of the runner per model between cudaProfilerStart and Stop, for `ncu
 // --profile-from-start off` (scripts/device-cuda-llm); BATON_BENCH_PROFILE=prefill: one
@@ -41,6 +42,7 @@
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
 #include "baton/model/cuda/cuda_model_runner.h"
+#include "logit_agreement.h"
 
 namespace {
 
@@ -245,32 +247,67 @@ double step_bytes(const baton::LlamaModel& model) {
   return static_cast<double>(model.upload_bytes()) - (tied ? 0.0 : embedding);
 }
 
-// Greedy tokens of the fp8 and the bf16 engine for the same prompts: how many are equal at
-// the same position, and how many come before each request's first difference.
-void print_agreement(baton::LlmEngine& fp8, baton::LlmEngine& bf16, std::int64_t vocab,
-                     const std::string& name) {
-  std::vector<baton::GenerationRequest> a, b;
-  for (int i = 0; i < 8; ++i) {
-    a.push_back(request(next_id++, prompt_of(128, 1000 + i, vocab), kDecodeTokens));
-    b.push_back(request(next_id++, prompt_of(128, 1000 + i, vocab), kDecodeTokens));
-  }
-  const std::vector<GenerationResult> ours = run_all(fp8, std::move(a));
-  const std::vector<GenerationResult> theirs = run_all(bf16, std::move(b));
-  int equal = 0, leading = 0, total = 0;
-  for (std::size_t r = 0; r < ours.size(); ++r) {
-    bool diverged = false;
-    for (std::size_t t = 0; t < ours[r].tokens.size() && t < theirs[r].tokens.size(); ++t) {
-      const bool same = ours[r].tokens[t] == theirs[r].tokens[t];
-      equal += same ? 1 : 0;
-      diverged = diverged || !same;
-      leading += diverged ? 0 : 1;
-      ++total;
+// Logits through the runner alone (no engine) of `prompt`'s last position, then of each of
+// `count - 1` decode steps fed `forced` (or, empty, the model's own greedy picks, which go
+// to `tokens`): [count x vocab].
+std::vector<float> runner_logits(const baton::LlamaModel& model,
+                                 const std::vector<baton::TokenId>& prompt, int count,
+                                 const std::vector<baton::TokenId>& forced,
+                                 std::vector<baton::TokenId>& tokens) {
+  const int positions = static_cast<int>(prompt.size()) + count;
+  baton::KvBlockPool pool(model.config(), 16, std::size_t{1} << 30);
+  auto device = baton::make_device("cuda");
+  auto stream = device->create_stream("runner");
+  baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
+                                      dynamic_cast<baton::cuda::CudaStream&>(*stream));
+  baton::KvSequence kv;
+  for (int b = 0; b * 16 < positions; ++b) kv.blocks.push_back(*pool.allocate());
+  const auto step = [&](std::vector<baton::TokenId> in) {
+    baton::StepPlan plan{.sequences = {{std::move(in), &kv}},
+                         .prefills = kv.length == 0,
+                         .output = baton::StepOutput::last_logits};
+    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
+    for (int i = 0; i < s->layers(); ++i) {
+      stream->encode(baton::Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
     }
+    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
+    stream->synchronize();
+    return s->take_output().values;
+  };
+  const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
+  std::vector<float> rows = step(prompt);
+  tokens.clear();
+  for (int i = 0; i < count; ++i) {
+    const float* last = rows.data() + static_cast<std::size_t>(i) * vocab;
+    const baton::TokenId next =
+        forced.empty() ? baton::bench::score(last, vocab, 0).best : forced[i];
+    tokens.push_back(next);
+    if (i + 1 == count) break;
+    const std::vector<float> one = step({next});
+    rows.insert(rows.end(), one.begin(), one.end());
   }
+  return rows;
+}
+
+// fp8 weights against the same model's bf16 on the device, as bench/q8_accuracy measures
+// q8 on the CPU: the bf16 runner's greedy tokens after a fixed prompt, both runners' logits
+// on them (teacher forcing), and how long fp8's own greedy decode keeps to bf16's.
+void print_accuracy(const baton::LlamaModel& fp8, const std::filesystem::path& dir,
+                    const std::string& name) {
+  constexpr int kTokens = 128;
+  const baton::LlamaModel reference = baton::LlamaModel::load(dir);
+  const auto vocab = static_cast<std::size_t>(reference.config().vocab_size);
+  const std::vector<baton::TokenId> prompt = baton::bench::prompt_for(dir, vocab);
+  std::vector<baton::TokenId> greedy, replayed, own;
+  const std::vector<float> ref_logits = runner_logits(reference, prompt, kTokens, {}, greedy);
+  const std::vector<float> logits = runner_logits(fp8, prompt, kTokens, greedy, replayed);
+  (void)runner_logits(fp8, prompt, kTokens, {}, own);
+  const baton::bench::Agreement a = baton::bench::agreement(ref_logits, logits, greedy, vocab);
   std::printf(
-      "%-28s %d of %d greedy tokens equal to bf16 at the same position, %d before "
-      "each request's first difference\n",
-      (name + " agreement").c_str(), equal, total, leading);
+      "%-28s top-1 agreement with bf16 %.1f%%, mean log-prob gap %.4f nats (%d tokens, "
+      "teacher-forced); greedy = bf16 for %td / %d\n",
+      (name + " accuracy").c_str(), 100.0 * a.top1, a.gap, kTokens,
+      baton::bench::common_prefix(greedy, own), kTokens);
 }
 
 }  // namespace
@@ -351,15 +388,8 @@ int main(int argc, char** argv) {
     if (!quick) {
       std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
     }
-    if (fp8) {
-      const baton::LlamaModel reference = baton::LlamaModel::load(argv[m]);
-      baton::LlmBatchOptions small = options;
-      small.kv_budget_bytes = std::size_t{2} << 30;
-      baton::LlmEngine& bf16 = host.add_llm_engine("bf16", reference, nullptr, small);
-      print_agreement(engine, bf16, vocab, name);
-      host.remove_engine(bf16);  // before `reference` goes
-    }
     host.stop();
+    if (fp8) print_accuracy(model, argv[m], name);
     if (quick) continue;
     const RunnerTimes t = runner_times(model);
     std::printf(

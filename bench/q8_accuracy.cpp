@@ -24,37 +24,12 @@
 #include <vector>
 
 #include "baton/model/cpu/forward_pass.h"
-#include "baton/model/tokenizer/bpe_tokenizer.h"
+#include "logit_agreement.h"
 
 namespace {
 
 using baton::LlamaModel;
 using baton::TokenId;
-
-// The prompt: a fixed sentence where the model has a tokenizer, else fixed token ids.
-std::vector<TokenId> prompt_for(const std::filesystem::path& dir, std::int64_t vocab) {
-  if (std::filesystem::exists(dir / "tokenizer.json")) {
-    const auto tokenizer = baton::BpeTokenizer::from_directory(dir);
-    return tokenizer.encode("Once upon a time, in a small village by the sea, there lived");
-  }
-  std::vector<TokenId> t;
-  for (int i = 0; i < 16; ++i) t.push_back(static_cast<TokenId>((i * 7919 + 13) % vocab));
-  return t;
-}
-
-// log softmax(logits)[token] and the argmax.
-struct Step {
-  TokenId best = 0;
-  double log_p = 0.0;  // of the token asked for
-};
-
-Step score(const float* logits, std::size_t vocab, TokenId token) {
-  const float* best = std::max_element(logits, logits + vocab);
-  double sum = 0.0;
-  for (std::size_t i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i] - *best));
-  return {.best = static_cast<TokenId>(best - logits),
-          .log_p = static_cast<double>(logits[token] - *best) - std::log(sum)};
-}
 
 // Runs `prompt` then, one decode step at a time, either the model's own greedy tokens
 // (forced empty) or `forced`; returns the logits of the last prompt position and of each
@@ -68,7 +43,7 @@ std::vector<float> run(const LlamaModel& model, const std::vector<TokenId>& prom
   tokens.clear();
   for (int i = 0; i < count; ++i) {
     const float* last = rows.data() + static_cast<std::size_t>(i) * vocab;
-    const TokenId next = forced.empty() ? score(last, vocab, 0).best : forced[i];
+    const TokenId next = forced.empty() ? baton::bench::score(last, vocab, 0).best : forced[i];
     tokens.push_back(next);
     if (i + 1 == count) break;
     const std::vector<float> step = baton::forward(model, std::vector<TokenId>{next}, cache);
@@ -102,21 +77,17 @@ Compared compare(const LlamaModel& model, const std::vector<TokenId>& prompt,
           best_s, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   c.tokens_per_s = count / best_s;
-  for (int i = 0; i < count; ++i) {
-    const std::size_t at = static_cast<std::size_t>(i) * vocab;
-    const Step r = score(ref_logits.data() + at, vocab, greedy[i]);
-    const Step q = score(logits.data() + at, vocab, greedy[i]);
-    c.agreement += q.best == greedy[i] ? 1.0 / count : 0.0;
-    c.gap += (r.log_p - q.log_p) / count;
-  }
-  c.prefix = std::mismatch(greedy.begin(), greedy.end(), own.begin()).first - greedy.begin();
+  const baton::bench::Agreement a = baton::bench::agreement(ref_logits, logits, greedy, vocab);
+  c.agreement = a.top1;
+  c.gap = a.gap;
+  c.prefix = baton::bench::common_prefix(greedy, own);
   return c;
 }
 
 void report(const std::filesystem::path& dir, int count) {
   const LlamaModel reference = LlamaModel::load(dir);
   const LlamaModel q8 = LlamaModel::load(dir, {.weights = baton::WeightFormat::q8});
-  const std::vector<TokenId> prompt = prompt_for(dir, reference.config().vocab_size);
+  const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
   std::vector<TokenId> greedy;
   const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
   const Compared c = compare(q8, prompt, greedy, ref_logits, false);
@@ -132,7 +103,7 @@ void report(const std::filesystem::path& dir, int count) {
 void report_variants(const std::filesystem::path& dir, const std::vector<std::string>& variants,
                      int count) {
   const LlamaModel reference = LlamaModel::load(dir);
-  const std::vector<TokenId> prompt = prompt_for(dir, reference.config().vocab_size);
+  const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
   std::vector<TokenId> greedy;
   const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
   const auto row = [&](const std::string& name, const LlamaModel& model) {
