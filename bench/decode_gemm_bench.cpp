@@ -1,6 +1,6 @@
 // The products of a decode step on the GPU against the device's read rate and against
 // cuBLAS, in one run (issue 50: every batch of decode at the bandwidth limit).
-// Usage: decode_gemm_bench [ROWS...]   (default 1 2 4 8 16 32)
+// Usage: decode_gemm_bench [ROWS...]   (default 1 2 4 8 16 32 64)
 // Measures, on the device it runs on:
 //   - the bounds: the read rate of a plain streaming read kernel (bench/read_rate.cu; bytes
 //     read per second) and cudaMemcpy's copy rate (bytes read plus written), 2 GiB each,
@@ -116,7 +116,7 @@ std::vector<int> rows_from(int argc, char** argv) {
     }
     rows.push_back(r);
   }
-  if (rows.empty()) rows = {1, 2, 4, 8, 16, 32};
+  if (rows.empty()) rows = {1, 2, 4, 8, 16, 32, 64};
   return rows;
 }
 

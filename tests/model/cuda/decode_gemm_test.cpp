@@ -143,13 +143,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, DecodeGemm,
                          ::testing::Values(std::pair{24, 8}, std::pair{300, 520},
                                            std::pair{96, 1024}, std::pair{40, 14336}));
 
-TEST(DecodeGemmFits, TakesOneToThirtyTwoRowsOfWholeLanes) {
+TEST(DecodeGemmFits, TakesOneToSixtyFourRowsOfWholeLanes) {
   EXPECT_TRUE(decode_gemm_fits(1, 8));
-  EXPECT_TRUE(decode_gemm_fits(32, 4096));
+  EXPECT_TRUE(decode_gemm_fits(64, 4096));
   EXPECT_FALSE(decode_gemm_fits(0, 4096));
-  EXPECT_FALSE(decode_gemm_fits(33, 4096));
+  EXPECT_FALSE(decode_gemm_fits(65, 4096));
   EXPECT_FALSE(decode_gemm_fits(8, 4100));
-  EXPECT_EQ(decode_gemm(nullptr, 33, nullptr, 16, 64, static_cast<float*>(nullptr), 0.0f, nullptr),
+  EXPECT_EQ(decode_gemm(nullptr, 65, nullptr, 16, 64, static_cast<float*>(nullptr), 0.0f, nullptr),
             cudaErrorInvalidValue);
 }
 

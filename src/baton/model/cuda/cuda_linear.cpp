@@ -19,7 +19,7 @@ std::size_t element_size(cudaDataType_t y_type) {
   return y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
 }
 
-// One launch of up to kDecodeMaxRows rows: skinny_gemm (one row) or decode_gemm.
+// One launch of up to kernels::kDecodeMaxRows rows: skinny_gemm (one row) or decode_gemm.
 void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
                     cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
   if (y_type == CUDA_R_32F) {
@@ -56,11 +56,11 @@ bool takes_skinny(const Products& products, int rows, const DeviceMatrix& w) {
          (!w.fp8() || w.in % 16 == 0);
 }
 
-// Any number of rows through decode_gemm, kDecodeMaxRows at a time.
+// Any number of rows through decode_gemm, `slice` at a time.
 void in_row_slices(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
-                   cudaDataType_t y_type, float beta, cudaStream_t stream) {
-  for (int first = 0; first < rows; first += kernels::kDecodeMaxRows) {
-    const int count = std::min(kernels::kDecodeMaxRows, rows - first);
+                   cudaDataType_t y_type, float beta, int slice, cudaStream_t stream) {
+  for (int first = 0; first < rows; first += slice) {
+    const int count = std::min(slice, rows - first);
     decode_product(
         x + static_cast<std::size_t>(first) * w.in, count, w,
         static_cast<char*>(y) + static_cast<std::size_t>(first) * w.out * element_size(y_type),
@@ -80,22 +80,25 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
     decode_product(x, rows, w, y, y_type, beta, true, stream);
     return;
   }
+  const bool invariant = products.batched == BatchedProducts::invariant;
+  // A batch-invariant step's rows go through decode_gemm in slices of its most rows (each
+  // row's sums in one order whatever the slice), others within its measured rows.
+  const int slice = invariant ? kernels::kDecodeMaxRows : kernels::kDecodeMeasuredRows;
   if (w.fp8()) {
-    if (rows <= kernels::kDecodeMaxRows || products.batched == BatchedProducts::invariant ||
-        elements > products.widened_elements) {
-      in_row_slices(x, rows, w, y, y_type, beta, stream);
+    if (rows <= kernels::kDecodeMeasuredRows || invariant || elements > products.widened_elements) {
+      in_row_slices(x, rows, w, y, y_type, beta, slice, stream);
     } else {
       linear_columns(products, x, rows, w, 0, w.out, y, y_type, beta);
     }
     return;
   }
-  if (products.batched == BatchedProducts::invariant && kernels::decode_gemm_fits(1, w.in)) {
-    in_row_slices(x, rows, w, y, y_type, beta, stream);
+  if (invariant && kernels::decode_gemm_fits(1, w.in)) {
+    in_row_slices(x, rows, w, y, y_type, beta, slice, stream);
     return;
   }
   const bool one_row = takes_skinny(products, rows, w);
-  if (one_row ||
-      (products.batched == BatchedProducts::decode_gemm && kernels::decode_gemm_fits(rows, w.in))) {
+  if (one_row || (products.batched == BatchedProducts::decode_gemm &&
+                  rows <= kernels::kDecodeMeasuredRows && kernels::decode_gemm_fits(rows, w.in))) {
     decode_product(x, rows, w, y, y_type, beta, one_row, stream);
     return;
   }

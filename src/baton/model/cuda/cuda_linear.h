@@ -16,7 +16,7 @@ namespace baton::cuda {
 // Which kernel takes bf16 products of 2 to 32 rows (batched decode): cuBLAS, or decode_gemm
 // (BATON_CUDA_DECODE_GEMM=1; it trails cuBLAS at 16-32 rows, docs/benchmarks.md). And
 // `invariant` (`--deterministic` decode steps): every row count through decode_gemm, more
-// than 32 rows in slices of 32, so that no row's result depends on the others.
+// than 64 rows in slices of 64, so that no row's result depends on the others.
 enum class BatchedProducts { cublas, decode_gemm, invariant };
 
 // How a step's products run: its cuBLAS handle, its choice for batched rows, and where an

@@ -84,7 +84,7 @@ template <int MT, int NT, typename W, typename Out>
 __global__ void __launch_bounds__(kThreads)
     decode_kernel(const bf16* x, int rows, const W* w, const float* scales, int out, int in, Out* y,
                   float beta) {
-  __shared__ float partial[kWarps][MT * 16][NT * 8 + 1];  // +1: no bank conflicts below
+  __shared__ float partial[kWarps][16][NT * 8 + 1];  // +1: no bank conflicts below
   const int warp = static_cast<int>(threadIdx.x) / kWarp;
   const int lane = static_cast<int>(threadIdx.x) % kWarp;
   const int g = lane / 4;
@@ -154,27 +154,31 @@ __global__ void __launch_bounds__(kThreads)
     }
   }
   // The accumulator's layout: lane (g, t) holds features g and g + 8, rows 2t and 2t + 1.
+  // One tile of 16 features at a time through shared memory (all MT at once would
+  // outgrow it at 64 rows).
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
+    if (m > 0) __syncthreads();  // the last tile's sums are read
 #pragma unroll
     for (int n = 0; n < NT; ++n) {
-      partial[warp][16 * m + g][8 * n + 2 * t] = acc[m][n][0];
-      partial[warp][16 * m + g][8 * n + 2 * t + 1] = acc[m][n][1];
-      partial[warp][16 * m + g + 8][8 * n + 2 * t] = acc[m][n][2];
-      partial[warp][16 * m + g + 8][8 * n + 2 * t + 1] = acc[m][n][3];
+      partial[warp][g][8 * n + 2 * t] = acc[m][n][0];
+      partial[warp][g][8 * n + 2 * t + 1] = acc[m][n][1];
+      partial[warp][g + 8][8 * n + 2 * t] = acc[m][n][2];
+      partial[warp][g + 8][8 * n + 2 * t + 1] = acc[m][n][3];
     }
-  }
-  __syncthreads();
-  // Consecutive threads write consecutive features of a row.
-  for (int i = static_cast<int>(threadIdx.x); i < MT * 16 * NT * 8; i += kThreads) {
-    const int feature = i % (MT * 16);
-    const int row = i / (MT * 16);
-    if (first + feature >= out || row >= rows) continue;
-    float sum = 0.0f;
+    __syncthreads();
+    // Consecutive threads write consecutive features of a row.
+    const int tile = first + 16 * m;
+    for (int i = static_cast<int>(threadIdx.x); i < 16 * NT * 8; i += kThreads) {
+      const int feature = i % 16;
+      const int row = i / 16;
+      if (tile + feature >= out || row >= rows) continue;
+      float sum = 0.0f;
 #pragma unroll
-    for (int k = 0; k < kWarps; ++k) sum += partial[k][feature][row];
-    if (scales != nullptr) sum *= scales[first + feature];
-    put(y + static_cast<std::size_t>(row) * out + first + feature, sum, beta);
+      for (int k = 0; k < kWarps; ++k) sum += partial[k][feature][row];
+      if (scales != nullptr) sum *= scales[tile + feature];
+      put(y + static_cast<std::size_t>(row) * out + tile + feature, sum, beta);
+    }
   }
 }
 
@@ -187,7 +191,7 @@ cudaError_t launch_tiles(const bf16* x, int rows, const W* w, const float* scale
 }
 
 // Up to 8 rows: one tile of 16 features a block (x is half the weights' bytes a block);
-// more: two, so that x read per block stays at most the weights' bytes.
+// more: two, so that x read per block stays at most the weights' bytes (at 64 rows, twice).
 template <typename W, typename Out>
 cudaError_t launch(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
                    Out* y, float beta, cudaStream_t stream) {
@@ -199,8 +203,10 @@ cudaError_t launch(const bf16* x, int rows, const W* w, const float* scales, int
       return launch_tiles<2, 2>(x, rows, w, scales, out, in, y, beta, stream);
     case 3:
       return launch_tiles<2, 3>(x, rows, w, scales, out, in, y, beta, stream);
-    default:
+    case 4:
       return launch_tiles<2, 4>(x, rows, w, scales, out, in, y, beta, stream);
+    default:
+      return launch_tiles<2, 8>(x, rows, w, scales, out, in, y, beta, stream);
   }
 }
 

@@ -1,4 +1,4 @@
-// decode_gemm: y = x w^T for the few rows of a decode step (1 to 32 sequences) on the
+// decode_gemm: y = x w^T for the few rows of a decode step (1 to 64 sequences) on the
 // tensor cores, reading each weight once for all rows. cuBLAS's GemmEx reaches 65 % of the
 // copy rate at 8 rows and 46 % at 32 on the 8B shape (issue 50); this kernel keeps the
 // weight stream wide whatever the rows: each warp loads 16 bytes of a weight row per lane
@@ -21,7 +21,11 @@
 
 namespace baton::cuda::kernels {
 
-constexpr int kDecodeMaxRows = 32;
+constexpr int kDecodeMaxRows = 64;
+// The rows decode_gemm was measured at on an H100 (bench/decode_gemm_bench): the most it
+// takes outside batch-invariant steps, which take up to kDecodeMaxRows in one pass, so
+// that each weight is read once for 64 streams.
+constexpr int kDecodeMeasuredRows = 32;
 
 // True when decode_gemm takes this product: 1 to kDecodeMaxRows rows, `in` a multiple of 8.
 constexpr bool decode_gemm_fits(int rows, int in) {
