@@ -11,6 +11,7 @@
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/cuda_linear.h"
 #include "baton/model/cuda/flash_attention.h"
+#include "baton/model/cuda/key_splits.h"
 
 namespace baton::cuda {
 namespace {
@@ -18,10 +19,6 @@ namespace {
 // A sequence bringing more tokens than this is attended as a chunk (flash attention, or
 // the cuBLAS products).
 constexpr int kPagedTokens = 16;
-// Split attention aims at this many blocks per multiprocessor, with ranges of at least
-// kMinSplitKeys keys (and at most kernels::kMaxSplits ranges).
-constexpr int kBlocksPerSm = 4;
-constexpr int kMinSplitKeys = 16;
 // Pieces of rows are multiples of a tensor-core tile of rows, pieces of a product's output
 // columns of a tile of columns.
 constexpr int kRowAlign = 32;
@@ -93,10 +90,8 @@ void CudaModelStep::plan_rows() {
       longest_paged = std::min(longest_paged, static_cast<int>(*c.sliding_window));
   }
   if (paged_rows_ > 0) {
-    const int base_blocks = paged_rows_ * static_cast<int>(c.num_kv_heads);
-    const int wanted = std::max(1, kBlocksPerSm * state_.multiprocessors / base_blocks);
-    splits_ = std::clamp(std::min(wanted, ceil_div(longest_paged, kMinSplitKeys)), 1,
-                         kernels::kMaxSplits);
+    splits_ = paged_key_splits(paged_rows_, static_cast<int>(c.num_kv_heads), longest_paged,
+                               state_.multiprocessors, kernels::kMaxSplits);
     if (invariant_decode()) {  // enough for the longest row; each row takes its own count
       splits_ = std::min(ceil_div(longest_paged, state_.invariant_split_keys), kernels::kMaxSplits);
     }

@@ -4,6 +4,7 @@
 // piece at head_dim 128) on 396 slots (132 multiprocessors x 3) runs at a third of the
 // chip's rate whole; in 4 ranges it is 512 blocks, 1.29 waves, the second a third full
 // (what the pieces cut by heads measured: 1.29x); in 3 ranges 384 blocks, 0.97 of a wave.
+// And how many the paged decode kernel cuts each row's keys into (paged_key_splits).
 // Pure; thread-safe.
 #pragma once
 
@@ -33,5 +34,18 @@ constexpr int key_splits(int blocks, int max_splits, int slots) {
 
 // The most blocks a split launch has (key_splits keeps blocks x ranges within two waves).
 constexpr int key_split_blocks(int slots) { return 2 * std::max(slots, 0); }
+
+// How many ranges the paged decode kernel cuts each row's keys into: enough blocks (a
+// block per row, KV head and range) for kPagedBlocksPerSm on each multiprocessor, ranges
+// of at least kPagedMinSplitKeys of the longest row's keys, at most `max_splits`.
+constexpr int kPagedBlocksPerSm = 4;
+constexpr int kPagedMinSplitKeys = 16;
+constexpr int paged_key_splits(int rows, int kv_heads, int longest, int multiprocessors,
+                               int max_splits) {
+  const int wanted =
+      std::max(1, kPagedBlocksPerSm * multiprocessors / std::max(rows * kv_heads, 1));
+  const int by_keys = (longest + kPagedMinSplitKeys - 1) / kPagedMinSplitKeys;
+  return std::clamp(std::min(wanted, by_keys), 1, max_splits);
+}
 
 }  // namespace baton::cuda
