@@ -1,7 +1,11 @@
 // How far quantized weights move a model from its bf16 self.
 // Usage: q8_accuracy MODEL_DIR... [--tokens N]   (default 64 generated tokens)
 //        q8_accuracy REFERENCE --variant PATH... [--tokens N]
-// The first form: each model against itself quantized to q8 at load (model/q8_matrix.h).
+// The first form: each model against itself quantized to q8 at load (model/q8_matrix.h),
+// then against itself in fp8 as a GPU holds it (`--weights fp8`), emulated on the CPU
+// (e4m3_rounding.h: the device sums exact products of bf16 activations and E4M3 codes in
+// f32 and scales the sum; the CPU multiplies by code x scale in f32: the same rounding of
+// the weights, the sums' order aside).
 // The second: the reference (a bf16 model folder) against files quantized from it by other
 // tools (GGUF from llama.cpp's quantizer, MLX's affine format: bench/peers), each loaded
 // as stored; the reference itself at q8 is the first variant.
@@ -100,6 +104,20 @@ void report(const std::filesystem::path& dir, int count) {
               count);
 }
 
+// fp8 as a GPU holds it (`--weights fp8`: E4M3 at each row's scale, all but the
+// embedding), emulated on the CPU: f32 weights rounded so (e4m3_rounding.h).
+void report_fp8(const std::filesystem::path& dir, int count) {
+  const LlamaModel reference = LlamaModel::load(dir);
+  const LlamaModel fp8 = LlamaModel::load(dir, {.emulate_fp8 = true});
+  const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
+  std::vector<TokenId> greedy;
+  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
+  const Compared c = compare(fp8, prompt, greedy, ref_logits, false);
+  std::printf("| %s | %s | %.1f%% | %.4f | %td / %d |\n", dir.filename().string().c_str(),
+              std::string(baton::to_string(reference.embedding().format())).c_str(),
+              100.0 * c.agreement, c.gap, c.prefix, count);
+}
+
 void report_variants(const std::filesystem::path& dir, const std::vector<std::string>& variants,
                      int count) {
   const LlamaModel reference = LlamaModel::load(dir);
@@ -115,6 +133,7 @@ void report_variants(const std::filesystem::path& dir, const std::vector<std::st
   };
   row(dir.filename().string() + " (the reference)", reference);
   row("--weights q8", LlamaModel::load(dir, {.weights = baton::WeightFormat::q8}));
+  row("--weights fp8 (a GPU's E4M3, emulated)", LlamaModel::load(dir, {.emulate_fp8 = true}));
   for (const std::string& variant : variants) {
     row(std::filesystem::path(variant).filename().string(), LlamaModel::load(variant));
   }
@@ -156,5 +175,13 @@ int main(int argc, char** argv) {
       "| model | reference | weights | ref MB | q8 MB | top-1 agreement | mean log-prob "
       "gap (nats) | q8 greedy = reference for |\n|---|---|---|---|---|---|---|---|\n");
   for (const std::filesystem::path& dir : dirs) report(dir, count);
+  std::printf(
+      "\nfp8 (E4M3 at each row's scale, as `--weights fp8` holds on a GPU; emulated on the "
+      "CPU) against the default weights, %d greedy tokens (teacher-forced)\n",
+      count);
+  std::printf(
+      "| model | reference | top-1 agreement | mean log-prob gap (nats) | fp8 greedy = "
+      "reference for |\n|---|---|---|---|---|\n");
+  for (const std::filesystem::path& dir : dirs) report_fp8(dir, count);
   return 0;
 }

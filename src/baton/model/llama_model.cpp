@@ -7,6 +7,7 @@
 #include "baton/model/cpu/rope.h"
 #include "baton/model/files/ggml_blocks.h"
 #include "baton/model/files/model_file_error.h"
+#include "baton/model/weights/e4m3_rounding.h"
 
 namespace baton {
 namespace {
@@ -61,6 +62,11 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   const auto matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
     return WeightMatrix::load(weights_, name, rows, cols, format, options.use);
   };
+  // A matrix a GPU holds in fp8 with `--weights fp8` (all but the embedding).
+  const auto device_matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
+    if (!options.emulate_fp8) return matrix(name, rows, cols);
+    return WeightMatrix::with_rounded_rows(matrix(name, rows, cols), name, round_row_through_e4m3);
+  };
   const auto optional = [&](const std::string& name, std::int64_t size, bool wanted) {
     return wanted ? load_vector(weights_, name, size) : std::vector<float>{};
   };
@@ -77,7 +83,7 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   embed_ = matrix(prefix + "embed_tokens.weight", c.vocab_size, c.hidden_size);
   // Untied without lm_head: a base model's export, for embeddings (generates_text() false).
   if (weights_.find("lm_head.weight") != nullptr) {
-    lm_head_ = matrix("lm_head.weight", c.vocab_size, c.hidden_size);
+    lm_head_ = device_matrix("lm_head.weight", c.vocab_size, c.hidden_size);
   }
   final_norm_ = load_vector(weights_, prefix + "norm.weight", c.hidden_size);
   report(0);
@@ -85,19 +91,19 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
     const std::string p = prefix + "layers." + std::to_string(i) + ".";
     Layer l;
     l.attn_norm = load_vector(weights_, p + "input_layernorm.weight", c.hidden_size);
-    l.q = matrix(p + "self_attn.q_proj.weight", q_dim, c.hidden_size);
-    l.k = matrix(p + "self_attn.k_proj.weight", kv_dim, c.hidden_size);
-    l.v = matrix(p + "self_attn.v_proj.weight", kv_dim, c.hidden_size);
-    l.o = matrix(p + "self_attn.o_proj.weight", c.hidden_size, q_dim);
+    l.q = device_matrix(p + "self_attn.q_proj.weight", q_dim, c.hidden_size);
+    l.k = device_matrix(p + "self_attn.k_proj.weight", kv_dim, c.hidden_size);
+    l.v = device_matrix(p + "self_attn.v_proj.weight", kv_dim, c.hidden_size);
+    l.o = device_matrix(p + "self_attn.o_proj.weight", c.hidden_size, q_dim);
     l.q_bias = optional(p + "self_attn.q_proj.bias", q_dim, c.attention_bias);
     l.k_bias = optional(p + "self_attn.k_proj.bias", kv_dim, c.attention_bias);
     l.v_bias = optional(p + "self_attn.v_proj.bias", kv_dim, c.attention_bias);
     l.q_norm = optional(p + "self_attn.q_norm.weight", c.head_dim, c.qk_norm);
     l.k_norm = optional(p + "self_attn.k_norm.weight", c.head_dim, c.qk_norm);
     l.mlp_norm = load_vector(weights_, p + "post_attention_layernorm.weight", c.hidden_size);
-    l.gate = matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
-    l.up = matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
-    l.down = matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
+    l.gate = device_matrix(p + "mlp.gate_proj.weight", c.intermediate_size, c.hidden_size);
+    l.up = device_matrix(p + "mlp.up_proj.weight", c.intermediate_size, c.hidden_size);
+    l.down = device_matrix(p + "mlp.down_proj.weight", c.hidden_size, c.intermediate_size);
     layers_.push_back(std::move(l));
     report(i + 1);
   }

@@ -36,6 +36,10 @@ struct ModelLoadOptions {
   WeightUse use = WeightUse::cpu_kernels;
   // How a device holds the matrices it uploads (CudaModel); the host's are as `weights`.
   DevicePrecision device_precision = DevicePrecision::bf16;
+  // Hold on the host every matrix a GPU would hold in fp8 (all but the embedding) as f32
+  // values rounded through E4M3 at each row's scale (e4m3_rounding.h): the CPU pass then
+  // computes with what `--weights fp8` keeps, to measure its accuracy (bench/q8_accuracy).
+  bool emulate_fp8 = false;
   // Called after the embedding and after each layer with the bytes of the weight files
   // read so far (by layer) and in all, for a progress bar.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;

@@ -187,6 +187,15 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
   return m;
 }
 
+WeightMatrix WeightMatrix::with_rounded_rows(const WeightMatrix& m, const std::string& name,
+                                             void (*round)(float* row, int cols)) {
+  std::vector<float> values(static_cast<std::size_t>(m.rows()) * m.cols());
+  m.rows_to_float(0, m.rows(), values.data());
+  for (int r = 0; r < m.rows(); ++r)
+    round(values.data() + static_cast<std::size_t>(r) * m.cols(), m.cols());
+  return from_values(std::move(values), name, "", m.rows(), m.cols(), WeightFormat::f32);
+}
+
 WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::string& name,
                                        const std::string& file, std::int64_t rows,
                                        std::int64_t cols, WeightFormat format) {

@@ -61,6 +61,10 @@ class WeightMatrix {
   const std::byte* bf16_data() const { return is_bf16() ? bf16_.bytes.data() : nullptr; }
   // The 8-bit rows; std::logic_error unless is_q8().
   const Q8Matrix& q8() const;
+  // `m`'s rows, each passed through `round(row, cols)`, held as f32: what another format
+  // would keep of them, emulated (e4m3_rounding.h).
+  static WeightMatrix with_rounded_rows(const WeightMatrix& m, const std::string& name,
+                                        void (*round)(float* row, int cols));
 
  private:
   // `values` [rows x cols] held in `format` (a dequantized MLX weight: mlx_affine.h).

@@ -9,6 +9,8 @@
 
 namespace baton {
 namespace {
+// Named, so that in a unity build these do not meet baton::silu_mul and the like.
+namespace scalar {
 
 constexpr int kLanes = 16;
 
@@ -81,18 +83,19 @@ void silu_mul(float* gate, const float* up, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
 
+}  // namespace scalar
 }  // namespace
 
 const SimdKernels& scalar_simd_kernels() {
   static const SimdKernels kernels{.name = "scalar",
-                                   .dot_bf16_rows = dot_bf16_rows,
-                                   .dot = dot,
-                                   .add_scaled = add_scaled,
-                                   .dot_strided = dot_strided,
-                                   .add_scaled_strided = add_scaled_strided,
-                                   .exp_shifted = exp_shifted,
-                                   .silu_mul = silu_mul,
-                                   .sum_exp = sum_exp,
+                                   .dot_bf16_rows = scalar::dot_bf16_rows,
+                                   .dot = scalar::dot,
+                                   .add_scaled = scalar::add_scaled,
+                                   .dot_strided = scalar::dot_strided,
+                                   .add_scaled_strided = scalar::add_scaled_strided,
+                                   .exp_shifted = scalar::exp_shifted,
+                                   .silu_mul = scalar::silu_mul,
+                                   .sum_exp = scalar::sum_exp,
                                    .round_to_bf16 = nullptr,
                                    .dot_bf16x_rows = nullptr};
   return kernels;
