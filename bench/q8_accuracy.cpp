@@ -105,17 +105,19 @@ void report(const std::filesystem::path& dir, int count) {
 }
 
 // fp8 as a GPU holds it (`--weights fp8`: E4M3 at each row's scale, all but the
-// embedding), emulated on the CPU: f32 weights rounded so (e4m3_rounding.h).
-void report_fp8(const std::filesystem::path& dir, int count) {
+// embedding; `group` 0), or at a scale per `group` weights of a row, emulated on the CPU:
+// f32 weights rounded so (e4m3_rounding.h).
+void report_fp8(const std::filesystem::path& dir, int count, int group) {
   const LlamaModel reference = LlamaModel::load(dir);
-  const LlamaModel fp8 = LlamaModel::load(dir, {.emulate_fp8 = true});
+  const LlamaModel fp8 = LlamaModel::load(dir, {.emulate_fp8 = true, .emulate_fp8_group = group});
   const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
   std::vector<TokenId> greedy;
   const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
   const Compared c = compare(fp8, prompt, greedy, ref_logits, false);
-  std::printf("| %s | %s | %.1f%% | %.4f | %td / %d |\n", dir.filename().string().c_str(),
+  std::printf("| %s | %s | %s | %.1f%% | %.4f | %td / %d |\n", dir.filename().string().c_str(),
               std::string(baton::to_string(reference.embedding().format())).c_str(),
-              100.0 * c.agreement, c.gap, c.prefix, count);
+              group == 0 ? "a row (the GPU's)" : std::to_string(group).c_str(), 100.0 * c.agreement,
+              c.gap, c.prefix, count);
 }
 
 void report_variants(const std::filesystem::path& dir, const std::vector<std::string>& variants,
@@ -176,12 +178,15 @@ int main(int argc, char** argv) {
       "gap (nats) | q8 greedy = reference for |\n|---|---|---|---|---|---|---|---|\n");
   for (const std::filesystem::path& dir : dirs) report(dir, count);
   std::printf(
-      "\nfp8 (E4M3 at each row's scale, as `--weights fp8` holds on a GPU; emulated on the "
-      "CPU) against the default weights, %d greedy tokens (teacher-forced)\n",
+      "\nfp8 (E4M3 at each row's scale, as `--weights fp8` holds on a GPU, or at a scale per "
+      "group of a row's weights; emulated on the CPU) against the default weights, %d "
+      "greedy tokens (teacher-forced)\n",
       count);
   std::printf(
-      "| model | reference | top-1 agreement | mean log-prob gap (nats) | fp8 greedy = "
-      "reference for |\n|---|---|---|---|---|\n");
-  for (const std::filesystem::path& dir : dirs) report_fp8(dir, count);
+      "| model | reference | weights a scale | top-1 agreement | mean log-prob gap (nats) | "
+      "fp8 greedy = reference for |\n|---|---|---|---|---|---|\n");
+  for (const std::filesystem::path& dir : dirs) {
+    for (const int group : {0, 128, 32}) report_fp8(dir, count, group);
+  }
   return 0;
 }

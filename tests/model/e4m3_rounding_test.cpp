@@ -76,6 +76,21 @@ TEST(E4m3Rounding, ARowKeepsItsLargestMagnitudeAndOnlyE4m3MultiplesOfItsScale) {
   EXPECT_EQ(zeros, std::vector<float>(4, 0.0f));
 }
 
+TEST(E4m3Rounding, GroupsOfARowKeepTheirOwnScales) {
+  std::vector<float> original(80, 0.001f);
+  original[3] = 2.0f;    // the first group's largest
+  original[40] = 0.01f;  // the second's; the third (64-79) keeps 0.001 as its largest
+  std::vector<float> grouped = original, whole = original;
+  round_row_through_e4m3(grouped.data(), 80, 32);
+  round_row_through_e4m3(whole.data(), 80);
+  for (int i = 0; i < 80; ++i) {
+    const float scale = (i < 32 ? 2.0f : i < 64 ? 0.01f : 0.001f) / 448.0f;
+    EXPECT_EQ(grouped[i], round_to_e4m3(original[i] / scale) * scale) << i;
+  }
+  EXPECT_EQ(grouped[70], 0.001f);  // its group's largest, exact
+  EXPECT_NE(whole[70], 0.001f);    // at the row's scale, 2 / 448, it is not
+}
+
 TEST(E4m3Rounding, AModelEmulatingFp8HoldsItsMatricesSoButTheEmbedding) {
   testing::TempDir dir;
   ModelShape shape = model_shape("tiny", ModelArch::llama);

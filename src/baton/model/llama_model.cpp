@@ -65,7 +65,10 @@ LlamaModel::LlamaModel(ModelConfig config, ModelWeights weights, ModelLoadOption
   // A matrix a GPU holds in fp8 with `--weights fp8` (all but the embedding).
   const auto device_matrix = [&](const std::string& name, std::int64_t rows, std::int64_t cols) {
     if (!options.emulate_fp8) return matrix(name, rows, cols);
-    return WeightMatrix::with_rounded_rows(matrix(name, rows, cols), name, round_row_through_e4m3);
+    return WeightMatrix::with_rounded_rows(
+        matrix(name, rows, cols), name, [&](float* row, int width) {
+          round_row_through_e4m3(row, width, options.emulate_fp8_group);
+        });
   };
   const auto optional = [&](const std::string& name, std::int64_t size, bool wanted) {
     return wanted ? load_vector(weights_, name, size) : std::vector<float>{};

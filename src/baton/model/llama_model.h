@@ -40,6 +40,9 @@ struct ModelLoadOptions {
   // values rounded through E4M3 at each row's scale (e4m3_rounding.h): the CPU pass then
   // computes with what `--weights fp8` keeps, to measure its accuracy (bench/q8_accuracy).
   bool emulate_fp8 = false;
+  // Weights that share a scale when emulating: 0, a row's (what a GPU holds); 32 or 128,
+  // finer formats a GPU could hold (for the comparison).
+  int emulate_fp8_group = 0;
   // Called after the embedding and after each layer with the bytes of the weight files
   // read so far (by layer) and in all, for a progress bar.
   std::function<void(std::uint64_t done, std::uint64_t total)> progress;

@@ -26,12 +26,17 @@ float round_to_e4m3(float v) {
   return std::copysign(std::min(rounded, kLargest), v);
 }
 
-void round_row_through_e4m3(float* values, int cols) {
-  float largest = 0.0f;
-  for (int i = 0; i < cols; ++i) largest = std::max(largest, std::fabs(values[i]));
-  if (largest == 0.0f) return;
-  const float scale = largest / kLargest;
-  for (int i = 0; i < cols; ++i) values[i] = round_to_e4m3(values[i] / scale) * scale;
+void round_row_through_e4m3(float* values, int cols, int group) {
+  const int step = group > 0 ? group : cols;
+  for (int first = 0; first < cols; first += step) {
+    const int count = std::min(step, cols - first);
+    float* v = values + first;
+    float largest = 0.0f;
+    for (int i = 0; i < count; ++i) largest = std::max(largest, std::fabs(v[i]));
+    if (largest == 0.0f) continue;
+    const float scale = largest / kLargest;
+    for (int i = 0; i < count; ++i) v[i] = round_to_e4m3(v[i] / scale) * scale;
+  }
 }
 
 }  // namespace baton

@@ -12,7 +12,8 @@ namespace baton {
 // The E4M3 number nearest to `v` (|v| beyond 448 saturates to 448; NaN stays NaN).
 float round_to_e4m3(float v);
 
-// Row `values` of `cols` floats rounded through E4M3 at the row's own scale, in place.
-void round_row_through_e4m3(float* values, int cols);
+// Row `values` of `cols` floats rounded through E4M3, in place: at the row's own scale
+// (group 0, what a GPU's `--weights fp8` holds), or at a scale for each `group` values.
+void round_row_through_e4m3(float* values, int cols, int group = 0);
 
 }  // namespace baton

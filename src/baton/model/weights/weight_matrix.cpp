@@ -187,8 +187,9 @@ WeightMatrix WeightMatrix::load(const ModelWeights& weights, const std::string& 
   return m;
 }
 
-WeightMatrix WeightMatrix::with_rounded_rows(const WeightMatrix& m, const std::string& name,
-                                             void (*round)(float* row, int cols)) {
+WeightMatrix WeightMatrix::with_rounded_rows(
+    const WeightMatrix& m, const std::string& name,
+    const std::function<void(float* row, int cols)>& round) {
   std::vector<float> values(static_cast<std::size_t>(m.rows()) * m.cols());
   m.rows_to_float(0, m.rows(), values.data());
   for (int r = 0; r < m.rows(); ++r)

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,7 +65,7 @@ class WeightMatrix {
   // `m`'s rows, each passed through `round(row, cols)`, held as f32: what another format
   // would keep of them, emulated (e4m3_rounding.h).
   static WeightMatrix with_rounded_rows(const WeightMatrix& m, const std::string& name,
-                                        void (*round)(float* row, int cols));
+                                        const std::function<void(float* row, int cols)>& round);
 
  private:
   // `values` [rows x cols] held in `format` (a dequantized MLX weight: mlx_affine.h).
