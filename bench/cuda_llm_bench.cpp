@@ -136,6 +136,40 @@ double prefill_tokens_per_s(baton::LlmEngine& engine, int tokens, std::int64_t v
   return median(rates);
 }
 
+// A CUDA runner alone (no engine, no turn) on a stream of its own, over a KV pool of
+// `pool_bytes` in 16-token blocks.
+struct LoneRunner {
+  LoneRunner(const baton::LlamaModel& model, std::size_t pool_bytes)
+      : pool(model.config(), 16, pool_bytes),
+        device(baton::make_device("cuda")),
+        stream(device->create_stream("runner")),
+        runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
+               dynamic_cast<baton::cuda::CudaStream&>(*stream)) {}
+
+  // A sequence with blocks for `positions` tokens.
+  baton::KvSequence sequence(int positions) {
+    baton::KvSequence kv;
+    for (int b = 0; b * 16 < positions; ++b) kv.blocks.push_back(*pool.allocate());
+    return kv;
+  }
+
+  // One step: every layer queued on the stream, then waited for.
+  baton::StepResult run(baton::StepPlan plan) {
+    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
+    for (int i = 0; i < s->layers(); ++i) {
+      stream->encode(baton::Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
+    }
+    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
+    stream->synchronize();
+    return s->take_output();
+  }
+
+  baton::KvBlockPool pool;
+  std::unique_ptr<baton::Device> device;
+  std::unique_ptr<baton::Stream> stream;
+  baton::cuda::CudaModelRunner runner;
+};
+
 // The runner alone, batch 1 at a 128-token context, on a stream of its own: the step's
 // wall time with each layer committed alone (as the engine does) and with the whole step
 // in one buffer, and the host time spent launching one step's ops.
@@ -149,15 +183,9 @@ struct RunnerTimes {
 RunnerTimes runner_times(const baton::LlamaModel& model, int profile_batch = 0) {
   using Clock = std::chrono::steady_clock;
   const int batch = std::max(profile_batch, 1);
-  baton::KvBlockPool pool(model.config(), 16, std::size_t{64} << 20 << (batch > 1 ? 5 : 0));
-  auto device = baton::make_device("cuda");
-  auto stream = device->create_stream("runner");
-  baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
-                                      dynamic_cast<baton::cuda::CudaStream&>(*stream));
-  std::vector<baton::KvSequence> kvs(static_cast<std::size_t>(batch));
-  for (baton::KvSequence& kv : kvs) {
-    for (int b = 0; b < 32; ++b) kv.blocks.push_back(*pool.allocate());
-  }
+  LoneRunner lone(model, std::size_t{64} << 20 << (batch > 1 ? 5 : 0));
+  std::vector<baton::KvSequence> kvs;
+  for (int i = 0; i < batch; ++i) kvs.push_back(lone.sequence(32 * 16));
   double launch_s = 0.0;
   // One step of `tokens[i]` for sequence i; each sequence's greedy pick.
   const auto step = [&](std::vector<std::vector<baton::TokenId>> tokens, bool one_buffer) {
@@ -166,9 +194,9 @@ RunnerTimes runner_times(const baton::LlamaModel& model, int profile_batch = 0) 
       plan.prefills = plan.prefills || tokens[i].size() > 1;
       plan.sequences.push_back({std::move(tokens[i]), &kvs[i]});
     }
-    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
+    const std::shared_ptr<baton::ModelStep> s = lone.runner.begin(std::move(plan), 1.0);
     for (int i = 0; i < s->layers(); ++i) {
-      stream->encode(baton::Op{.run =
+      lone.stream->encode(baton::Op{.run =
                                    [s, i, &launch_s] {
                                      const auto t0 = Clock::now();
                                      s->run_layer(i);
@@ -176,10 +204,10 @@ RunnerTimes runner_times(const baton::LlamaModel& model, int profile_batch = 0) 
                                          std::chrono::duration<double>(Clock::now() - t0).count();
                                    },
                                .bytes = 0});
-      if (!one_buffer) stream->commit();
+      if (!one_buffer) lone.stream->commit();
     }
-    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
-    stream->synchronize();
+    lone.stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
+    lone.stream->synchronize();
     std::vector<std::vector<baton::TokenId>> next;
     for (const auto& pick : s->take_output().greedy) next.push_back({pick.token});
     return next;
@@ -213,23 +241,14 @@ RunnerTimes runner_times(const baton::LlamaModel& model, int profile_batch = 0) 
 // One warm prefill of a `tokens`-token prompt in one chunk, its ops between
 // cudaProfilerStart and Stop (BATON_BENCH_PROFILE=prefill).
 void profile_prefill(const baton::LlamaModel& model, int tokens) {
-  baton::KvBlockPool pool(model.config(), 16, std::size_t{4} << 30);
-  auto device = baton::make_device("cuda");
-  auto stream = device->create_stream("runner");
-  baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
-                                      dynamic_cast<baton::cuda::CudaStream&>(*stream));
+  LoneRunner lone(model, std::size_t{4} << 30);
   for (const bool profiled : {false, true}) {
-    baton::KvSequence kv;
-    for (int b = 0; b < (tokens + 15) / 16; ++b) kv.blocks.push_back(*pool.allocate());
+    baton::KvSequence kv = lone.sequence(tokens);
     baton::StepPlan plan{.sequences = {{prompt_of(tokens, 1, model.config().vocab_size), &kv}},
                          .prefills = true,
                          .output = baton::StepOutput::greedy};
-    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
     if (profiled) BATON_CUDA_CHECK(cudaProfilerStart());
-    for (int i = 0; i < s->layers(); ++i)
-      stream->encode(baton::Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
-    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
-    stream->synchronize();
+    (void)lone.run(std::move(plan));
     if (profiled) BATON_CUDA_CHECK(cudaProfilerStop());
   }
 }
@@ -254,25 +273,14 @@ std::vector<float> runner_logits(const baton::LlamaModel& model,
                                  const std::vector<baton::TokenId>& prompt, int count,
                                  const std::vector<baton::TokenId>& forced,
                                  std::vector<baton::TokenId>& tokens) {
-  const int positions = static_cast<int>(prompt.size()) + count;
-  baton::KvBlockPool pool(model.config(), 16, std::size_t{1} << 30);
-  auto device = baton::make_device("cuda");
-  auto stream = device->create_stream("runner");
-  baton::cuda::CudaModelRunner runner(std::make_shared<const baton::cuda::CudaModel>(model), pool,
-                                      dynamic_cast<baton::cuda::CudaStream&>(*stream));
-  baton::KvSequence kv;
-  for (int b = 0; b * 16 < positions; ++b) kv.blocks.push_back(*pool.allocate());
+  LoneRunner lone(model, std::size_t{1} << 30);
+  baton::KvSequence kv = lone.sequence(static_cast<int>(prompt.size()) + count);
   const auto step = [&](std::vector<baton::TokenId> in) {
-    baton::StepPlan plan{.sequences = {{std::move(in), &kv}},
-                         .prefills = kv.length == 0,
-                         .output = baton::StepOutput::last_logits};
-    const std::shared_ptr<baton::ModelStep> s = runner.begin(std::move(plan), 1.0);
-    for (int i = 0; i < s->layers(); ++i) {
-      stream->encode(baton::Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
-    }
-    stream->encode(baton::Op{.run = [s] { s->finish(); }, .bytes = 0});
-    stream->synchronize();
-    return s->take_output().values;
+    return lone
+        .run({.sequences = {{std::move(in), &kv}},
+              .prefills = kv.length == 0,
+              .output = baton::StepOutput::last_logits})
+        .values;
   };
   const auto vocab = static_cast<std::size_t>(model.config().vocab_size);
   std::vector<float> rows = step(prompt);
