@@ -59,17 +59,6 @@ double read_rate_gbs(int multiprocessors) {
   return best;
 }
 
-double copy_rate_gbs() {
-  DeviceBuffer from(kBoundBytes), to(kBoundBytes);
-  BATON_CUDA_CHECK(cudaMemset(from.get(), 1, kBoundBytes));
-  const double ms = milliseconds(
-      [&](int) {
-        BATON_CUDA_CHECK(cudaMemcpy(to.get(), from.get(), kBoundBytes, cudaMemcpyDeviceToDevice));
-      },
-      2);
-  return 2.0 * static_cast<double>(kBoundBytes) / (ms * 1e-3) / 1e9;
-}
-
 struct Shape {
   const char* name;
   int out;
@@ -127,7 +116,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp props{};
   BATON_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
   const double read = read_rate_gbs(props.multiProcessorCount);
-  const double copy = copy_rate_gbs();
+  const double copy = baton::bench::copy_rate_gbs(kBoundBytes);
   std::printf("device: %s, %d multiprocessors, L2 %d MiB\n", props.name, props.multiProcessorCount,
               props.l2CacheSize >> 20);
   std::printf(

@@ -1,15 +1,17 @@
 // Timing work on the GPU for the benchmarks: CUDA events around a run of launches, the
-// median of 5 runs after an untimed one.
+// median of 5 runs after an untimed one; and the device's copy rate timed so.
 // Thread-safety: each call uses events of its own; the default stream is shared.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_error.h"
+#include "baton/gpu/cuda/cuda_handles.h"
 
 namespace baton::bench {
 
@@ -46,6 +48,19 @@ inline double milliseconds(const std::function<void(int)>& work, int repeats) {
     times.push_back(ms / repeats);
   }
   return median(times);
+}
+
+// cudaMemcpy's device-to-device rate over `bytes` buffers, bytes read plus written per
+// second in GB/s: the bound of work that streams memory (median of 5 runs of 2 copies).
+inline double copy_rate_gbs(std::size_t bytes) {
+  const cuda::DeviceBuffer from(bytes), to(bytes);
+  BATON_CUDA_CHECK(cudaMemset(from.get(), 1, bytes));
+  const double ms = milliseconds(
+      [&](int) {
+        BATON_CUDA_CHECK(cudaMemcpy(to.get(), from.get(), bytes, cudaMemcpyDeviceToDevice));
+      },
+      2);
+  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
 }
 
 }  // namespace baton::bench

@@ -45,17 +45,6 @@ std::unique_ptr<DeviceBuffer> filled(std::size_t count) {
   return buffer;
 }
 
-double copy_rate_gbs() {
-  const std::size_t bytes = std::size_t{1} << 30;
-  DeviceBuffer from(bytes), to(bytes);
-  const double ms = baton::bench::milliseconds(
-      [&](int) {
-        BATON_CUDA_CHECK(cudaMemcpy(to.get(), from.get(), bytes, cudaMemcpyDeviceToDevice));
-      },
-      3);
-  return 2.0 * static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-}
-
 // One case: `batch` rows, each the token at position `context - 1` of its own sequence.
 struct Case {
   int batch = 1;
@@ -122,7 +111,7 @@ int main() {
   cudaDeviceProp props{};
   BATON_CUDA_CHECK(cudaGetDeviceProperties(&props, 0));
   std::printf("%s, %d multiprocessors; copy rate %.0f GB/s (read + written)\n", props.name,
-              props.multiProcessorCount, copy_rate_gbs());
+              props.multiProcessorCount, baton::bench::copy_rate_gbs(std::size_t{2} << 30));
   std::printf("paged decode attention, %d heads, %d KV heads, head size %d, %d-token blocks\n\n",
               kShape.heads, kShape.kv_heads, kShape.head_dim, kBlockTokens);
   std::printf(
