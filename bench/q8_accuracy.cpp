@@ -88,52 +88,61 @@ Compared compare(const LlamaModel& model, const std::vector<TokenId>& prompt,
   return c;
 }
 
-void report(const std::filesystem::path& dir, int count) {
-  const LlamaModel reference = LlamaModel::load(dir);
+// The reference: a model as stored, its greedy tokens after the fixed prompt, their logits.
+struct Reference {
+  Reference(const std::filesystem::path& dir, int count)
+      : model(LlamaModel::load(dir)),
+        prompt(baton::bench::prompt_for(dir, model.config().vocab_size)),
+        logits(run(model, prompt, count, {}, greedy)) {}
+  LlamaModel model;
+  std::vector<TokenId> prompt;
+  std::vector<TokenId> greedy;  // filled by logits' initialiser, declared before it
+  std::vector<float> logits;
+};
+
+Compared against(const Reference& reference, const LlamaModel& model, bool timed) {
+  return compare(model, reference.prompt, reference.greedy, reference.logits, timed);
+}
+
+void report(const Reference& reference, const std::filesystem::path& dir, int count) {
   const LlamaModel q8 = LlamaModel::load(dir, {.weights = baton::WeightFormat::q8});
-  const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
-  std::vector<TokenId> greedy;
-  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
-  const Compared c = compare(q8, prompt, greedy, ref_logits, false);
+  const Compared c = against(reference, q8, false);
   std::printf("| %s | %s | %.1fM | %.2f | %.2f | %.1f%% | %.4f | %td / %d |\n",
               dir.filename().string().c_str(),
-              std::string(baton::to_string(reference.embedding().format())).c_str(),
-              static_cast<double>(reference.weight_count()) / 1e6,
-              static_cast<double>(reference.weight_bytes()) / 1e6,
+              std::string(baton::to_string(reference.model.embedding().format())).c_str(),
+              static_cast<double>(reference.model.weight_count()) / 1e6,
+              static_cast<double>(reference.model.weight_bytes()) / 1e6,
               static_cast<double>(q8.weight_bytes()) / 1e6, 100.0 * c.agreement, c.gap, c.prefix,
               count);
 }
 
 // fp8 as a GPU holds it (`--weights fp8`: E4M3 at each row's scale, all but the
 // embedding; `group` 0), or at a scale per `group` weights of a row, emulated on the CPU:
-// f32 weights rounded so (e4m3_rounding.h).
-void report_fp8(const std::filesystem::path& dir, int count, int group) {
-  const LlamaModel reference = LlamaModel::load(dir);
+// f32 weights rounded so (e4m3_rounding.h). The table's row, to print after q8's table.
+std::string fp8_row(const Reference& reference, const std::filesystem::path& dir, int count,
+                    int group) {
   const LlamaModel fp8 = LlamaModel::load(dir, {.emulate_fp8 = true, .emulate_fp8_group = group});
-  const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
-  std::vector<TokenId> greedy;
-  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
-  const Compared c = compare(fp8, prompt, greedy, ref_logits, false);
-  std::printf("| %s | %s | %s | %.1f%% | %.4f | %td / %d |\n", dir.filename().string().c_str(),
-              std::string(baton::to_string(reference.embedding().format())).c_str(),
-              group == 0 ? "a row (the GPU's)" : std::to_string(group).c_str(), 100.0 * c.agreement,
-              c.gap, c.prefix, count);
+  const Compared c = against(reference, fp8, false);
+  char text[512];
+  std::snprintf(text, sizeof text, "| %s | %s | %s | %.1f%% | %.4f | %td / %d |\n",
+                dir.filename().string().c_str(),
+                std::string(baton::to_string(reference.model.embedding().format())).c_str(),
+                group == 0 ? "a row (the GPU's)" : std::to_string(group).c_str(),
+                100.0 * c.agreement, c.gap, c.prefix, count);
+  return text;
 }
 
 void report_variants(const std::filesystem::path& dir, const std::vector<std::string>& variants,
                      int count) {
-  const LlamaModel reference = LlamaModel::load(dir);
-  const std::vector<TokenId> prompt = baton::bench::prompt_for(dir, reference.config().vocab_size);
-  std::vector<TokenId> greedy;
-  const std::vector<float> ref_logits = run(reference, prompt, count, {}, greedy);
+  const Reference reference(dir, count);
   const auto row = [&](const std::string& name, const LlamaModel& model) {
-    const Compared c = compare(model, prompt, greedy, ref_logits, true);
+    const Compared c = against(reference, model, true);
     std::printf("| %s | %s | %.2f | %.1f%% | %.4f | %td / %d | %.0f |\n", name.c_str(),
                 std::string(baton::to_string(model.layers()[0].up.format())).c_str(),
                 static_cast<double>(model.weight_bytes()) / 1e6, 100.0 * c.agreement, c.gap,
                 c.prefix, count, c.tokens_per_s);
   };
-  row(dir.filename().string() + " (the reference)", reference);
+  row(dir.filename().string() + " (the reference)", reference.model);
   row("--weights q8", LlamaModel::load(dir, {.weights = baton::WeightFormat::q8}));
   row("--weights fp8 (a GPU's E4M3, emulated)", LlamaModel::load(dir, {.emulate_fp8 = true}));
   for (const std::string& variant : variants) {
@@ -176,7 +185,12 @@ int main(int argc, char** argv) {
   std::printf(
       "| model | reference | weights | ref MB | q8 MB | top-1 agreement | mean log-prob "
       "gap (nats) | q8 greedy = reference for |\n|---|---|---|---|---|---|---|---|\n");
-  for (const std::filesystem::path& dir : dirs) report(dir, count);
+  std::string fp8_rows;  // each reference run once for both tables
+  for (const std::filesystem::path& dir : dirs) {
+    const Reference reference(dir, count);
+    report(reference, dir, count);
+    for (const int group : {0, 128, 32}) fp8_rows += fp8_row(reference, dir, count, group);
+  }
   std::printf(
       "\nfp8 (E4M3 at each row's scale, as `--weights fp8` holds on a GPU, or at a scale per "
       "group of a row's weights; emulated on the CPU) against the default weights, %d "
@@ -185,8 +199,6 @@ int main(int argc, char** argv) {
   std::printf(
       "| model | reference | weights a scale | top-1 agreement | mean log-prob gap (nats) | "
       "fp8 greedy = reference for |\n|---|---|---|---|---|---|\n");
-  for (const std::filesystem::path& dir : dirs) {
-    for (const int group : {0, 128, 32}) report_fp8(dir, count, group);
-  }
+  std::fputs(fp8_rows.c_str(), stdout);
   return 0;
 }
