@@ -20,7 +20,9 @@
 // model in bf16 through the runner, as bench/q8_accuracy measures q8 on the CPU: top-1
 // agreement and mean log-prob gap over 128 teacher-forced tokens after a fixed prompt
 // (bench/logit_agreement.h), and how long fp8's own greedy tokens equal bf16's.
-// BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and fp8's accuracy).
+// BATON_BENCH_WEIGHTS=q8: the same with the matrices quantized to Q8_0 on the host
+// (`--weights q8`) and kept 8-bit on the device, as a Q8_0 GGUF file's are.
+// BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and the 8-bit accuracy).
 // BATON_BENCH_PROFILE=N: instead, one warm decode step of N sequences (1 for any text but a
 // number) of the runner per model between cudaProfilerStart and Stop, for `ncu
 // --profile-from-start off` (scripts/device-cuda-llm); BATON_BENCH_PROFILE=prefill: one
@@ -34,6 +36,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +45,7 @@
 #include "baton/host/engine_host.h"
 #include "baton/host/make_device.h"
 #include "baton/model/cuda/cuda_model_runner.h"
+#include "baton/model/weights/weight_format.h"
 #include "logit_agreement.h"
 
 namespace {
@@ -254,12 +258,10 @@ void profile_prefill(const baton::LlamaModel& model, int tokens) {
 }
 
 // Bytes a decode step reads of `model`'s weights as the device holds them: every matrix
-// once, of the embedding one row per token (fp8: all but the embedding one byte a weight
-// and a scale a row).
-double step_bytes(const baton::LlamaModel& model) {
-  if (model.device_precision() == baton::DevicePrecision::bf16) {
-    return static_cast<double>(model.weight_bytes());
-  }
+// once, of the embedding one row per token (8 bits: all but the embedding one byte a
+// weight and its scales).
+double step_bytes(const baton::LlamaModel& model, bool eight_bit) {
+  if (!eight_bit) return static_cast<double>(model.weight_bytes());
   const baton::WeightMatrix& e = model.embedding();
   const double embedding = 2.0 * e.rows() * static_cast<double>(e.cols());
   const bool tied = &model.output() == &e;
@@ -297,10 +299,11 @@ std::vector<float> runner_logits(const baton::LlamaModel& model,
   return rows;
 }
 
-// fp8 weights against the same model's bf16 on the device, as bench/q8_accuracy measures
-// q8 on the CPU: the bf16 runner's greedy tokens after a fixed prompt, both runners' logits
-// on them (teacher forcing), and how long fp8's own greedy decode keeps to bf16's.
-void print_accuracy(const baton::LlamaModel& fp8, const std::filesystem::path& dir,
+// 8-bit weights against the same model's bf16 on the device, as bench/q8_accuracy
+// measures q8 on the CPU: the bf16 runner's greedy tokens after a fixed prompt, both
+// runners' logits on them (teacher forcing), and how long the 8-bit model's own greedy
+// decode keeps to bf16's.
+void print_accuracy(const baton::LlamaModel& eight_bit, const std::filesystem::path& dir,
                     const std::string& name) {
   constexpr int kTokens = 128;
   const baton::LlamaModel reference = baton::LlamaModel::load(dir);
@@ -308,8 +311,8 @@ void print_accuracy(const baton::LlamaModel& fp8, const std::filesystem::path& d
   const std::vector<baton::TokenId> prompt = baton::bench::prompt_for(dir, vocab);
   std::vector<baton::TokenId> greedy, replayed, own;
   const std::vector<float> ref_logits = runner_logits(reference, prompt, kTokens, {}, greedy);
-  const std::vector<float> logits = runner_logits(fp8, prompt, kTokens, greedy, replayed);
-  (void)runner_logits(fp8, prompt, kTokens, {}, own);
+  const std::vector<float> logits = runner_logits(eight_bit, prompt, kTokens, greedy, replayed);
+  (void)runner_logits(eight_bit, prompt, kTokens, {}, own);
   const baton::bench::Agreement a = baton::bench::agreement(ref_logits, logits, greedy, vocab);
   std::printf(
       "%-28s top-1 agreement with bf16 %.1f%%, mean log-prob gap %.4f nats (%d tokens, "
@@ -325,10 +328,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: cuda_llm_bench MODEL_DIR [MODEL_DIR...]\n");
     return 2;
   }
-  const char* weights = std::getenv("BATON_BENCH_WEIGHTS");
-  const bool fp8 = weights != nullptr && std::string(weights) == "fp8";
-  const baton::ModelLoadOptions load_options{
-      .device_precision = fp8 ? baton::DevicePrecision::fp8 : baton::DevicePrecision::bf16};
+  const char* weights = std::getenv("BATON_BENCH_WEIGHTS");  // fp8, q8 or none
+  const std::optional<baton::WeightsChoice> choice =
+      baton::parse_weights_choice(weights != nullptr ? weights : "bf16");
+  if (!choice) {
+    std::fprintf(stderr, "BATON_BENCH_WEIGHTS: '%s' is none of bf16, q8, fp8\n", weights);
+    return 2;
+  }
+  const bool eight_bit =
+      choice->device == baton::DevicePrecision::fp8 || choice->host == baton::WeightFormat::q8;
+  const baton::ModelLoadOptions load_options{.weights = choice->host,
+                                             .device_precision = choice->device};
   if (const char* profile = std::getenv("BATON_BENCH_PROFILE")) {  // one step per model
     for (int m = 1; m < argc; ++m) {
       const baton::LlamaModel model = baton::LlamaModel::load(argv[m], load_options);
@@ -358,9 +368,9 @@ int main(int argc, char** argv) {
     baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
     (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
     // Every matrix once, the output matrix whole; of the embedding table one row per token.
-    const double bytes = step_bytes(model);
-    const std::string name =
-        std::filesystem::path(argv[m]).filename().string() + (fp8 ? " fp8" : "");
+    const double bytes = step_bytes(model, eight_bit);
+    const std::string name = std::filesystem::path(argv[m]).filename().string() +
+                             (eight_bit ? std::string(" ") + weights : "");
     for (const int batch : {1, 8, 32}) {
       const double measured = decode_tokens_per_s(engine, batch, vocab);
       const double bound = batch * rate * 1e9 / bytes;
@@ -397,7 +407,7 @@ int main(int argc, char** argv) {
       std::printf("%-28s %10.2f GB per decode step\n", (name + " weights").c_str(), bytes / 1e9);
     }
     host.stop();
-    if (fp8) print_accuracy(model, argv[m], name);
+    if (eight_bit) print_accuracy(model, argv[m], name);
     if (quick) continue;
     const RunnerTimes t = runner_times(model);
     std::printf(

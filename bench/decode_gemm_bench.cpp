@@ -12,7 +12,9 @@
 //     caches, so that no launch finds its weights in the cache;
 //   - decode_gemm_fp8 (`--weights fp8`) on the same product with E4M3 weights: its bytes
 //     read per second, and how many times faster it is than cuBLAS's bf16 product; at
-//     one row also skinny_gemm_fp8's bytes read per second.
+//     one row also skinny_gemm_fp8's bytes read per second;
+//   - decode_gemm_q8 (Q8_0 weights kept 8-bit: a byte a weight and an f32 scale per 32)
+//     likewise, and skinny_gemm_q8 at one row.
 // Prints one table; every figure is measured in this run.
 #include <cuda_runtime_api.h>
 
@@ -129,8 +131,8 @@ int main(int argc, char** argv) {
   std::printf(
       "| product | out x in | rows | baton GB/s | of read rate | skinny GB/s | cuBLAS "
       "GB/s | of read rate | baton / cuBLAS | fp8 GB/s | fp8 speed / cuBLAS bf16 | fp8 "
-      "skinny GB/s |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+      "skinny GB/s | q8 GB/s | q8 speed / cuBLAS bf16 | q8 skinny GB/s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
   baton::cuda::CublasHandle cublas;
   const DeviceBuffer x(static_cast<std::size_t>(baton::cuda::kernels::kDecodeMaxRows) * 14336 *
                        sizeof(bf16));
@@ -141,7 +143,9 @@ int main(int argc, char** argv) {
     const DeviceBuffer y(static_cast<std::size_t>(baton::cuda::kernels::kDecodeMaxRows) *
                          shape.out * sizeof(bf16));
     auto* ys = static_cast<bf16*>(y.get());
-    // E4M3 weights: the first half of each copy's bytes, scales of 1/64.
+    // E4M3 weights: the first half of each copy's bytes, scales of 1/64. Q8_0: the same
+    // bytes as int8, and a scale per 32 read from the copy's second half (whatever floats
+    // its bits make: the timing does not depend on them).
     const std::vector<float> ones(static_cast<std::size_t>(shape.out), 1.0f / 64);
     const DeviceBuffer scales(ones.size() * sizeof(float));
     BATON_CUDA_CHECK(cudaMemcpy(scales.get(), ones.data(), scales.bytes(), cudaMemcpyHostToDevice));
@@ -183,6 +187,22 @@ int main(int argc, char** argv) {
           },
           repeats));  // bf16 bytes per second: the fp8 kernel's speed on the bf16 scale
       std::string fp8_skinny = "-";
+      std::string q8_skinny = "-";
+      const auto q8_values = [&](int i) {
+        return reinterpret_cast<const std::int8_t*>(weights.at(i));
+      };
+      const auto q8_scales = [&](int i) {
+        return reinterpret_cast<const float*>(q8_values(i) +
+                                              static_cast<std::size_t>(shape.out) * shape.in);
+      };
+      // Bytes a q8 product reads, on the bf16 copies' scale: 1 + 4 / 32 bytes a weight of 2.
+      constexpr double kQ8Bytes = (1.0 + 4.0 / 32) / 2;
+      const double q8 = rate(milliseconds(
+          [&](int i) {
+            BATON_CUDA_CHECK(baton::cuda::kernels::decode_gemm_q8(
+                xs, rows, q8_values(i), q8_scales(i), shape.out, shape.in, ys, nullptr));
+          },
+          repeats));  // bf16 bytes per second, as fp8's
       if (baton::cuda::kernels::skinny_fits(rows, shape.in)) {
         char text[32];
         std::snprintf(
@@ -196,12 +216,23 @@ int main(int argc, char** argv) {
                 repeats)) /
                 2);
         fp8_skinny = text;
+        std::snprintf(
+            text, sizeof text, "%.0f",
+            rate(milliseconds(
+                [&](int i) {
+                  BATON_CUDA_CHECK(baton::cuda::kernels::skinny_gemm_q8(
+                      xs, rows, q8_values(i), q8_scales(i), shape.out, shape.in, ys, nullptr));
+                },
+                repeats)) *
+                kQ8Bytes);
+        q8_skinny = text;
       }
       std::printf(
           "| %s | %d x %d | %d | %.0f | %.1f %% | %s | %.0f | %.1f %% | %.2fx | %.0f | %.2fx | %s "
-          "|\n",
+          "| %.0f | %.2fx | %s |\n",
           shape.name, shape.out, shape.in, rows, ours, 100.0 * ours / read, skinny.c_str(), theirs,
-          100.0 * theirs / read, ours / theirs, fp8 / 2, fp8 / theirs, fp8_skinny.c_str());
+          100.0 * theirs / read, ours / theirs, fp8 / 2, fp8 / theirs, fp8_skinny.c_str(),
+          q8 * kQ8Bytes, q8 / theirs, q8_skinny.c_str());
     }
   }
   return 0;

@@ -2,7 +2,8 @@
 // GPU, against the sizes of its matrices from the config: bf16, 2 bytes a weight; fp8, 1
 // byte a weight and a 4-byte scale a row for every matrix but the embedding (2 bytes a
 // weight), the output matrix too when it is not tied to the embedding; the vectors
-// (norms, RoPE's frequencies) the same in both.
+// (norms, RoPE's frequencies) the same in both. q8 on the host: every matrix but the
+// embedding as Q8_0's layout, rows of whole groups of 32 bytes and a 4-byte scale a group.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -48,6 +49,29 @@ TEST(UploadBytes, Fp8CountsAByteAWeightAndAScaleARowButForTheEmbedding) {
     EXPECT_EQ(fp8.upload_bytes(), vectors + 2 * z.embedding + z.others + 4 * z.other_rows)
         << (tied ? "tied" : "untied");
   }
+}
+
+// Bytes of a [rows x cols] matrix in Q8_0's layout.
+std::uint64_t q8_bytes(std::uint64_t rows, std::uint64_t cols) {
+  const std::uint64_t groups = (cols + 31) / 32;
+  return rows * (groups * 32 + groups * 4);
+}
+
+TEST(UploadBytes, Q8CountsWholeGroupsAndAScaleAGroupButForTheEmbedding) {
+  testing::TempDir dir;
+  ModelShape shape = model_shape("tiny", ModelArch::llama);
+  shape.tie_word_embeddings = false;
+  write_model(dir.path(), ModelArch::llama, shape, 3);
+  const LlamaModel q8 = LlamaModel::load(dir.path(), {.weights = WeightFormat::q8});
+  const std::uint64_t h = shape.hidden_size, q = shape.num_heads * shape.head_dim,
+                      kv = shape.num_kv_heads * shape.head_dim, inner = shape.intermediate_size;
+  const std::uint64_t layer = q8_bytes(q, h) + 2 * q8_bytes(kv, h) + q8_bytes(h, q) +
+                              2 * q8_bytes(inner, h) + q8_bytes(h, inner);
+  const std::uint64_t vectors =
+      4 * (shape.num_layers * 2 * shape.hidden_size + shape.hidden_size + shape.head_dim / 2);
+  const std::uint64_t embedding = static_cast<std::uint64_t>(shape.vocab_size) * h;
+  EXPECT_EQ(q8.upload_bytes(),
+            vectors + 2 * embedding + shape.num_layers * layer + q8_bytes(shape.vocab_size, h));
 }
 
 }  // namespace

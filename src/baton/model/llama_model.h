@@ -89,8 +89,9 @@ class LlamaModel {
   std::size_t host_bytes() const;
   DevicePrecision device_precision() const { return device_precision_; }
   // Device memory a copy of the weights takes as CudaModel holds them: every matrix as
-  // bf16 (fp8: a byte a weight and an f32 scale a row, but the embedding), the vectors
-  // (norms, biases, RoPE's frequencies) as f32.
+  // bf16 (fp8: a byte a weight and an f32 scale a row, but the embedding; q8 held on the
+  // host: as Q8Matrix::bytes(), but the embedding), the vectors (norms, biases, RoPE's
+  // frequencies) as f32.
   std::size_t upload_bytes() const;
   // Once its weights are on a device: drops the memory map's pages from the process (the
   // matrices read in place stay readable, from the file). Thread-safe.

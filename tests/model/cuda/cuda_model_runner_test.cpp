@@ -7,7 +7,8 @@
 // reference models (tests/data/models, f32) against transformers' logits (below 3e-2: their
 // weights are rounded to bf16 too) and greedy tokens. fp8 weights on the device (E4M3, a
 // scale per row) against the CPU's bf16 pass: below 0.15 (3 mantissa bits: each weight
-// within 1/16 of itself; a wrong scale or slice is off by the logits themselves).
+// within 1/16 of itself; a wrong scale or slice is off by the logits themselves). q8
+// weights (Q8_0's layout, kept 8-bit on the device) against the CPU's q8 pass: below 5e-2.
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
 #ifdef BATON_HAVE_CUDA
 #include <gtest/gtest.h>
@@ -18,11 +19,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_device.h"
 #include "baton/model/config/config_reader.h"
 #include "baton/model/cpu/cpu_model_runner.h"
+#include "baton/model/cuda/cuda_model.h"
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
@@ -37,6 +40,9 @@ constexpr double kTolerance = 2e-2;
 constexpr double kReferenceTolerance = 3e-2;
 constexpr int kBlockTokens = 16;
 constexpr double kFp8Tolerance = 0.15;
+// q8 weights: the CPU pass quantizes the activations to 8 bits too, the device keeps them
+// bf16 (both read the same weights).
+constexpr double kQ8Tolerance = 5e-2;
 
 double relative_error(std::span<const float> ours, std::span<const float> theirs) {
   double diff = 0.0;
@@ -261,9 +267,10 @@ ModelShape shape_of(std::int64_t hidden, std::int64_t heads, std::int64_t kv_hea
 
 class CudaRunnerShapes : public ::testing::TestWithParam<Shape> {
  protected:
-  LlamaModel load(DevicePrecision precision = DevicePrecision::bf16) {
+  LlamaModel load(DevicePrecision precision = DevicePrecision::bf16,
+                  std::optional<WeightFormat> host = std::nullopt) {
     write_model(dir_.path(), GetParam().arch, GetParam().shape, 11);
-    return LlamaModel::load(dir_.path(), {.device_precision = precision});
+    return LlamaModel::load(dir_.path(), {.weights = host, .device_precision = precision});
   }
   testing::TempDir dir_;
 };
@@ -329,6 +336,28 @@ TEST_P(CudaRunnerShapes, Fp8WeightsStayNearTheCpuPass) {
     prefill_then_decode(both);
     long_context(both);
     std::printf("fp8, pieces of %d: largest relative error %.4f\n", piece, both.largest_error());
+  }
+}
+
+// Weights the host holds in q8 stay q8 on the device (every matrix but the embedding, in
+// the bytes upload_bytes() counts): decode rows through decode_gemm_q8, prefill chunks and
+// column pieces widened to bf16 for cuBLAS.
+TEST_P(CudaRunnerShapes, Q8WeightsStayQ8AndNearTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load(DevicePrecision::bf16, WeightFormat::q8);
+  {
+    const CudaModel device(model);
+    EXPECT_TRUE(device.eight_bit());
+    EXPECT_EQ(device.layers().front().gate_up.format, DeviceFormat::q8_groups);
+    EXPECT_EQ(device.bytes(), model.upload_bytes());
+  }
+  for (const int piece : {0, 37}) {
+    BothRunners both(model);
+    both.set_tolerance(kQ8Tolerance);
+    both.cut_layers_into(piece);
+    prefill_then_decode(both);
+    long_context(both);
+    std::printf("q8, pieces of %d: largest relative error %.4f\n", piece, both.largest_error());
   }
 }
 

@@ -4,11 +4,13 @@
 #include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/fp8_weights.h"
+#include "baton/model/cuda/q8_weights.h"
 #include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda {
@@ -19,41 +21,70 @@ std::size_t element_size(cudaDataType_t y_type) {
   return y_type == CUDA_R_32F ? sizeof(float) : sizeof(kernels::bf16);
 }
 
-// One launch of up to kernels::kDecodeMaxRows rows: skinny_gemm (one row) or decode_gemm.
-void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
-                    cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
-  if (y_type == CUDA_R_32F) {
-    auto* f32 = static_cast<float*>(y);
-    if (w.fp8()) {
-      BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
-                                                         w.in, f32, beta, stream)
-                              : kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
-                                                         w.in, f32, beta, stream));
+// One launch of up to kernels::kDecodeMaxRows rows: skinny_gemm (one row) or decode_gemm,
+// for w's format.
+template <typename Out>
+void decode_launch(const kernels::bf16* x, int rows, const DeviceMatrix& w, Out* y, float beta,
+                   bool skinny, cudaStream_t stream) {
+  // y's arguments: an f32 y and beta, or a bf16 y alone (beta 0).
+  const auto run = [&](auto launch) {
+    if constexpr (std::is_same_v<Out, float>) {
+      BATON_CUDA_CHECK(launch(y, beta));
     } else {
-      BATON_CUDA_CHECK(
-          skinny ? kernels::skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, f32, beta, stream)
-                 : kernels::decode_gemm(x, rows, w.bf16_values(), w.out, w.in, f32, beta, stream));
+      BATON_CUDA_CHECK(launch(y));
     }
-    return;
-  }
-  auto* b16 = static_cast<kernels::bf16*>(y);
-  if (w.fp8()) {
-    BATON_CUDA_CHECK(skinny ? kernels::skinny_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
-                                                       w.in, b16, stream)
-                            : kernels::decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out,
-                                                       w.in, b16, stream));
-  } else {
-    BATON_CUDA_CHECK(
-        skinny ? kernels::skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, b16, stream)
-               : kernels::decode_gemm(x, rows, w.bf16_values(), w.out, w.in, b16, stream));
+  };
+  using namespace kernels;
+  switch (w.format) {
+    case DeviceFormat::bf16:
+      return run([&](auto... to) {
+        return skinny ? skinny_gemm(x, rows, w.bf16_values(), w.out, w.in, to..., stream)
+                      : decode_gemm(x, rows, w.bf16_values(), w.out, w.in, to..., stream);
+      });
+    case DeviceFormat::fp8_rows:
+      return run([&](auto... to) {
+        return skinny
+                   ? skinny_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out, w.in, to..., stream)
+                   : decode_gemm_fp8(x, rows, w.fp8_values(), w.scales, w.out, w.in, to..., stream);
+      });
+    case DeviceFormat::q8_groups:
+      return run([&](auto... to) {
+        return skinny
+                   ? skinny_gemm_q8(x, rows, w.q8_values(), w.scales, w.out, w.in, to..., stream)
+                   : decode_gemm_q8(x, rows, w.q8_values(), w.scales, w.out, w.in, to..., stream);
+      });
   }
 }
 
-// skinny_gemm takes one row, E4M3 rows only of whole 16-byte loads; never in a
+void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, void* y,
+                    cudaDataType_t y_type, float beta, bool skinny, cudaStream_t stream) {
+  if (y_type == CUDA_R_32F) {
+    decode_launch(x, rows, w, static_cast<float*>(y), beta, skinny, stream);
+  } else {
+    decode_launch(x, rows, w, static_cast<kernels::bf16*>(y), beta, skinny, stream);
+  }
+}
+
+// skinny_gemm takes one row, 8-bit rows only of whole 16-byte loads; never in a
 // batch-invariant step, whose rows all go through decode_gemm's order of sums.
 bool takes_skinny(const Products& products, int rows, const DeviceMatrix& w) {
   return products.batched != BatchedProducts::invariant && kernels::skinny_fits(rows, w.in) &&
-         (!w.fp8() || w.in % 16 == 0);
+         (!w.eight_bit() || w.in % 16 == 0);
+}
+
+// w's rows [first, first + count) widened to bf16 into `to`.
+void widen_rows(const DeviceMatrix& w, int first, int count, kernels::bf16* to,
+                cudaStream_t stream) {
+  const auto rows = static_cast<std::size_t>(first);
+  if (w.fp8()) {
+    BATON_CUDA_CHECK(kernels::dequantize_fp8_rows(w.fp8_values() + rows * w.in, w.scales + first,
+                                                  count, w.in, to, stream));
+  } else {
+    const auto groups = static_cast<std::size_t>(kernels::q8_stride(w.in) / kernels::kQ8Group);
+    BATON_CUDA_CHECK(kernels::dequantize_q8_rows(w.q8_values() + rows * kernels::q8_stride(w.in),
+                                                 w.scales + rows * groups, count, w.in, to,
+                                                 stream));
+  }
 }
 
 // Any number of rows through decode_gemm, `slice` at a time.
@@ -76,7 +107,7 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
   cudaStream_t stream = nullptr;
   BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
   const std::size_t elements = static_cast<std::size_t>(w.out) * w.in;
-  if (w.fp8() && takes_skinny(products, rows, w)) {
+  if (w.eight_bit() && takes_skinny(products, rows, w)) {
     decode_product(x, rows, w, y, y_type, beta, true, stream);
     return;
   }
@@ -84,7 +115,7 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
   // A batch-invariant step's rows go through decode_gemm in slices of its most rows (each
   // row's sums in one order whatever the slice), others within its measured rows.
   const int slice = invariant ? kernels::kDecodeMaxRows : kernels::kDecodeMeasuredRows;
-  if (w.fp8()) {
+  if (w.eight_bit()) {
     if (rows <= kernels::kDecodeMeasuredRows || invariant || elements > products.widened_elements) {
       in_row_slices(x, rows, w, y, y_type, beta, slice, stream);
     } else {
@@ -109,19 +140,17 @@ void linear_columns(const Products& products, const kernels::bf16* x, int rows,
                     const DeviceMatrix& w, int first, int count, void* y, cudaDataType_t y_type,
                     float beta) {
   if (rows == 0 || count == 0) return;
-  // fp8: w's rows [first, first + count) widened into the slot first.
+  // 8 bits: w's rows [first, first + count) widened into the slot first.
   const kernels::bf16* w_rows =
-      w.fp8() ? products.widened : w.bf16_values() + static_cast<std::size_t>(first) * w.in;
-  if (w.fp8()) {
+      w.eight_bit() ? products.widened : w.bf16_values() + static_cast<std::size_t>(first) * w.in;
+  if (w.eight_bit()) {
     if (static_cast<std::size_t>(count) * w.in > products.widened_elements) {
-      throw std::invalid_argument("linear_columns: an fp8 slice of " + std::to_string(count) +
+      throw std::invalid_argument("linear_columns: an 8-bit slice of " + std::to_string(count) +
                                   " x " + std::to_string(w.in) + " outgrows the widened slot");
     }
     cudaStream_t stream = nullptr;
     BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
-    BATON_CUDA_CHECK(
-        kernels::dequantize_fp8_rows(w.fp8_values() + static_cast<std::size_t>(first) * w.in,
-                                     w.scales + first, count, w.in, products.widened, stream));
+    widen_rows(w, first, count, products.widened, stream);
   }
   const float alpha = 1.0f;
   void* columns = static_cast<char*>(y) + static_cast<std::size_t>(first) * element_size(y_type);

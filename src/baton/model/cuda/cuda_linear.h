@@ -20,9 +20,9 @@ namespace baton::cuda {
 enum class BatchedProducts { cublas, decode_gemm, invariant };
 
 // How a step's products run: its cuBLAS handle, its choice for batched rows, and where an
-// fp8 matrix is widened to bf16 for cuBLAS (products of more than 32 rows, and every
-// linear_columns piece), room for `widened_elements` values; a larger fp8 matrix goes
-// through decode_gemm_fp8 in slices of 32 rows instead.
+// 8-bit matrix (fp8 or q8) is widened to bf16 for cuBLAS (products of more than 32 rows,
+// and every linear_columns piece), room for `widened_elements` values; a larger 8-bit
+// matrix goes through decode_gemm in slices of 32 rows instead.
 struct Products {
   cublasHandle_t cublas = nullptr;
   BatchedProducts batched = BatchedProducts::cublas;
@@ -32,8 +32,8 @@ struct Products {
 
 // y [rows x w.out] = x [rows x w.in] * w^T + beta * y; y is f32 or bf16 (`y_type`; beta
 // must be 0 for bf16). bf16 weights: one row (batch-1 decode) goes through skinny_gemm, up
-// to 32 as `batched` says, more (prefill) through cuBLAS. fp8 weights: up to 32 rows
-// through decode_gemm_fp8, more widened and through cuBLAS.
+// to 32 as `batched` says, more (prefill) through cuBLAS. 8-bit weights (fp8, q8): one row
+// through skinny_gemm, up to 32 through decode_gemm, more widened and through cuBLAS.
 void linear(const Products& products, const kernels::bf16* x, int rows, const DeviceMatrix& w,
             void* y, cudaDataType_t y_type, float beta = 0.0f);
 // Output columns [first, first + count) of linear(): w's rows of them into y's columns of

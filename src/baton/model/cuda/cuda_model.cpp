@@ -36,10 +36,31 @@ void copy_matrix(const WeightMatrix& matrix, char* device) {
   }
 }
 
+// Whether `parts` go up as the host holds them, 8 bits with a scale a group: all q8, and
+// rows that decode_gemm_q8 takes.
+bool keeps_q8(const std::vector<const WeightMatrix*>& parts) {
+  return kernels::decode_gemm_fits(1, parts.front()->cols()) &&
+         std::all_of(parts.begin(), parts.end(), [](const WeightMatrix* m) { return m->is_q8(); });
+}
+
+// Copies `from` (a host array of `bytes`) to `to` and returns the end of the copy.
+char* copy_to_device(const void* from, std::size_t bytes, char* to) {
+  BATON_CUDA_CHECK(cudaMemcpy(to, from, bytes, cudaMemcpyHostToDevice));
+  return to + bytes;
+}
+
 }  // namespace
 
 CudaModel::Matrix CudaModel::upload_matrices(const std::vector<const WeightMatrix*>& parts,
-                                             bool quantize) {
+                                             Upload how) {
+  Matrix matrix = how == Upload::as_held && keeps_q8(parts) ? upload_q8(parts) : upload_bf16(parts);
+  if (how == Upload::fp8) quantize_fp8(matrix);
+  bytes_ += matrix.values->bytes() + (matrix.scales ? matrix.scales->bytes() : 0);
+  eight_bit_ = eight_bit_ || matrix.format != DeviceFormat::bf16;
+  return matrix;
+}
+
+CudaModel::Matrix CudaModel::upload_bf16(const std::vector<const WeightMatrix*>& parts) {
   Matrix matrix{.in = parts.front()->cols()};
   for (const WeightMatrix* m : parts) matrix.out += m->rows();
   const std::size_t elements = static_cast<std::size_t>(matrix.out) * matrix.in;
@@ -49,21 +70,44 @@ CudaModel::Matrix CudaModel::upload_matrices(const std::vector<const WeightMatri
     copy_matrix(*m, at);
     at += static_cast<std::size_t>(m->rows()) * m->cols() * kBf16;
   }
-  if (quantize) {
-    if (!kernels::decode_gemm_fits(1, matrix.in)) {  // its 8-byte loads of a row
-      throw std::invalid_argument("--weights fp8: a matrix of " + std::to_string(matrix.in) +
-                                  " columns; decode_gemm_fp8 takes multiples of 8");
-    }
-    auto values = std::make_unique<DeviceBuffer>(elements);
-    matrix.scales = std::make_unique<DeviceBuffer>(matrix.out * sizeof(float));
-    BATON_CUDA_CHECK(kernels::quantize_fp8_rows(
-        bf16_of(*matrix.values), matrix.out, matrix.in, static_cast<std::uint8_t*>(values->get()),
-        static_cast<float*>(matrix.scales->get()), nullptr));
-    BATON_CUDA_CHECK(cudaDeviceSynchronize());
-    matrix.values = std::move(values);  // the bf16 copy goes
-  }
-  bytes_ += matrix.values->bytes() + (matrix.scales ? matrix.scales->bytes() : 0);
   return matrix;
+}
+
+CudaModel::Matrix CudaModel::upload_q8(const std::vector<const WeightMatrix*>& parts) {
+  Matrix matrix{.in = parts.front()->cols(), .format = DeviceFormat::q8_groups};
+  std::size_t value_bytes = 0;
+  std::size_t scale_count = 0;
+  for (const WeightMatrix* m : parts) {
+    matrix.out += m->rows();
+    value_bytes += static_cast<std::size_t>(m->rows()) * m->q8().stride();
+    scale_count += static_cast<std::size_t>(m->rows()) * m->q8().groups();
+  }
+  matrix.values = std::make_unique<DeviceBuffer>(value_bytes);
+  matrix.scales = std::make_unique<DeviceBuffer>(scale_count * sizeof(float));
+  char* values = static_cast<char*>(matrix.values->get());
+  char* scales = static_cast<char*>(matrix.scales->get());
+  for (const WeightMatrix* m : parts) {  // Q8Matrix's rows and scales are contiguous
+    const Q8Matrix& q = m->q8();
+    const auto rows = static_cast<std::size_t>(q.rows());
+    values = copy_to_device(q.row_values(0), rows * q.stride(), values);
+    scales = copy_to_device(q.row_scales(0), rows * q.groups() * sizeof(float), scales);
+  }
+  return matrix;
+}
+
+void CudaModel::quantize_fp8(Matrix& matrix) {
+  if (!kernels::decode_gemm_fits(1, matrix.in)) {  // its 8-byte loads of a row
+    throw std::invalid_argument("--weights fp8: a matrix of " + std::to_string(matrix.in) +
+                                " columns; decode_gemm_fp8 takes multiples of 8");
+  }
+  auto values = std::make_unique<DeviceBuffer>(static_cast<std::size_t>(matrix.out) * matrix.in);
+  matrix.scales = std::make_unique<DeviceBuffer>(matrix.out * sizeof(float));
+  BATON_CUDA_CHECK(kernels::quantize_fp8_rows(bf16_of(*matrix.values), matrix.out, matrix.in,
+                                              static_cast<std::uint8_t*>(values->get()),
+                                              static_cast<float*>(matrix.scales->get()), nullptr));
+  BATON_CUDA_CHECK(cudaDeviceSynchronize());
+  matrix.values = std::move(values);  // the bf16 copy goes
+  matrix.format = DeviceFormat::fp8_rows;
 }
 
 std::unique_ptr<DeviceBuffer> CudaModel::upload_joined(
@@ -83,13 +127,13 @@ std::unique_ptr<DeviceBuffer> CudaModel::upload(const std::vector<float>& values
 
 CudaModel::CudaModel(const LlamaModel& model)
     : config_(model.config()), precision_(model.device_precision()) {
-  const bool quantize = fp8();
+  const Upload how = precision_ == DevicePrecision::fp8 ? Upload::fp8 : Upload::as_held;
   for (const LlamaModel::Layer& l : model.layers()) {
     Layer layer;
-    layer.qkv = upload_matrices({&l.q, &l.k, &l.v}, quantize);
-    layer.o = upload_matrices({&l.o}, quantize);
-    layer.gate_up = upload_matrices({&l.gate, &l.up}, quantize);
-    layer.down = upload_matrices({&l.down}, quantize);
+    layer.qkv = upload_matrices({&l.q, &l.k, &l.v}, how);
+    layer.o = upload_matrices({&l.o}, how);
+    layer.gate_up = upload_matrices({&l.gate, &l.up}, how);
+    layer.down = upload_matrices({&l.down}, how);
     for (const Matrix* m : {&layer.qkv, &layer.o, &layer.gate_up, &layer.down}) {
       largest_layer_matrix_ =
           std::max(largest_layer_matrix_, static_cast<std::size_t>(m->out) * m->in);
@@ -104,10 +148,10 @@ CudaModel::CudaModel(const LlamaModel& model)
     layers_.push_back(std::move(layer));
   }
   const std::size_t before_embedding = bytes_;
-  embed_ = upload_matrices({&model.embedding()}, false);
+  embed_ = upload_matrices({&model.embedding()}, Upload::bf16);
   const std::size_t embedding_bytes = bytes_ - before_embedding;
   if (&model.output() != &model.embedding()) {
-    lm_head_ = upload_matrices({&model.output()}, quantize);
+    lm_head_ = upload_matrices({&model.output()}, how);
   }
   final_norm_ = upload(model.final_norm());
   inverse_frequencies_ = upload(model.inverse_frequencies());

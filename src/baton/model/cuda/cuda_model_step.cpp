@@ -161,8 +161,8 @@ void CudaModelStep::size_workspace() {
                    : plan_.output == StepOutput::last_logits ? logits
                                                              : 0;
   w.pinned_as<float>(Slot::output, output_floats_);
-  // fp8: a layer cut into column pieces widens each piece's slice, whatever the rows.
-  if (state_.model.fp8()) {
+  // 8 bits: a layer cut into column pieces widens each piece's slice, whatever the rows.
+  if (state_.model.eight_bit()) {
     w.device_as<kernels::bf16>(Slot::widened, state_.model.largest_layer_matrix());
   }
   w.device_as<kernels::GreedyPick>(Slot::picks, plan_.sequences.size());
@@ -173,7 +173,7 @@ void CudaModelStep::size_workspace() {
 
 Products CudaModelStep::products() const {
   Products p{.cublas = state_.cublas.get(), .batched = batched_products()};
-  if (state_.model.fp8()) {
+  if (state_.model.eight_bit()) {
     p.widened = state_.workspace.device_at<kernels::bf16>(Slot::widened);
     p.widened_elements = state_.model.largest_layer_matrix();
   }

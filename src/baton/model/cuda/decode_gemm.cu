@@ -34,11 +34,14 @@ __device__ unsigned widen_fp8x2(unsigned short pair) {
 // A lane's 8 weights of a group: loaded raw (weights are read once a step, so streamed
 // past the caches) and widened to the 8 bf16 values the mma takes only when multiplied,
 // so that every load of a step is in flight before the first result is waited for.
+// kGroupScaled: a scale per 32 inner values of a feature (Q8_0), else one per feature (or
+// none); kRowsPadded: rows padded to whole groups (Q8Matrix's layout).
 template <typename W>
 struct Weights;
 
 template <>
 struct Weights<bf16> {
+  static constexpr bool kGroupScaled = false;
   using Raw = uint4;
   __device__ static Raw load(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
   __device__ static uint4 widen(const Raw& raw) { return raw; }
@@ -47,6 +50,7 @@ struct Weights<bf16> {
 // E4M3: 8 bytes a load (twice the unroll was measured slower on the H100: fewer steps).
 template <>
 struct Weights<std::uint8_t> {
+  static constexpr bool kGroupScaled = false;
   using Raw = uint2;
   __device__ static Raw load(const std::uint8_t* p) {
     return __ldcs(reinterpret_cast<const uint2*>(p));
@@ -58,6 +62,33 @@ struct Weights<std::uint8_t> {
                       widen_fp8x2(static_cast<unsigned short>(q.y >> 16)));
   }
 };
+
+// Q8_0: 8 int8 values a load, exact in bf16 (|v| <= 128); the group's scale multiplies
+// the group's sums, not the weights, so no weight is rounded.
+template <>
+struct Weights<std::int8_t> {
+  static constexpr bool kGroupScaled = true;
+  using Raw = uint2;
+  __device__ static Raw load(const std::int8_t* p) {
+    return __ldcs(reinterpret_cast<const uint2*>(p));
+  }
+  __device__ static unsigned pair(unsigned word, int first) {
+    const auto low = static_cast<float>(static_cast<signed char>((word >> (8 * first)) & 0xffu));
+    const auto high =
+        static_cast<float>(static_cast<signed char>((word >> (8 * first + 8)) & 0xffu));
+    const __nv_bfloat162 b = __floats2bfloat162_rn(low, high);
+    return *reinterpret_cast<const unsigned*>(&b);
+  }
+  __device__ static uint4 widen(const Raw& q) {
+    return make_uint4(pair(q.x, 0), pair(q.x, 2), pair(q.y, 0), pair(q.y, 2));
+  }
+};
+
+// A row's stride in w: whole groups for Q8_0 (padded with zeros), else `in`.
+template <typename W>
+__host__ __device__ constexpr int row_stride(int in) {
+  return Weights<W>::kGroupScaled ? (in + 31) / 32 * 32 : in;
+}
 
 // x is read by every block: through the read-only cache.
 __device__ uint4 load_rows(const bf16* p) { return __ldg(reinterpret_cast<const uint4*>(p)); }
@@ -78,8 +109,9 @@ __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value);
 
 // A block computes MT tiles of 16 features for up to NT x 8 rows. Warp k takes the inner
 // groups k, k + 8, k + 16, ... in order; the warps' sums are added in warp order. Neither
-// order depends on the rows, so neither does any output. W: bf16, or E4M3 bytes whose
-// sums are multiplied by their feature's scale.
+// order depends on the rows, so neither does any output. W: bf16, E4M3 bytes whose sums
+// are multiplied by their feature's scale, or Q8_0 int8 whose every group's sums are
+// multiplied by the group's scale (scales [out x groups]).
 template <int MT, int NT, typename W, typename Out>
 __global__ void __launch_bounds__(kThreads)
     decode_kernel(const bf16* x, int rows, const W* w, const float* scales, int out, int in, Out* y,
@@ -90,14 +122,19 @@ __global__ void __launch_bounds__(kThreads)
   const int g = lane / 4;
   const int t = lane % 4;
   const int first = static_cast<int>(blockIdx.x) * MT * 16;
+  using Load = Weights<W>;
+  const int groups = (in + kGroup - 1) / kGroup;
   // Rows past the ends are read again from the last one; their sums are never written.
   const W* weights[MT][2];
+  const float* group_scales[MT][2];
 #pragma unroll
   for (int m = 0; m < MT; ++m) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = min(first + 16 * m + 8 * h + g, out - 1);
-      weights[m][h] = w + static_cast<std::size_t>(row) * in + t * 8;
+      weights[m][h] = w + static_cast<std::size_t>(row) * row_stride<W>(in) + t * 8;
+      group_scales[m][h] =
+          Load::kGroupScaled ? scales + static_cast<std::size_t>(row) * groups : nullptr;
     }
   }
   const bf16* inputs[NT];
@@ -105,7 +142,6 @@ __global__ void __launch_bounds__(kThreads)
   for (int n = 0; n < NT; ++n) {
     inputs[n] = x + static_cast<std::size_t>(min(8 * n + g, rows - 1)) * in + t * 8;
   }
-  using Load = Weights<W>;
   constexpr int kUnroll = unroll_for(2 * MT + NT);
   // The first step's weights start toward L2 while the kernel before this one ends.
 #pragma unroll
@@ -122,9 +158,9 @@ __global__ void __launch_bounds__(kThreads)
   wait_for_previous_kernel();
   let_next_kernel_start();
   float acc[MT][NT][4] = {};
-  const int groups = (in + kGroup - 1) / kGroup;
   for (int base = warp; base < groups; base += kWarps * kUnroll) {
     typename Load::Raw wv[kUnroll][MT][2];
+    float sv[kUnroll][MT][2];  // Q8_0 only: the groups' scales
     uint4 xv[kUnroll][NT];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -135,6 +171,9 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           wv[u][m][h] = inside ? Load::load(weights[m][h] + k) : typename Load::Raw{};
+          if constexpr (Load::kGroupScaled) {
+            sv[u][m][h] = inside ? __ldcs(group_scales[m][h] + base + u * kWarps) : 0.0f;
+          }
         }
       }
 #pragma unroll
@@ -149,7 +188,17 @@ __global__ void __launch_bounds__(kThreads)
         const uint4 low = Load::widen(wv[u][m][0]);
         const uint4 high = Load::widen(wv[u][m][1]);
 #pragma unroll
-        for (int n = 0; n < NT; ++n) multiply(acc[m][n], low, high, xv[u][n]);
+        for (int n = 0; n < NT; ++n) {
+          if constexpr (Load::kGroupScaled) {
+            // The accumulator's slots 0-1 are feature g (scale h = 0), 2-3 feature g + 8.
+            float group[4] = {};
+            multiply(group, low, high, xv[u][n]);
+#pragma unroll
+            for (int i = 0; i < 4; ++i) acc[m][n][i] += group[i] * sv[u][m][i / 2];
+          } else {
+            multiply(acc[m][n], low, high, xv[u][n]);
+          }
+        }
       }
     }
   }
@@ -176,7 +225,7 @@ __global__ void __launch_bounds__(kThreads)
       float sum = 0.0f;
 #pragma unroll
       for (int k = 0; k < kWarps; ++k) sum += partial[k][feature][row];
-      if (scales != nullptr) sum *= scales[tile + feature];
+      if (!Load::kGroupScaled && scales != nullptr) sum *= scales[tile + feature];
       put(y + static_cast<std::size_t>(row) * out + tile + feature, sum, beta);
     }
   }
@@ -229,6 +278,16 @@ cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, cons
 
 cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, bf16* y, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
+}
+
+cudaError_t decode_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, float* y, float beta, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, beta, stream);
+}
+
+cudaError_t decode_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, bf16* y, cudaStream_t stream) {
   return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
 }
 

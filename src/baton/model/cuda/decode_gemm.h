@@ -9,7 +9,7 @@
 // does not depend on what else is in the batch (tests/model/cuda/decode_gemm_test.cpp).
 // Against cuBLAS (bench/decode_gemm_bench, H100): 0.88-1.18x at 1-8 rows, 0.53-0.80x at
 // 16-32, so bf16 products take it only with BATON_CUDA_DECODE_GEMM=1 or `--deterministic`;
-// fp8 weights always (cuda_linear.h).
+// 8-bit weights (fp8, Q8_0) always (cuda_linear.h).
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 
@@ -45,5 +45,13 @@ cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, cons
                             int out, int in, float* y, float beta, cudaStream_t stream);
 cudaError_t decode_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, bf16* y, cudaStream_t stream);
+// The same with Q8_0 weights as the host holds them (q8_matrix.h): w [out x stride] int8
+// (stride: `in` rounded up to whole groups of 32, padded with zeros), scales [out x
+// groups] f32, one per group of 32. Each group's sums are multiplied by its scale; no
+// weight is rounded.
+cudaError_t decode_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, float* y, float beta, cudaStream_t stream);
+cudaError_t decode_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, bf16* y, cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels

@@ -25,19 +25,22 @@ __device__ void unpack(const uint4& v, float* out) {
   }
 }
 
-// One 16-byte load of a weight row: 8 bf16 values, or 16 E4M3 values (exact in floats).
+// One 16-byte load of a weight row: 8 bf16 values, or 16 E4M3 or int8 values (exact in
+// floats). kGroupScaled: Q8_0, a scale per 32 values (half a group a load).
 template <typename W>
 struct Load;
 
 template <>
 struct Load<bf16> {
   static constexpr int kValues = 8;
+  static constexpr bool kGroupScaled = false;
   __device__ static void widen(const uint4& v, float* out) { unpack(v, out); }
 };
 
 template <>
 struct Load<std::uint8_t> {
   static constexpr int kValues = 16;
+  static constexpr bool kGroupScaled = false;
   __device__ static void widen(const uint4& v, float* out) {
     const auto* pairs = reinterpret_cast<const unsigned short*>(&v);
 #pragma unroll
@@ -49,6 +52,23 @@ struct Load<std::uint8_t> {
   }
 };
 
+template <>
+struct Load<std::int8_t> {
+  static constexpr int kValues = 16;
+  static constexpr bool kGroupScaled = true;
+  __device__ static void widen(const uint4& v, float* out) {
+    const auto* bytes = reinterpret_cast<const signed char*>(&v);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) out[i] = static_cast<float>(bytes[i]);
+  }
+};
+
+// A row's stride in w: whole groups of 32 for Q8_0 (padded with zeros), else `in`.
+template <typename W>
+__device__ int row_stride(int in) {
+  return Load<W>::kGroupScaled ? (in + 31) / 32 * 32 : in;
+}
+
 __device__ void put(float* y, float value, float beta) {
   *y = value + (beta != 0.0f ? beta * *y : 0.0f);
 }
@@ -56,7 +76,7 @@ __device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value);
 
 // Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
 // flight before the first is used; lanes stride along `in`, then the warp sums. E4M3
-// weights: each feature's sum times its scale.
+// weights: each feature's sum times its scale; Q8_0: each load's sum times its group's.
 template <typename W, typename Out>
 __global__ void __launch_bounds__(kThreads)
     skinny_kernel(const bf16* x, const W* w, const float* scales, int out, int in, Out* y,
@@ -68,10 +88,15 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % kWarp;
   if (first >= out) return;
   const int features = min(kFeatures, out - first);
+  const int groups = (in + 31) / 32;
   const W* rows[kFeatures];
+  const float* group_scales[kFeatures];
 #pragma unroll
   for (int f = 0; f < kFeatures; ++f) {
-    rows[f] = w + static_cast<std::size_t>(first + min(f, features - 1)) * in;
+    const int row = first + min(f, features - 1);
+    rows[f] = w + static_cast<std::size_t>(row) * row_stride<W>(in);
+    group_scales[f] =
+        Load<W>::kGroupScaled ? scales + static_cast<std::size_t>(row) * groups : nullptr;
   }
   // The first step's weights start toward L2 while the kernel before this one ends.
 #pragma unroll
@@ -87,14 +112,18 @@ __global__ void __launch_bounds__(kThreads)
   float acc[kFeatures] = {};
   for (int base = lane * V; base < in; base += kWarp * V * kUnroll) {
     uint4 loaded[kFeatures][kUnroll];
+    float group_scale[kFeatures][kUnroll];  // Q8_0 only
 #pragma unroll
     for (int f = 0; f < kFeatures; ++f) {
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) {
         const int i = base + u * kWarp * V;
-        // in % 8 == 0; E4M3 rows end on a 16-byte boundary only when in % 16 == 0.
+        // in % 8 == 0; 8-bit rows end on a 16-byte boundary only when in % 16 == 0.
         loaded[f][u] = i + V <= in ? __ldcs(reinterpret_cast<const uint4*>(rows[f] + i))
                                    : make_uint4(0, 0, 0, 0);
+        if constexpr (Load<W>::kGroupScaled) {
+          group_scale[f][u] = i + V <= in ? __ldcs(group_scales[f] + i / 32) : 0.0f;
+        }
       }
     }
 #pragma unroll
@@ -110,8 +139,15 @@ __global__ void __launch_bounds__(kThreads)
       for (int f = 0; f < kFeatures; ++f) {
         float weights[V];
         Load<W>::widen(loaded[f][u], weights);
+        if constexpr (Load<W>::kGroupScaled) {
+          float sum = 0.0f;
 #pragma unroll
-        for (int k = 0; k < V; ++k) acc[f] += weights[k] * values[k];
+          for (int k = 0; k < V; ++k) sum += weights[k] * values[k];
+          acc[f] += sum * group_scale[f][u];
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[f] += weights[k] * values[k];
+        }
       }
     }
   }
@@ -125,7 +161,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
   for (int f = 0; f < kFeatures; ++f) {
     if (f >= features) break;
-    const float scale = scales != nullptr ? scales[first + f] : 1.0f;
+    const float scale = scales != nullptr && !Load<W>::kGroupScaled ? scales[first + f] : 1.0f;
     put(y + first + f, acc[f] * scale, beta);
   }
 }
@@ -160,6 +196,16 @@ cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, cons
 
 cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, bf16* y, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
+}
+
+cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, float* y, float beta, cudaStream_t stream) {
+  return launch(x, rows, w, scales, out, in, y, beta, stream);
+}
+
+cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, bf16* y, cudaStream_t stream) {
   return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
 }
 

@@ -4,7 +4,8 @@
 // cuBLAS's GemmEx at one row (8B shape, batch 1: 6.16 against 6.56 ms a step) and lost at
 // eight (18.8 against 7.1 ms: per weight it issues a load, a conversion and 8 FMAs per
 // row of x), so it takes one row only until it stages x in shared memory. With E4M3
-// weights (`--weights fp8`) each 16-byte load holds 16 weights, widened exactly to floats.
+// weights (`--weights fp8`) or Q8_0's int8 each 16-byte load holds 16 weights, widened
+// exactly to floats.
 // Thread-safety: a reentrant launcher; the buffers belong to the caller's stream.
 #pragma once
 
@@ -34,5 +35,11 @@ cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, cons
                             int out, int in, float* y, float beta, cudaStream_t stream);
 cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, bf16* y, cudaStream_t stream);
+// The same with Q8_0 weights (decode_gemm.h's decode_gemm_q8 layout: rows of whole groups
+// of 32, an f32 scale a group; in % 16 == 0).
+cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, float* y, float beta, cudaStream_t stream);
+cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
+                           int out, int in, bf16* y, cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels

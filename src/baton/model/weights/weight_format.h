@@ -18,8 +18,9 @@ enum class WeightFormat { bf16, f32, q8 };
 inline constexpr std::string_view kWeightFormatNames[] = {"bf16", "f32", "q8"};
 
 // How a device (the CUDA runner) holds the matrices: bf16, or fp8 (`--weights fp8`: E4M3
-// with an f32 scale per row, quantized at upload; model/cuda/fp8_weights.h). The embedding
-// stays bf16 (one row read per token), and the output matrix with it when tied.
+// with an f32 scale per row, quantized at upload; model/cuda/fp8_weights.h). With bf16, a
+// matrix the host holds in q8 stays q8 on the device (model/cuda/q8_weights.h). The
+// embedding stays bf16 (one row read per token), and the output matrix with it when tied.
 enum class DevicePrecision { bf16, fp8 };
 
 std::string_view to_string(WeightFormat format);
