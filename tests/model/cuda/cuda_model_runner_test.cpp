@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -359,6 +360,23 @@ TEST_P(CudaRunnerShapes, Q8WeightsStayQ8AndNearTheCpuPass) {
     long_context(both);
     std::printf("q8, pieces of %d: largest relative error %.4f\n", piece, both.largest_error());
   }
+}
+
+// A GGUF file of Q8_0 weights (tests/data/gguf, Qwen2 with q/k/v biases) as it is stored:
+// q8 on the host by default and kept q8 on the device.
+TEST(CudaRunner, AQ8_0GgufFileStaysQ8AndNearTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model =
+      LlamaModel::load(std::filesystem::path(BATON_TEST_DATA) / "gguf" / "tiny-qwen2-q8_0.gguf");
+  {
+    const CudaModel device(model);
+    EXPECT_EQ(device.layers().front().qkv.format, DeviceFormat::q8_groups);
+    EXPECT_EQ(device.bytes(), model.upload_bytes());
+  }
+  BothRunners both(model);
+  both.set_tolerance(kQ8Tolerance);
+  prefill_then_decode(both);
+  std::printf("Q8_0 GGUF: largest relative error %.4f\n", both.largest_error());
 }
 
 // The warm-up at load (every piece shape of up to 300-row chunks, writing keys into the
