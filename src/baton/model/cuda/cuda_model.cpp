@@ -126,8 +126,9 @@ std::unique_ptr<DeviceBuffer> CudaModel::upload(const std::vector<float>& values
 }
 
 CudaModel::CudaModel(const LlamaModel& model)
-    : config_(model.config()), precision_(model.device_precision()) {
-  const Upload how = precision_ == DevicePrecision::fp8 ? Upload::fp8 : Upload::as_held;
+    : config_(model.config()) {
+  const Upload how =
+      model.device_precision() == DevicePrecision::fp8 ? Upload::fp8 : Upload::as_held;
   for (const LlamaModel::Layer& l : model.layers()) {
     Layer layer;
     layer.qkv = upload_matrices({&l.q, &l.k, &l.v}, how);

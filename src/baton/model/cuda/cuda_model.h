@@ -83,7 +83,6 @@ class CudaModel {
 
   ModelConfig config_;
   std::vector<Layer> layers_;
-  DevicePrecision precision_;
   Matrix embed_, lm_head_;  // lm_head_ empty when tied to embed_
   std::unique_ptr<DeviceBuffer> final_norm_, inverse_frequencies_;
   std::size_t largest_layer_matrix_ = 0;
