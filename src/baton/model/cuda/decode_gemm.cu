@@ -4,6 +4,7 @@
 
 #include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/dependent_launch.cuh"
+#include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/tensor_core.cuh"
 
 namespace baton::cuda::kernels {
@@ -12,6 +13,7 @@ namespace {
 using detail::let_next_kernel_start;
 using detail::mma_16x8x16;
 using detail::prefetch_l2;
+using detail::put;
 using detail::wait_for_previous_kernel;
 
 constexpr int kWarp = 32;
@@ -101,11 +103,6 @@ __device__ void multiply(float (&d)[4], const uint4& low, const uint4& high, con
   mma_16x8x16(d, low.x, high.x, low.y, high.y, xs.x, xs.y);
   mma_16x8x16(d, low.z, high.z, low.w, high.w, xs.z, xs.w);
 }
-
-__device__ void put(float* y, float value, float beta) {
-  *y = value + (beta != 0.0f ? beta * *y : 0.0f);
-}
-__device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
 // A block computes MT tiles of 16 features for up to NT x 8 rows. Warp k takes the inner
 // groups k, k + 8, k + 16, ... in order; the warps' sums are added in warp order. Neither

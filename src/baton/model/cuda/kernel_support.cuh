@@ -1,5 +1,5 @@
-// What the model kernels' files share: block sizes, warp and block reductions, and the
-// grid size for a count. Internal to model/cuda/'s .cu files.
+// What the model kernels' files share: block sizes, warp and block reductions, the grid
+// size for a count, and how a product stores an output. Internal to model/cuda/'s .cu files.
 // Thread-safety: device code and a pure helper.
 #pragma once
 
@@ -57,5 +57,11 @@ __device__ inline float block_max(float v, float* scratch) {
 inline int blocks_for(long long count, int threads) {
   return static_cast<int>((count + threads - 1) / threads);
 }
+
+// A product's output: f32 y plus beta times what it held, or bf16 y (beta 0).
+__device__ inline void put(float* y, float value, float beta) {
+  *y = value + (beta != 0.0f ? beta * *y : 0.0f);
+}
+__device__ inline void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
 }  // namespace baton::cuda::kernels::detail

@@ -4,10 +4,13 @@
 #include <cstdint>
 
 #include "baton/model/cuda/dependent_launch.cuh"
+#include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda::kernels {
 namespace {
+
+using detail::put;
 
 constexpr int kWarp = 32;
 constexpr int kThreads = 256;  // 8 warps
@@ -68,11 +71,6 @@ template <typename W>
 __device__ int row_stride(int in) {
   return Load<W>::kGroupScaled ? (in + 31) / 32 * 32 : in;
 }
-
-__device__ void put(float* y, float value, float beta) {
-  *y = value + (beta != 0.0f ? beta * *y : 0.0f);
-}
-__device__ void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
 // Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
 // flight before the first is used; lanes stride along `in`, then the warp sums. E4M3
