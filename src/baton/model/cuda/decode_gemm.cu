@@ -168,8 +168,10 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           wv[u][m][h] = inside ? Load::load(weights[m][h] + k) : typename Load::Raw{};
+          // Every lane of a group takes its scale, also one past `in` in a last partial
+          // group: the mma sums the group over the lanes, and each lane scales that sum.
           if constexpr (Load::kGroupScaled) {
-            sv[u][m][h] = inside ? __ldcs(group_scales[m][h] + base + u * kWarps) : 0.0f;
+            sv[u][m][h] = k < in ? __ldcs(group_scales[m][h] + base + u * kWarps) : 0.0f;
           }
         }
       }
