@@ -8,7 +8,8 @@
 // weights are rounded to bf16 too) and greedy tokens. fp8 weights on the device (E4M3, a
 // scale per row) against the CPU's bf16 pass: below 0.15 (3 mantissa bits: each weight
 // within 1/16 of itself; a wrong scale or slice is off by the logits themselves). q8
-// weights (Q8_0's layout, kept 8-bit on the device) against the CPU's q8 pass: below 5e-2.
+// weights (Q8_0's layout, kept 8-bit on the device) against the CPU's q8 pass: below 3e-2
+// (0.008-0.018 measured on an H100).
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
 #ifdef BATON_HAVE_CUDA
 #include <gtest/gtest.h>
@@ -43,7 +44,7 @@ constexpr int kBlockTokens = 16;
 constexpr double kFp8Tolerance = 0.15;
 // q8 weights: the CPU pass quantizes the activations to 8 bits too, the device keeps them
 // bf16 (both read the same weights).
-constexpr double kQ8Tolerance = 5e-2;
+constexpr double kQ8Tolerance = 3e-2;
 
 double relative_error(std::span<const float> ours, std::span<const float> theirs) {
   double diff = 0.0;
