@@ -3,12 +3,14 @@
 // 16-token KV blocks, each row the next token of its own sequence, at batch 1, 8, 32 and
 // 64 and contexts from 128 to 32K keys. A profile put this kernel at 32 us a layer at
 // batch 8 and 128 keys, a sixth of the step's kernel time (docs/benchmarks.md): this
-// times it alone, at the key ranges the runner picks (key_splits.h) and at one range.
+// times it alone, at the key ranges the runner picks (key_splits.h) and at one range, and
+// the key-slot kernel (paged_slots.cu, BATON_CUDA_PAGED_SLOTS=1) at the runner's ranges.
 // Usage: paged_attention_bench
 // Prints, for each case: the ranges, microseconds a launch (median of 5 timed runs of 20,
 // bench/gpu_timing.h) at those ranges and at one, and the keys and values read per second
 // at the runner's ranges (each row's keys and values once), beside the device's copy rate
-// (cudaMemcpy, bytes read plus written), the bound for long contexts.
+// (cudaMemcpy, bytes read plus written), the bound for long contexts; the same two for
+// the key-slot kernel.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -80,8 +82,9 @@ void run(const Case& c, int multiprocessors) {
       c.batch, kShape.kv_heads, c.context, multiprocessors, baton::cuda::kernels::kMaxSplits);
   DeviceBuffer partial(static_cast<std::size_t>(c.batch) * kShape.kv_heads * splits * group *
                        (d + 2) * sizeof(float));
-  const auto microseconds = [&](int ranges) {
+  const auto microseconds = [&](int ranges, bool key_slots) {
     baton::cuda::kernels::PagedAttention a;
+    a.key_slots = key_slots;
     a.q = static_cast<const bf16*>(q->get());
     a.keys = static_cast<const bf16*>(keys->get());
     a.values = static_cast<const bf16*>(values->get());
@@ -98,11 +101,13 @@ void run(const Case& c, int multiprocessors) {
                },
                20);
   };
-  const double ours = microseconds(splits);
-  const double one = microseconds(1);
+  const double ours = microseconds(splits, false);
+  const double one = microseconds(1, false);
+  const double slots = microseconds(splits, true);
   const double bytes = 2.0 * c.batch * static_cast<double>(c.context) * kv_dim * sizeof(bf16);
-  std::printf("| %d | %d | %d | %.1f | %.1f | %.2f | %.0f |\n", c.batch, c.context, splits, ours,
-              one, bytes / 1e6, bytes / (ours * 1e-6) / 1e9);
+  std::printf("| %d | %d | %d | %.1f | %.1f | %.2f | %.0f | %.1f | %.0f |\n", c.batch, c.context,
+              splits, ours, one, bytes / 1e6, bytes / (ours * 1e-6) / 1e9, slots,
+              bytes / (slots * 1e-6) / 1e9);
 }
 
 }  // namespace
@@ -116,7 +121,7 @@ int main() {
               kShape.heads, kShape.kv_heads, kShape.head_dim, kBlockTokens);
   std::printf(
       "| batch | keys a row | ranges | us a launch | us at one range | KV MB read | KV GB/s "
-      "|\n|---|---|---|---|---|---|---|\n");
+      "| key slots us | key slots KV GB/s |\n|---|---|---|---|---|---|---|---|---|\n");
   const std::vector<Case> cases{{1, 128},   {1, 1024},  {1, 8192}, {1, 32768},
                                 {8, 128},   {8, 1024},  {8, 8192}, {32, 128},
                                 {32, 1024}, {32, 8192}, {64, 128}, {64, 1024}};

@@ -19,6 +19,7 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/writer/model_writer.h"
 #include "model/batch_against_alone.h"
+#include "scoped_env.h"
 #include "skip_without_gpu.h"
 #include "temp_dir.h"
 
@@ -110,6 +111,20 @@ TEST_F(BatchInvariance, RowsInSeveralKeyRangesStayBitForBit) {
   for (const int batch : {1, 2, 3, 8, 17, 32, 40, kSequences}) {
     const testing::RowDifference d = runner.batched_against_alone(batch, true);
     EXPECT_EQ(d.rows_unequal, 0) << "batch " << batch << ": max relative error " << d.max_relative;
+  }
+}
+
+// The same with the key-slot decode attention (BATON_CUDA_PAGED_SLOTS=1; head size 64).
+TEST_F(BatchInvariance, KeySlotAttentionKeepsRowsBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const testing::ScopedEnv slots("BATON_CUDA_PAGED_SLOTS", "1");
+  for (const int split_keys : {2048, 4}) {
+    DeviceRunner runner(*model_, split_keys);
+    for (const int batch : {1, 2, 3, 8, 17, 32, 40, kSequences}) {
+      const testing::RowDifference d = runner.batched_against_alone(batch, true);
+      EXPECT_EQ(d.rows_unequal, 0) << "ranges of " << split_keys << " keys, batch " << batch
+                                   << ": max relative error " << d.max_relative;
+    }
   }
 }
 

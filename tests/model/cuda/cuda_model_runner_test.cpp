@@ -31,6 +31,7 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 #include "baton/model/writer/model_writer.h"
 #include "model/safetensors_writer.h"
+#include "scoped_env.h"
 #include "skip_without_gpu.h"
 #include "temp_dir.h"
 
@@ -291,17 +292,7 @@ TEST_P(CudaRunnerShapes, LongContextsMatchTheCpuPass) {
   long_context(both);
 }
 
-// Sets an environment variable for a scope (the runner reads its switches when made).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) { ::setenv(name, value, 1); }
-  ~ScopedEnv() { ::unsetenv(name_); }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-};
+using testing::ScopedEnv;  // the runner reads its switches when made
 
 // Every layer of the device's steps in pieces of 37 rows (cutting chunks, the paged rows
 // and the sequences apart anywhere): the same logits within the same tolerance.
@@ -389,6 +380,21 @@ TEST_P(CudaRunnerShapes, AWarmedUpRunnerMatchesTheCpuPass) {
   both.warm_up(300);
   both.cut_layers_into(37);
   prefill_then_decode(both);
+}
+
+// The key-slot decode attention (BATON_CUDA_PAGED_SLOTS=1, head sizes 64, 128, 256; the
+// others keep the warp-a-key kernel): the same logits within the same tolerance, rows in
+// one key range and in many, layers whole and in pieces.
+TEST_P(CudaRunnerShapes, KeySlotAttentionMatchesTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const LlamaModel model = load();
+  const ScopedEnv slots("BATON_CUDA_PAGED_SLOTS", "1");
+  for (const int piece : {0, 37}) {
+    BothRunners both(model);
+    both.cut_layers_into(piece);
+    prefill_then_decode(both);
+    long_context(both);
+  }
 }
 
 // The paths kept for comparisons: every launch direct, prefill chunks through cuBLAS.

@@ -6,6 +6,7 @@
 #include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/model_kernels.h"
+#include "baton/model/cuda/paged_support.cuh"
 
 namespace baton::cuda::kernels {
 namespace {
@@ -29,18 +30,6 @@ __device__ void load_head(const bf16* p, int lane, int d, float (&out)[E]) {
   }
 #pragma unroll
   for (int i = 0; i < E; ++i) out[i] = first + i < d ? __bfloat162float(p[first + i]) : 0.0f;
-}
-
-// The first key a row at `position` sees (its window's start).
-__device__ int first_key(const AttentionShape& s, int position) {
-  return s.window > 0 ? max(0, position - s.window + 1) : 0;
-}
-
-// The ranges a row of `length` keys is cut into: `splits` for every row, or with
-// split_keys one per split_keys keys (at most `splits`, which the caller makes at least
-// every row's count), so that a row's ranges depend on its own length alone.
-__device__ int row_splits(const PagedAttention& a, int length) {
-  return a.split_keys > 0 ? min(a.splits, (length + a.split_keys - 1) / a.split_keys) : a.splits;
 }
 
 // One block of 4 warps per (listed row, kv head, split): each warp takes kKeysPerWarp
@@ -156,33 +145,7 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
     }
   }
   __syncthreads();
-  for (int i = threadIdx.x; i < group * d; i += blockDim.x) {
-    const int gi = i / d;
-    const int c = i % d;
-    float best = -FLT_MAX;
-    for (int w = 0; w < kAttentionWarps; ++w) best = fmaxf(best, warp_m[w][gi]);
-    float total = 0.0f;
-    float value = 0.0f;
-    for (int w = 0; w < kAttentionWarps; ++w) {
-      if (warp_l[w][gi] == 0.0f) continue;  // a warp that saw no key
-      const float f = expf(warp_m[w][gi] - best);
-      total += warp_l[w][gi] * f;
-      value += warp_o[w][gi][c] * f;
-    }
-    if (splits == 1) {
-      const std::size_t out = (static_cast<std::size_t>(r) * s.heads + g * group + gi) * d + c;
-      a.out[out] = __float2bfloat16(total > 0.0f ? value / total : 0.0f);
-    } else {
-      float* p =
-          a.partial +
-          ((static_cast<std::size_t>(item) * s.kv_heads + g) * a.splits + split) * group * (d + 2);
-      p[gi * d + c] = value;
-      if (c == 0) {
-        p[group * d + 2 * gi] = best;
-        p[group * d + 2 * gi + 1] = total;
-      }
-    }
-  }
+  merge_warps_and_store(warp_m, warp_l, warp_o, a, s, item, r, g, split, splits);
 }
 
 // One block per (listed row, kv head): every (split, query head)'s maximum and sum are read
@@ -298,7 +261,9 @@ cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const At
                             cudaStream_t stream) {
   if (a.count == 0) return cudaSuccess;
   const int d = shape.head_dim;
-  if (d <= 32) {
+  if (a.key_slots && paged_slots_fit(shape)) {
+    launch_paged_slots(a, map, shape, stream);
+  } else if (d <= 32) {
     launch_paged<1>(a, map, shape, stream);
   } else if (d <= 64) {
     launch_paged<2>(a, map, shape, stream);

@@ -397,6 +397,7 @@ void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream,
     a.rows = rows_;
     a.splits = splits_;
     a.split_keys = invariant_decode() ? state_.invariant_split_keys : 0;
+    a.key_slots = state_.paged_key_slots;
     a.partial = w.device_at<float>(Slot::partial);
     a.out = w.device_at<kernels::bf16>(Slot::attended);
     BATON_CUDA_CHECK(

@@ -84,6 +84,10 @@ struct PagedAttention {
   int split_keys = 0;
   float* partial = nullptr;
   bf16* out = nullptr;
+  // The key-slot kernel (paged_slots.cu: several keys a warp at once, the next ones' loads
+  // in flight) where it takes the head size, instead of the warp-a-key one
+  // (BATON_CUDA_PAGED_SLOTS=1; not yet the default).
+  bool key_slots = false;
 };
 cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const AttentionShape& shape,
                             cudaStream_t stream);
