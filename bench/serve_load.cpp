@@ -19,8 +19,9 @@
 // and usage equal the baseline's), garbled (the stream ended but its text or finish reason
 // differs) or failed (anything else: a status other than 200, an SSE error event, no
 // [DONE], a broken connection, a timeout). TTFT is the time from sending the request to
-// the first delta with content; total, to [DONE]. With --pid, the server's Threads and
-// VmRSS (/proc/PID/status) are printed before, at most during and after each phase.
+// the first delta with content; total, to [DONE]; tokens/s, the completion tokens the
+// phase's streams reported in their usage over the phase's wall time. With --pid, the server's
+// Threads and VmRSS (/proc/PID/status) are printed before, at most during and after each phase.
 // Exit status: 0 when every client of both phases is complete, 1 when any is not, 2 on a
 // usage error.
 #include <sys/resource.h>
@@ -122,6 +123,7 @@ struct Result {
   std::string why;             // for garbled and failed
   double ttft_ms = -1;         // to the first delta with content (or the first event)
   double total_ms = -1;        // to data: [DONE]
+  long tokens = -1;            // the stream's usage.completion_tokens; -1: none came
 };
 
 // --- the server's /proc/PID/status --------------------------------------------------------
@@ -259,6 +261,7 @@ class Load {
         if (ec) throw beast::system_error(ec);
       }
       result.total_ms = ms_since(sent);
+      result.tokens = completion_tokens;
       if (!done) {
         result.why = "the stream ended without data: [DONE]";
       } else if (text != job.expected_text || finish != job.expected_finish) {
@@ -448,8 +451,9 @@ class Load {
     *running = false;
     proc2.after = sample_proc(options_.pid);
 
-    std::printf("\n%-34s %7s %8s %7s %6s %9s %9s %9s %9s %7s\n", "phase", "clients", "complete",
-                "garbled", "failed", "TTFT p50", "TTFT p99", "total p50", "total p99", "wall");
+    std::printf("\n%-34s %7s %8s %7s %6s %9s %9s %9s %9s %7s %9s\n", "phase", "clients", "complete",
+                "garbled", "failed", "TTFT p50", "TTFT p99", "total p50", "total p99", "wall",
+                "tokens/s");
     print_row("1: " + std::to_string(options_.clients) + " streaming at once", phase1, phase1_s);
     print_row("2: " + std::to_string(idle_count + streamers) + " connections, " +
                   std::to_string(streamers) + " streaming",
@@ -507,7 +511,9 @@ class Load {
     int failed = 0;
     std::vector<double> ttft;
     std::vector<double> total;
+    long tokens = 0;
     for (const Result& r : results) {
+      if (r.tokens > 0) tokens += r.tokens;
       if (r.outcome == Outcome::complete) ++complete;
       if (r.outcome == Outcome::garbled) ++garbled;
       if (r.outcome == Outcome::failed) ++failed;
@@ -516,10 +522,10 @@ class Load {
     }
     char wall[32];
     std::snprintf(wall, sizeof wall, "%.1f s", wall_s);
-    std::printf("%-34s %7zu %8d %7d %6d %9s %9s %9s %9s %7s\n", name.c_str(), results.size(),
+    std::printf("%-34s %7zu %8d %7d %6d %9s %9s %9s %9s %7s %9.0f\n", name.c_str(), results.size(),
                 complete, garbled, failed, percentile(ttft, 50).c_str(),
                 percentile(ttft, 99).c_str(), percentile(total, 50).c_str(),
-                percentile(total, 99).c_str(), wall);
+                percentile(total, 99).c_str(), wall, wall_s > 0 ? tokens / wall_s : 0.0);
   }
 
   static void print_proc(const std::string& name, const ProcSample& s) {
