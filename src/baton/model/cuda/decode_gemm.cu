@@ -36,8 +36,8 @@ __device__ unsigned widen_fp8x2(unsigned short pair) {
 // A lane's 8 weights of a group: loaded raw (weights are read once a step, so streamed
 // past the caches) and widened to the 8 bf16 values the mma takes only when multiplied,
 // so that every load of a step is in flight before the first result is waited for.
-// kGroupScaled: a scale per 32 inner values of a feature (Q8_0), else one per feature (or
-// none); kRowsPadded: rows padded to whole groups (Q8Matrix's layout).
+// kGroupScaled: a scale per 32 inner values of a feature (Q8_0, whose rows are padded to
+// whole groups: row_stride), else one per feature (or none).
 template <typename W>
 struct Weights;
 
