@@ -4,10 +4,8 @@
 //     the E4M3 value nearest to value / scale (ties to the even code, beyond 448 saturated),
 //     byte for byte, found by search over all 254 finite codes;
 //   - dequantize_fp8_rows: code x scale rounded to bf16, bit for bit;
-//   - decode_gemm_fp8 at every row count against a double product of the decoded weights:
-//     tolerance 1e-5 of the sum of the terms' magnitudes (exact bf16 products, f32 sums; a
-//     wrong scale or pairing is off by the result itself); skinny_gemm_fp8 (one row, 16
-//     weights a load) likewise.
+//   - decode_gemm_fp8 at every row count against a double product of the decoded weights
+//     (product_check.h); skinny_gemm_fp8 (one row, 16 weights a load) likewise.
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
 #ifdef BATON_HAVE_CUDA
 #include "baton/model/cuda/fp8_weights.h"
@@ -23,6 +21,7 @@
 #include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/skinny_gemm.h"
 #include "model/cuda/device_data.h"
+#include "model/cuda/product_check.h"
 
 namespace baton::cuda::kernels {
 namespace fp8_weights_test {
@@ -134,46 +133,20 @@ TEST(Fp8Weights, DequantizeIsTheCodeTimesTheScaleInBf16) {
   }
 }
 
-// y (rows x out, each started at 0.5 and added to with beta 1) against 0.5 plus a double
-// product of x and the decoded weights.
-void expect_product(const std::vector<float>& got, const Matrix& x, const Quantized& q, int rows,
-                    int out, int in) {
-  for (int r = 0; r < rows; ++r) {
-    for (int f = 0; f < out; ++f) {
-      double sum = 0.0, magnitude = 0.0;
-      for (int k = 0; k < in; ++k) {
-        const double term = x.values[static_cast<std::size_t>(r) * in + k] *
-                            e4m3_value(q.host_codes[static_cast<std::size_t>(f) * in + k]) *
-                            q.host_scales[f];
-        sum += term;
-        magnitude += std::fabs(term);
-      }
-      ASSERT_NEAR(got[static_cast<std::size_t>(r) * out + f], 0.5 + sum, 1e-5 * magnitude + 1e-6)
-          << out << " x " << in << ", rows " << rows << ", row " << r << ", feature " << f;
-    }
-  }
-}
-
-using Product = cudaError_t (*)(const bf16*, int, const std::uint8_t*, const float*, int, int,
-                                float*, float, cudaStream_t);
-
 // `product` at each of `row_counts` on random E4M3 weights of each shape.
-void check_product(Product product, const std::vector<std::pair<int, int>>& shapes,
+void check_product(test_data::EightBitProduct<std::uint8_t> product,
+                   const std::vector<std::pair<int, int>>& shapes,
                    const std::vector<int>& row_counts) {
   for (const auto& [out, in] : shapes) {
     const Matrix w = random_matrix(static_cast<std::size_t>(out) * in, 5, 0.05f);
     const Quantized q = quantize(w, out, in);
-    const Matrix x = random_matrix(static_cast<std::size_t>(kDecodeMaxRows) * in, 6);
-    const std::unique_ptr<DeviceBuffer> xs = upload(x.bits.data(), x.bits.size() * 2);
-    for (const int rows : row_counts) {
-      const std::vector<float> initial(static_cast<std::size_t>(rows) * out, 0.5f);
-      const std::unique_ptr<DeviceBuffer> y = upload(initial.data(), initial.size() * 4);
-      BATON_CUDA_CHECK(product(static_cast<const bf16*>(xs->get()), rows,
-                               static_cast<const std::uint8_t*>(q.codes->get()),
-                               static_cast<const float*>(q.scales->get()), out, in,
-                               static_cast<float*>(y->get()), 1.0f, nullptr));
-      expect_product(download<float>(*y, initial.size()), x, q, rows, out, in);
-    }
+    const int cols = in;
+    const auto weight = [&q, cols](int f, int k) {
+      return e4m3_value(q.host_codes[static_cast<std::size_t>(f) * cols + k]) * q.host_scales[f];
+    };
+    test_data::expect_product_matches(product, static_cast<const std::uint8_t*>(q.codes->get()),
+                                      static_cast<const float*>(q.scales->get()), weight, out, in,
+                                      row_counts);
   }
 }
 

@@ -2,9 +2,8 @@
 // 32, an f32 scale a group), against host references:
 //   - dequantize_q8_rows: value x its group's scale rounded to bf16, bit for bit;
 //   - decode_gemm_q8 at every row count, and skinny_gemm_q8 at one row, against a double
-//     product of x and the dequantized weights: tolerance 1e-5 of the sum of the terms'
-//     magnitudes (int8 x bf16 products are exact in f32, each group's f32 sum times its
-//     scale; a wrong scale, group or pairing is off by the result itself). Shapes include
+//     product of x and the dequantized weights (product_check.h; int8 x bf16 products are
+//     exact in f32, each group's f32 sum times its scale). Shapes include
 //     rows that end mid-group (padding read as zeros), rows of magnitudes 1e-3 to 1e3, a row
 //     of zeros and the value -128 (which a GGUF file may hold, quantize_group never writes).
 // Skipped where no CUDA device is visible (CI); run on the GPU machine.
@@ -23,6 +22,7 @@
 #include "baton/model/cuda/skinny_gemm.h"
 #include "baton/model/weights/q8_matrix.h"
 #include "model/cuda/device_data.h"
+#include "model/cuda/product_check.h"
 
 namespace baton::cuda::kernels {
 namespace q8_weights_test {
@@ -82,43 +82,16 @@ TEST(Q8Weights, DequantizeIsTheValueTimesItsGroupsScaleInBf16) {
   }
 }
 
-// y (rows x out, each started at 0.5 and added to with beta 1) against 0.5 plus a double
-// product of x and the dequantized weights.
-void expect_product(const std::vector<float>& got, const Matrix& x, const Q8Weights& w, int rows,
-                    int out, int in) {
-  for (int r = 0; r < rows; ++r) {
-    for (int f = 0; f < out; ++f) {
-      double sum = 0.0, magnitude = 0.0;
-      for (int k = 0; k < in; ++k) {
-        const double term = x.values[static_cast<std::size_t>(r) * in + k] * w.weight(f, k);
-        sum += term;
-        magnitude += std::fabs(term);
-      }
-      ASSERT_NEAR(got[static_cast<std::size_t>(r) * out + f], 0.5 + sum, 1e-5 * magnitude + 1e-6)
-          << out << " x " << in << ", rows " << rows << ", row " << r << ", feature " << f;
-    }
-  }
-}
-
-using Product = cudaError_t (*)(const bf16*, int, const std::int8_t*, const float*, int, int,
-                                float*, float, cudaStream_t);
-
 // `product` at each of `row_counts` on random Q8_0 weights of each shape.
-void check_product(Product product, const std::vector<std::pair<int, int>>& shapes,
+void check_product(test_data::EightBitProduct<std::int8_t> product,
+                   const std::vector<std::pair<int, int>>& shapes,
                    const std::vector<int>& row_counts) {
   for (const auto& [out, in] : shapes) {
     const Q8Weights w(out, in);
-    const Matrix x = random_matrix(static_cast<std::size_t>(kDecodeMaxRows) * in, 6);
-    const std::unique_ptr<DeviceBuffer> xs = upload(x.bits.data(), x.bits.size() * 2);
-    for (const int rows : row_counts) {
-      const std::vector<float> initial(static_cast<std::size_t>(rows) * out, 0.5f);
-      const std::unique_ptr<DeviceBuffer> y = upload(initial.data(), initial.size() * 4);
-      BATON_CUDA_CHECK(product(static_cast<const bf16*>(xs->get()), rows,
-                               static_cast<const std::int8_t*>(w.values->get()),
-                               static_cast<const float*>(w.scales->get()), out, in,
-                               static_cast<float*>(y->get()), 1.0f, nullptr));
-      expect_product(download<float>(*y, initial.size()), x, w, rows, out, in);
-    }
+    test_data::expect_product_matches(
+        product, static_cast<const std::int8_t*>(w.values->get()),
+        static_cast<const float*>(w.scales->get()), [&w](int f, int k) { return w.weight(f, k); },
+        out, in, row_counts);
   }
 }
 
