@@ -79,7 +79,9 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   constexpr int U = kSlotKeys;
   constexpr int kStep = kAttentionWarps * KS * U;  // keys a block takes an iteration
   static_assert(DL % 8 == 0, "a lane's dimensions are whole 16-byte loads");
-  __shared__ float queries[G][D];
+  // A lane's dimensions padded by 4 floats, so that the 8 lanes of a quarter warp read
+  // their 16-byte pieces from 8 different bank groups.
+  __shared__ float queries[G][LK][DL + 4];
   __shared__ float warp_m[kAttentionWarps][G];
   __shared__ float warp_l[kAttentionWarps][G];
   __shared__ float warp_o[kAttentionWarps][G][D];
@@ -96,11 +98,13 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   const int warp = threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
   const int slot = lane / LK;
-  const int offset = lane % LK * DL;
+  const int part = lane % LK;
+  const int offset = part * DL;
   const float scale = rsqrtf(static_cast<float>(D));
   const bf16* q_rows = a.q + (static_cast<std::size_t>(g) * a.rows + r) * group * D;
   for (int i = threadIdx.x; i < G * D; i += blockDim.x) {
-    queries[i / D][i % D] = i / D < group ? __bfloat162float(q_rows[i]) * scale : 0.0f;
+    const int dim = i % D;
+    queries[i / D][dim / DL][dim % DL] = i / D < group ? __bfloat162float(q_rows[i]) * scale : 0.0f;
   }
   __syncthreads();
 
@@ -138,7 +142,7 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
       for (int gi = 0; gi < G; ++gi) {
         float dot = 0.0f;
 #pragma unroll
-        for (int i = 0; i < DL; ++i) dot += queries[gi][offset + i] * k[i];
+        for (int i = 0; i < DL; ++i) dot += queries[gi][part][i] * k[i];
 #pragma unroll
         for (int step = LK / 2; step > 0; step /= 2) {
           dot += __shfl_xor_sync(0xffffffffu, dot, step);
