@@ -3,8 +3,9 @@
 // the value, and keeps the next keys' loads in flight while it scores these. The warp-a-key
 // kernel (attention_kernels.cu) reads KV at 630-806 GB/s on an H100 at most (its chain of
 // dependent steps per 4 keys bounds it: docs/benchmarks.md); this one is written to keep
-// the loads of 8 keys a warp in flight. Grid, ranges and partial layout are the other
-// kernel's, so combine_splits_kernel merges either.
+// the loads of the next 4-8 keys of each warp in flight (8 for the 8B shape's heads).
+// Grid, ranges and partial layout are the other kernel's, so combine_splits_kernel merges
+// either. Not yet run on a GPU: opt-in until its tests and bench have run there.
 #include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/model_kernels.h"
 #include "baton/model/cuda/paged_support.cuh"
