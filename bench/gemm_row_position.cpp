@@ -1,0 +1,113 @@
+// Whether a row's result through cuBLAS (as linear_columns calls GemmEx: bf16 in, f32
+// sums) depends on where the row sits in the product or on how many rows it has: the
+// question behind prompts of several requests in one `--deterministic` prefill step
+// (issue 50). Each row alone is what a request alone gets; batched, it sits among others.
+// Usage: gemm_row_position
+// For Llama-3.1-8B's q/k/v and down products and row counts M: the rows of an M-row
+// product computed again with the rows in reverse order (same M, other positions), and
+// the first 92 rows computed alone as a 92-row product and inside the M-row one. Prints
+// how many rows are not bit-for-bit equal in each case; equal everywhere at a fixed M
+// means a step may pad its prompt rows to that M and keep every row's result whatever
+// the other rows.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "baton/gpu/cuda/cuda_error.h"
+#include "baton/gpu/cuda/cuda_handles.h"
+#include "baton/model/cuda/cuda_linear.h"
+
+namespace {
+
+using baton::cuda::DeviceBuffer;
+using baton::cuda::kernels::bf16;
+
+std::vector<std::uint16_t> random_bf16(std::size_t count, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  std::vector<std::uint16_t> bits(count);
+  for (auto& b : bits) {
+    const float value = uniform(rng);
+    std::uint32_t word = 0;
+    std::memcpy(&word, &value, sizeof word);
+    b = static_cast<std::uint16_t>(word >> 16);
+  }
+  return bits;
+}
+
+// DeviceBuffer neither copies nor moves.
+std::unique_ptr<DeviceBuffer> upload(const std::vector<std::uint16_t>& bits) {
+  auto buffer = std::make_unique<DeviceBuffer>(bits.size() * sizeof(std::uint16_t));
+  BATON_CUDA_CHECK(cudaMemcpy(buffer->get(), bits.data(), buffer->bytes(), cudaMemcpyHostToDevice));
+  return buffer;
+}
+
+// y [rows x out] f32 of x [rows x in] through cuBLAS, downloaded.
+std::vector<float> product(cublasHandle_t cublas, const std::vector<std::uint16_t>& x, int rows,
+                           const DeviceBuffer& w, int out, int in) {
+  const std::unique_ptr<DeviceBuffer> xs = upload(x);
+  DeviceBuffer y(static_cast<std::size_t>(rows) * out * sizeof(float));
+  baton::cuda::linear_columns({.cublas = cublas}, static_cast<const bf16*>(xs->get()), rows,
+                              {.values = w.get(), .out = out, .in = in}, 0, out, y.get(),
+                              CUDA_R_32F);
+  BATON_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<float> host(static_cast<std::size_t>(rows) * out);
+  BATON_CUDA_CHECK(cudaMemcpy(host.data(), y.get(), y.bytes(), cudaMemcpyDeviceToHost));
+  return host;
+}
+
+// Rows r of `a` and map(r) of `b` not bit-for-bit equal, for r < rows.
+template <typename Map>
+int rows_unequal(const std::vector<float>& a, const std::vector<float>& b, int rows, int out,
+                 Map map) {
+  int unequal = 0;
+  for (int r = 0; r < rows; ++r) {
+    const float* x = a.data() + static_cast<std::size_t>(r) * out;
+    const float* y = b.data() + static_cast<std::size_t>(map(r)) * out;
+    if (std::memcmp(x, y, static_cast<std::size_t>(out) * sizeof(float)) != 0) ++unequal;
+  }
+  return unequal;
+}
+
+}  // namespace
+
+int main() {
+  struct Shape {
+    const char* name;
+    int out;
+    int in;
+  };
+  constexpr int kAlone = 92;  // a chat prompt's rows
+  baton::cuda::CublasHandle cublas;
+  std::printf(
+      "| product | out x in | M | rows moved, unlike (of M) | first %d rows alone, unlike |\n"
+      "|---|---|---|---|---|\n",
+      kAlone);
+  for (const Shape& s : {Shape{"qkv", 6144, 4096}, Shape{"down", 4096, 14336}}) {
+    const std::unique_ptr<DeviceBuffer> w =
+        upload(random_bf16(static_cast<std::size_t>(s.out) * s.in, 1));
+    for (const int rows : {128, 256, 512, 2048}) {
+      const std::vector<std::uint16_t> x =
+          random_bf16(static_cast<std::size_t>(rows) * s.in, 2 + rows);
+      std::vector<std::uint16_t> reversed(x.size());
+      for (int r = 0; r < rows; ++r) {
+        std::memcpy(reversed.data() + static_cast<std::size_t>(rows - 1 - r) * s.in,
+                    x.data() + static_cast<std::size_t>(r) * s.in, s.in * sizeof(std::uint16_t));
+      }
+      const std::vector<std::uint16_t> first(x.begin(),
+                                             x.begin() + static_cast<std::size_t>(kAlone) * s.in);
+      const std::vector<float> y = product(cublas.get(), x, rows, *w, s.out, s.in);
+      const std::vector<float> y_reversed = product(cublas.get(), reversed, rows, *w, s.out, s.in);
+      const std::vector<float> y_alone = product(cublas.get(), first, kAlone, *w, s.out, s.in);
+      std::printf("| %s | %d x %d | %d | %d | %d |\n", s.name, s.out, s.in, rows,
+                  rows_unequal(y, y_reversed, rows, s.out, [&](int r) { return rows - 1 - r; }),
+                  rows_unequal(y_alone, y, kAlone, s.out, [](int r) { return r; }));
+    }
+  }
+  return 0;
+}
