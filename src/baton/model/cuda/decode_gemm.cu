@@ -4,6 +4,7 @@
 
 #include "baton/model/cuda/decode_gemm.h"
 #include "baton/model/cuda/dependent_launch.cuh"
+#include "baton/model/cuda/int8_widening.h"
 #include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/tensor_core.cuh"
 
@@ -65,8 +66,9 @@ struct Weights<std::uint8_t> {
   }
 };
 
-// Q8_0: 8 int8 values a load, exact in bf16 (|v| <= 128); the group's scale multiplies
-// the group's sums, not the weights, so no weight is rounded.
+// Q8_0: 8 int8 values a load, exact in bf16 (|v| <= 128) and widened without conversion
+// instructions (int8_widening.h); the group's scale multiplies the group's sums, not the
+// weights, so no weight is rounded.
 template <>
 struct Weights<std::int8_t> {
   static constexpr bool kGroupScaled = true;
@@ -74,15 +76,9 @@ struct Weights<std::int8_t> {
   __device__ static Raw load(const std::int8_t* p) {
     return __ldcs(reinterpret_cast<const uint2*>(p));
   }
-  __device__ static unsigned pair(unsigned word, int first) {
-    const auto low = static_cast<float>(static_cast<signed char>((word >> (8 * first)) & 0xffu));
-    const auto high =
-        static_cast<float>(static_cast<signed char>((word >> (8 * first + 8)) & 0xffu));
-    const __nv_bfloat162 b = __floats2bfloat162_rn(low, high);
-    return *reinterpret_cast<const unsigned*>(&b);
-  }
   __device__ static uint4 widen(const Raw& q) {
-    return make_uint4(pair(q.x, 0), pair(q.x, 2), pair(q.y, 0), pair(q.y, 2));
+    return make_uint4(int8_pair_to_bf16x2(q.x, 0), int8_pair_to_bf16x2(q.x, 2),
+                      int8_pair_to_bf16x2(q.y, 0), int8_pair_to_bf16x2(q.y, 2));
   }
 };
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "baton/model/cuda/dependent_launch.cuh"
+#include "baton/model/cuda/int8_widening.h"
 #include "baton/model/cuda/kernel_support.cuh"
 #include "baton/model/cuda/skinny_gemm.h"
 
@@ -59,10 +60,10 @@ template <>
 struct Load<std::int8_t> {
   static constexpr int kValues = 16;
   static constexpr bool kGroupScaled = true;
-  __device__ static void widen(const uint4& v, float* out) {
-    const auto* bytes = reinterpret_cast<const signed char*>(&v);
+  __device__ static void widen(const uint4& v, float* out) {  // int8_widening.h
+    const unsigned words[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-    for (int i = 0; i < 16; ++i) out[i] = static_cast<float>(bytes[i]);
+    for (int i = 0; i < 16; ++i) out[i] = int8_to_float(words[i / 4], i % 4);
   }
 };
 
