@@ -335,8 +335,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "BATON_BENCH_WEIGHTS: '%s' is none of bf16, q8, fp8\n", weights);
     return 2;
   }
-  const bool eight_bit =
-      choice->device == baton::DevicePrecision::fp8 || choice->host == baton::WeightFormat::q8;
   const baton::ModelLoadOptions load_options{.weights = choice->host,
                                              .device_precision = choice->device};
   if (const char* profile = std::getenv("BATON_BENCH_PROFILE")) {  // one step per model
@@ -368,9 +366,13 @@ int main(int argc, char** argv) {
     baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
     (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
     // Every matrix once, the output matrix whole; of the embedding table one row per token.
+    // 8 bits on the device: fp8, or q8 as the host holds it (a Q8_0 GGUF file as stored too).
+    const bool eight_bit = model.device_precision() == baton::DevicePrecision::fp8 ||
+                           model.layers().front().up.stays_q8_on_device();
     const double bytes = step_bytes(model, eight_bit);
-    const std::string name = std::filesystem::path(argv[m]).filename().string() +
-                             (eight_bit ? std::string(" ") + weights : "");
+    const std::string name =
+        std::filesystem::path(argv[m]).filename().string() +
+        (eight_bit ? (weights != nullptr ? std::string(" ") + weights : " q8") : "");
     for (const int batch : {1, 8, 32}) {
       const double measured = decode_tokens_per_s(engine, batch, vocab);
       const double bound = batch * rate * 1e9 / bytes;

@@ -176,8 +176,7 @@ std::size_t LlamaModel::upload_bytes() const {
         const std::size_t elements = rows * static_cast<std::size_t>(m.cols());
         if (&m == &embed_) return elements * 2;
         if (fp8) return elements + rows * sizeof(float);
-        // q8 stays q8 where decode_gemm_q8 takes its rows (CudaModel).
-        return m.is_q8() && m.cols() % 8 == 0 ? m.q8().bytes() : elements * 2;
+        return m.stays_q8_on_device() ? m.q8().bytes() : elements * 2;
       },
       vector_bytes);
 }

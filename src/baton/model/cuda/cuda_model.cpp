@@ -36,11 +36,10 @@ void copy_matrix(const WeightMatrix& matrix, char* device) {
   }
 }
 
-// Whether `parts` go up as the host holds them, 8 bits with a scale a group: all q8, and
-// rows that decode_gemm_q8 takes.
+// Whether `parts` go up as the host holds them, 8 bits with a scale a group.
 bool keeps_q8(const std::vector<const WeightMatrix*>& parts) {
-  return kernels::decode_gemm_fits(1, parts.front()->cols()) &&
-         std::all_of(parts.begin(), parts.end(), [](const WeightMatrix* m) { return m->is_q8(); });
+  return std::all_of(parts.begin(), parts.end(),
+                     [](const WeightMatrix* m) { return m->stays_q8_on_device(); });
 }
 
 // Copies `from` (a host array of `bytes`) to `to` and returns the end of the copy.

@@ -62,6 +62,9 @@ class WeightMatrix {
   const std::byte* bf16_data() const { return is_bf16() ? bf16_.bytes.data() : nullptr; }
   // The 8-bit rows; std::logic_error unless is_q8().
   const Q8Matrix& q8() const;
+  // Whether a GPU keeps this matrix 8-bit as it is (model/cuda/q8_weights.h): q8, in rows of
+  // whole 8-value loads, which decode_gemm_q8 reads. CudaModel and upload_bytes() ask here.
+  bool stays_q8_on_device() const { return is_q8() && cols_ % 8 == 0; }
   // `m`'s rows, each passed through `round(row, cols)`, held as f32: what another format
   // would keep of them, emulated (e4m3_rounding.h).
   static WeightMatrix with_rounded_rows(const WeightMatrix& m, const std::string& name,
