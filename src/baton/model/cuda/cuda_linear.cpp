@@ -80,7 +80,7 @@ void widen_rows(const DeviceMatrix& w, int first, int count, kernels::bf16* to,
     BATON_CUDA_CHECK(kernels::dequantize_fp8_rows(w.fp8_values() + rows * w.in, w.scales + first,
                                                   count, w.in, to, stream));
   } else {
-    const auto groups = static_cast<std::size_t>(kernels::q8_stride(w.in) / kernels::kQ8Group);
+    const auto groups = static_cast<std::size_t>(kernels::q8_groups(w.in));
     BATON_CUDA_CHECK(kernels::dequantize_q8_rows(w.q8_values() + rows * kernels::q8_stride(w.in),
                                                  w.scales + rows * groups, count, w.in, to,
                                                  stream));

@@ -6,6 +6,7 @@
 #include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/int8_widening.h"
 #include "baton/model/cuda/kernel_support.cuh"
+#include "baton/model/cuda/q8_weights.h"
 #include "baton/model/cuda/tensor_core.cuh"
 
 namespace baton::cuda::kernels {
@@ -84,8 +85,8 @@ struct Weights<std::int8_t> {
 
 // A row's stride in w: whole groups for Q8_0 (padded with zeros), else `in`.
 template <typename W>
-__host__ __device__ constexpr int row_stride(int in) {
-  return Weights<W>::kGroupScaled ? (in + 31) / 32 * 32 : in;
+__device__ int row_stride(int in) {
+  return Weights<W>::kGroupScaled ? q8_stride(in) : in;
 }
 
 // x is read by every block: through the read-only cache.
@@ -127,7 +128,7 @@ __global__ void __launch_bounds__(kThreads)
       const int row = min(first + 16 * m + 8 * h + g, out - 1);
       weights[m][h] = w + static_cast<std::size_t>(row) * row_stride<W>(in) + t * 8;
       group_scales[m][h] =
-          Load::kGroupScaled ? scales + static_cast<std::size_t>(row) * groups : nullptr;
+          Load::kGroupScaled ? scales + static_cast<std::size_t>(row) * q8_groups(in) : nullptr;
     }
   }
   const bf16* inputs[NT];

@@ -20,7 +20,7 @@ cudaError_t dequantize_q8_rows(const std::int8_t* q, const float* scales, int ro
                                bf16* w, cudaStream_t stream) {
   if (rows < 1 || cols < 1) return cudaErrorInvalidValue;
   const long long count = static_cast<long long>(rows) * cols;
-  const int groups = q8_stride(cols) / kQ8Group;
+  const int groups = q8_groups(cols);
   dequantize_kernel<<<detail::blocks_for(count, 256), 256, 0, stream>>>(q, scales, count, cols,
                                                                         groups, w);
   return cudaGetLastError();

@@ -13,9 +13,10 @@
 
 namespace baton::cuda::kernels {
 
-// Values a Q8_0 group holds, and a row's stride in values: `cols` in whole groups.
+// Values a Q8_0 group holds, a row's groups, and its stride in values: whole groups.
 inline constexpr int kQ8Group = 32;
-constexpr int q8_stride(int cols) { return (cols + kQ8Group - 1) / kQ8Group * kQ8Group; }
+__host__ __device__ constexpr int q8_groups(int cols) { return (cols + kQ8Group - 1) / kQ8Group; }
+__host__ __device__ constexpr int q8_stride(int cols) { return q8_groups(cols) * kQ8Group; }
 
 // w [rows x cols] bf16 = q [rows x q8_stride(cols)] times its group's scale (scales [rows x
 // groups]), rounded to bf16.

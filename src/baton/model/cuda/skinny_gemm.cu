@@ -6,6 +6,7 @@
 #include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/int8_widening.h"
 #include "baton/model/cuda/kernel_support.cuh"
+#include "baton/model/cuda/q8_weights.h"
 #include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda::kernels {
@@ -67,10 +68,10 @@ struct Load<std::int8_t> {
   }
 };
 
-// A row's stride in w: whole groups of 32 for Q8_0 (padded with zeros), else `in`.
+// A row's stride in w: whole groups for Q8_0 (padded with zeros), else `in`.
 template <typename W>
 __device__ int row_stride(int in) {
-  return Load<W>::kGroupScaled ? (in + 31) / 32 * 32 : in;
+  return Load<W>::kGroupScaled ? q8_stride(in) : in;
 }
 
 // Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
@@ -87,7 +88,6 @@ __global__ void __launch_bounds__(kThreads)
   const int lane = threadIdx.x % kWarp;
   if (first >= out) return;
   const int features = min(kFeatures, out - first);
-  const int groups = (in + 31) / 32;
   const W* rows[kFeatures];
   const float* group_scales[kFeatures];
 #pragma unroll
@@ -95,7 +95,7 @@ __global__ void __launch_bounds__(kThreads)
     const int row = first + min(f, features - 1);
     rows[f] = w + static_cast<std::size_t>(row) * row_stride<W>(in);
     group_scales[f] =
-        Load<W>::kGroupScaled ? scales + static_cast<std::size_t>(row) * groups : nullptr;
+        Load<W>::kGroupScaled ? scales + static_cast<std::size_t>(row) * q8_groups(in) : nullptr;
   }
   // The first step's weights start toward L2 while the kernel before this one ends.
 #pragma unroll
@@ -121,7 +121,7 @@ __global__ void __launch_bounds__(kThreads)
         loaded[f][u] = i + V <= in ? __ldcs(reinterpret_cast<const uint4*>(rows[f] + i))
                                    : make_uint4(0, 0, 0, 0);
         if constexpr (Load<W>::kGroupScaled) {
-          group_scale[f][u] = i + V <= in ? __ldcs(group_scales[f] + i / 32) : 0.0f;
+          group_scale[f][u] = i + V <= in ? __ldcs(group_scales[f] + i / kQ8Group) : 0.0f;
         }
       }
     }
