@@ -190,21 +190,26 @@ TEST(SerialTurn, LayerQuantumHandsOverAtAYieldPointAndQueuesAgain) {
   TurnFixture f(2, options);
   std::vector<std::string> events;  // only touched while holding the turn
   f.turn.acquire(f.ids[0], BurstKind::prefill);
-  f.turn.yield_point(f.ids[0], Boundary::layer);  // nobody waits: keeps the turn
+  // Nobody waits: keeps the turn, and waited for nothing.
+  EXPECT_EQ(f.turn.yield_point(f.ids[0], Boundary::layer), std::chrono::nanoseconds(0));
   events.push_back("prefill layer 1");
+  constexpr auto kDecodeHolds = std::chrono::milliseconds(30);
   std::thread decode([&] {
     f.turn.acquire(f.ids[1], BurstKind::decode);
     events.push_back("decode step");
+    std::this_thread::sleep_for(kDecodeHolds);
     f.turn.release(f.ids[1]);
   });
   f.await_waiters(1);
-  f.turn.yield_point(f.ids[0], Boundary::layer);  // hands over, waits, gets it back
+  // Hands over, waits, gets it back: the wait is the decoder's hold.
+  const auto waited = f.turn.yield_point(f.ids[0], Boundary::layer);
   events.push_back("prefill layer 2");
   f.turn.release(f.ids[0]);
   decode.join();
   EXPECT_EQ(events,
             (std::vector<std::string>{"prefill layer 1", "decode step", "prefill layer 2"}));
   EXPECT_EQ(f.turn.stats().clients[0].yields, 1u);
+  EXPECT_GE(waited, kDecodeHolds);
 }
 
 TEST(SerialTurn, BurstQuantumAndDecodeBurstsDoNotYield) {

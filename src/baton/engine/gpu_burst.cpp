@@ -35,7 +35,7 @@ std::optional<double> GpuBurst::piece_budget_ms() const {
   return context_.turn.piece_budget_ms(context_.client, record_.kind);
 }
 
-void GpuBurst::yield_point(Boundary boundary) { hold_.yield_point(boundary); }
+void GpuBurst::yield_point(Boundary boundary) { record_.yielded += hold_.yield_point(boundary); }
 
 double GpuBurst::done() {
   hold_.release();

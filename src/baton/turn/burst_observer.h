@@ -4,6 +4,7 @@
 // must be thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -20,7 +21,15 @@ struct BurstRecord {
   TimePoint asked{};    // the engine asked for the turn
   TimePoint granted{};  // it got the turn
   TimePoint done{};     // its work completed (or failed)
+  // Handed over at yield points inside the burst, waiting for the turn back: another
+  // engine's time, not this burst's.
+  std::chrono::nanoseconds yielded{};
   bool ok = true;
+
+  // From getting the turn to done, less the waits at yield points: the burst's own time.
+  double running_seconds() const {
+    return seconds_between(granted, done) - std::chrono::duration<double>(yielded).count();
+  }
 };
 
 class BurstObserver {

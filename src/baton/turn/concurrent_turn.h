@@ -14,7 +14,7 @@ class ConcurrentTurn final : public GpuTurn {
   void acquire(TurnClientId client, BurstKind kind) override;
   void release(TurnClientId) override {}
   void release_quietly(TurnClientId) noexcept override {}
-  void yield_point(TurnClientId, Boundary) override {}
+  std::chrono::nanoseconds yield_point(TurnClientId, Boundary) override { return {}; }
   // Recorded for the metrics only: nobody waits, so there is nothing to share.
   void set_weight(TurnClientId client, double weight) override;
   TurnStats stats() const override { return metrics_.snapshot(); }

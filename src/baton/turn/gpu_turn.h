@@ -16,6 +16,7 @@
 // release() and yield_point() only by the thread that holds the turn.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,8 +43,10 @@ class GpuTurn {
   // their streams for the next synchronize (never lost).
   virtual void release_quietly(TurnClientId client) noexcept = 0;
   // Holder thread, at a boundary inside a burst: hands over if the quantum says so.
-  // Returns with the turn held again; throws a drain error after re-acquiring.
-  virtual void yield_point(TurnClientId client, Boundary boundary) = 0;
+  // Returns with the turn held again, and how long it waited for it back (0: kept it; the
+  // drain of its own work before a hand-over is not waiting); throws a drain error after
+  // re-acquiring.
+  virtual std::chrono::nanoseconds yield_point(TurnClientId client, Boundary boundary) = 0;
   // The fraction of the device `client`'s next work should size itself for (1: all of it).
   // Any thread; only `partition` ever answers less than 1.
   virtual double device_share(TurnClientId /*client*/) const { return 1.0; }
@@ -75,7 +78,9 @@ class TurnHold {
   TurnHold(const TurnHold&) = delete;
   TurnHold& operator=(const TurnHold&) = delete;
 
-  void yield_point(Boundary boundary) { turn_.yield_point(client_, boundary); }
+  std::chrono::nanoseconds yield_point(Boundary boundary) {
+    return turn_.yield_point(client_, boundary);
+  }
   void release() {
     held_ = false;
     turn_.release(client_);

@@ -224,33 +224,35 @@ std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/, BurstKi
   return piece_budget(options_, waiting() > 0, contention_);
 }
 
-void HostTurn::yield_point(TurnClientId id, Boundary boundary) {
+std::chrono::nanoseconds HostTurn::yield_point(TurnClientId id, Boundary boundary) {
   const bool piece_end = is_quantum_boundary(options_, holder_kind_, boundary);
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
-  if (!piece_end && !preemptible) return;
+  if (!piece_end && !preemptible) return {};
   const Client& client = clients_[id];
   if (piece_end) end_quantum(*client.stream, boundary);
-  if (waiting() == 0) return;
+  if (waiting() == 0) return {};
   contention_.saw_contention();
   {
     HostSegment::Lock lock(*segment_);
     const HostSharedState& s = lock.state();
     const std::int32_t next = next_waiter_locked(s);
-    if (next == kHostNone) return;
+    if (next == kHostNone) return {};
     const HostClientSlot& mine = s.clients[client.slot];
     const double holder =
         virtual_now(ShareAccount{.weight = mine.weight, .virtual_ns = mine.virtual_ns},
                     running_device_ns(client));
-    if (s.clients[next].virtual_ns > holder) return;
+    if (s.clients[next].virtual_ns > holder) return {};
   }
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;
   std::optional<GpuError> error = hand_over(id, /*take_errors=*/true, /*leaving=*/false);
   metrics_.record_yield(id);
+  const std::int64_t handed_over_at = now_ns();
   acquire(id, kind);
   depth_ = saved_depth;
   if (error) throw *error;
+  return std::chrono::nanoseconds(now_ns() - handed_over_at);
 }
 
 std::size_t HostTurn::waiting() const {

@@ -51,7 +51,7 @@ class HostTurn final : public GpuTurn {
   void acquire(TurnClientId client, BurstKind kind) override;
   void release(TurnClientId client) override;
   void release_quietly(TurnClientId client) noexcept override;
-  void yield_point(TurnClientId client, Boundary boundary) override;
+  std::chrono::nanoseconds yield_point(TurnClientId client, Boundary boundary) override;
   std::optional<double> piece_budget_ms(TurnClientId client, BurstKind kind) const override;
   void set_weight(TurnClientId client, double weight) override;
   TurnStats stats() const override { return metrics_.snapshot(); }

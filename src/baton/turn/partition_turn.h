@@ -36,7 +36,7 @@ class PartitionTurn final : public GpuTurn {
   void acquire(TurnClientId client, BurstKind kind) override;
   void release(TurnClientId client) override { leave(client); }
   void release_quietly(TurnClientId client) noexcept override { leave(client); }
-  void yield_point(TurnClientId, Boundary) override {}
+  std::chrono::nanoseconds yield_point(TurnClientId, Boundary) override { return {}; }
   void set_weight(TurnClientId client, double weight) override;
   double device_share(TurnClientId client) const override;
   TurnStats stats() const override;

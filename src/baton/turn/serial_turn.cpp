@@ -196,28 +196,30 @@ std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind /*k
   return std::nullopt;
 }
 
-void SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
+std::chrono::nanoseconds SerialTurn::yield_point(TurnClientId id, Boundary boundary) {
   const bool piece_end = is_quantum_boundary(options_, holder_kind_, boundary);
   // Under the op quantum any burst may hand over at a layer boundary.
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
-  if (!piece_end && !preemptible) return;
+  if (!piece_end && !preemptible) return {};
   Client& client = *clients_[id];
   if (piece_end) end_quantum(*client.stream, boundary);
-  if (waiting_.load(std::memory_order_acquire) == 0) return;
+  if (waiting_.load(std::memory_order_acquire) == 0) return {};
   {
     std::lock_guard lock(mu_);
-    if (waiters_.empty()) return;
+    if (waiters_.empty()) return {};
     const double owed = clients_[*next_waiter_locked()]->account.virtual_ns;
-    if (owed > virtual_now(client.account, running_device_ns(client))) return;
+    if (owed > virtual_now(client.account, running_device_ns(client))) return {};
   }
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;
   std::optional<GpuError> error = hand_over(id, /*take_errors=*/true, /*leaving=*/false);
   metrics_.record_yield(id);
+  const std::int64_t handed_over_at = now_ns();
   acquire(id, kind);
   depth_ = saved_depth;
   if (error) throw *error;
+  return std::chrono::nanoseconds(now_ns() - handed_over_at);
 }
 
 }  // namespace baton

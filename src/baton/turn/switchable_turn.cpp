@@ -69,8 +69,8 @@ void SwitchableTurn::release_quietly(TurnClientId client) noexcept {
   if (--depth_[client] == 0) leave();
 }
 
-void SwitchableTurn::yield_point(TurnClientId client, Boundary boundary) {
-  turn().yield_point(client, boundary);  // in flight: the arm cannot change under it
+std::chrono::nanoseconds SwitchableTurn::yield_point(TurnClientId client, Boundary boundary) {
+  return turn().yield_point(client, boundary);  // in flight: the arm cannot change under it
 }
 
 double SwitchableTurn::device_share(TurnClientId client) const {

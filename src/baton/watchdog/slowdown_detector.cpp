@@ -62,7 +62,7 @@ SlowdownDetector::SlowdownDetector(double factor, std::chrono::milliseconds min_
 
 void SlowdownDetector::burst_done(const BurstRecord& burst) {
   if (!burst.ok) return;  // a failed burst is a fault of its own, not a slow one
-  const double seconds = seconds_between(burst.granted, burst.done);
+  const double seconds = burst.running_seconds();
   double median = 0.0;
   bool new_event = false;
   {

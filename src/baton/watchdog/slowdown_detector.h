@@ -1,7 +1,8 @@
 // SlowdownDetector: a burst far slower than the recent baseline of the same engine, kind
 // and context-length bucket is a slowdown (the tenfold slowdowns that came before hangs
-// in MISSION.md). Burst time is from getting the turn to completion, so waiting for the
-// turn is not a slowdown; sharing the device with a concurrent stream is. A slowdown must
+// in MISSION.md). Burst time is from getting the turn to completion, less the waits for it
+// at yield points inside the burst, so waiting for the turn is not a slowdown; sharing the
+// device with a concurrent stream is. A slowdown must
 // also exceed the baseline by `min_excess`, so scheduling noise on tiny bursts is not one.
 //
 // The baseline is time-weighted: the median of the bursts done in the last kHorizon (8 s,
