@@ -5,7 +5,7 @@
 // dependent steps per 4 keys bounds it: docs/benchmarks.md); this one is written to keep
 // the loads of the next 4-8 keys of each warp in flight (8 for the 8B shape's heads).
 // Grid, ranges and partial layout are the other kernel's, so combine_splits_kernel merges
-// either. Not yet run on a GPU: opt-in until its tests and bench have run there.
+// either.
 #include "baton/model/cuda/dependent_launch.cuh"
 #include "baton/model/cuda/model_kernels.h"
 #include "baton/model/cuda/paged_support.cuh"
@@ -95,7 +95,9 @@ __global__ void __launch_bounds__(kAttentionWarps* kWarp)
   const int kv_dim = s.kv_heads * D;
   const int sequence = map.sequence[r];
   const KeyRange range = key_range(a, s, map.position[r], split);
-  if (range.begin >= range.end) return;  // a range this row does not have (split_keys)
+  // A range this row does not have (split_keys) writes nothing; an empty one it has (more
+  // ranges than keys) still stores its empty state, which the merge of ranges skips.
+  if (split >= range.splits) return;
   const int warp = threadIdx.x / kWarp;
   const int lane = threadIdx.x % kWarp;
   const int slot = lane / LK;

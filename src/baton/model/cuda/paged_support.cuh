@@ -25,7 +25,8 @@ __device__ inline int row_splits(const PagedAttention& a, int length) {
 }
 
 // The keys [begin, end) of range `split` of a row at `position`; empty (begin >= end) for
-// a range the row does not have.
+// a range the row does not have (split >= splits) and for one past its keys (a row of
+// fewer keys than ranges), whose empty state the merge still needs.
 struct KeyRange {
   int begin = 0;
   int end = 0;
