@@ -473,7 +473,7 @@ void add_options(CLI::App& app, Options& o) {
   app.add_option("--url", o.url, "The server, http://HOST:PORT")->required();
   app.add_option("--api-key", o.api_key, "Bearer key, when the server has one");
   app.add_option("--chat", o.chat_model, "The chat class's model")->required();
-  number("--chat-streams", o.chat_streams, "Chat clients", 1, 100000);
+  number("--chat-streams", o.chat_streams, "Chat clients (0: the long class alone)", 0, 100000);
   number("--chat-tokens", o.chat_tokens, "max_tokens of a chat request", 1, 1000000);
   app.add_option("--long", o.long_model, "The long class's model (none: no long class)");
   number("--long-streams", o.long_streams, "Long-prompt clients", 0, 100000);
