@@ -37,6 +37,7 @@
 #include <cstdlib>
 #include <future>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,21 +110,41 @@ std::vector<GenerationResult> run_all(baton::LlmEngine& engine,
 constexpr int kDecodeTokens = 64;
 std::uint64_t next_id = 1;
 
+// Tokens/s while all `batch` requests decode together: from the last one's first token to
+// the first one's last, the tokens made in between over that time. Long prompts prefill one
+// after another, each step of them a decode token for the requests already in: those steps
+// are prefill's, not decode's, so each request asks for `batch` tokens more to keep
+// kDecodeTokens steps or so of all of them decoding.
 double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t vocab,
                            int context = 128) {
   std::vector<double> rates;
   for (int run = 0; run < 3; ++run) {
     std::vector<baton::GenerationRequest> requests;
+    // Written on the engine thread, read after the futures are ready.
+    std::vector<std::vector<std::chrono::steady_clock::time_point>> made(
+        static_cast<std::size_t>(batch));
     for (int i = 0; i < batch; ++i) {
       requests.push_back(request(next_id, prompt_of(context, static_cast<int>(next_id), vocab),
-                                 kDecodeTokens + 1));
+                                 kDecodeTokens + batch + 1));
+      requests.back().on_token = [&times =
+                                      made[static_cast<std::size_t>(i)]](const baton::TokenDelta&) {
+        times.push_back(std::chrono::steady_clock::now());
+      };
       ++next_id;
     }
-    double slowest = 0.0;
-    for (const GenerationResult& r : run_all(engine, std::move(requests))) {
-      slowest = std::max(slowest, r.decode_ms);
+    (void)run_all(engine, std::move(requests));
+    auto from = made.front().front(), to = made.front().back();
+    for (const auto& times : made) {
+      from = std::max(from, times.front());
+      to = std::min(to, times.back());
     }
-    rates.push_back(batch * kDecodeTokens / (slowest / 1e3));
+    std::size_t tokens = 0;
+    for (const auto& times : made) {
+      tokens += static_cast<std::size_t>(
+          std::count_if(times.begin(), times.end(), [&](auto t) { return t > from && t <= to; }));
+    }
+    if (tokens == 0) throw std::runtime_error("decode: no time when every request decoded");
+    rates.push_back(static_cast<double>(tokens) / std::chrono::duration<double>(to - from).count());
   }
   return median(rates);
 }

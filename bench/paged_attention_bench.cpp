@@ -4,7 +4,7 @@
 // 64 and contexts from 128 to 32K keys. A profile put this kernel at 32 us a layer at
 // batch 8 and 128 keys, a sixth of the step's kernel time (docs/benchmarks.md): this
 // times it alone, at the key ranges the runner picks (key_splits.h) and at one range, and
-// the key-slot kernel (paged_slots.cu, BATON_CUDA_PAGED_SLOTS=1) at the runner's ranges.
+// the key-slot kernel (paged_slots.cu, the runner's default) at the runner's ranges.
 // Usage: paged_attention_bench
 // Prints, for each case: the ranges, microseconds a launch (median of 5 timed runs of 20,
 // bench/gpu_timing.h) at those ranges and at one, and the keys and values read per second

@@ -114,10 +114,11 @@ TEST_F(BatchInvariance, RowsInSeveralKeyRangesStayBitForBit) {
   }
 }
 
-// The same with the key-slot decode attention (BATON_CUDA_PAGED_SLOTS=1; head size 64).
-TEST_F(BatchInvariance, KeySlotAttentionKeepsRowsBitForBit) {
+// The same with the warp-a-key decode attention (BATON_CUDA_PAGED_SLOTS=0; the default is
+// the key slots).
+TEST_F(BatchInvariance, WarpAKeyAttentionKeepsRowsBitForBit) {
   SKIP_WITHOUT_GPU();
-  const testing::ScopedEnv slots("BATON_CUDA_PAGED_SLOTS", "1");
+  const testing::ScopedEnv slots("BATON_CUDA_PAGED_SLOTS", "0");
   for (const int split_keys : {2048, 4}) {
     DeviceRunner runner(*model_, split_keys);
     for (const int batch : {1, 2, 3, 8, 17, 32, 40, kSequences}) {

@@ -50,7 +50,7 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              .use_graphs = switch_from_env("BATON_CUDA_GRAPHS"),
              .use_flash = switch_from_env("BATON_CUDA_FLASH"),
              .wide_pieces = switch_from_env("BATON_CUDA_WIDE_PIECES"),
-             .paged_key_slots = switch_from_env("BATON_CUDA_PAGED_SLOTS", false),
+             .paged_key_slots = switch_from_env("BATON_CUDA_PAGED_SLOTS"),
              .batched_products = switch_from_env("BATON_CUDA_DECODE_GEMM", false)
                                      ? BatchedProducts::decode_gemm
                                      : BatchedProducts::cublas} {}

@@ -85,8 +85,8 @@ struct PagedAttention {
   float* partial = nullptr;
   bf16* out = nullptr;
   // The key-slot kernel (paged_slots.cu: several keys a warp at once, the next ones' loads
-  // in flight) where it takes the head size, instead of the warp-a-key one
-  // (BATON_CUDA_PAGED_SLOTS=1; not yet the default).
+  // in flight) where it takes the head size, instead of the warp-a-key one (the runner's
+  // default; BATON_CUDA_PAGED_SLOTS=0 turns it off).
   bool key_slots = false;
 };
 cudaError_t paged_attention(const PagedAttention& a, const RowMap& map, const AttentionShape& shape,

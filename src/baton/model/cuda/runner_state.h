@@ -30,13 +30,13 @@ struct RunnerState {
   LayerGraphs graphs;
   // BATON_CUDA_GRAPHS=0 launches every kernel directly; BATON_CUDA_FLASH=0 attends prefill
   // chunks through the cuBLAS products; BATON_CUDA_WIDE_PIECES=0 cuts prefill layers into
-  // pieces of rows, not of columns and heads. All for comparisons. BATON_CUDA_DECODE_GEMM=1
-  // sends batched decode products to decode_gemm (off until measured on a GPU), and
-  // BATON_CUDA_PAGED_SLOTS=1 decode attention to the key-slot kernel (the same).
+  // pieces of rows, not of columns and heads; BATON_CUDA_PAGED_SLOTS=0 sends decode attention
+  // to the warp-a-key kernel, not the key slots. All for comparisons. BATON_CUDA_DECODE_GEMM=1
+  // sends batched decode products to decode_gemm (off: cuBLAS is faster at most shapes).
   bool use_graphs = true;
   bool use_flash = true;
   bool wide_pieces = true;
-  bool paged_key_slots = false;
+  bool paged_key_slots = true;
   BatchedProducts batched_products = BatchedProducts::cublas;
   // A batch-invariant decode step cuts each row's keys into ranges of this many, whatever
   // the batch: a chat row of a few hundred keys is one range (16 fixed ranges made 64 such
