@@ -3,19 +3,22 @@
 // 16-token KV blocks, each row the next token of its own sequence, at batch 1, 8, 32 and
 // 64 and contexts from 128 to 32K keys. A profile put this kernel at 32 us a layer at
 // batch 8 and 128 keys, a sixth of the step's kernel time (docs/benchmarks.md): this
-// times it alone, at the key ranges the runner picks (key_splits.h) and at one range, and
-// the key-slot kernel (paged_slots.cu, the runner's default) at the runner's ranges.
+// times the runner's kernel (paged_slots.cu's key slots) alone, at the key ranges the
+// runner picks (key_splits.h), at one range and at a few other counts, and the warp-a-key
+// kernel it replaced at the runner's ranges.
 // Usage: paged_attention_bench
 // Prints, for each case: the ranges, microseconds a launch (median of 5 timed runs of 20,
-// bench/gpu_timing.h) at those ranges and at one, and the keys and values read per second
-// at the runner's ranges (each row's keys and values once), beside the device's copy rate
-// (cudaMemcpy, bytes read plus written), the bound for long contexts; the same two for
-// the key-slot kernel.
+// bench/gpu_timing.h) and the keys and values read per second at the runner's ranges (each
+// row's keys and values once), beside the device's copy rate (cudaMemcpy, bytes read plus
+// written), the bound for long contexts; microseconds at one range and at other counts
+// (half, three quarters, 1.5 and 2 times the runner's, within kMaxSplits and 16 keys a
+// range); the same two for the warp-a-key kernel.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_error.h"
@@ -80,7 +83,8 @@ void run(const Case& c, int multiprocessors) {
                                          .block_tokens = kBlockTokens};
   const int splits = baton::cuda::paged_key_splits(
       c.batch, kShape.kv_heads, c.context, multiprocessors, baton::cuda::kernels::kMaxSplits);
-  DeviceBuffer partial(static_cast<std::size_t>(c.batch) * kShape.kv_heads * splits * group *
+  const int most = baton::cuda::kernels::kMaxSplits;  // the sweep below goes up to it
+  DeviceBuffer partial(static_cast<std::size_t>(c.batch) * kShape.kv_heads * most * group *
                        (d + 2) * sizeof(float));
   const auto microseconds = [&](int ranges, bool key_slots) {
     baton::cuda::kernels::PagedAttention a;
@@ -101,13 +105,22 @@ void run(const Case& c, int multiprocessors) {
                },
                20);
   };
-  const double ours = microseconds(splits, false);
-  const double one = microseconds(1, false);
   const double slots = microseconds(splits, true);
+  const double warp = microseconds(splits, false);
+  const double one = microseconds(1, true);
   const double bytes = 2.0 * c.batch * static_cast<double>(c.context) * kv_dim * sizeof(bf16);
-  std::printf("| %d | %d | %d | %.1f | %.1f | %.2f | %.0f | %.1f | %.0f |\n", c.batch, c.context,
-              splits, ours, one, bytes / 1e6, bytes / (ours * 1e-6) / 1e9, slots,
-              bytes / (slots * 1e-6) / 1e9);
+  // The key slots at other range counts than the runner's: whether its rule fills the chip.
+  std::string others;
+  for (const int ranges : {splits / 2, splits * 3 / 4, splits * 3 / 2, splits * 2}) {
+    if (ranges < 1 || ranges == splits || ranges > most || ranges * 16 > c.context) continue;
+    char cell[32];
+    std::snprintf(cell, sizeof cell, "%s%d: %.1f", others.empty() ? "" : ", ", ranges,
+                  microseconds(ranges, true));
+    others += cell;
+  }
+  std::printf("| %d | %d | %d | %.2f | %.1f | %.0f | %.1f | %s | %.1f | %.0f |\n", c.batch,
+              c.context, splits, bytes / 1e6, slots, bytes / (slots * 1e-6) / 1e9, one,
+              others.empty() ? "-" : others.c_str(), warp, bytes / (warp * 1e-6) / 1e9);
 }
 
 }  // namespace
@@ -120,8 +133,9 @@ int main() {
   std::printf("paged decode attention, %d heads, %d KV heads, head size %d, %d-token blocks\n\n",
               kShape.heads, kShape.kv_heads, kShape.head_dim, kBlockTokens);
   std::printf(
-      "| batch | keys a row | ranges | us a launch | us at one range | KV MB read | KV GB/s "
-      "| key slots us | key slots KV GB/s |\n|---|---|---|---|---|---|---|---|---|\n");
+      "| batch | keys a row | ranges | KV MB read | key slots us | KV GB/s | at one range us "
+      "| at other ranges (ranges: us) | warp a key us | KV GB/s |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   const std::vector<Case> cases{{1, 128},   {1, 1024},  {1, 8192}, {1, 32768},
                                 {8, 128},   {8, 1024},  {8, 8192}, {32, 128},
                                 {32, 1024}, {32, 8192}, {64, 128}, {64, 1024}};
