@@ -60,9 +60,10 @@ CLI::App* ReproCommand::attach(CLI::App& app) {
   cmd->add_option("--engine", engine_specs,
                   "An engine: decode, prefill[:TOKENS] or embed, then optionally /OPS (each layer "
                   "split into OPS ops, for --quantum op) and @SMS (an SM target for a CUDA "
-                  "engine's GEMMs); or llm:DIR[:PROMPT_TOKENS][+priority=N] or embedding:DIR, a "
-                  "real model's engine (N: its serialize priority, higher first); repeat for "
-                  "more. Required unless --scenario names the engines");
+                  "engine's GEMMs); or llm:DIR[:PROMPT_TOKENS] or embedding:DIR, a real model's "
+                  "engine; or attend[:KEYS]; any of them +weight=W (its share of the GPU beside "
+                  "the others: 3 beside 1 gets 3/4) or +idle (loaded, never asked for work); "
+                  "repeat for more. Required unless --scenario names the engines");
   cmd->add_option("--duration", options.duration_s, "Seconds to run each scenario")
       ->capture_default_str()
       ->check(finite_range(0.1, 86400.0));
