@@ -48,7 +48,10 @@ struct Weights<bf16> {
   static constexpr bool kGroupScaled = false;
   using Raw = uint4;
   __device__ static Raw load(const bf16* p) { return __ldcs(reinterpret_cast<const uint4*>(p)); }
-  __device__ static uint4 widen(const Raw& raw) { return raw; }
+  template <int NT>
+  __device__ static uint4 widen(const Raw& raw) {
+    return raw;
+  }
 };
 
 // E4M3: 8 bytes a load (twice the unroll was measured slower on the H100: fewer steps).
@@ -59,6 +62,7 @@ struct Weights<std::uint8_t> {
   __device__ static Raw load(const std::uint8_t* p) {
     return __ldcs(reinterpret_cast<const uint2*>(p));
   }
+  template <int NT>
   __device__ static uint4 widen(const Raw& q) {
     return make_uint4(widen_fp8x2(static_cast<unsigned short>(q.x & 0xffffu)),
                       widen_fp8x2(static_cast<unsigned short>(q.x >> 16)),
@@ -67,9 +71,10 @@ struct Weights<std::uint8_t> {
   }
 };
 
-// Q8_0: 8 int8 values a load, exact in bf16 (|v| <= 128) and widened without conversion
-// instructions (int8_widening.h); the group's scale multiplies the group's sums, not the
-// weights, so no weight is rounded.
+// Q8_0: 8 int8 values a load, exact in bf16 (|v| <= 128); the group's scale multiplies the
+// group's sums, not the weights, so no weight is rounded. Widened by conversion
+// instructions for up to 8 rows and without them (int8_widening.h) from 16: on the H100
+// each was the faster there, by 8-13 % and 3-8 % (docs/benchmarks.md, fifth run); both exact.
 template <>
 struct Weights<std::int8_t> {
   static constexpr bool kGroupScaled = true;
@@ -77,9 +82,22 @@ struct Weights<std::int8_t> {
   __device__ static Raw load(const std::int8_t* p) {
     return __ldcs(reinterpret_cast<const uint2*>(p));
   }
+  __device__ static unsigned converted_pair(unsigned word, int first) {
+    const auto low = static_cast<float>(static_cast<signed char>((word >> (8 * first)) & 0xffu));
+    const auto high =
+        static_cast<float>(static_cast<signed char>((word >> (8 * first + 8)) & 0xffu));
+    const __nv_bfloat162 b = __floats2bfloat162_rn(low, high);
+    return *reinterpret_cast<const unsigned*>(&b);
+  }
+  template <int NT>
   __device__ static uint4 widen(const Raw& q) {
-    return make_uint4(int8_pair_to_bf16x2(q.x, 0), int8_pair_to_bf16x2(q.x, 2),
-                      int8_pair_to_bf16x2(q.y, 0), int8_pair_to_bf16x2(q.y, 2));
+    if constexpr (NT <= 1) {
+      return make_uint4(converted_pair(q.x, 0), converted_pair(q.x, 2), converted_pair(q.y, 0),
+                        converted_pair(q.y, 2));
+    } else {
+      return make_uint4(int8_pair_to_bf16x2(q.x, 0), int8_pair_to_bf16x2(q.x, 2),
+                        int8_pair_to_bf16x2(q.y, 0), int8_pair_to_bf16x2(q.y, 2));
+    }
   }
 };
 
@@ -181,8 +199,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int u = 0; u < kUnroll; ++u) {
 #pragma unroll
       for (int m = 0; m < MT; ++m) {
-        const uint4 low = Load::widen(wv[u][m][0]);
-        const uint4 high = Load::widen(wv[u][m][1]);
+        const uint4 low = Load::template widen<NT>(wv[u][m][0]);
+        const uint4 high = Load::template widen<NT>(wv[u][m][1]);
 #pragma unroll
         for (int n = 0; n < NT; ++n) {
           if constexpr (Load::kGroupScaled) {
