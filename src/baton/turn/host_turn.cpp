@@ -181,13 +181,14 @@ void HostTurn::release_quietly(TurnClientId id) noexcept {
   (void)hand_over(id, /*take_errors=*/false, /*leaving=*/true);
 }
 
-std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors,
-                                            bool leaving) noexcept {
+std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors, bool leaving,
+                                            std::int64_t* passed_at_ns) noexcept {
   const Client& client = clients_[id];
   std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
   const std::int64_t device = running_device_ns(client);
   metrics_.record_device(id, device);
+  if (passed_at_ns) *passed_at_ns = now_ns();
   pass_turn(client, leaving, device);
   return error;
 }
@@ -246,9 +247,10 @@ std::chrono::nanoseconds HostTurn::yield_point(TurnClientId id, Boundary boundar
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;
-  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true, /*leaving=*/false);
+  std::int64_t handed_over_at = 0;
+  std::optional<GpuError> error =
+      hand_over(id, /*take_errors=*/true, /*leaving=*/false, &handed_over_at);
   metrics_.record_yield(id);
-  const std::int64_t handed_over_at = now_ns();
   acquire(id, kind);
   depth_ = saved_depth;
   if (error) throw *error;

@@ -70,7 +70,9 @@ class HostTurn final : public GpuTurn {
   void wait_for_grant(const Client& client) const;
   // Full release of a depth-1 hold: metrics, drain, charge, pass on; `leaving`: the
   // client wants no more (a yield re-queues it).
-  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving) noexcept;
+  // Drains, then passes the turn on; `passed_at_ns`, when given, gets the moment it passed.
+  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving,
+                                    std::int64_t* passed_at_ns = nullptr) noexcept;
   // Charges the hold's `device_ns` to the client's slot and passes the turn on.
   void pass_turn(const Client& client, bool leaving, std::int64_t device_ns) noexcept;
   // Holder thread: device time used since the grant (its stream and the default stream).

@@ -133,13 +133,14 @@ void SerialTurn::release_quietly(TurnClientId id) noexcept {
   (void)hand_over(id, /*take_errors=*/false, /*leaving=*/true);
 }
 
-std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors,
-                                              bool leaving) noexcept {
+std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors, bool leaving,
+                                              std::int64_t* passed_at_ns) noexcept {
   Client& client = *clients_[id];
   std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
   const std::int64_t device = running_device_ns(client);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
   metrics_.record_device(id, device);
+  if (passed_at_ns) *passed_at_ns = now_ns();
   pass_turn(id, leaving, device);
   return error;
 }
@@ -213,9 +214,10 @@ std::chrono::nanoseconds SerialTurn::yield_point(TurnClientId id, Boundary bound
   const int saved_depth = depth_;
   const BurstKind kind = holder_kind_;
   depth_ = 1;
-  std::optional<GpuError> error = hand_over(id, /*take_errors=*/true, /*leaving=*/false);
+  std::int64_t handed_over_at = 0;
+  std::optional<GpuError> error =
+      hand_over(id, /*take_errors=*/true, /*leaving=*/false, &handed_over_at);
   metrics_.record_yield(id);
-  const std::int64_t handed_over_at = now_ns();
   acquire(id, kind);
   depth_ = saved_depth;
   if (error) throw *error;

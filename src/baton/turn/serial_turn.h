@@ -82,7 +82,9 @@ class SerialTurn final : public GpuTurn {
   // frees it; `leaving`: the releaser wants no more.
   void pass_turn(TurnClientId releaser, bool leaving, std::int64_t device_ns);
   // Full release of a depth-1 hold: metrics, drain, charge, pass on.
-  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving) noexcept;
+  // Drains, then passes the turn on; `passed_at_ns`, when given, gets the moment it passed.
+  std::optional<GpuError> hand_over(TurnClientId client, bool take_errors, bool leaving,
+                                    std::int64_t* passed_at_ns = nullptr) noexcept;
 
   Stream& default_stream_;
   const TurnOptions options_;
