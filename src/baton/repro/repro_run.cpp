@@ -244,6 +244,7 @@ ReproResult run_repro(const ReproOptions& options) {
   // As long as the cross-process parent waits for its children's start-up.
   if (!options.start_gate.empty()) wait_at_start_gate(options.start_gate, kStartUpLimit);
   std::vector<ClientTally> tallies(engines.size());
+  TurnStats turn_stats;
   const TimePoint start = Clock::now();
   {
     std::vector<std::jthread> clients;
@@ -265,6 +266,9 @@ ReproResult run_repro(const ReproOptions& options) {
     }
     // Ends early if the device turns fatal: nothing is gained by running on.
     (void)host.faults().wait_fatal_for(std::chrono::duration<double>(options.duration_s));
+    // The turn's figures while every engine was driven: a long prefill burst still in flight
+    // finishes alone during the stop, and its device time would count as a share.
+    turn_stats = host.turn().stats();
     for (auto& client : clients) client.request_stop();
     host.stop();  // in-flight requests end with EngineStopped; clients return
   }
@@ -287,7 +291,7 @@ ReproResult run_repro(const ReproOptions& options) {
     }
     result.engines.push_back(std::move(summary));
   }
-  result.turn_stats = host.turn().stats();
+  result.turn_stats = std::move(turn_stats);
   result.faults = summarize_faults(host, result.events);
   stop_gpu_sampling(gpu_sampler, std::cerr, "baton repro");  // its last poll in the run
   if (streams) streams->finish();  // every stream is idle: the host has stopped
