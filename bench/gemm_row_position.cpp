@@ -5,10 +5,12 @@
 // Usage: gemm_row_position
 // For Llama-3.1-8B's q/k/v and down products and row counts M: the rows of an M-row
 // product computed again with the rows in reverse order (same M, other positions), and
-// the first 92 rows computed alone as a 92-row product and inside the M-row one. Prints
-// how many rows are not bit-for-bit equal in each case; equal everywhere at a fixed M
-// means a step may pad its prompt rows to that M and keep every row's result whatever
-// the other rows.
+// the first 1, 8, 32 and 92 rows computed alone and inside the M-row one. Prints how many
+// rows are not bit-for-bit equal in each case; equal everywhere at a fixed M means a step
+// may pad its prompt rows to that M and keep every row's result whatever the other rows.
+// Each case twice: with cuBLAS's default workspace, and with none (cublasSetWorkspace to 0
+// bytes), which leaves cuBLAS no room for split-K partial sums: if rows then match at every
+// M, a step needs no padding (the runner gives its handle a workspace today).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -18,6 +20,7 @@
 #include <random>
 #include <vector>
 
+#include "baton/gpu/cuda/cublas_library.h"
 #include "baton/gpu/cuda/cuda_error.h"
 #include "baton/gpu/cuda/cuda_handles.h"
 #include "baton/model/cuda/cuda_linear.h"
@@ -74,6 +77,28 @@ int rows_unequal(const std::vector<float>& a, const std::vector<float>& b, int r
   return unequal;
 }
 
+// Counts of rows not bit-for-bit equal for one shape, one handle and M rows.
+void compare(cublasHandle_t cublas, const char* name, const char* workspace, const DeviceBuffer& w,
+             int out, int in, int rows) {
+  const std::vector<std::uint16_t> x = random_bf16(static_cast<std::size_t>(rows) * in, 2 + rows);
+  std::vector<std::uint16_t> reversed(x.size());
+  for (int r = 0; r < rows; ++r) {
+    std::memcpy(reversed.data() + static_cast<std::size_t>(rows - 1 - r) * in,
+                x.data() + static_cast<std::size_t>(r) * in, in * sizeof(std::uint16_t));
+  }
+  const std::vector<float> y = product(cublas, x, rows, w, out, in);
+  const std::vector<float> y_reversed = product(cublas, reversed, rows, w, out, in);
+  std::printf("| %s | %d x %d | %s | %d | %d |", name, out, in, workspace, rows,
+              rows_unequal(y, y_reversed, rows, out, [&](int r) { return rows - 1 - r; }));
+  for (const int alone : {1, 8, 32, 92}) {
+    const std::vector<std::uint16_t> first(x.begin(),
+                                           x.begin() + static_cast<std::size_t>(alone) * in);
+    const std::vector<float> y_alone = product(cublas, first, alone, w, out, in);
+    std::printf(" %d |", rows_unequal(y_alone, y, alone, out, [](int r) { return r; }));
+  }
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main() {
@@ -82,31 +107,21 @@ int main() {
     int out;
     int in;
   };
-  constexpr int kAlone = 92;  // a chat prompt's rows
   baton::cuda::CublasHandle cublas;
+  baton::cuda::CublasHandle bare;
+  if (baton::cuda::cublas_api().set_workspace(bare.get(), nullptr, 0) != CUBLAS_STATUS_SUCCESS) {
+    std::fprintf(stderr, "gemm_row_position: cublasSetWorkspace(0 bytes) failed\n");
+    return 1;
+  }
   std::printf(
-      "| product | out x in | M | rows moved, unlike (of M) | first %d rows alone, unlike |\n"
-      "|---|---|---|---|---|\n",
-      kAlone);
+      "| product | out x in | workspace | M | rows moved, unlike (of M) | first 1 alone, unlike "
+      "| first 8 | first 32 | first 92 |\n|---|---|---|---|---|---|---|---|---|\n");
   for (const Shape& s : {Shape{"qkv", 6144, 4096}, Shape{"down", 4096, 14336}}) {
     const std::unique_ptr<DeviceBuffer> w =
         upload(random_bf16(static_cast<std::size_t>(s.out) * s.in, 1));
     for (const int rows : {128, 256, 512, 2048}) {
-      const std::vector<std::uint16_t> x =
-          random_bf16(static_cast<std::size_t>(rows) * s.in, 2 + rows);
-      std::vector<std::uint16_t> reversed(x.size());
-      for (int r = 0; r < rows; ++r) {
-        std::memcpy(reversed.data() + static_cast<std::size_t>(rows - 1 - r) * s.in,
-                    x.data() + static_cast<std::size_t>(r) * s.in, s.in * sizeof(std::uint16_t));
-      }
-      const std::vector<std::uint16_t> first(x.begin(),
-                                             x.begin() + static_cast<std::size_t>(kAlone) * s.in);
-      const std::vector<float> y = product(cublas.get(), x, rows, *w, s.out, s.in);
-      const std::vector<float> y_reversed = product(cublas.get(), reversed, rows, *w, s.out, s.in);
-      const std::vector<float> y_alone = product(cublas.get(), first, kAlone, *w, s.out, s.in);
-      std::printf("| %s | %d x %d | %d | %d | %d |\n", s.name, s.out, s.in, rows,
-                  rows_unequal(y, y_reversed, rows, s.out, [&](int r) { return rows - 1 - r; }),
-                  rows_unequal(y_alone, y, kAlone, s.out, [](int r) { return r; }));
+      compare(cublas.get(), s.name, "default", *w, s.out, s.in, rows);
+      compare(bare.get(), s.name, "none", *w, s.out, s.in, rows);
     }
   }
   return 0;
