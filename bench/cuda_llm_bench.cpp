@@ -110,11 +110,13 @@ std::vector<GenerationResult> run_all(baton::LlmEngine& engine,
 constexpr int kDecodeTokens = 64;
 std::uint64_t next_id = 1;
 
-// Tokens/s while all `batch` requests decode together: from the last one's first token to
-// the first one's last, the tokens made in between over that time. Long prompts prefill one
-// after another, each step of them a decode token for the requests already in: those steps
-// are prefill's, not decode's, so each request asks for `batch` tokens more to keep
-// kDecodeTokens steps or so of all of them decoding.
+// Tokens/s while all `batch` requests decode together: the steps from the last one's first
+// token to the first one's last, each `batch` tokens, timed by the request that ends first
+// (its tokens are one a step; counting every request's tokens in a time window would
+// depend on their order within a step). Long prompts prefill one after another, each step
+// of them a decode token for the requests already in: those steps are prefill's, not
+// decode's, so each request asks for `batch` tokens more to keep kDecodeTokens steps or so
+// of all of them decoding.
 double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t vocab,
                            int context = 128) {
   std::vector<double> rates;
@@ -133,18 +135,18 @@ double decode_tokens_per_s(baton::LlmEngine& engine, int batch, std::int64_t voc
       ++next_id;
     }
     (void)run_all(engine, std::move(requests));
-    auto from = made.front().front(), to = made.front().back();
-    for (const auto& times : made) {
-      from = std::max(from, times.front());
-      to = std::min(to, times.back());
+    if (std::any_of(made.begin(), made.end(), [](const auto& t) { return t.empty(); })) {
+      throw std::runtime_error("decode: a request made no token");
     }
-    std::size_t tokens = 0;
-    for (const auto& times : made) {
-      tokens += static_cast<std::size_t>(
-          std::count_if(times.begin(), times.end(), [&](auto t) { return t > from && t <= to; }));
-    }
-    if (tokens == 0) throw std::runtime_error("decode: no time when every request decoded");
-    rates.push_back(static_cast<double>(tokens) / std::chrono::duration<double>(to - from).count());
+    auto from = made.front().front();
+    for (const auto& times : made) from = std::max(from, times.front());
+    const auto& first_done = *std::min_element(
+        made.begin(), made.end(), [](const auto& a, const auto& b) { return a.back() < b.back(); });
+    const auto start = std::upper_bound(first_done.begin(), first_done.end(), from);
+    const auto steps = std::distance(start, first_done.end()) - 1;
+    if (steps < 1) throw std::runtime_error("decode: no step when every request decoded");
+    rates.push_back(static_cast<double>(batch) * static_cast<double>(steps) /
+                    std::chrono::duration<double>(first_done.back() - *start).count());
   }
   return median(rates);
 }

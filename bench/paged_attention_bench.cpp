@@ -15,6 +15,7 @@
 // range); the same two for the warp-a-key kernel.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -110,9 +111,13 @@ void run(const Case& c, int multiprocessors) {
   const double one = microseconds(1, true);
   const double bytes = 2.0 * c.batch * static_cast<double>(c.context) * kv_dim * sizeof(bf16);
   // The key slots at other range counts than the runner's: whether its rule fills the chip.
+  std::vector<int> sweep{splits / 2, splits * 3 / 4, splits * 3 / 2, splits * 2};
+  std::sort(sweep.begin(), sweep.end());
+  sweep.erase(std::unique(sweep.begin(), sweep.end()), sweep.end());
   std::string others;
-  for (const int ranges : {splits / 2, splits * 3 / 4, splits * 3 / 2, splits * 2}) {
-    if (ranges < 1 || ranges == splits || ranges > most || ranges * 16 > c.context) continue;
+  for (const int ranges : sweep) {
+    // One range has its own column.
+    if (ranges <= 1 || ranges == splits || ranges > most || ranges * 16 > c.context) continue;
     char cell[32];
     std::snprintf(cell, sizeof cell, "%s%d: %.1f", others.empty() ? "" : ", ", ranges,
                   microseconds(ranges, true));

@@ -42,11 +42,11 @@ TEST(GpuBurst, TheRecordCountsTheWaitsAtYieldPointsApart) {
       .engine = name, .turn = turn, .client = mine, .state = state, .observers = observers};
 
   constexpr auto kOtherHolds = std::chrono::milliseconds(30);
-  std::thread waiter;
+  std::jthread waiter;  // joined on every path, an ASSERT's early return too
   {
     GpuBurst burst(context, BurstKind::prefill, 7, 0);
     burst.yield_point(Boundary::layer);  // nobody waits
-    waiter = std::thread([&] {
+    waiter = std::jthread([&] {
       turn.acquire(other, BurstKind::decode);
       std::this_thread::sleep_for(kOtherHolds);
       turn.release(other);
