@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "baton/common/clock.h"
@@ -154,6 +155,72 @@ TEST(FairShare, DecodersThatLeaveBetweenStepsStillGetTheirShare) {
       f.turn, f.ids, f.streams, {BurstKind::decode, BurstKind::decode, BurstKind::prefill}, 1200ms,
       {1000us, 1000us, 0us});
   for (double share : shares) EXPECT_NEAR(share, 1.0 / 3, 0.05);
+}
+
+// A prefill whose pieces follow the turn's budget, bursts of `work` each, until `stop`.
+void piece_engine(GpuTurn& turn, TurnClientId id, Stream& stream, std::chrono::microseconds work,
+                  const std::atomic<bool>& stop) {
+  while (!stop.load()) {
+    TurnHold hold(turn, id, BurstKind::prefill);
+    for (auto left = work; left > 0us;) {
+      const std::optional<double> budget = turn.piece_budget_ms(id, BurstKind::prefill);
+      const auto piece =
+          budget ? std::min(left, std::chrono::microseconds(static_cast<long>(*budget * 1e3)))
+                 : left;
+      stream.encode(sleeping_op(piece));
+      stream.synchronize();
+      left -= piece;
+      if (left > 0us) hold.yield_point(Boundary::layer);
+    }
+  }
+}
+
+// A decoder of weight 3 (steps of 3.2 ms, 200 us apart) beside a prefill whose pieces
+// follow the budget, each on its own turn (one turn twice, or two attachments of a host
+// segment): the decoder's share of device time, or nullopt when its thread was away past
+// the grace (a loaded machine; that tests something else).
+std::optional<double> short_steps_share(GpuTurn& decoder_turn, TurnClientId decoder_id,
+                                        Stream& decoder_stream, GpuTurn& prefill_turn,
+                                        TurnClientId prefill_id, Stream& prefill_stream) {
+  decoder_turn.set_weight(decoder_id, 3.0);
+  const auto device_s = [&] {
+    return std::pair{decoder_turn.stats().clients[decoder_id].device_s,
+                     prefill_turn.stats().clients[prefill_id].device_s};
+  };
+  std::atomic<bool> stop{false};
+  double away_ms = 0.0;
+  std::thread decoder([&] {
+    busy_engine(decoder_turn, decoder_id, decoder_stream, BurstKind::decode, 400us, 8, stop, 200us,
+                &away_ms);
+  });
+  std::thread prefill([&] { piece_engine(prefill_turn, prefill_id, prefill_stream, 16ms, stop); });
+  std::this_thread::sleep_for(100ms);
+  const auto [d0, p0] = device_s();
+  std::this_thread::sleep_for(1200ms);
+  const auto [d1, p1] = device_s();
+  stop = true;
+  decoder.join();
+  prefill.join();
+  if (away_ms * 1e6 > static_cast<double>(kRejoinGraceNs)) return std::nullopt;
+  return (d1 - d0) / (d1 - d0 + p1 - p0);
+}
+
+TurnOptions four_ms_hold() {
+  TurnOptions options = fair_options();
+  options.max_hold_ms = 4.0;
+  return options;
+}
+
+// Steps shorter than the hold (3.2 ms against 4 ms here) still get their weight: while the
+// decoder is between two steps and owed the turn, the prefill's pieces are cut to its step
+// x 1/3, so that it gets the turn back as often as 3:1 needs (a hold-long piece a step
+// gives it about 0.49, measured).
+TEST(FairShare, StepsShorterThanTheHoldStillGetTheirWeight) {
+  FairFixture f(2, four_ms_hold());
+  const std::optional<double> share =
+      short_steps_share(f.turn, f.ids[0], *f.streams[0], f.turn, f.ids[1], *f.streams[1]);
+  if (!share) GTEST_SKIP() << "the decoder's thread was away past the grace";
+  EXPECT_NEAR(*share, 0.75, 0.05);
 }
 
 // An engine that wants less than its share gets all it wants: a light engine (weight 1,
@@ -304,6 +371,30 @@ TEST(FairShareHost, DeviceTimeFollowsTheWeightsAcrossAttachments) {
       GTEST_SKIP() << "the decoder's thread was away " << away_ms << " ms, past the grace";
     }
     EXPECT_NEAR(a1 / (a1 + b1), 0.75, 0.05);
+  }
+  HostSegment::remove(name);
+}
+
+// The same across two attachments of a host segment: the host-wide turn cuts the pieces
+// by the slots' shares as the one-process turn does.
+TEST(FairShareHost, StepsShorterThanTheHoldStillGetTheirWeight) {
+  const std::string name = "test-fair-steps-" + std::to_string(now_ns());
+  HostSegment::remove(name);
+  TurnOptions options = four_ms_hold();
+  options.scope = TurnScope::host;
+  options.host_name = name;
+  {
+    cpu::CpuDevice device_a{CommitLimits{}};
+    cpu::CpuDevice device_b{CommitLimits{}};
+    HostTurn a(device_a.default_stream(), options);
+    HostTurn b(device_b.default_stream(), options);
+    std::unique_ptr<Stream> stream_a = device_a.create_stream("a");
+    std::unique_ptr<Stream> stream_b = device_b.create_stream("b");
+    const TurnClientId id_a = a.register_client("a", *stream_a);
+    const TurnClientId id_b = b.register_client("b", *stream_b);
+    const std::optional<double> share = short_steps_share(a, id_a, *stream_a, b, id_b, *stream_b);
+    if (!share) GTEST_SKIP() << "the decoder's thread was away past the grace";
+    EXPECT_NEAR(*share, 0.75, 0.05);
   }
   HostSegment::remove(name);
 }

@@ -57,4 +57,19 @@ inline void rejoin(ShareAccount& account, double floor_ns, std::int64_t away_ns)
   if (away_ns > kRejoinGraceNs) account.virtual_ns = std::max(account.virtual_ns, floor_ns);
 }
 
+// The longest piece a holder of weight `holder_weight` and virtual time `holder_virtual_ns`
+// (its hold so far counted in) may run while `away` is between two steps: it left
+// `away_ns` ago, within the grace, and is owed the turn (its virtual time below the
+// holder's). If it comes straight back, a piece of its last stretch's device time
+// (`last_stretch_ns`, from asking to leaving) times the holder's weight over its own keeps
+// the weights; a hold-long piece a step would give a short step less (one piece a step is
+// the most it can get). Nullopt when `away` is not owed or not between steps.
+inline std::optional<double> owed_piece_ms(double holder_weight, double holder_virtual_ns,
+                                           const ShareAccount& away, std::int64_t away_ns,
+                                           std::int64_t last_stretch_ns) {
+  if (away_ns > kRejoinGraceNs || last_stretch_ns <= 0) return std::nullopt;
+  if (away.virtual_ns >= holder_virtual_ns) return std::nullopt;
+  return static_cast<double>(last_stretch_ns) * 1e-6 * holder_weight / away.weight;
+}
+
 }  // namespace baton

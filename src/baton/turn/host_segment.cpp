@@ -29,7 +29,7 @@ namespace baton {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x4254524eu;  // "BTRN"
-constexpr std::uint64_t kVersion = 2;          // bump with any change of HostSharedState
+constexpr std::uint64_t kVersion = 3;          // bump with any change of HostSharedState
 constexpr std::uint64_t kHeader = (kMagic << 32) | kVersion;
 constexpr std::size_t kMaxNameLength = 200;
 constexpr int kLockSpins = 200;  // a few microseconds at most

@@ -39,6 +39,10 @@ struct alignas(64) HostClientSlot {
   double virtual_ns;
   std::uint32_t wanting;
   std::int64_t left_at_ns;  // when it last stopped wanting (the rejoin grace); steady clock
+  // Device time granted since it last began wanting, and in its last stretch of wanting
+  // (fair_share.h's owed_piece_ms).
+  std::int64_t stretch_device_ns;
+  std::int64_t last_stretch_device_ns;
 };
 
 struct HostLine {

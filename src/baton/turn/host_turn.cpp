@@ -4,6 +4,7 @@
 #include <cassert>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "baton/common/clock.h"
 #include "baton/turn/fair_share.h"
@@ -72,6 +73,8 @@ TurnClientId HostTurn::register_client(std::string name, Stream& stream) {
       s.clients[i].weight = kDefaultTurnWeight;
       s.clients[i].wanting = 0;
       s.clients[i].left_at_ns = std::numeric_limits<std::int64_t>::min() / 2;
+      s.clients[i].stretch_device_ns = 0;
+      s.clients[i].last_stretch_device_ns = 0;
       // A new client starts level with the engines that want the turn now.
       s.clients[i].virtual_ns = floor_locked(s);
       slot = i;
@@ -210,10 +213,12 @@ void HostTurn::pass_turn(const Client& client, bool leaving, std::int64_t device
       ShareAccount account{.weight = slot.weight, .virtual_ns = slot.virtual_ns};
       charge(account, device_ns);
       slot.virtual_ns = account.virtual_ns;
+      slot.stretch_device_ns += device_ns;
       floor_locked(s);
       if (leaving) {
         slot.wanting = 0;
         slot.left_at_ns = now_ns();
+        slot.last_stretch_device_ns = std::exchange(slot.stretch_device_ns, 0);
       }
       next = grant_next_locked(s);
     }
@@ -221,8 +226,31 @@ void HostTurn::pass_turn(const Client& client, bool leaving, std::int64_t device
   wake_client(segment_->shared(), next);
 }
 
-std::optional<double> HostTurn::piece_budget_ms(TurnClientId /*client*/, BurstKind /*kind*/) const {
-  return piece_budget(options_, waiting() > 0, contention_);
+std::optional<double> HostTurn::piece_budget_ms(TurnClientId id, BurstKind /*kind*/) const {
+  std::optional<double> budget = piece_budget(options_, waiting() > 0, contention_);
+  if (!budget || holder_thread_.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
+    return budget;
+  }
+  // Cut to what keeps the weights for each engine owed the turn between two steps.
+  const Client& client = clients_.at(id);
+  HostSegment::Lock lock(*segment_);
+  const HostSharedState& s = lock.state();
+  const HostClientSlot& mine = s.clients[client.slot];
+  const double holder =
+      virtual_now(ShareAccount{.weight = mine.weight, .virtual_ns = mine.virtual_ns},
+                  running_device_ns(client));
+  const std::int64_t now = now_ns();
+  for (std::int32_t i = 0; i < static_cast<std::int32_t>(kHostMaxClients); ++i) {
+    const HostClientSlot& other = s.clients[i];
+    if (i == client.slot || other.process == kHostNone || other.wanting != 0) continue;
+    if (const auto cap =
+            owed_piece_ms(mine.weight, holder,
+                          ShareAccount{.weight = other.weight, .virtual_ns = other.virtual_ns},
+                          now - other.left_at_ns, other.last_stretch_device_ns)) {
+      budget = std::min(*budget, std::max(*cap, kMinMaxHoldMs));
+    }
+  }
+  return budget;
 }
 
 std::chrono::nanoseconds HostTurn::yield_point(TurnClientId id, Boundary boundary) {

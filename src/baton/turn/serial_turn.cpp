@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <stdexcept>
+#include <utility>
 
 #include "baton/common/clock.h"
 #include "baton/turn/serial_steps.h"
@@ -149,13 +150,16 @@ void SerialTurn::pass_turn(TurnClientId releaser, bool leaving, std::int64_t dev
   Client* next = nullptr;
   {
     std::lock_guard lock(mu_);
-    charge(clients_[releaser]->account, device_ns);
+    Client& client = *clients_[releaser];
+    charge(client.account, device_ns);
+    client.stretch_device_ns += device_ns;
     device_at_grant_ns_ += device_ns;  // charged: no longer running time
     // The releaser still counts for the floor: its hold was device time others did without.
     floor_locked();
     if (leaving) {
-      clients_[releaser]->wanting = false;
-      clients_[releaser]->left_at_ns = now_ns();
+      client.wanting = false;
+      client.left_at_ns = now_ns();
+      client.last_stretch_device_ns = std::exchange(client.stretch_device_ns, 0);
     }
     if (waiters_.empty()) {
       holder_.reset();
@@ -191,10 +195,27 @@ std::optional<double> SerialTurn::piece_budget_ms(TurnClientId id, BurstKind /*k
     const std::int64_t asked = other->asked_at_ns.load(std::memory_order_relaxed);
     if (other->in_line.load(std::memory_order_relaxed) ||
         (asked != 0 && now - asked < ContentionClock::kRecentNs)) {
-      return options_.max_hold_ms;
+      return owed_budget_ms(id);
     }
   }
   return std::nullopt;
+}
+
+double SerialTurn::owed_budget_ms(TurnClientId id) const {
+  double budget = options_.max_hold_ms;
+  std::lock_guard lock(mu_);
+  if (holder_ != id) return budget;
+  const Client& me = *clients_[id];
+  const double mine = virtual_now(me.account, running_device_ns(me));
+  const std::int64_t now = now_ns();
+  for (const auto& other : clients_) {
+    if (other.get() == &me || other->wanting) continue;
+    if (const auto cap = owed_piece_ms(me.account.weight, mine, other->account,
+                                       now - other->left_at_ns, other->last_stretch_device_ns)) {
+      budget = std::min(budget, std::max(*cap, kMinMaxHoldMs));
+    }
+  }
+  return budget;
 }
 
 std::chrono::nanoseconds SerialTurn::yield_point(TurnClientId id, Boundary boundary) {

@@ -6,8 +6,10 @@
 // time (device time granted over weight; ties in arrival order, decode bursts first with
 // decode_first), and under the op quantum a holder hands over at its next yield point once
 // a waiter is owed the turn, so a waiter that is owed waits for at most one piece of
-// another engine's work. Device time is what the holder's stream and the default stream
-// report (Stream::device_ns) over the hold.
+// another engine's work; while an engine owed the turn is between two steps, the
+// holder's pieces are cut to what keeps the weights if it comes straight back. Device time
+// is what the holder's stream and the default stream report (Stream::device_ns) over the
+// hold.
 //
 // Hand-over is explicit: the releaser picks the next waiter under the one mutex and
 // sets that waiter's own flag. A waiter spins on its flag for TurnOptions::spin, then
@@ -66,6 +68,10 @@ class SerialTurn final : public GpuTurn {
     // Guarded by mu_: when it last stopped wanting (fair_share.h's rejoin grace); a client
     // that never asked is away for good.
     std::int64_t left_at_ns = std::numeric_limits<std::int64_t>::min() / 2;
+    // Guarded by mu_: device time granted since it last began wanting, and in its last
+    // stretch of wanting (fair_share.h's owed_piece_ms).
+    std::int64_t stretch_device_ns = 0;
+    std::int64_t last_stretch_device_ns = 0;
   };
   // Under mu_: where in waiters_ the next holder is (least virtual time, then decode first
   // with decode_first, then arrival).
@@ -73,6 +79,9 @@ class SerialTurn final : public GpuTurn {
   // Under mu_: the least virtual time of the engines that want the device now, the holder's
   // running hold counted in; raises and returns floor_ns_.
   double floor_locked();
+  // The holder's piece budget while others are active: max_hold_ms, cut to owed_piece_ms
+  // of each engine that is owed the turn and between two steps.
+  double owed_budget_ms(TurnClientId holder) const;
   // Device time the holder has used since its grant (its stream and the default stream).
   std::int64_t running_device_ns(const Client& holder) const;
 
@@ -91,7 +100,7 @@ class SerialTurn final : public GpuTurn {
   TurnMetrics metrics_;
   std::vector<std::unique_ptr<Client>> clients_;  // fixed once the turn is in use
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::deque<TurnClientId> waiters_;       // guarded by mu_; empty whenever holder_ is
   std::optional<TurnClientId> holder_;     // guarded by mu_
   std::thread::id holder_thread_;          // guarded by mu_
