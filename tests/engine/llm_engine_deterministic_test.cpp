@@ -1,5 +1,6 @@
 // LlmBatchOptions::deterministic (`--deterministic`) with real threads on the CPU runner:
-// a prompt chunk runs alone in its step at prefill_chunk, decodes still run together and
+// a prompt chunk runs alone in its step at prefill_chunk (packed with others' at a fixed
+// row count for a runner that pads such steps), decodes still run together and
 // ask for batch-invariant rows, no prompt reuses another's cached blocks, and each request
 // gets the tokens it gets alone. (That the CUDA runner's invariant rows are bit for bit
 // the same is tests/model/cuda/batch_invariance_test.cpp, on the GPU.)
@@ -27,18 +28,20 @@ constexpr int kTokens = 12;
 
 class DeterministicTest : public ::testing::Test {
  protected:
-  std::unique_ptr<LlmEngine> make_engine(bool deterministic) {
+  std::unique_ptr<LlmEngine> make_engine(bool deterministic, bool pads = false) {
     LlmBatchOptions options;
     options.block_tokens = 8;
     options.kv_budget_bytes = std::size_t{4} << 20;
     options.prefill_chunk = kChunk;
     options.deterministic = deterministic;
-    return testing::recording_engine(model_, options, device_, *turn_, record_);
+    return testing::recording_engine(model_, options, device_, *turn_, record_, pads);
   }
 
   const LlamaModel model_ = LlamaModel::load(kModels / "qwen2");
   cpu::CpuDevice device_{CommitLimits{}};
-  const std::unique_ptr<GpuTurn> turn_ = make_turn(TurnOptions{}, device_.default_stream());
+  // Serialize: a test can hold the engine's first step back by holding the turn.
+  const std::unique_ptr<GpuTurn> turn_ =
+      make_turn(TurnOptions{.policy = TurnPolicy::serialize}, device_.default_stream());
   testing::StepRecord record_;
   std::vector<StepShape>& steps_ = record_.steps;
   std::atomic<int>& step_count_ = record_.count;
@@ -70,6 +73,51 @@ TEST_F(DeterministicTest, PromptChunksRunAloneDecodesTogetherAndEachRequestAsAlo
     }
   }
   EXPECT_GT(batched_decodes, 0) << "decodes still run together";
+}
+
+// A runner that pads a batch-invariant prefill step's products to a fixed row count (the
+// CUDA runner) gets several prompts' chunks in one step, each the chunk it has alone (from
+// a multiple of prefill_chunk, at most prefill_chunk), the step's products at
+// prefill_chunk rows; decodes never share a step with them. (The CPU runner behind this
+// one does not pad: the tokens are not compared here.)
+TEST_F(DeterministicTest, APaddingRunnerGetsPromptsPackedInTheirAloneChunks) {
+  const std::unique_ptr<LlmEngine> engine = make_engine(true, /*pads=*/true);
+  const std::unique_ptr<Stream> gate_stream = device_.create_stream("gate");
+  const TurnClientId gate = turn_->register_client("gate", *gate_stream);
+  std::vector<std::future<GenerationResult>> futures;
+  int prompt_rows = 0;
+  int alone_chunks = 0;
+  turn_->acquire(gate, BurstKind::prefill);  // every request waits, so that they meet
+  for (int i = 0; i < 8; ++i) {
+    const int length = 2 + 3 * i;  // 2-23 tokens: first chunks of 2-16, and tails of 1-7
+    prompt_rows += length;
+    alone_chunks += (length + kChunk - 1) / kChunk;
+    futures.push_back(engine->submit(
+        greedy_request(static_cast<std::uint64_t>(i), prompt_of(length, i), kTokens)));
+  }
+  turn_->release(gate);
+  for (auto& f : futures) EXPECT_EQ(f.get().tokens.size(), static_cast<std::size_t>(kTokens));
+  engine->stop();
+  int prefill_steps = 0;
+  int packed_steps = 0;
+  int rows = 0;
+  for (std::size_t s = 0; s < steps_.size(); ++s) {
+    const StepShape& step = steps_[s];
+    EXPECT_TRUE(step.batch_invariant) << "step " << s;
+    if (!step.prefills) {
+      EXPECT_EQ(step.invariant_rows, 0) << "step " << s;
+      continue;
+    }
+    ++prefill_steps;
+    packed_steps += step.sequences > 1 ? 1 : 0;
+    rows += step.rows;
+    EXPECT_LE(step.rows, kChunk) << "step " << s;
+    EXPECT_EQ(step.invariant_rows, kChunk) << "step " << s;
+    for (const int start : step.starts) EXPECT_EQ(start % kChunk, 0) << "step " << s;
+  }
+  EXPECT_EQ(rows, prompt_rows) << "every prompt token once";
+  EXPECT_GT(packed_steps, 0);
+  EXPECT_LT(prefill_steps, alone_chunks);
 }
 
 // The same 40-token prompt twice, one after the other: the second would reuse the first's

@@ -47,28 +47,38 @@ struct StepShape {
   int sequences = 0;
   bool prefills = false;
   bool batch_invariant = false;
+  int invariant_rows = 0;
+  std::vector<int> starts;  // each sequence's length before the step
 };
 
-// A runner (the CPU's) that records the shape of every step it begins and counts them.
+// A runner (the CPU's) that records the shape of every step it begins and counts them;
+// `pads` claims ModelRunner::pads_invariant_prefills (the CPU's rows still sum together).
 class RecordingRunner final : public ModelRunner {
  public:
   RecordingRunner(std::unique_ptr<ModelRunner> inner, std::vector<StepShape>& steps,
-                  std::atomic<int>& count)
-      : inner_(std::move(inner)), steps_(steps), count_(count) {}
+                  std::atomic<int>& count, bool pads = false)
+      : inner_(std::move(inner)), steps_(steps), count_(count), pads_(pads) {}
   std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override {
     StepShape shape{.sequences = static_cast<int>(plan.sequences.size()),
                     .prefills = plan.prefills,
-                    .batch_invariant = plan.batch_invariant};
-    for (const SequenceStep& s : plan.sequences) shape.rows += static_cast<int>(s.tokens.size());
+                    .batch_invariant = plan.batch_invariant,
+                    .invariant_rows = plan.invariant_rows};
+    for (const SequenceStep& s : plan.sequences) {
+      shape.rows += static_cast<int>(s.tokens.size());
+      shape.starts.push_back(s.sequence->length);
+    }
     steps_.push_back(shape);  // engine thread only; read after the engine stopped
     count_.fetch_add(1);
     return inner_->begin(std::move(plan), device_share);
   }
 
+  bool pads_invariant_prefills() const override { return pads_; }
+
  private:
   std::unique_ptr<ModelRunner> inner_;
   std::vector<StepShape>& steps_;
   std::atomic<int>& count_;
+  const bool pads_;
 };
 
 // What a test engine records of its steps (StepShape each, and their count).
@@ -81,12 +91,13 @@ struct StepRecord {
 inline std::unique_ptr<LlmEngine> recording_engine(const LlamaModel& model,
                                                    const LlmBatchOptions& options,
                                                    cpu::CpuDevice& device, GpuTurn& turn,
-                                                   StepRecord& record) {
+                                                   StepRecord& record, bool pads = false) {
   const ModelRunnerFactory cpu = cpu_runner_factory();
-  const ModelRunnerFactory recording = [&record, cpu](const LlamaModel& m, const KvBlockPool& pool,
-                                                      ::baton::Stream& stream) {
-    return std::make_unique<RecordingRunner>(cpu(m, pool, stream), record.steps, record.count);
-  };
+  const ModelRunnerFactory recording =
+      [&record, cpu, pads](const LlamaModel& m, const KvBlockPool& pool, ::baton::Stream& stream) {
+        return std::make_unique<RecordingRunner>(cpu(m, pool, stream), record.steps, record.count,
+                                                 pads);
+      };
   return std::make_unique<LlmEngine>("llm", model, nullptr, options, device.create_stream("llm"),
                                      turn, recording);
 }

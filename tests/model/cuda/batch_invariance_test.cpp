@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "baton/gpu/cuda/cuda_device.h"
@@ -57,25 +58,68 @@ class DeviceRunner {
 
   // B sequences decode one step together; their twins, each alone, the same token.
   testing::RowDifference batched_against_alone(int batch, bool invariant) {
-    const testing::RunStep run = [this](StepPlan plan) {
-      const std::shared_ptr<ModelStep> s = runner_.begin(std::move(plan), 1.0);
-      for (int i = 0; i < s->layers(); ++i) {
-        stream_->encode(Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
-      }
-      stream_->encode(Op{.run = [s] { s->finish(); }, .bytes = 0});
-      stream_->synchronize();
-      return s->take_output().values;
-    };
     const auto prompt = [](int s) {
       std::vector<TokenId> t;
       for (int i = 0; i < 3 + 5 * s % 41; ++i)
         t.push_back(static_cast<TokenId>((i * 37 + s * 101 + 7) % 2048));
       return t;
     };
-    return testing::batched_against_alone(run, sequences_, batch, 2048, invariant, prompt);
+    return testing::batched_against_alone([this](StepPlan plan) { return run(std::move(plan)); },
+                                          sequences_, batch, 2048, invariant, prompt);
+  }
+
+  // Prompts of `lengths` prefilled in one batch-invariant step whose products run at
+  // `invariant_rows` rows, against each prompt alone in such a step; then each copy
+  // decodes one token alone (the KV each wrote). Rows of either not equal bit for bit.
+  int packed_against_alone(const std::vector<int>& lengths, int invariant_rows) {
+    const auto prompt = [](std::size_t s, int length) {
+      std::vector<TokenId> t;
+      for (int i = 0; i < length; ++i) {
+        t.push_back(static_cast<TokenId>((i * 53 + static_cast<int>(s) * 97 + 11) % 2048));
+      }
+      return t;
+    };
+    // As LlmBatch plans them: a prompt's step prefills, even of one token.
+    const auto invariant_plan = [&](std::vector<KvSequence*> which,
+                                    const std::vector<std::vector<TokenId>>& tokens, bool prefill) {
+      StepPlan plan = testing::last_logits_plan(which, tokens, true);
+      plan.prefills = prefill;
+      plan.invariant_rows = prefill ? invariant_rows : 0;
+      return plan;
+    };
+    std::vector<KvSequence*> packed, alone;
+    std::vector<std::vector<TokenId>> prompts;
+    for (std::size_t s = 0; s < lengths.size(); ++s) {
+      packed.push_back(&sequences_.add(lengths[s] + 1));
+      alone.push_back(&sequences_.add(lengths[s] + 1));
+      prompts.push_back(prompt(s, lengths[s]));
+    }
+    const std::vector<float> together = run(invariant_plan(packed, prompts, true));
+    int unequal = 0;
+    const std::size_t vocab = 2048;
+    for (std::size_t s = 0; s < lengths.size(); ++s) {
+      const std::vector<float> single = run(invariant_plan({alone[s]}, {prompts[s]}, true));
+      unequal += std::equal(single.begin(), single.end(), together.begin() + s * vocab) ? 0 : 1;
+      const std::vector<TokenId> next{static_cast<TokenId>(s + 5)};
+      const std::vector<float> a = run(invariant_plan({packed[s]}, {next}, false));
+      const std::vector<float> b = run(invariant_plan({alone[s]}, {next}, false));
+      unequal += a == b ? 0 : 1;
+    }
+    return unequal;
   }
 
  private:
+  // One step: its layers and its finish on the stream; its logits.
+  std::vector<float> run(StepPlan plan) {
+    const std::shared_ptr<ModelStep> s = runner_.begin(std::move(plan), 1.0);
+    for (int i = 0; i < s->layers(); ++i) {
+      stream_->encode(Op{.run = [s, i] { s->run_layer(i); }, .bytes = 0});
+    }
+    stream_->encode(Op{.run = [s] { s->finish(); }, .bytes = 0});
+    stream_->synchronize();
+    return s->take_output().values;
+  }
+
   KvBlockPool pool_;
   testing::PoolSequences sequences_;
   CudaDevice device_{CommitLimits{.max_ops = 1, .max_bytes = std::size_t{1} << 30}};
@@ -127,6 +171,17 @@ TEST_F(BatchInvariance, WarpAKeyAttentionKeepsRowsBitForBit) {
                                    << ": max relative error " << d.max_relative;
     }
   }
+}
+
+// `--deterministic` packs prompts into one prefill step at a fixed row count: each prompt,
+// through the paged kernel (up to 16 tokens) or flash attention (more), gets the logits
+// and KV it gets alone, whatever shares the step.
+TEST_F(BatchInvariance, PromptsPackedAtFixedRowsGetTheirLogitsAloneBitForBit) {
+  SKIP_WITHOUT_GPU();
+  DeviceRunner runner(*model_);
+  EXPECT_EQ(runner.packed_against_alone({3, 16, 17, 40, 100, 60}, 256), 0);
+  EXPECT_EQ(runner.packed_against_alone({200, 1, 55}, 256), 0);
+  EXPECT_EQ(runner.packed_against_alone({9, 9, 9, 9, 9, 9, 9, 9}, 256), 0);
 }
 
 TEST_F(BatchInvariance, WithoutItRowsDifferOnlyByRounding) {

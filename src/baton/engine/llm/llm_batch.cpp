@@ -172,26 +172,37 @@ std::optional<StepPlan> LlmBatch::next_step() {
                   .output = greedy ? StepOutput::greedy : StepOutput::last_logits};
 }
 
-// The first prompt still prefilling, its next chunk alone; else every decode, its rows
-// independent of each other. A chunk's products meet the same row count as when its
-// request runs alone, so the runner picks the same kernels for them.
+// The prompts still prefilling, each its next chunk as it has it alone (from its own
+// length, at most prefill_chunk): the first alone, or as many as fit in prefill_chunk rows
+// when the runner pads the step's products to that many (pack_invariant_prefills); else
+// every decode, its rows independent of each other. Either way each row meets the kernels
+// it meets when its request runs alone.
 std::optional<StepPlan> LlmBatch::next_invariant_step() {
   for (const auto& e : running_) {
     e->rows = 0;
     e->samples = false;
   }
+  std::vector<SequenceStep> chunks;
+  bool greedy = true;
+  int rows = 0;
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     if (e->kv.length >= prompt) continue;
-    std::vector<SequenceStep> chunk;
-    add_chunk(*e, std::min(options_.prefill_chunk, prompt - e->kv.length), chunk);
-    return StepPlan{.sequences = std::move(chunk),
+    const int chunk = std::min(options_.prefill_chunk, prompt - e->kv.length);
+    if (rows + chunk > options_.prefill_chunk) continue;
+    add_chunk(*e, chunk, chunks);
+    rows += chunk;
+    greedy = greedy && picks_greedily(*e);
+    if (!pack_invariant_prefills_) break;
+  }
+  if (!chunks.empty()) {
+    return StepPlan{.sequences = std::move(chunks),
                     .prefills = true,
-                    .output = picks_greedily(*e) ? StepOutput::greedy : StepOutput::last_logits,
-                    .batch_invariant = true};
+                    .output = greedy ? StepOutput::greedy : StepOutput::last_logits,
+                    .batch_invariant = true,
+                    .invariant_rows = pack_invariant_prefills_ ? options_.prefill_chunk : 0};
   }
   std::vector<SequenceStep> steps;
-  bool greedy = true;
   for (const auto& e : running_) {
     greedy = greedy && picks_greedily(*e);
     add_decode(*e, steps);

@@ -58,8 +58,9 @@ struct LlmBatchOptions {
   // Each backend has its measured default (kCpuStepTokens).
   int step_tokens = 0;
   bool prefix_cache = true;
-  // Each request's tokens the same whatever else runs (`--deterministic`): a prompt chunk
-  // runs alone in its step, at prefill_chunk, so that it meets the same kernels as alone;
+  // Each request's tokens the same whatever else runs (`--deterministic`): a prompt's
+  // chunks are the ones it has alone (at prefill_chunk), each alone in its step or packed
+  // with others' at a fixed row count (LlmBatch::pack_invariant_prefills);
   // decode steps ask the runner for products whose rows do not depend on each other
   // (StepPlan::batch_invariant); no prompt reuses another's cached blocks.
   bool deterministic = false;
@@ -164,6 +165,10 @@ class LlmBatch {
   const KvBlockPool& pool() const { return pool_; }
   // The prompt tokens of a step when nothing decodes: a long prompt's chunks.
   int prefill_chunk() const { return options_.prefill_chunk; }
+  // With `deterministic`: the runner pads a batch-invariant prefill step's products to a
+  // fixed row count (ModelRunner::pads_invariant_prefills), so several prompts' chunks,
+  // each the chunk it has alone, may share a step of prefill_chunk rows.
+  void pack_invariant_prefills() { pack_invariant_prefills_ = true; }
   // Context tokens of the longest sequence in the batch (for the ledger's buckets).
   std::size_t context_tokens() const;
 
@@ -194,6 +199,7 @@ class LlmBatch {
   const LlamaModel& model_;
   const BpeTokenizer* tokenizer_;
   LlmBatchOptions options_;
+  bool pack_invariant_prefills_ = false;
   const int context_;  // tokens, prompt and completion
   KvBlockPool pool_;
   std::vector<TokenId> end_tokens_;

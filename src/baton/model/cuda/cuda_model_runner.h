@@ -37,6 +37,7 @@ class CudaModelRunner final : public ModelRunner {
   // pool's first blocks, which nothing holds before the first step.
   bool needs_warm_up() const override { return state_.wide_pieces; }
   void warm_up(int max_rows) override;
+  bool pads_invariant_prefills() const override { return true; }
   // Keys per range of a batch-invariant decode step's attention (RunnerState); tests make
   // it small, so that short rows take several ranges.
   void set_invariant_split_keys(int keys) { state_.invariant_split_keys = keys; }

@@ -92,7 +92,7 @@ void CudaModelStep::plan_rows() {
   if (paged_rows_ > 0) {
     splits_ = paged_key_splits(paged_rows_, static_cast<int>(c.num_kv_heads), longest_paged,
                                state_.multiprocessors, kernels::kMaxSplits);
-    if (invariant_decode()) {  // enough for the longest row; each row takes its own count
+    if (plan_.batch_invariant) {  // enough for the longest row; each row takes its own count
       splits_ = std::min(ceil_div(longest_paged, state_.invariant_split_keys), kernels::kMaxSplits);
     }
   }
@@ -116,6 +116,7 @@ void CudaModelStep::size_workspace() {
   const ModelConfig& c = state_.model.config();
   CudaWorkspace& w = state_.workspace;
   const auto rows = static_cast<std::size_t>(rows_);
+  const auto padded = static_cast<std::size_t>(product_rows());  // the products' rows
   const auto hidden = static_cast<std::size_t>(c.hidden_size);
   const auto q_dim = static_cast<std::size_t>(c.num_heads * c.head_dim);
   const auto kv_dim = static_cast<std::size_t>(c.num_kv_heads * c.head_dim);
@@ -129,13 +130,13 @@ void CudaModelStep::size_workspace() {
   map_.block_tokens = state_.kv.block_tokens();
   paged_list_ = map_.block_table + plan_.sequences.size() * static_cast<std::size_t>(max_blocks_);
   last_rows_ = paged_list_ + paged_rows_;
-  w.device_as<float>(Slot::residual, rows * hidden);
-  w.device_as<kernels::bf16>(Slot::normed, rows * hidden);
-  w.device_as<float>(Slot::qkv, rows * (q_dim + 2 * kv_dim));
+  w.device_as<float>(Slot::residual, padded * hidden);
+  w.device_as<kernels::bf16>(Slot::normed, padded * hidden);
+  w.device_as<float>(Slot::qkv, padded * (q_dim + 2 * kv_dim));
   w.device_as<kernels::bf16>(Slot::queries, rows * q_dim);
-  w.device_as<kernels::bf16>(Slot::attended, rows * q_dim);
-  w.device_as<kernels::bf16>(Slot::gate_up, rows * 2 * inner);
-  w.device_as<kernels::bf16>(Slot::activated, rows * inner);
+  w.device_as<kernels::bf16>(Slot::attended, padded * q_dim);
+  w.device_as<kernels::bf16>(Slot::gate_up, padded * 2 * inner);
+  w.device_as<kernels::bf16>(Slot::activated, padded * inner);
   const auto group = static_cast<std::size_t>(c.num_heads / c.num_kv_heads);
   std::size_t partial = static_cast<std::size_t>(paged_rows_) * c.num_kv_heads * splits_ * group *
                         (c.head_dim + 2);
@@ -263,6 +264,7 @@ void CudaModelStep::run_layer(int index) {
   LayerGraphs::Key key;
   key.layer = index;
   key.rows = rows_;
+  key.product_rows = product_rows();
   key.sequences = static_cast<int>(plan_.sequences.size());
   key.max_blocks = max_blocks_;
   key.splits = splits_;
@@ -282,30 +284,33 @@ CudaModelStep::Dims CudaModelStep::dims() const {
 }
 
 // The layer's launches for rows [first, first + count): every product and norm works on
-// those rows only; the grouped queries keep the whole step's layout.
+// those rows only (a whole layer's products at product_rows()); the grouped queries keep
+// the whole step's layout.
 void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t stream) {
   const CudaModel::Layer& l = state_.model.layers()[static_cast<std::size_t>(index)];
   CudaWorkspace& w = state_.workspace;
   const Products products = this->products();
   const auto [hidden, q_dim, kv_dim, inner, eps] = dims();
   const auto at = static_cast<std::size_t>(first);
+  const int product_count = first == 0 && count == rows_ ? product_rows() : count;
   auto* residual = w.device_at<float>(Slot::residual) + at * hidden;
   auto* normed = w.device_at<kernels::bf16>(Slot::normed) + at * hidden;
   auto* qkv = w.device_at<float>(Slot::qkv);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
-  linear(products, normed, count, l.qkv.view(), qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F);
+  linear(products, normed, product_count, l.qkv.view(), qkv + at * (q_dim + 2 * kv_dim),
+         CUDA_R_32F);
   enqueue_qkv_epilogue(index, first, count, stream);
   attend(index, first, count, stream);
-  linear(products, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, count, l.o.view(),
-         residual, CUDA_R_32F, 1.0f);
+  linear(products, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, product_count,
+         l.o.view(), residual, CUDA_R_32F, 1.0f);
   BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
                                      CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
   auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up) + at * 2 * inner;
   auto* activated = w.device_at<kernels::bf16>(Slot::activated) + at * inner;
-  linear(products, normed, count, l.gate_up.view(), gate_up, CUDA_R_16BF);
+  linear(products, normed, product_count, l.gate_up.view(), gate_up, CUDA_R_16BF);
   BATON_CUDA_CHECK(kernels::silu_mul(gate_up, count, inner, activated, stream));
-  linear(products, activated, count, l.down.view(), residual, CUDA_R_32F, 1.0f);
+  linear(products, activated, product_count, l.down.view(), residual, CUDA_R_32F, 1.0f);
 }
 
 // One part of a layer over all the step's rows, for output columns (the products) or KV
@@ -326,7 +331,7 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
         BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
                                            CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
       }
-      linear_columns(products, normed, rows_, l.qkv.view(), first, count,
+      linear_columns(products, normed, product_rows(), l.qkv.view(), first, count,
                      w.device_at<float>(Slot::qkv), CUDA_R_32F);
       if (last) enqueue_qkv_epilogue(index, 0, rows_, stream);
       return;
@@ -334,8 +339,8 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
       attend(index, 0, rows_, stream, first, units_of(part) == 1 ? 0 : count);
       return;
     case LayerPart::out_proj:
-      linear_columns(products, w.device_at<kernels::bf16>(Slot::attended), rows_, l.o.view(), first,
-                     count, residual, CUDA_R_32F, 1.0f);
+      linear_columns(products, w.device_at<kernels::bf16>(Slot::attended), product_rows(),
+                     l.o.view(), first, count, residual, CUDA_R_32F, 1.0f);
       return;
     case LayerPart::gate_up: {
       auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up);
@@ -343,7 +348,8 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
         BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, rows_, hidden,
                                            CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
       }
-      linear_columns(products, normed, rows_, l.gate_up.view(), first, count, gate_up, CUDA_R_16BF);
+      linear_columns(products, normed, product_rows(), l.gate_up.view(), first, count, gate_up,
+                     CUDA_R_16BF);
       if (last) {
         BATON_CUDA_CHECK(kernels::silu_mul(gate_up, rows_, inner,
                                            w.device_at<kernels::bf16>(Slot::activated), stream));
@@ -351,8 +357,8 @@ void CudaModelStep::enqueue_part(int index, LayerPart part, int first, int count
       return;
     }
     case LayerPart::down:
-      linear_columns(products, w.device_at<kernels::bf16>(Slot::activated), rows_, l.down.view(),
-                     first, count, residual, CUDA_R_32F, 1.0f);
+      linear_columns(products, w.device_at<kernels::bf16>(Slot::activated), product_rows(),
+                     l.down.view(), first, count, residual, CUDA_R_32F, 1.0f);
       return;
     case LayerPart::rows:
       break;
@@ -396,7 +402,7 @@ void CudaModelStep::attend(int layer, int first, int count, cudaStream_t stream,
     a.count = static_cast<int>(upper - lower);
     a.rows = rows_;
     a.splits = splits_;
-    a.split_keys = invariant_decode() ? state_.invariant_split_keys : 0;
+    a.split_keys = plan_.batch_invariant ? state_.invariant_split_keys : 0;
     a.key_slots = state_.paged_key_slots;
     a.partial = w.device_at<float>(Slot::partial);
     a.out = w.device_at<kernels::bf16>(Slot::attended);
@@ -481,7 +487,10 @@ void CudaModelStep::finish() {
     auto* normed = w.device_at<kernels::bf16>(Slot::normed);
     BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows_, sequences, hidden,
                                        state_.model.final_norm(), eps, normed, stream));
-    linear(products(), normed, sequences, state_.model.output(), out, CUDA_R_32F);
+    // A batch-invariant step's head, prefill or decode: each row in decode_gemm's order.
+    Products head = products();
+    if (plan_.batch_invariant) head.batched = BatchedProducts::invariant;
+    linear(head, normed, sequences, state_.model.output(), out, CUDA_R_32F);
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);
       BATON_CUDA_CHECK(kernels::greedy(out, sequences, static_cast<int>(c.vocab_size),

@@ -5,6 +5,7 @@
 // calls it at yield points, where the stream's owner launches nothing).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <vector>
 
@@ -61,6 +62,11 @@ class CudaModelStep final : public ModelStep {
   // A decode step whose rows must not depend on each other (StepPlan::batch_invariant):
   // its products and key ranges are the same for a row at every batch.
   bool invariant_decode() const { return plan_.batch_invariant && !plan_.prefills; }
+  // The rows a whole layer's products run at: the step's, padded to StepPlan::
+  // invariant_rows (at a fixed row count a cuBLAS row's result does not depend on its
+  // place: bench/gemm_row_position). The padding rows hold whatever they hold; a row of
+  // a product depends on its own input row only.
+  int product_rows() const { return std::max(rows_, plan_.invariant_rows); }
   BatchedProducts batched_products() const {
     return invariant_decode() ? BatchedProducts::invariant : state_.batched_products;
   }

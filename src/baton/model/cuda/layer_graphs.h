@@ -24,6 +24,7 @@ class LayerGraphs {
   struct Key {
     int layer = 0;
     int rows = 0;
+    int product_rows = 0;  // the products' rows, padded (CudaModelStep::product_rows)
     int sequences = 0;
     int max_blocks = 0;
     int splits = 0;
@@ -31,7 +32,8 @@ class LayerGraphs {
     std::uintptr_t stream = 0;
     std::uint64_t generation = 0;
     auto tied() const {
-      return std::tie(layer, rows, sequences, max_blocks, splits, products, stream, generation);
+      return std::tie(layer, rows, product_rows, sequences, max_blocks, splits, products, stream,
+                      generation);
     }
     bool operator<(const Key& other) const { return tied() < other.tied(); }
   };
