@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <future>
+#include <utility>
 #include <vector>
 
 #include "engine/llm_engine_fixture.h"
@@ -28,7 +29,7 @@ constexpr int kTokens = 12;
 
 class DeterministicTest : public ::testing::Test {
  protected:
-  std::unique_ptr<LlmEngine> make_engine(bool deterministic, bool pads = false) {
+  std::unique_ptr<LlmEngine> make_engine(bool deterministic, int pads = 0) {
     LlmBatchOptions options;
     options.block_tokens = 8;
     options.kv_budget_bytes = std::size_t{4} << 20;
@@ -77,47 +78,52 @@ TEST_F(DeterministicTest, PromptChunksRunAloneDecodesTogetherAndEachRequestAsAlo
 
 // A runner that pads a batch-invariant prefill step's products to a fixed row count (the
 // CUDA runner) gets several prompts' chunks in one step, each the chunk it has alone (from
-// a multiple of prefill_chunk, at most prefill_chunk), the step's products at
-// prefill_chunk rows; decodes never share a step with them. (The CPU runner behind this
-// one does not pad: the tokens are not compared here.)
+// a multiple of the step's rows, at most that many), the step's products at
+// min(prefill_chunk, the runner's rows); decodes never share a step with them. (The CPU
+// runner behind this one does not pad: the tokens are not compared here.)
 TEST_F(DeterministicTest, APaddingRunnerGetsPromptsPackedInTheirAloneChunks) {
-  const std::unique_ptr<LlmEngine> engine = make_engine(true, /*pads=*/true);
-  const std::unique_ptr<Stream> gate_stream = device_.create_stream("gate");
-  const TurnClientId gate = turn_->register_client("gate", *gate_stream);
-  std::vector<std::future<GenerationResult>> futures;
-  int prompt_rows = 0;
-  int alone_chunks = 0;
-  turn_->acquire(gate, BurstKind::prefill);  // every request waits, so that they meet
-  for (int i = 0; i < 8; ++i) {
-    const int length = 2 + 3 * i;  // 2-23 tokens: first chunks of 2-16, and tails of 1-7
-    prompt_rows += length;
-    alone_chunks += (length + kChunk - 1) / kChunk;
-    futures.push_back(engine->submit(
-        greedy_request(static_cast<std::uint64_t>(i), prompt_of(length, i), kTokens)));
-  }
-  turn_->release(gate);
-  for (auto& f : futures) EXPECT_EQ(f.get().tokens.size(), static_cast<std::size_t>(kTokens));
-  engine->stop();
-  int prefill_steps = 0;
-  int packed_steps = 0;
-  int rows = 0;
-  for (std::size_t s = 0; s < steps_.size(); ++s) {
-    const StepShape& step = steps_[s];
-    EXPECT_TRUE(step.batch_invariant) << "step " << s;
-    if (!step.prefills) {
-      EXPECT_EQ(step.invariant_rows, 0) << "step " << s;
-      continue;
+  for (const auto& [pads, step_rows] : {std::pair{2 * kChunk, kChunk}, {kChunk / 2, kChunk / 2}}) {
+    steps_.clear();
+    const std::unique_ptr<LlmEngine> engine = make_engine(true, pads);
+    const std::unique_ptr<Stream> gate_stream = device_.create_stream("gate");
+    const TurnClientId gate = turn_->register_client("gate", *gate_stream);
+    std::vector<std::future<GenerationResult>> futures;
+    int prompt_rows = 0;
+    int alone_chunks = 0;
+    // The engine may plan its first step with the first request alone before it waits for
+    // the turn; the others wait, and meet.
+    turn_->acquire(gate, BurstKind::prefill);
+    for (int i = 0; i < 8; ++i) {
+      const int length = i == 0 ? 23 : 3 * i - 1;  // 23, then 2-20: chunks of 2-16, tails
+      prompt_rows += length;
+      alone_chunks += (length + step_rows - 1) / step_rows;
+      futures.push_back(engine->submit(
+          greedy_request(static_cast<std::uint64_t>(i), prompt_of(length, i), kTokens)));
     }
-    ++prefill_steps;
-    packed_steps += step.sequences > 1 ? 1 : 0;
-    rows += step.rows;
-    EXPECT_LE(step.rows, kChunk) << "step " << s;
-    EXPECT_EQ(step.invariant_rows, kChunk) << "step " << s;
-    for (const int start : step.starts) EXPECT_EQ(start % kChunk, 0) << "step " << s;
+    turn_->release(gate);
+    for (auto& f : futures) EXPECT_EQ(f.get().tokens.size(), static_cast<std::size_t>(kTokens));
+    engine->stop();
+    int prefill_steps = 0;
+    int packed_steps = 0;
+    int rows = 0;
+    for (std::size_t s = 0; s < steps_.size(); ++s) {
+      const StepShape& step = steps_[s];
+      EXPECT_TRUE(step.batch_invariant) << "step " << s;
+      if (!step.prefills) {
+        EXPECT_EQ(step.invariant_rows, 0) << "step " << s;
+        continue;
+      }
+      ++prefill_steps;
+      packed_steps += step.sequences > 1 ? 1 : 0;
+      rows += step.rows;
+      EXPECT_LE(step.rows, step_rows) << "step " << s;
+      EXPECT_EQ(step.invariant_rows, step_rows) << "step " << s;
+      for (const int start : step.starts) EXPECT_EQ(start % step_rows, 0) << "step " << s;
+    }
+    EXPECT_EQ(rows, prompt_rows) << "every prompt token once";
+    EXPECT_GT(packed_steps, 0) << "runner's rows " << pads;
+    EXPECT_LT(prefill_steps, alone_chunks) << "runner's rows " << pads;
   }
-  EXPECT_EQ(rows, prompt_rows) << "every prompt token once";
-  EXPECT_GT(packed_steps, 0);
-  EXPECT_LT(prefill_steps, alone_chunks);
 }
 
 // The same 40-token prompt twice, one after the other: the second would reuse the first's

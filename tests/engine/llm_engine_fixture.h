@@ -52,11 +52,11 @@ struct StepShape {
 };
 
 // A runner (the CPU's) that records the shape of every step it begins and counts them;
-// `pads` claims ModelRunner::pads_invariant_prefills (the CPU's rows still sum together).
+// `pads` > 0 claims ModelRunner::invariant_prefill_rows (the CPU's rows still sum together).
 class RecordingRunner final : public ModelRunner {
  public:
   RecordingRunner(std::unique_ptr<ModelRunner> inner, std::vector<StepShape>& steps,
-                  std::atomic<int>& count, bool pads = false)
+                  std::atomic<int>& count, int pads = 0)
       : inner_(std::move(inner)), steps_(steps), count_(count), pads_(pads) {}
   std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override {
     StepShape shape{.sequences = static_cast<int>(plan.sequences.size()),
@@ -72,13 +72,13 @@ class RecordingRunner final : public ModelRunner {
     return inner_->begin(std::move(plan), device_share);
   }
 
-  bool pads_invariant_prefills() const override { return pads_; }
+  int invariant_prefill_rows() const override { return pads_; }
 
  private:
   std::unique_ptr<ModelRunner> inner_;
   std::vector<StepShape>& steps_;
   std::atomic<int>& count_;
-  const bool pads_;
+  const int pads_;
 };
 
 // What a test engine records of its steps (StepShape each, and their count).
@@ -91,7 +91,7 @@ struct StepRecord {
 inline std::unique_ptr<LlmEngine> recording_engine(const LlamaModel& model,
                                                    const LlmBatchOptions& options,
                                                    cpu::CpuDevice& device, GpuTurn& turn,
-                                                   StepRecord& record, bool pads = false) {
+                                                   StepRecord& record, int pads = 0) {
   const ModelRunnerFactory cpu = cpu_runner_factory();
   const ModelRunnerFactory recording =
       [&record, cpu, pads](const LlamaModel& m, const KvBlockPool& pool, ::baton::Stream& stream) {

@@ -157,8 +157,9 @@ void add_model_flags(CLI::App& cmd, ServeFlags& flags) {
                  "budget (default: 64 on the cpu, none on cuda)" + every)
       ->check(CLI::Range(0, 1 << 20));
   cmd.add_flag("--deterministic", m.deterministic,
-               "Each request's tokens the same whatever else runs: prompts prefilled alone, "
-               "decode products whose rows do not depend on each other, no prefix reuse; "
+               "Each request's tokens the same whatever else runs: each prompt in the chunks "
+               "it has alone (on cuda several in a step of fixed rows), decode products whose "
+               "rows do not depend on each other, no prefix reuse; "
                "costs throughput (docs/benchmarks.md)" +
                    every);
   cmd.add_option("--queue-limit", m.queue_limit,

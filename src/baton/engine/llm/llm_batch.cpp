@@ -173,8 +173,8 @@ std::optional<StepPlan> LlmBatch::next_step() {
 }
 
 // The prompts still prefilling, each its next chunk as it has it alone (from its own
-// length, at most prefill_chunk): the first alone, or as many as fit in prefill_chunk rows
-// when the runner pads the step's products to that many (pack_invariant_prefills); else
+// length, at most prefill_chunk): the first alone, or as many as fit in packed_rows_ when
+// the runner pads the step's products to that many (pack_invariant_prefills); else
 // every decode, its rows independent of each other. Either way each row meets the kernels
 // it meets when its request runs alone.
 std::optional<StepPlan> LlmBatch::next_invariant_step() {
@@ -185,22 +185,23 @@ std::optional<StepPlan> LlmBatch::next_invariant_step() {
   std::vector<SequenceStep> chunks;
   bool greedy = true;
   int rows = 0;
+  const int step_rows = packed_rows_ > 0 ? packed_rows_ : options_.prefill_chunk;
   for (const auto& e : running_) {
     const auto prompt = static_cast<int>(e->request.prompt.size());
     if (e->kv.length >= prompt) continue;
-    const int chunk = std::min(options_.prefill_chunk, prompt - e->kv.length);
-    if (rows + chunk > options_.prefill_chunk) continue;
+    const int chunk = std::min(step_rows, prompt - e->kv.length);
+    if (rows + chunk > step_rows) continue;
     add_chunk(*e, chunk, chunks);
     rows += chunk;
     greedy = greedy && picks_greedily(*e);
-    if (!pack_invariant_prefills_) break;
+    if (packed_rows_ == 0) break;
   }
   if (!chunks.empty()) {
     return StepPlan{.sequences = std::move(chunks),
                     .prefills = true,
                     .output = greedy ? StepOutput::greedy : StepOutput::last_logits,
                     .batch_invariant = true,
-                    .invariant_rows = pack_invariant_prefills_ ? options_.prefill_chunk : 0};
+                    .invariant_rows = packed_rows_};
   }
   std::vector<SequenceStep> steps;
   for (const auto& e : running_) {

@@ -60,7 +60,8 @@ struct LlmBatchOptions {
   bool prefix_cache = true;
   // Each request's tokens the same whatever else runs (`--deterministic`): a prompt's
   // chunks are the ones it has alone (at prefill_chunk), each alone in its step or packed
-  // with others' at a fixed row count (LlmBatch::pack_invariant_prefills);
+  // with others' at a fixed row count (LlmBatch::pack_invariant_prefills; then at most
+  // that many a chunk);
   // decode steps ask the runner for products whose rows do not depend on each other
   // (StepPlan::batch_invariant); no prompt reuses another's cached blocks.
   bool deterministic = false;
@@ -165,10 +166,11 @@ class LlmBatch {
   const KvBlockPool& pool() const { return pool_; }
   // The prompt tokens of a step when nothing decodes: a long prompt's chunks.
   int prefill_chunk() const { return options_.prefill_chunk; }
-  // With `deterministic`: the runner pads a batch-invariant prefill step's products to a
-  // fixed row count (ModelRunner::pads_invariant_prefills), so several prompts' chunks,
-  // each the chunk it has alone, may share a step of prefill_chunk rows.
-  void pack_invariant_prefills() { pack_invariant_prefills_ = true; }
+  // With `deterministic`: the runner pads a batch-invariant prefill step's products to up
+  // to `rows` rows (ModelRunner::invariant_prefill_rows), so several prompts' chunks,
+  // each the chunk it has alone, may share a step of min(prefill_chunk, rows) rows, the
+  // chunks' size too. Before the first step.
+  void pack_invariant_prefills(int rows) { packed_rows_ = std::min(options_.prefill_chunk, rows); }
   // Context tokens of the longest sequence in the batch (for the ledger's buckets).
   std::size_t context_tokens() const;
 
@@ -199,7 +201,7 @@ class LlmBatch {
   const LlamaModel& model_;
   const BpeTokenizer* tokenizer_;
   LlmBatchOptions options_;
-  bool pack_invariant_prefills_ = false;
+  int packed_rows_ = 0;  // pack_invariant_prefills; 0: a prompt chunk alone in its step
   const int context_;  // tokens, prompt and completion
   KvBlockPool pool_;
   std::vector<TokenId> end_tokens_;

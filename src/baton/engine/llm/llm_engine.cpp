@@ -39,7 +39,9 @@ LlmEngine::LlmEngine(std::string name, const LlamaModel& model, const BpeTokeniz
       batch_(model, tokenizer, options),
       runner_(make_runner(model, batch_.pool(), *stream_)),
       thread_([this](std::stop_token stop) { loop(stop); }) {
-  if (runner_->pads_invariant_prefills()) batch_.pack_invariant_prefills();
+  if (options.deterministic && runner_->invariant_prefill_rows() > 0) {
+    batch_.pack_invariant_prefills(runner_->invariant_prefill_rows());
+  }
   stats_.name = name_;
   stats_.context_length = batch_.context_length();
   update_stats();

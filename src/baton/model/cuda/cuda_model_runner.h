@@ -37,7 +37,11 @@ class CudaModelRunner final : public ModelRunner {
   // pool's first blocks, which nothing holds before the first step.
   bool needs_warm_up() const override { return state_.wide_pieces; }
   void warm_up(int max_rows) override;
-  bool pads_invariant_prefills() const override { return true; }
+  // Products at 256 rows: a cuBLAS row's bits do not depend on its place at a fixed row
+  // count (measured at 128-2048, bench/gemm_row_position), and a 256-row step of the 8B
+  // reads its weights at about the rate of a 2048-row one, where a short prompt alone
+  // would pay for 2048.
+  int invariant_prefill_rows() const override { return 256; }
   // Keys per range of a batch-invariant decode step's attention (RunnerState); tests make
   // it small, so that short rows take several ranges.
   void set_invariant_split_keys(int keys) { state_.invariant_split_keys = keys; }

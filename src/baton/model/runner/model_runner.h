@@ -42,7 +42,7 @@ struct StepPlan {
   // row whatever the batch; the CPU runner runs a decode step's rows one at a time. Prompt
   // rows are the caller's to keep alone in their step, or to pack with `invariant_rows`.
   bool batch_invariant = false;
-  // A batch-invariant prefill step of a runner that pads_invariant_prefills(): its
+  // A batch-invariant prefill step of a runner with invariant_prefill_rows(): its
   // products run at this many rows (its own rows padded; at least as many), so that a
   // prompt's rows get the same result alone as packed with other prompts. 0: its rows.
   int invariant_rows = 0;
@@ -106,10 +106,10 @@ class ModelRunner {
   // Only where needs_warm_up() (the CPU has nothing to load).
   virtual bool needs_warm_up() const { return false; }
   virtual void warm_up(int max_rows) { (void)max_rows; }
-  // Whether a batch-invariant prefill step with StepPlan::invariant_rows gives each row
-  // the same result whatever other prompts share the step (the CUDA runner: its products
-  // at a fixed row count; the CPU's sums over rows depend on the rows together).
-  virtual bool pads_invariant_prefills() const { return false; }
+  // The most rows a batch-invariant prefill step may pad to (StepPlan::invariant_rows)
+  // and still give each row the result it gets whatever other prompts share the step;
+  // 0: such steps cannot be packed (the CPU's sums over rows depend on the rows together).
+  virtual int invariant_prefill_rows() const { return 0; }
 };
 
 }  // namespace baton
