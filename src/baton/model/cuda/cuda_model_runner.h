@@ -38,9 +38,9 @@ class CudaModelRunner final : public ModelRunner {
   bool needs_warm_up() const override { return state_.wide_pieces; }
   void warm_up(int max_rows) override;
   // Products at 256 rows: a cuBLAS row's bits do not depend on its place at a fixed row
-  // count (measured at 128-2048, bench/gemm_row_position), and a 256-row step of the 8B
-  // reads its weights at about the rate of a 2048-row one, where a short prompt alone
-  // would pay for 2048.
+  // count (measured at 128-2048, bench/gemm_row_position). A short prompt alone pays for
+  // 256 rows, not 2048; a long one's chunks of 256 read the weights 8 times as often
+  // (what that costs is the GPU run's to measure).
   int invariant_prefill_rows() const override { return 256; }
   // Keys per range of a batch-invariant decode step's attention (RunnerState); tests make
   // it small, so that short rows take several ranges.
