@@ -3,7 +3,8 @@
 // question behind prompts of several requests in one `--deterministic` prefill step
 // (issue 50). Each row alone is what a request alone gets; batched, it sits among others.
 // Usage: gemm_row_position
-// For Llama-3.1-8B's q/k/v and down products and row counts M: the rows of an M-row
+// For Llama-3.1-8B's four products and row counts M (32-2048: `--deterministic` pads a
+// prefill step to 256, and a decode step could pad to 64): the rows of an M-row
 // product computed again with the rows in reverse order (same M, other positions), and
 // the first 1, 8, 32 and 92 rows computed alone and inside the M-row one. Prints how many
 // rows are not bit-for-bit equal in each case; equal everywhere at a fixed M means a step
@@ -91,6 +92,10 @@ void compare(cublasHandle_t cublas, const char* name, const char* workspace, con
   std::printf("| %s | %d x %d | %s | %d | %d |", name, out, in, workspace, rows,
               rows_unequal(y, y_reversed, rows, out, [&](int r) { return rows - 1 - r; }));
   for (const int alone : {1, 8, 32, 92}) {
+    if (alone > rows) {
+      std::printf(" - |");
+      continue;
+    }
     const std::vector<std::uint16_t> first(x.begin(),
                                            x.begin() + static_cast<std::size_t>(alone) * in);
     const std::vector<float> y_alone = product(cublas, first, alone, w, out, in);
@@ -116,10 +121,11 @@ int main() {
   std::printf(
       "| product | out x in | workspace | M | rows moved, unlike (of M) | first 1 alone, unlike "
       "| first 8 | first 32 | first 92 |\n|---|---|---|---|---|---|---|---|---|\n");
-  for (const Shape& s : {Shape{"qkv", 6144, 4096}, Shape{"down", 4096, 14336}}) {
+  for (const Shape& s : {Shape{"qkv", 6144, 4096}, Shape{"o", 4096, 4096},
+                         Shape{"gate_up", 28672, 4096}, Shape{"down", 4096, 14336}}) {
     const std::unique_ptr<DeviceBuffer> w =
         upload(random_bf16(static_cast<std::size_t>(s.out) * s.in, 1));
-    for (const int rows : {128, 256, 512, 2048}) {
+    for (const int rows : {32, 64, 128, 256, 512, 2048}) {
       compare(cublas.get(), s.name, "default", *w, s.out, s.in, rows);
       compare(bare.get(), s.name, "none", *w, s.out, s.in, rows);
     }
