@@ -82,11 +82,11 @@ TEST_F(DeterministicTest, PromptChunksRunAloneDecodesTogetherAndEachRequestAsAlo
 // min(prefill_chunk, the runner's rows); decodes never share a step with them. (The CPU
 // runner behind this one does not pad: the tokens are not compared here.)
 TEST_F(DeterministicTest, APaddingRunnerGetsPromptsPackedInTheirAloneChunks) {
+  const std::unique_ptr<Stream> gate_stream = device_.create_stream("gate");
+  const TurnClientId gate = turn_->register_client("gate", *gate_stream);
   for (const auto& [pads, step_rows] : {std::pair{2 * kChunk, kChunk}, {kChunk / 2, kChunk / 2}}) {
     steps_.clear();
     const std::unique_ptr<LlmEngine> engine = make_engine(true, pads);
-    const std::unique_ptr<Stream> gate_stream = device_.create_stream("gate");
-    const TurnClientId gate = turn_->register_client("gate", *gate_stream);
     std::vector<std::future<GenerationResult>> futures;
     int prompt_rows = 0;
     int alone_chunks = 0;

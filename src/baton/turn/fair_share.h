@@ -58,12 +58,13 @@ inline void rejoin(ShareAccount& account, double floor_ns, std::int64_t away_ns)
 }
 
 // The longest piece a holder of weight `holder_weight` and virtual time `holder_virtual_ns`
-// (its hold so far counted in) may run while `away` is between two steps: it left
-// `away_ns` ago, within the grace, and is owed the turn (its virtual time below the
-// holder's). If it comes straight back, a piece of its last stretch's device time
-// (`last_stretch_ns`, from asking to leaving) times the holder's weight over its own keeps
-// the weights; a hold-long piece a step would give a short step less (one piece a step is
-// the most it can get). Nullopt when `away` is not owed or not between steps.
+// (its hold so far counted in) may run while `away` is between two steps (it left
+// `away_ns` ago, within the grace; 0 when it is in line again, perhaps since the holder's
+// last yield point) and is owed the turn (its virtual time below the holder's). If it
+// comes straight back, a piece of its last stretch's device time (`last_stretch_ns`, from
+// asking to leaving) times the holder's weight over its own keeps the weights; a
+// hold-long piece a step would give a short step less (one piece a step is the most it can
+// get). Nullopt when `away` is not owed or away past the grace.
 inline std::optional<double> owed_piece_ms(double holder_weight, double holder_virtual_ns,
                                            const ShareAccount& away, std::int64_t away_ns,
                                            std::int64_t last_stretch_ns) {

@@ -231,7 +231,7 @@ std::optional<double> HostTurn::piece_budget_ms(TurnClientId id, BurstKind /*kin
   if (!budget || holder_thread_.load(std::memory_order_relaxed) != std::this_thread::get_id()) {
     return budget;
   }
-  // Cut to what keeps the weights for each engine owed the turn between two steps.
+  // Cut to what keeps the weights for each engine owed the turn, between two steps or in line.
   const Client& client = clients_.at(id);
   HostSegment::Lock lock(*segment_);
   const HostSharedState& s = lock.state();
@@ -242,11 +242,12 @@ std::optional<double> HostTurn::piece_budget_ms(TurnClientId id, BurstKind /*kin
   const std::int64_t now = now_ns();
   for (std::int32_t i = 0; i < static_cast<std::int32_t>(kHostMaxClients); ++i) {
     const HostClientSlot& other = s.clients[i];
-    if (i == client.slot || other.process == kHostNone || other.wanting != 0) continue;
+    if (i == client.slot || other.process == kHostNone) continue;
+    const std::int64_t away = other.wanting != 0 ? 0 : now - other.left_at_ns;
     if (const auto cap =
             owed_piece_ms(mine.weight, holder,
                           ShareAccount{.weight = other.weight, .virtual_ns = other.virtual_ns},
-                          now - other.left_at_ns, other.last_stretch_device_ns)) {
+                          away, other.last_stretch_device_ns)) {
       budget = std::min(*budget, std::max(*cap, kMinMaxHoldMs));
     }
   }

@@ -209,9 +209,11 @@ double SerialTurn::owed_budget_ms(TurnClientId id) const {
   const double mine = virtual_now(me.account, running_device_ns(me));
   const std::int64_t now = now_ns();
   for (const auto& other : clients_) {
-    if (other.get() == &me || other->wanting) continue;
-    if (const auto cap = owed_piece_ms(me.account.weight, mine, other->account,
-                                       now - other->left_at_ns, other->last_stretch_device_ns)) {
+    if (other.get() == &me) continue;
+    // In line is away for no time: it may have come back since the last yield point.
+    const std::int64_t away = other->wanting ? 0 : now - other->left_at_ns;
+    if (const auto cap = owed_piece_ms(me.account.weight, mine, other->account, away,
+                                       other->last_stretch_device_ns)) {
       budget = std::min(budget, std::max(*cap, kMinMaxHoldMs));
     }
   }

@@ -80,7 +80,7 @@ class SerialTurn final : public GpuTurn {
   // running hold counted in; raises and returns floor_ns_.
   double floor_locked();
   // The holder's piece budget while others are active: max_hold_ms, cut to owed_piece_ms
-  // of each engine that is owed the turn and between two steps.
+  // of each engine that is owed the turn, between two steps or in line.
   double owed_budget_ms(TurnClientId holder) const;
   // Device time the holder has used since its grant (its stream and the default stream).
   std::int64_t running_device_ns(const Client& holder) const;

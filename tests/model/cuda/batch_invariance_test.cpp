@@ -70,8 +70,12 @@ class DeviceRunner {
 
   // Prompts of `lengths` prefilled in one batch-invariant step whose products run at
   // `invariant_rows` rows, against each prompt alone in such a step; then each copy
-  // decodes one token alone (the KV each wrote). Rows of either not equal bit for bit.
-  int packed_against_alone(const std::vector<int>& lengths, int invariant_rows) {
+  // decodes one token alone (the KV each wrote). Before, the first `done[s]` tokens of
+  // prompt s go alone into both copies (a first chunk: the packed step's chunk then reads
+  // the keys of an earlier one). Rows of either not equal bit for bit.
+  int packed_against_alone(const std::vector<int>& lengths, int invariant_rows,
+                           std::vector<int> done = {}) {
+    done.resize(lengths.size(), 0);
     const auto prompt = [](std::size_t s, int length) {
       std::vector<TokenId> t;
       for (int i = 0; i < length; ++i) {
@@ -88,17 +92,24 @@ class DeviceRunner {
       return plan;
     };
     std::vector<KvSequence*> packed, alone;
-    std::vector<std::vector<TokenId>> prompts;
+    std::vector<std::vector<TokenId>> rests;
     for (std::size_t s = 0; s < lengths.size(); ++s) {
-      packed.push_back(&sequences_.add(lengths[s] + 1));
-      alone.push_back(&sequences_.add(lengths[s] + 1));
-      prompts.push_back(prompt(s, lengths[s]));
+      const std::vector<TokenId> whole = prompt(s, done[s] + lengths[s]);
+      packed.push_back(&sequences_.add(done[s] + lengths[s] + 1));
+      alone.push_back(&sequences_.add(done[s] + lengths[s] + 1));
+      if (done[s] > 0) {
+        const std::vector<TokenId> first(whole.begin(), whole.begin() + done[s]);
+        for (KvSequence* copy : {packed.back(), alone.back()}) {
+          run(invariant_plan({copy}, {first}, true));
+        }
+      }
+      rests.emplace_back(whole.begin() + done[s], whole.end());
     }
-    const std::vector<float> together = run(invariant_plan(packed, prompts, true));
+    const std::vector<float> together = run(invariant_plan(packed, rests, true));
     int unequal = 0;
     const std::size_t vocab = 2048;
     for (std::size_t s = 0; s < lengths.size(); ++s) {
-      const std::vector<float> single = run(invariant_plan({alone[s]}, {prompts[s]}, true));
+      const std::vector<float> single = run(invariant_plan({alone[s]}, {rests[s]}, true));
       unequal += std::equal(single.begin(), single.end(), together.begin() + s * vocab) ? 0 : 1;
       const std::vector<TokenId> next{static_cast<TokenId>(s + 5)};
       const std::vector<float> a = run(invariant_plan({packed[s]}, {next}, false));
@@ -182,6 +193,8 @@ TEST_F(BatchInvariance, PromptsPackedAtFixedRowsGetTheirLogitsAloneBitForBit) {
   EXPECT_EQ(runner.packed_against_alone({3, 16, 17, 40, 100, 60}, 256), 0);
   EXPECT_EQ(runner.packed_against_alone({200, 1, 55}, 256), 0);
   EXPECT_EQ(runner.packed_against_alone({9, 9, 9, 9, 9, 9, 9, 9}, 256), 0);
+  // Second chunks, after first ones of 256 and 16 tokens, beside a first one.
+  EXPECT_EQ(runner.packed_against_alone({44, 30, 100}, 256, {256, 16, 0}), 0);
 }
 
 TEST_F(BatchInvariance, WithoutItRowsDifferOnlyByRounding) {

@@ -144,11 +144,14 @@ void LlmEngine::run_step(StepPlan plan) {
   std::exception_ptr error;
   try {
     burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
-    const std::size_t context = attended_positions(plan);
+    // A batch-invariant prefill is never cut: a piece's products would meet other row or
+    // column counts than the prompt's alone (its chunks are short: a layer is one piece).
+    const std::size_t context =
+        kind == BurstKind::prefill && !plan.batch_invariant ? attended_positions(plan) : 0;
     // The ops share the step: after a reset the stream may still finish them.
     const std::shared_ptr<ModelStep> step = runner_->begin(std::move(plan), burst->device_share());
     for (int i = 0; i < step->layers(); ++i) {
-      encode_layer(*burst, step, i, kind == BurstKind::prefill ? context : 0);
+      encode_layer(*burst, step, i, context);
       if (i + 1 < step->layers()) {
         burst->yield_point(Boundary::layer);
         step->set_device_share(burst->device_share());

@@ -268,6 +268,7 @@ void CudaModelStep::run_layer(int index) {
   key.sequences = static_cast<int>(plan_.sequences.size());
   key.max_blocks = max_blocks_;
   key.splits = splits_;
+  key.split_keys = plan_.batch_invariant ? state_.invariant_split_keys : 0;
   key.products = static_cast<int>(batched_products());
   key.stream = reinterpret_cast<std::uintptr_t>(stream);
   key.generation = state_.workspace.generation();

@@ -28,12 +28,13 @@ class LayerGraphs {
     int sequences = 0;
     int max_blocks = 0;
     int splits = 0;
+    int split_keys = 0;  // a batch-invariant step's keys per range (0: the runner's rule)
     int products = 0;  // BatchedProducts: the same shape may run either kind of kernel
     std::uintptr_t stream = 0;
     std::uint64_t generation = 0;
     auto tied() const {
-      return std::tie(layer, rows, product_rows, sequences, max_blocks, splits, products, stream,
-                      generation);
+      return std::tie(layer, rows, product_rows, sequences, max_blocks, splits, split_keys,
+                      products, stream, generation);
     }
     bool operator<(const Key& other) const { return tied() < other.tied(); }
   };
