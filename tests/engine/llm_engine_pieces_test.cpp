@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -137,6 +138,44 @@ TEST(LlmEnginePieces, APrefillAloneRunsWholeLayers) {
   const GenerationResult result = engine.submit(greedy_request(1, prompt_of(200, 2), 4)).get();
   EXPECT_EQ(result.tokens.size(), 4u);
   EXPECT_EQ(engine.stats().prefill_pieces, 0u);
+}
+
+// `--deterministic`: a prompt's products must meet the row and column counts they meet
+// alone, so its prefill layers are never cut, even while another client wants the turn.
+TEST(LlmEnginePieces, ADeterministicPrefillIsNeverCut) {
+  const LlamaModel model = LlamaModel::load(testing::kModels / "qwen2");
+  cpu::CpuDevice device{CommitLimits{}};
+  TurnOptions options;
+  options.policy = TurnPolicy::serialize;
+  options.quantum = Quantum::op;
+  const std::unique_ptr<GpuTurn> turn = make_turn(options, device.default_stream());
+  const std::unique_ptr<Stream> decoder_stream = device.create_stream("decoder");
+  const TurnClientId decoder = turn->register_client("decoder", *decoder_stream);
+  for (const bool deterministic : {false, true}) {
+    LlmBatchOptions batch;
+    batch.prefill_chunk = 64;
+    batch.deterministic = deterministic;
+    LlmEngine engine("prefill", model, nullptr, batch, device.create_stream("prefill"), *turn,
+                     cpu_runner_factory());
+    std::atomic<bool> stop{false};
+    std::thread other([&] {  // asks for the turn every millisecond: pieces are wanted
+      while (!stop.load()) {
+        turn->acquire(decoder, BurstKind::decode);
+        turn->release(decoder);
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+    });
+    const std::vector<TokenId> prompt = prompt_of(200, 2);
+    const GenerationResult result = engine.submit(greedy_request(1, prompt, 4)).get();
+    stop = true;
+    other.join();
+    EXPECT_EQ(result.tokens, testing::greedy_alone(model, prompt, 4));
+    if (deterministic) {
+      EXPECT_EQ(engine.stats().prefill_pieces, 0u);
+    } else {
+      EXPECT_GT(engine.stats().prefill_pieces, 0u) << "without it the layers are cut";
+    }
+  }
 }
 
 }  // namespace

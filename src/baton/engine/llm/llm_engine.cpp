@@ -144,8 +144,8 @@ void LlmEngine::run_step(StepPlan plan) {
   std::exception_ptr error;
   try {
     burst.emplace(burst_context_, kind, 0, batch_.context_tokens());
-    // A batch-invariant prefill is never cut: a piece's products would meet other row or
-    // column counts than the prompt's alone (its chunks are short: a layer is one piece).
+    // A batch-invariant prefill is never cut: on the GPU a piece's products would meet
+    // other row or column counts than the prompt's alone (there its chunks are 256 rows).
     const std::size_t context =
         kind == BurstKind::prefill && !plan.batch_invariant ? attended_positions(plan) : 0;
     // The ops share the step: after a reset the stream may still finish them.
