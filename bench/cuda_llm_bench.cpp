@@ -23,6 +23,7 @@
 // BATON_BENCH_WEIGHTS=q8: the same with the matrices quantized to Q8_0 on the host
 // (`--weights q8`) and kept 8-bit on the device, as a Q8_0 GGUF file's are.
 // BATON_BENCH_QUICK=1: decode at batch 1, 8 and 32 only (and the 8-bit accuracy).
+// BATON_BENCH_DETERMINISTIC=1: the engine with `--deterministic` (rows named "det").
 // BATON_BENCH_PROFILE=N: instead, one warm decode step of N sequences (1 for any text but a
 // number) of the runner per model between cudaProfilerStart and Stop, for `ncu
 // --profile-from-start off` (scripts/device-cuda-llm); BATON_BENCH_PROFILE=prefill: one
@@ -376,6 +377,9 @@ int main(int argc, char** argv) {
   std::printf("%-28s %10s %14s %10s %8s\n", "model / measure", "tokens/s", "roofline", "of bound",
               "step ms");
   const bool quick = std::getenv("BATON_BENCH_QUICK") != nullptr;
+  // `--deterministic`'s cost: decode through the batch-invariant products, prompts in
+  // chunks of the runner's invariant rows (256 on CUDA).
+  const bool deterministic = std::getenv("BATON_BENCH_DETERMINISTIC") != nullptr;
   for (int m = 1; m < argc; ++m) {
     const baton::LlamaModel model = baton::LlamaModel::load(argv[m], load_options);
     const std::int64_t vocab = model.config().vocab_size;
@@ -385,6 +389,7 @@ int main(int argc, char** argv) {
     options.max_batch = 32;
     options.prefill_chunk = 8192;
     options.prefix_cache = false;
+    options.deterministic = deterministic;
     options.kv_budget_bytes = std::size_t{40} << 30;  // 32 rows of 8K tokens of the 8B shape
     baton::LlmEngine& engine = host.add_llm_engine("llm", model, nullptr, options);
     (void)decode_tokens_per_s(engine, 1, vocab);  // warm-up: cuBLAS's kernels, the workspace
@@ -395,7 +400,8 @@ int main(int argc, char** argv) {
     const double bytes = step_bytes(model, eight_bit);
     const std::string name =
         std::filesystem::path(argv[m]).filename().string() +
-        (eight_bit ? (weights != nullptr ? std::string(" ") + weights : " q8") : "");
+        (eight_bit ? (weights != nullptr ? std::string(" ") + weights : " q8") : "") +
+        (deterministic ? " det" : "");
     for (const int batch : {1, 8, 32}) {
       const double measured = decode_tokens_per_s(engine, batch, vocab);
       const double bound = batch * rate * 1e9 / bytes;
