@@ -38,6 +38,11 @@ constexpr bool kTimed = false;
 constexpr bool kTimed = true;
 #endif
 
+// The turn of these tests: serialize, pieces at the op quantum.
+TurnOptions serialize_op() {
+  return TurnOptions{.policy = TurnPolicy::serialize, .quantum = Quantum::op};
+}
+
 // A model whose prefill layer of kChunk rows takes tens of ms on the CPU.
 LlamaModel heavy_model(const std::filesystem::path& dir) {
   ModelShape shape = model_shape("tiny", ModelArch::qwen2);
@@ -73,9 +78,7 @@ TEST(LlmEnginePieces, AWaitingDecoderIsHeldBehindOnePieceNotAWholeLayer) {
   const LlamaModel model = heavy_model(dir.path());
   const double layer_ms = whole_layer_ms(model);
   cpu::CpuDevice device{CommitLimits{}};
-  TurnOptions options;
-  options.policy = TurnPolicy::serialize;
-  options.quantum = Quantum::op;
+  TurnOptions options = serialize_op();
   options.max_hold_ms = std::max(1.0, layer_ms / 25);
   const std::unique_ptr<GpuTurn> turn = make_turn(options, device.default_stream());
   const std::unique_ptr<Stream> decoder_stream = device.create_stream("decoder");
@@ -127,10 +130,7 @@ TEST(LlmEnginePieces, AWaitingDecoderIsHeldBehindOnePieceNotAWholeLayer) {
 TEST(LlmEnginePieces, APrefillAloneRunsWholeLayers) {
   const LlamaModel model = LlamaModel::load(testing::kModels / "qwen2");
   cpu::CpuDevice device{CommitLimits{}};
-  TurnOptions options;
-  options.policy = TurnPolicy::serialize;
-  options.quantum = Quantum::op;
-  const std::unique_ptr<GpuTurn> turn = make_turn(options, device.default_stream());
+  const std::unique_ptr<GpuTurn> turn = make_turn(serialize_op(), device.default_stream());
   LlmBatchOptions batch;
   batch.prefill_chunk = 64;
   LlmEngine engine("prefill", model, nullptr, batch, device.create_stream("prefill"), *turn,
@@ -145,10 +145,7 @@ TEST(LlmEnginePieces, APrefillAloneRunsWholeLayers) {
 TEST(LlmEnginePieces, ADeterministicPrefillIsNeverCut) {
   const LlamaModel model = LlamaModel::load(testing::kModels / "qwen2");
   cpu::CpuDevice device{CommitLimits{}};
-  TurnOptions options;
-  options.policy = TurnPolicy::serialize;
-  options.quantum = Quantum::op;
-  const std::unique_ptr<GpuTurn> turn = make_turn(options, device.default_stream());
+  const std::unique_ptr<GpuTurn> turn = make_turn(serialize_op(), device.default_stream());
   const std::unique_ptr<Stream> decoder_stream = device.create_stream("decoder");
   const TurnClientId decoder = turn->register_client("decoder", *decoder_stream);
   for (const bool deterministic : {false, true}) {
