@@ -160,10 +160,14 @@ std::size_t vector_bytes(const std::vector<float>& v) { return v.size() * sizeof
 }  // namespace
 
 std::size_t LlamaModel::host_bytes() const {
-  const bool released = pages_released_->load(std::memory_order_relaxed);
+  const bool pages = pages_released_->load(std::memory_order_relaxed);
+  const bool copies = copies_released_->load(std::memory_order_relaxed);
   return sum_all(
       *this,
-      [released](const WeightMatrix& m) { return released && m.in_map() ? 0 : m.bytes(); },
+      [pages, copies](const WeightMatrix& m) -> std::size_t {
+        if (m.in_map()) return pages ? 0 : m.bytes();
+        return copies ? m.bytes() - m.releasable_bytes() : m.bytes();
+      },
       vector_bytes);
 }
 
@@ -184,6 +188,17 @@ std::size_t LlamaModel::upload_bytes() const {
 void LlamaModel::release_host_pages() const {
   weights_.release_resident();
   pages_released_->store(true, std::memory_order_relaxed);
+}
+
+std::size_t LlamaModel::release_host_copies() {
+  if (copies_released_->exchange(true, std::memory_order_acq_rel)) return 0;
+  std::size_t released = embed_.release_host_copy() + lm_head_.release_host_copy();
+  for (Layer& l : layers_) {
+    for (WeightMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gate, &l.up, &l.down}) {
+      released += m->release_host_copy();
+    }
+  }
+  return released;
 }
 
 std::size_t LlamaModel::weight_count() const {

@@ -4,9 +4,12 @@
 // mistral when set), SwiGLU MLP, tied or separate output embedding. Matrices are in the
 // format asked for (weight_matrix.h: bf16 in the memory map by default, f32 or q8);
 // norms and biases are f32. Each weight is held once: in the map where read in place, else
-// in its copy, the map's pages of it released (and malloc's freed staging trimmed).
+// in its copy, the map's pages of it released (and malloc's freed staging trimmed). Once a
+// device holds the weights, release_host_pages() drops the map's pages and
+// release_host_copies() the copies', so that the model is not held twice.
 // Thread-safety: immutable after load, except the kernel thread pool, which serializes
 // its callers; forward passes may run on several threads at once, each on its own blocks.
+// release_host_copies() only while nothing reads the matrices (see there).
 #pragma once
 
 #include <atomic>
@@ -85,7 +88,8 @@ class LlamaModel {
   // The weights counted in weight_bytes(), one per element whatever its format.
   std::size_t weight_count() const;
   // Host memory its weights hold: every matrix (the embedding too) and vector, those read
-  // in place from the map until release_host_pages().
+  // in place from the map until release_host_pages(), the copies given back by
+  // release_host_copies() (WeightMatrix::releasable_bytes) not after it.
   std::size_t host_bytes() const;
   DevicePrecision device_precision() const { return device_precision_; }
   // Device memory a copy of the weights takes as CudaModel holds them: every matrix as
@@ -96,6 +100,18 @@ class LlamaModel {
   // Once its weights are on a device: drops the memory map's pages from the process (the
   // matrices read in place stay readable, from the file). Thread-safe.
   void release_host_pages() const;
+  // Once its weights are on a device: gives back the pages of every matrix's copy on the
+  // host (WeightMatrix::release_host_copy: q8 values and scales, aligned or converted bf16;
+  // the embedding, output and every layer's, the tied embedding once). Call it only once
+  // nothing on the host will read the matrices again (a CUDA runner's upload is done, no
+  // CPU pass will run): a later read faults, and a CPU runner refuses the model
+  // (host_copies_released()). Never inside the upload itself: the CUDA tests compare the
+  // device with a CPU pass on the same model. Returns the bytes given back (0 when called
+  // again). Not thread-safe against readers of the matrices; host_bytes() and the shape
+  // queries may run meanwhile.
+  std::size_t release_host_copies();
+  // Whether release_host_copies() was called: the host can no longer compute with it.
+  bool host_copies_released() const { return copies_released_->load(std::memory_order_acquire); }
 
  private:
   ModelConfig config_;
@@ -109,6 +125,7 @@ class LlamaModel {
   std::vector<float> inverse_frequencies_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<std::atomic<bool>> pages_released_ = std::make_unique<std::atomic<bool>>(false);
+  std::unique_ptr<std::atomic<bool>> copies_released_ = std::make_unique<std::atomic<bool>>(false);
 };
 
 }  // namespace baton

@@ -218,9 +218,11 @@ ReproResult run_repro(const ReproOptions& options) {
     HostedSpec hosted{.spec = &spec};
     HostedEngine* engine = nullptr;
     if (spec.llm()) {
-      const LlamaModel& model = *models.at(spec.name);
+      LlamaModel& model = *models.at(spec.name);
       LlmBatchOptions batch = llm_options(model.config(), spec.prompt_tokens, backend);
       hosted.llm = &host.add_llm_engine(spec.name, model, nullptr, batch);
+      // Its runner holds the weights on the GPU now; the host reads its copies no more.
+      if (backend == "cuda") model.release_host_copies();
       hosted.vocab = model.config().vocab_size;
       engine = hosted.llm;
     } else if (spec.embedding()) {

@@ -71,7 +71,21 @@ class CpuModelStep final : public ModelStep {
 
 constexpr std::size_t kSharesKept = 4096;
 
+// `model`, unless its matrices on the host were given back once a device held them.
+const LlamaModel& readable_on_host(const LlamaModel& model) {
+  if (model.host_copies_released()) {
+    throw std::logic_error("[CpuModelRunner] model " + model.source() +
+                           ": its weights were released after an upload to a device "
+                           "(LlamaModel::release_host_copies), so the CPU forward pass "
+                           "cannot run it");
+  }
+  return model;
+}
+
 }  // namespace
+
+CpuModelRunner::CpuModelRunner(const LlamaModel& model, const KvBlockPool& pool)
+    : model_(readable_on_host(model)), memory_(model.config(), pool) {}
 
 std::shared_ptr<ModelStep> CpuModelRunner::begin(StepPlan plan, double device_share) {
   record(plan.prefills, device_share);

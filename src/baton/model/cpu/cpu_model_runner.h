@@ -16,8 +16,9 @@ namespace baton {
 
 class CpuModelRunner final : public ModelRunner {
  public:
-  CpuModelRunner(const LlamaModel& model, const KvBlockPool& pool)
-      : model_(model), memory_(model.config(), pool) {}
+  // std::logic_error for a model whose host copies were released after an upload
+  // (LlamaModel::host_copies_released): its first read would fault.
+  CpuModelRunner(const LlamaModel& model, const KvBlockPool& pool);
   std::shared_ptr<ModelStep> begin(StepPlan plan, double device_share) override;
 
   struct ShareSeen {

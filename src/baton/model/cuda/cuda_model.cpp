@@ -126,6 +126,10 @@ std::unique_ptr<DeviceBuffer> CudaModel::upload(const std::vector<float>& values
 
 CudaModel::CudaModel(const LlamaModel& model)
     : config_(model.config()) {
+  if (model.host_copies_released()) {  // its copies' pages are gone: a read would fault
+    throw std::logic_error("[CudaModel] model " + model.source() +
+                           ": its host copies were released after an earlier upload");
+  }
   const Upload how =
       model.device_precision() == DevicePrecision::fp8 ? Upload::fp8 : Upload::as_held;
   for (const LlamaModel::Layer& l : model.layers()) {

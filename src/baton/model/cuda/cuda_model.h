@@ -44,7 +44,8 @@ class CudaModel {
     std::unique_ptr<DeviceBuffer> q_norm, k_norm;         // f32; null without q/k norm
   };
 
-  // Uploads every weight of `model` (GpuError: out of device memory, among others).
+  // Uploads every weight of `model` (GpuError: out of device memory, among others;
+  // std::logic_error once its host copies were released: LlamaModel::release_host_copies).
   explicit CudaModel(const LlamaModel& model);
 
   const ModelConfig& config() const { return config_; }

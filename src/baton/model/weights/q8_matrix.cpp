@@ -4,23 +4,28 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
-#include <new>
 #include <stdexcept>
 #include <string>
+
+#include "baton/model/weights/weight_buffer.h"
 
 namespace baton {
 namespace {
 
-constexpr std::align_val_t kAlign{64};  // a cache line: a group's loads never straddle two
-
-// `count` zeroed T, 64-byte aligned, in whole cache lines (so vector loads of a last
-// partial line stay inside the allocation).
+// Bytes of an array of `count` T: whole cache lines (64-byte aligned, a group's loads never
+// straddle two; vector loads of a last partial line stay inside the allocation).
 template <typename T>
-T* aligned_zeros(std::size_t count) {
-  const std::size_t bytes = (std::max<std::size_t>(count * sizeof(T), 1) + 63) / 64 * 64;
-  void* p = ::operator new(bytes, kAlign);
-  std::memset(p, 0, bytes);
-  return static_cast<T*>(p);
+std::size_t array_bytes(std::size_t count) {
+  return (std::max<std::size_t>(count * sizeof(T), 1) + 63) / 64 * 64;
+}
+
+// `count` zeroed T (a mapped buffer is zeroed already: no pass over pages not yet touched).
+template <typename T>
+std::shared_ptr<std::byte> aligned_zeros(std::size_t count) {
+  const std::size_t bytes = array_bytes<T>(count);
+  std::shared_ptr<std::byte> buffer = allocate_weight_buffer(bytes);
+  if (weight_buffer_mapped_bytes(buffer) == 0) std::memset(buffer.get(), 0, bytes);
+  return buffer;
 }
 
 // Round to nearest (ties to even) for |v| <= 2^22: adding 1.5 * 2^23 leaves no fraction
@@ -32,8 +37,6 @@ float round_small(float v) {
 }
 
 }  // namespace
-
-void Q8Matrix::AlignedFree::operator()(void* p) const { ::operator delete(p, kAlign); }
 
 float quantize_group(const float* x, int count, std::int8_t* q) {
   float amax = 0.0f;
@@ -61,15 +64,15 @@ Q8Matrix::Q8Matrix(int rows, int cols)
     throw std::invalid_argument("a q8 matrix of " + std::to_string(rows) + " x " +
                                 std::to_string(cols));
   }
-  values_.reset(aligned_zeros<std::int8_t>(static_cast<std::size_t>(rows) * stride()));
-  scales_.reset(aligned_zeros<float>(static_cast<std::size_t>(rows) * groups_));
+  values_ = aligned_zeros<std::int8_t>(static_cast<std::size_t>(rows) * stride());
+  scales_ = aligned_zeros<float>(static_cast<std::size_t>(rows) * groups_);
 }
 
 void Q8Matrix::quantize_rows(int first, int count, const float* source) {
   for (int r = 0; r < count; ++r) {
     const float* row = source + static_cast<std::size_t>(r) * cols_;
-    std::int8_t* q = values_.get() + static_cast<std::size_t>(first + r) * stride();
-    float* scales = scales_.get() + static_cast<std::size_t>(first + r) * groups_;
+    std::int8_t* q = value_data() + static_cast<std::size_t>(first + r) * stride();
+    float* scales = scale_data() + static_cast<std::size_t>(first + r) * groups_;
     for (int g = 0; g < groups_; ++g) {
       const int begin = g * kGroup;
       scales[g] = quantize_group(row + begin, std::min(kGroup, cols_ - begin), q + begin);
@@ -78,8 +81,8 @@ void Q8Matrix::quantize_rows(int first, int count, const float* source) {
 }
 
 void Q8Matrix::set_row(int row, const std::int8_t* values, const float* scales) {
-  std::copy_n(values, cols_, values_.get() + static_cast<std::size_t>(row) * stride());
-  std::copy_n(scales, groups_, scales_.get() + static_cast<std::size_t>(row) * groups_);
+  std::copy_n(values, cols_, value_data() + static_cast<std::size_t>(row) * stride());
+  std::copy_n(scales, groups_, scale_data() + static_cast<std::size_t>(row) * groups_);
 }
 
 void Q8Matrix::dequantize_rows(int first, int count, float* out) const {
@@ -92,13 +95,23 @@ void Q8Matrix::dequantize_rows(int first, int count, float* out) const {
 }
 
 bool Q8Matrix::finite() const {
-  const float* s = scales_.get();
+  const float* s = scale_data();
   return std::all_of(s, s + static_cast<std::size_t>(rows_) * groups_,
                      [](float v) { return std::isfinite(v); });
 }
 
 std::size_t Q8Matrix::bytes() const {
   return static_cast<std::size_t>(rows_) * (stride() + groups_ * sizeof(float));
+}
+
+std::size_t Q8Matrix::releasable_bytes() const {
+  const auto rows = static_cast<std::size_t>(rows_);
+  return (weight_buffer_mapped_bytes(values_) > 0 ? rows * stride() : 0) +
+         (weight_buffer_mapped_bytes(scales_) > 0 ? rows * groups_ * sizeof(float) : 0);
+}
+
+std::size_t Q8Matrix::release_host_copy() {
+  return release_weight_buffer(values_) + release_weight_buffer(scales_);
 }
 
 }  // namespace baton

@@ -8,10 +8,14 @@
 // need no tail) from a 64-byte aligned start; the scales are a second array, [rows x
 // groups]. Scales are f32, not f16: 4 bytes per 32 weights instead of 2 (36 bytes a group
 // rather than 34, 6% more to read) buys bf16's whole exponent range, where f16 would
-// flush the scale of a group of tiny weights to a subnormal or zero.
+// flush the scale of a group of tiny weights to a subnormal or zero. Both arrays come from
+// allocate_weight_buffer (weight_buffer.h), so that once a device holds the matrix,
+// release_host_copy() can give their pages back.
 //
-// Thread-safety: quantize_rows() of disjoint rows may run on several threads at once, but
-// not while anything reads those rows; once filled, any number of threads may read it.
+// Thread-safety: quantize_rows() and set_row() of disjoint rows may run on several threads
+// at once, but not while anything reads those rows; once filled, any number of threads may
+// read it. release_host_copy() only once nothing reads the values or scales again (the
+// shape stays readable: rows(), cols(), groups(), bytes()).
 #pragma once
 
 #include <cstddef>
@@ -32,6 +36,11 @@ class Q8Matrix {
   Q8Matrix() = default;
   // All zeros (every scale 0) until quantize_rows() fills it.
   Q8Matrix(int rows, int cols);
+  // Move-only: a copy would share (and write into) the same rows.
+  Q8Matrix(const Q8Matrix&) = delete;
+  Q8Matrix& operator=(const Q8Matrix&) = delete;
+  Q8Matrix(Q8Matrix&&) = default;
+  Q8Matrix& operator=(Q8Matrix&&) = default;
 
   int rows() const { return rows_; }
   int cols() const { return cols_; }
@@ -48,25 +57,31 @@ class Q8Matrix {
 
   // Row `row`'s stride() int8 values (zeros past cols) and its groups() scales.
   const std::int8_t* row_values(int row) const {
-    return values_.get() + static_cast<std::size_t>(row) * stride();
+    return value_data() + static_cast<std::size_t>(row) * stride();
   }
   const float* row_scales(int row) const {
-    return scales_.get() + static_cast<std::size_t>(row) * groups_;
+    return scale_data() + static_cast<std::size_t>(row) * groups_;
   }
   // Whether every scale is finite (false when a weight was infinite or NaN).
   bool finite() const;
   // Bytes held: the values (padding included) and the scales.
   std::size_t bytes() const;
+  // Of bytes(), those release_host_copy() gives back: each array of 2 MiB or more.
+  std::size_t releasable_bytes() const;
+  // Gives the pages of the values and scales of 2 MiB or more back to the system
+  // (release_weight_buffer); a later read of them faults. Returns the bytes given back
+  // (whole pages). For a matrix a device holds, once nothing on the host reads it again.
+  std::size_t release_host_copy();
 
  private:
-  struct AlignedFree {
-    void operator()(void* p) const;
-  };
+  std::int8_t* value_data() const { return reinterpret_cast<std::int8_t*>(values_.get()); }
+  float* scale_data() const { return reinterpret_cast<float*>(scales_.get()); }
+
   int rows_ = 0;
   int cols_ = 0;
   int groups_ = 0;
-  std::unique_ptr<std::int8_t[], AlignedFree> values_;  // [rows x stride], 64-byte aligned
-  std::unique_ptr<float[], AlignedFree> scales_;        // [rows x groups]
+  std::shared_ptr<std::byte> values_;  // [rows x stride] int8, 64-byte aligned
+  std::shared_ptr<std::byte> scales_;  // [rows x groups] f32, 64-byte aligned
 };
 
 }  // namespace baton

@@ -45,8 +45,8 @@ void check_shape(const TensorView& t, const std::string& name,
 
 // Quantizes tensor `t` [rows x cols] a few rows at a time, so that no f32 copy of the
 // whole tensor (the embedding's can be hundreds of MB) is ever held.
-std::shared_ptr<const Q8Matrix> quantize(const TensorView& t, const std::string& name, int rows,
-                                         int cols) {
+std::shared_ptr<Q8Matrix> quantize(const TensorView& t, const std::string& name, int rows,
+                                   int cols) {
   auto q = std::make_shared<Q8Matrix>(rows, cols);
   const int chunk = std::max(1, (1 << 16) / std::max(cols, 1));
   std::vector<float> buffer(static_cast<std::size_t>(chunk) * cols);
@@ -68,8 +68,8 @@ std::shared_ptr<const Q8Matrix> quantize(const TensorView& t, const std::string&
 
 // GGUF's Q8_0 blocks (an f16 scale, then 32 int8 values) are Q8Matrix's groups with the
 // scale widened: copied exactly, where quantizing their values again could move them.
-std::shared_ptr<const Q8Matrix> copy_q8_0(const TensorView& t, const std::string& name, int rows,
-                                          int cols) {
+std::shared_ptr<Q8Matrix> copy_q8_0(const TensorView& t, const std::string& name, int rows,
+                                    int cols) {
   constexpr int kBlockBytes = 2 + Q8Matrix::kGroup;
   auto q = std::make_shared<Q8Matrix>(rows, cols);
   const int groups = q->groups();
@@ -223,6 +223,16 @@ WeightMatrix WeightMatrix::from_values(std::vector<float> values, const std::str
     m.f32_ = std::move(values);
   }
   return m;
+}
+
+std::size_t WeightMatrix::releasable_bytes() const {
+  if (is_q8()) return q8_->releasable_bytes();
+  return weight_buffer_mapped_bytes(aligned_) > 0 ? bf16_.bytes.size() : 0;
+}
+
+std::size_t WeightMatrix::release_host_copy() {
+  if (is_q8()) return q8_->release_host_copy();
+  return release_weight_buffer(aligned_);  // none for a bf16 matrix read in place
 }
 
 WeightFormat WeightMatrix::format() const {

@@ -9,7 +9,8 @@
 // converted to f32 tile by tile as the kernels need them (rows_to_float). Thread-safety: immutable
 // after load; any number of threads may read it. A bf16 matrix read in place is valid as long as
 // the ModelWeights it came from; the others own their data (a copy of the WeightMatrix shares it,
-// immutable).
+// immutable), until release_host_copy() gives it back once a device holds it: from then on only
+// the shape and format may be read, by any thread.
 #pragma once
 
 #include <cstddef>
@@ -53,6 +54,16 @@ class WeightMatrix {
   std::size_t bytes() const;
   // Whether it is read in place from the memory map (bf16 not copied).
   bool in_map() const { return is_bf16() && aligned_ == nullptr; }
+  // Of bytes(), those release_host_copy() gives back: its copies' buffers of 2 MiB or more.
+  std::size_t releasable_bytes() const;
+  // Gives the pages of its copy (an aligned or converted bf16 copy, q8's values and scales)
+  // back to the system, for every WeightMatrix that shares it (weight_buffer.h: buffers of
+  // 2 MiB or more; smaller ones and f32 stay). Never the memory map's pages (those are
+  // LlamaModel::release_host_pages()'s). Returns the bytes given back (whole pages). The
+  // members stay as they are: rows(), cols(), format(), bytes() and the like may still be
+  // read on any thread, but a read of the rows afterwards faults. Only once nothing on the
+  // host reads them again (a device holds them).
+  std::size_t release_host_copy();
   // Rows [first, first + count) as f32, row-major, into `out` (count * cols floats);
   // dequantized for q8.
   void rows_to_float(int first, int count, float* out) const;
@@ -81,7 +92,7 @@ class WeightMatrix {
   std::vector<float> f32_;
   TensorView bf16_;  // a bf16 tensor's view of the memory map or of aligned_; else no bytes
   std::shared_ptr<const std::byte> aligned_;  // a misaligned bf16 tensor's copy
-  std::shared_ptr<const Q8Matrix> q8_;        // q8 only
+  std::shared_ptr<Q8Matrix> q8_;              // q8 only
 };
 
 // Reads vector tensor `name` of `size` floats (norm weights, biases), checked as above

@@ -70,7 +70,8 @@ std::unique_ptr<ServedModel> load_served_model(
   options.device_precision = spec.device_precision;
   options.progress = progress;
   served->on_device = host.device().backend() != "cpu";
-  // On a device the weights are uploaded, then their host pages released (CudaModel).
+  // On a device the weights are uploaded, then their host pages released (CudaModel) and,
+  // for a chat model, their host copies too (below).
   if (served->on_device) options.use = WeightUse::upload;
   // Opened once: every reader below shares the directory's answer and a GGUF file's map.
   const ModelSource source = ModelSource::open(spec.dir);
@@ -94,6 +95,9 @@ std::unique_ptr<ServedModel> load_served_model(
     batch.deterministic = spec.deterministic;
     batch.context_length = spec.context_length;
     served->llm = &host.add_llm_engine(spec.name, *served->model, served->tokenizer.get(), batch);
+    // The engine's runner made its device copy: a q8 or converted model would otherwise
+    // stay on the host too, never read again.
+    if (served->on_device) served->model->release_host_copies();
   } else {
     served->embedding = &host.add_embedding_engine(spec.name, *served->model, read_pooling(source),
                                                    spec.kv_budget_mb << 20);
