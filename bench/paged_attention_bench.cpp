@@ -111,7 +111,8 @@ void run(const Case& c, int multiprocessors) {
   const double one = microseconds(1, true);
   const double bytes = 2.0 * c.batch * static_cast<double>(c.context) * kv_dim * sizeof(bf16);
   // The key slots at other range counts than the runner's: whether its rule fills the chip.
-  std::vector<int> sweep{splits / 2, splits * 3 / 4, splits * 3 / 2, splits * 2};
+  // 4, 8, 16 and 64: what a row the rule keeps whole would gain split, and the old rule's.
+  std::vector<int> sweep{splits / 2, splits * 3 / 4, splits * 3 / 2, splits * 2, 4, 8, 16, 64};
   std::sort(sweep.begin(), sweep.end());
   sweep.erase(std::unique(sweep.begin(), sweep.end()), sweep.end());
   std::string others;
@@ -141,8 +142,8 @@ int main() {
       "| batch | keys a row | ranges | KV MB read | key slots us | KV GB/s | at one range us "
       "| at other ranges (ranges: us) | warp a key us | KV GB/s |\n"
       "|---|---|---|---|---|---|---|---|---|---|\n");
-  const std::vector<Case> cases{{1, 128},   {1, 1024},  {1, 8192}, {1, 32768},
-                                {8, 128},   {8, 1024},  {8, 8192}, {32, 128},
+  const std::vector<Case> cases{{1, 128},   {1, 256},   {1, 512},  {1, 1024}, {1, 8192}, {1, 32768},
+                                {8, 128},   {8, 256},   {8, 512},  {8, 1024}, {8, 8192}, {32, 128},
                                 {32, 1024}, {32, 8192}, {64, 128}, {64, 1024}};
   for (const Case& c : cases) run(c, props.multiProcessorCount);
   return 0;

@@ -43,13 +43,22 @@ TEST(KeySplits, NoSlotsOrNoBlocksIsOneRange) {
   EXPECT_EQ(key_splits(10, 32, 0), 1);
 }
 
-// The 8B shape's 8 KV heads on an H100's 132 multiprocessors: 528 blocks wanted.
+// The 8B shape's 8 KV heads on an H100's 132 multiprocessors: 264 blocks wanted.
 TEST(PagedKeySplits, FewRowsSplitUntilTheChipIsFullOrTheRangesShort) {
   EXPECT_EQ(paged_key_splits(1, 8, 256, 132, 64), 16);    // 16 ranges of 16 keys
-  EXPECT_EQ(paged_key_splits(1, 8, 32768, 132, 64), 64);  // 66 wanted, at most 64
-  EXPECT_EQ(paged_key_splits(8, 8, 32768, 132, 64), 8);   // 64 blocks x 8 = 512
-  EXPECT_EQ(paged_key_splits(64, 8, 32768, 132, 64), 1);  // 512 blocks already
-  EXPECT_EQ(paged_key_splits(1, 8, 10, 132, 64), 1);      // one short range
+  EXPECT_EQ(paged_key_splits(1, 8, 1024, 132, 64), 33);   // 8 x 33 = 264 blocks
+  EXPECT_EQ(paged_key_splits(1, 8, 32768, 132, 64), 33);
+  EXPECT_EQ(paged_key_splits(1, 8, 32768, 132, 16), 16);  // at most max_splits
+  EXPECT_EQ(paged_key_splits(8, 8, 32768, 132, 64), 4);   // 64 blocks x 4 = 256
+  EXPECT_EQ(paged_key_splits(32, 8, 8192, 132, 64), 1);   // 256 blocks already
+  EXPECT_EQ(paged_key_splits(64, 8, 32768, 132, 64), 1);
+}
+
+TEST(PagedKeySplits, RowsShorterThanTheThresholdStayWhole) {
+  EXPECT_EQ(paged_key_splits(1, 8, 10, 132, 64), 1);
+  EXPECT_EQ(paged_key_splits(1, 8, 128, 132, 64), 1);
+  EXPECT_EQ(paged_key_splits(1, 8, kPagedSplitFromKeys - 1, 132, 64), 1);
+  EXPECT_GT(paged_key_splits(1, 8, kPagedSplitFromKeys, 132, 64), 1);
 }
 
 TEST(PagedKeySplits, NoRowsIsOneRange) { EXPECT_EQ(paged_key_splits(0, 8, 0, 132, 64), 1); }

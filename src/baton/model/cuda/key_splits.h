@@ -37,11 +37,17 @@ constexpr int key_split_blocks(int slots) { return 2 * std::max(slots, 0); }
 
 // How many ranges the paged decode kernel cuts each row's keys into: enough blocks (a
 // block per row, KV head and range) for kPagedBlocksPerSm on each multiprocessor, ranges
-// of at least kPagedMinSplitKeys of the longest row's keys, at most `max_splits`.
-constexpr int kPagedBlocksPerSm = 4;
+// of at least kPagedMinSplitKeys of the longest row's keys, at most `max_splits`; rows
+// shorter than kPagedSplitFromKeys stay whole. On the H100 (paged_attention_bench, sixth
+// run) two blocks a multiprocessor beat four at every batch and length measured (batch 1,
+// 8K keys: 24.7 us in 32 ranges, 34.1 in 64), and a 128-key row is faster whole (9.8 us)
+// than in 8 ranges and their merge (11.2); between 128 and 1024 keys nothing is measured yet.
+constexpr int kPagedBlocksPerSm = 2;
 constexpr int kPagedMinSplitKeys = 16;
+constexpr int kPagedSplitFromKeys = 256;
 constexpr int paged_key_splits(int rows, int kv_heads, int longest, int multiprocessors,
                                int max_splits) {
+  if (longest < kPagedSplitFromKeys) return 1;
   const int wanted =
       std::max(1, kPagedBlocksPerSm * multiprocessors / std::max(rows * kv_heads, 1));
   const int by_keys = (longest + kPagedMinSplitKeys - 1) / kPagedMinSplitKeys;
