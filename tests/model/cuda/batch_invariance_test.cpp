@@ -184,6 +184,20 @@ TEST_F(BatchInvariance, WarpAKeyAttentionKeepsRowsBitForBit) {
   }
 }
 
+// The same with cuBLAS on a handle without a workspace for every product of an invariant
+// step (BATON_CUDA_INVARIANT_PRODUCTS=cublas): no split-K, so no row's sums depend on M.
+TEST_F(BatchInvariance, CublasWithoutAWorkspaceKeepsRowsBitForBit) {
+  SKIP_WITHOUT_GPU();
+  const testing::ScopedEnv products("BATON_CUDA_INVARIANT_PRODUCTS", "cublas");
+  DeviceRunner runner(*model_);
+  for (const int batch : {1, 2, 3, 8, 17, 32, 40, kSequences}) {
+    const testing::RowDifference d = runner.batched_against_alone(batch, true);
+    EXPECT_EQ(d.rows_unequal, 0) << "batch " << batch << ": max relative error " << d.max_relative;
+  }
+  EXPECT_EQ(runner.packed_against_alone({3, 16, 17, 40, 100, 60}, 256), 0);
+  EXPECT_EQ(runner.packed_against_alone({44, 30, 100}, 256, {256, 16, 0}), 0);
+}
+
 // `--deterministic` packs prompts into one prefill step at a fixed row count: each prompt,
 // through the paged kernel (up to 16 tokens) or flash attention (more), gets the logits
 // and KV it gets alone, whatever shares the step.

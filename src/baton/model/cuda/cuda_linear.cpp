@@ -68,7 +68,7 @@ void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, voi
 // skinny_gemm takes one row, 8-bit rows only of whole 16-byte loads; never in a
 // batch-invariant step, whose rows all go through decode_gemm's order of sums.
 bool takes_skinny(const Products& products, int rows, const DeviceMatrix& w) {
-  return products.batched != BatchedProducts::invariant && kernels::skinny_fits(rows, w.in) &&
+  return !invariant_products(products.batched) && kernels::skinny_fits(rows, w.in) &&
          (!w.eight_bit() || w.in % 16 == 0);
 }
 
@@ -111,7 +111,7 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
     decode_product(x, rows, w, y, y_type, beta, true, stream);
     return;
   }
-  const bool invariant = products.batched == BatchedProducts::invariant;
+  const bool invariant = invariant_products(products.batched);
   // A batch-invariant step's rows go through decode_gemm in slices of its most rows (each
   // row's sums in one order whatever the slice), others within its measured rows.
   const int slice = invariant ? kernels::kDecodeMaxRows : kernels::kDecodeMeasuredRows;
@@ -121,6 +121,10 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
     } else {
       linear_columns(products, x, rows, w, 0, w.out, y, y_type, beta);
     }
+    return;
+  }
+  if (products.batched == BatchedProducts::invariant_cublas) {  // the caller's handle: no workspace
+    linear_columns(products, x, rows, w, 0, w.out, y, y_type, beta);
     return;
   }
   if (invariant && kernels::decode_gemm_fits(1, w.in)) {

@@ -16,8 +16,17 @@ namespace baton::cuda {
 // Which kernel takes bf16 products of 2 to 32 rows (batched decode): cuBLAS, or decode_gemm
 // (BATON_CUDA_DECODE_GEMM=1; it trails cuBLAS at 16-32 rows, docs/benchmarks.md). And
 // `invariant` (`--deterministic` decode steps): every row count through decode_gemm, more
-// than 64 rows in slices of 64, so that no row's result depends on the others.
-enum class BatchedProducts { cublas, decode_gemm, invariant };
+// than 64 rows in slices of 64, so that no row's result depends on the others; or
+// `invariant_cublas` (BATON_CUDA_INVARIANT_PRODUCTS=cublas, for comparison until measured):
+// bf16 products through cuBLAS on a handle without a workspace, every row count (without
+// split-K a row's bits were the same at every M that bench/gemm_row_position measured on
+// the H100: 1, 8, 32, 64, 92, 128-2048), 8-bit ones as `invariant`.
+enum class BatchedProducts { cublas, decode_gemm, invariant, invariant_cublas };
+
+// Whether `batched` keeps each row's result independent of the others.
+constexpr bool invariant_products(BatchedProducts batched) {
+  return batched == BatchedProducts::invariant || batched == BatchedProducts::invariant_cublas;
+}
 
 // How a step's products run: its cuBLAS handle, its choice for batched rows, and where an
 // 8-bit matrix (fp8 or q8) is widened to bf16 for cuBLAS (products of more than 32 rows,

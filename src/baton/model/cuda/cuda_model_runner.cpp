@@ -1,6 +1,7 @@
 #include "baton/model/cuda/cuda_model_runner.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +31,15 @@ const CudaModel& checked(const std::shared_ptr<const CudaModel>& model) {
   return *model;
 }
 
+BatchedProducts invariant_products_from_env() {
+  const char* set = std::getenv("BATON_CUDA_INVARIANT_PRODUCTS");
+  const std::string chosen = set != nullptr ? set : "decode_gemm";
+  if (chosen == "cublas") return BatchedProducts::invariant_cublas;
+  if (chosen == "decode_gemm") return BatchedProducts::invariant;
+  throw std::invalid_argument("BATON_CUDA_INVARIANT_PRODUCTS: decode_gemm or cublas, not '" +
+                              chosen + "'");
+}
+
 }  // namespace
 
 CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const KvBlockPool& pool,
@@ -53,7 +63,8 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              .paged_key_slots = switch_from_env("BATON_CUDA_PAGED_SLOTS"),
              .batched_products = switch_from_env("BATON_CUDA_DECODE_GEMM", false)
                                      ? BatchedProducts::decode_gemm
-                                     : BatchedProducts::cublas} {}
+                                     : BatchedProducts::cublas,
+             .invariant_products = invariant_products_from_env()} {}
 
 std::shared_ptr<ModelStep> CudaModelRunner::begin(StepPlan plan, double device_share) {
   return std::make_shared<CudaModelStep>(state_, std::move(plan), device_share);

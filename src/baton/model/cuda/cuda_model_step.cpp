@@ -191,9 +191,15 @@ cudaStream_t CudaModelStep::prepare() {
   state_.placement.set_share(share_.load(), plan_.prefills);
   const cudaStream_t stream =
       state_.placement.prepare(state_.stream, plan_.prefills, state_.cublas.get());
-  BATON_CUBLAS_CHECK(cublas_api().set_workspace(state_.cublas.get(), state_.cublas_workspace.get(),
-                                                state_.cublas_workspace.bytes()));
+  // An invariant decode step's cuBLAS products run without split-K (cuda_linear.h).
+  use_cublas_workspace(batched_products() != BatchedProducts::invariant_cublas);
   return stream;
+}
+
+void CudaModelStep::use_cublas_workspace(bool use) {
+  BATON_CUBLAS_CHECK(cublas_api().set_workspace(state_.cublas.get(),
+                                                use ? state_.cublas_workspace.get() : nullptr,
+                                                use ? state_.cublas_workspace.bytes() : 0));
 }
 
 void CudaModelStep::embed(cudaStream_t stream) {
@@ -488,9 +494,12 @@ void CudaModelStep::finish() {
     auto* normed = w.device_at<kernels::bf16>(Slot::normed);
     BATON_CUDA_CHECK(kernels::rms_norm(residual, last_rows_, sequences, hidden,
                                        state_.model.final_norm(), eps, normed, stream));
-    // A batch-invariant step's head, prefill or decode: each row in decode_gemm's order.
+    // A batch-invariant step's head, prefill or decode: each row in one order whatever the rows.
     Products head = products();
-    if (plan_.batch_invariant) head.batched = BatchedProducts::invariant;
+    if (plan_.batch_invariant) {
+      head.batched = state_.invariant_products;
+      if (head.batched == BatchedProducts::invariant_cublas) use_cublas_workspace(false);
+    }
     linear(head, normed, sequences, state_.model.output(), out, CUDA_R_32F);
     if (plan_.output == StepOutput::greedy) {
       auto* picks = w.device_at<kernels::GreedyPick>(Slot::picks);

@@ -50,6 +50,8 @@ class CudaModelStep final : public ModelStep {
   void size_workspace();
   // The stream to launch on, with the device share placed and cuBLAS's workspace set.
   cudaStream_t prepare();
+  // cuBLAS's workspace on this step's handle, or none (no split-K) until the next prepare().
+  void use_cublas_workspace(bool use);
   // The row map's copy to the device and the embedding: the step's first launches.
   void embed(cudaStream_t stream);
   int units_of(LayerPart part) const;
@@ -68,7 +70,7 @@ class CudaModelStep final : public ModelStep {
   // a product depends on its own input row only.
   int product_rows() const { return std::max(rows_, plan_.invariant_rows); }
   BatchedProducts batched_products() const {
-    return invariant_decode() ? BatchedProducts::invariant : state_.batched_products;
+    return invariant_decode() ? state_.invariant_products : state_.batched_products;
   }
   // How this step's products run (cuda_linear.h); fp8 weights widen in Slot::widened.
   Products products() const;

@@ -38,6 +38,9 @@ struct RunnerState {
   bool wide_pieces = true;
   bool paged_key_slots = true;
   BatchedProducts batched_products = BatchedProducts::cublas;
+  // A batch-invariant step's products: `invariant` (decode_gemm), or `invariant_cublas`
+  // (BATON_CUDA_INVARIANT_PRODUCTS=cublas; cuda_linear.h).
+  BatchedProducts invariant_products = BatchedProducts::invariant;
   // A batch-invariant decode step cuts each row's keys into ranges of this many, whatever
   // the batch: a chat row of a few hundred keys is one range (16 fixed ranges made 64 such
   // rows 8192 blocks and a merge), a 32K-token row 16 (8 KV heads x 16 blocks, about one
