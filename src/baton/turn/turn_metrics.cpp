@@ -1,5 +1,7 @@
 #include "baton/turn/turn_metrics.h"
 
+#include <algorithm>
+
 namespace baton {
 
 TurnClientId TurnMetrics::add_client(std::string name) {
@@ -58,6 +60,22 @@ TurnStats TurnMetrics::snapshot() const {
   stats.handovers = handovers_;
   stats.handover_us = summarize(handover_us_);
   return stats;
+}
+
+TurnStats stats_since(const TurnStats& now, const TurnStats& before) {
+  TurnStats window = now;
+  window.handovers -= std::min(before.handovers, now.handovers);
+  for (std::size_t i = 0; i < window.clients.size() && i < before.clients.size(); ++i) {
+    ClientTurnStats& c = window.clients[i];
+    const ClientTurnStats& b = before.clients[i];
+    c.acquisitions -= std::min(b.acquisitions, c.acquisitions);
+    c.handovers_in -= std::min(b.handovers_in, c.handovers_in);
+    c.yields -= std::min(b.yields, c.yields);
+    c.wait_s = std::max(c.wait_s - b.wait_s, 0.0);
+    c.hold_s = std::max(c.hold_s - b.hold_s, 0.0);
+    c.device_s = std::max(c.device_s - b.device_s, 0.0);
+  }
+  return window;
 }
 
 }  // namespace baton

@@ -38,6 +38,12 @@ struct TurnStats {
   double prefill_share = 0.0;  // partition: prefill's share at the snapshot; 0 otherwise
 };
 
+// What the turn counted between two snapshots of it (`before` taken first, with the same
+// clients): the counters' differences, `now`'s weights, hand-over latencies and prefill
+// share (percentiles cannot be taken apart). A run reads its window so, leaving out what
+// came before it, such as the engines' warm-up bursts at load.
+TurnStats stats_since(const TurnStats& now, const TurnStats& before);
+
 class TurnMetrics {
  public:
   TurnClientId add_client(std::string name);
