@@ -25,6 +25,34 @@ __global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* 
   out[i] = __float2bfloat16(gate / (1.0f + expf(-gate)) * up);
 }
 
+// Two bf16 values of each: silu(gate) * up, rounded as the kernel above rounds.
+__device__ __nv_bfloat162 silu_mul2(__nv_bfloat162 gate, __nv_bfloat162 up) {
+  const float2 g = __bfloat1622float2(gate);
+  const float2 u = __bfloat1622float2(up);
+  return __floats2bfloat162_rn(g.x / (1.0f + expf(-g.x)) * u.x, g.y / (1.0f + expf(-g.y)) * u.y);
+}
+
+// The same, eight columns a thread in 16-byte loads and stores (inner % 8 == 0): the
+// one-value kernel moved 1.25 TB/s in an 8B prefill chunk (ncu, the sixth H100 run),
+// 7.5 % of the chunk.
+__global__ void silu_mul8_kernel(const bf16* gate_up, int rows, int inner, bf16* out) {
+  let_next_kernel_start();
+  const int groups = inner / 8;
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<long long>(rows) * groups) return;
+  const long long r = i / groups;
+  const long long c = (i % groups) * 8;
+  const uint4 gate = __ldcs(reinterpret_cast<const uint4*>(gate_up + r * 2 * inner + c));
+  const uint4 up = __ldcs(reinterpret_cast<const uint4*>(gate_up + r * 2 * inner + inner + c));
+  uint4 result;
+  const auto* g = reinterpret_cast<const __nv_bfloat162*>(&gate);
+  const auto* u = reinterpret_cast<const __nv_bfloat162*>(&up);
+  auto* o = reinterpret_cast<__nv_bfloat162*>(&result);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) o[k] = silu_mul2(g[k], u[k]);
+  *reinterpret_cast<uint4*>(out + r * inner + c) = result;
+}
+
 // Keeps the better of two (logit, token) candidates: the larger logit, the lower id on ties.
 __device__ void keep_better(float& best, int& token, float other, int other_token) {
   if (other > best || (other == best && other_token < token)) {
@@ -109,7 +137,13 @@ __global__ void greedy_merge_kernel(const GreedyPartial* partial, int slices, Gr
 cudaError_t silu_mul(const bf16* gate_up, int rows, int inner, bf16* out, cudaStream_t stream) {
   const long long total = static_cast<long long>(rows) * inner;
   if (total == 0) return cudaSuccess;
-  silu_mul_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(gate_up, rows, inner, out);
+  const bool whole_loads = inner % 8 == 0 && reinterpret_cast<std::uintptr_t>(gate_up) % 16 == 0 &&
+                           reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  if (whole_loads) {
+    silu_mul8_kernel<<<blocks_for(total / 8, 256), 256, 0, stream>>>(gate_up, rows, inner, out);
+  } else {
+    silu_mul_kernel<<<blocks_for(total, 256), 256, 0, stream>>>(gate_up, rows, inner, out);
+  }
   return cudaGetLastError();
 }
 
