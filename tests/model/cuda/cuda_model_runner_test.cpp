@@ -249,6 +249,18 @@ void long_context(BothRunners& both) {
   }
 }
 
+// One sequence alone: a prompt, then decode steps of one row (skinny_gemm's products).
+void decode_alone(BothRunners& both) {
+  const auto vocab = static_cast<std::size_t>(both.model().config().vocab_size);
+  const auto v = static_cast<std::int64_t>(vocab);
+  const int a = both.add_sequence(64);
+  std::vector<TokenId> next =
+      both.expect_close(both.step({a}, {tokens_of(9, 5, v)}), vocab, "prefill alone");
+  for (int step = 0; step < 6; ++step) {
+    next = both.expect_close(both.step({a}, {{next[0]}}), vocab, "one-row decode");
+  }
+}
+
 struct Shape {
   const char* name;
   ModelArch arch;
@@ -395,6 +407,31 @@ TEST_P(CudaRunnerShapes, WarpAKeyAttentionMatchesTheCpuPass) {
     both.cut_layers_into(piece);
     prefill_then_decode(both);
     long_context(both);
+  }
+}
+
+// BATON_CUDA_FUSED_NORM=1: a one-row step's q/k/v and gate/up products norm their own row
+// (skinny_gemm.h NormedRow) in bf16, fp8 and q8; the same logits within each tolerance.
+TEST_P(CudaRunnerShapes, ProductsThatNormTheirOwnRowMatchTheCpuPass) {
+  SKIP_WITHOUT_GPU();
+  const ScopedEnv fused("BATON_CUDA_FUSED_NORM", "1");
+  {
+    const LlamaModel model = load();
+    BothRunners both(model);
+    decode_alone(both);
+    prefill_then_decode(both);
+  }
+  {
+    const LlamaModel model = load(DevicePrecision::fp8);
+    BothRunners both(model);
+    both.set_tolerance(kFp8Tolerance);
+    decode_alone(both);
+  }
+  {
+    const LlamaModel model = load(DevicePrecision::bf16, WeightFormat::q8);
+    BothRunners both(model);
+    both.set_tolerance(kQ8Tolerance);
+    decode_alone(both);
   }
 }
 

@@ -65,6 +65,24 @@ void decode_product(const kernels::bf16* x, int rows, const DeviceMatrix& w, voi
   }
 }
 
+// One row's product of its own RMSNorm, for w's format.
+template <typename Out>
+void normed_launch(const kernels::NormedRow& n, const DeviceMatrix& w, Out* y,
+                   cudaStream_t stream) {
+  using namespace kernels;
+  switch (w.format) {
+    case DeviceFormat::bf16:
+      BATON_CUDA_CHECK(skinny_gemm_normed(n, w.bf16_values(), w.out, w.in, y, stream));
+      return;
+    case DeviceFormat::fp8_rows:
+      BATON_CUDA_CHECK(skinny_gemm_normed_fp8(n, w.fp8_values(), w.scales, w.out, w.in, y, stream));
+      return;
+    case DeviceFormat::q8_groups:
+      BATON_CUDA_CHECK(skinny_gemm_normed_q8(n, w.q8_values(), w.scales, w.out, w.in, y, stream));
+      return;
+  }
+}
+
 // skinny_gemm takes one row, 8-bit rows only of whole 16-byte loads; never in a
 // batch-invariant step, whose rows all go through decode_gemm's order of sums.
 bool takes_skinny(const Products& products, int rows, const DeviceMatrix& w) {
@@ -138,6 +156,19 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
     return;
   }
   linear_columns(products, x, rows, w, 0, w.out, y, y_type, beta);
+}
+
+bool linear_normed(const Products& products, const kernels::NormedRow& normed,
+                   const DeviceMatrix& w, void* y, cudaDataType_t y_type) {
+  if (!takes_skinny(products, 1, w) || !kernels::normed_fits(w.in)) return false;
+  cudaStream_t stream = nullptr;
+  BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
+  if (y_type == CUDA_R_32F) {
+    normed_launch(normed, w, static_cast<float*>(y), stream);
+  } else {
+    normed_launch(normed, w, static_cast<kernels::bf16*>(y), stream);
+  }
+  return true;
 }
 
 void linear_columns(const Products& products, const kernels::bf16* x, int rows,

@@ -10,6 +10,7 @@
 
 #include "baton/model/cuda/device_matrix.h"
 #include "baton/model/cuda/model_kernels.h"
+#include "baton/model/cuda/skinny_gemm.h"
 
 namespace baton::cuda {
 
@@ -45,6 +46,11 @@ struct Products {
 // through skinny_gemm, up to 32 through decode_gemm, more widened and through cuBLAS.
 void linear(const Products& products, const kernels::bf16* x, int rows, const DeviceMatrix& w,
             void* y, cudaDataType_t y_type, float beta = 0.0f);
+// One row's product of its own RMSNorm (kernels::NormedRow, skinny_gemm.h), the norm done by
+// the product's blocks; false, launching nothing, where skinny_gemm does not take the
+// product (the caller norms, then calls linear()).
+bool linear_normed(const Products& products, const kernels::NormedRow& normed,
+                   const DeviceMatrix& w, void* y, cudaDataType_t y_type);
 // Output columns [first, first + count) of linear(): w's rows of them into y's columns of
 // them (y keeps its row stride `w.out`), through cuBLAS whatever the rows: a piece of a
 // product that reads its slice of the weights once for all rows.

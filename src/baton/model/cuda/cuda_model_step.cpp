@@ -301,23 +301,40 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
   const auto at = static_cast<std::size_t>(first);
   const int product_count = first == 0 && count == rows_ ? product_rows() : count;
   auto* residual = w.device_at<float>(Slot::residual) + at * hidden;
-  auto* normed = w.device_at<kernels::bf16>(Slot::normed) + at * hidden;
   auto* qkv = w.device_at<float>(Slot::qkv);
-  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
-                                     CudaModel::f32_of(*l.attn_norm), eps, normed, stream));
-  linear(products, normed, product_count, l.qkv.view(), qkv + at * (q_dim + 2 * kv_dim),
-         CUDA_R_32F);
+  normed_product(products, first, count, product_count, CudaModel::f32_of(*l.attn_norm),
+                 l.qkv.view(), qkv + at * (q_dim + 2 * kv_dim), CUDA_R_32F, stream);
   enqueue_qkv_epilogue(index, first, count, stream);
   attend(index, first, count, stream);
   linear(products, w.device_at<kernels::bf16>(Slot::attended) + at * q_dim, product_count,
          l.o.view(), residual, CUDA_R_32F, 1.0f);
-  BATON_CUDA_CHECK(kernels::rms_norm(residual, nullptr, count, hidden,
-                                     CudaModel::f32_of(*l.mlp_norm), eps, normed, stream));
   auto* gate_up = w.device_at<kernels::bf16>(Slot::gate_up) + at * 2 * inner;
   auto* activated = w.device_at<kernels::bf16>(Slot::activated) + at * inner;
-  linear(products, normed, product_count, l.gate_up.view(), gate_up, CUDA_R_16BF);
+  normed_product(products, first, count, product_count, CudaModel::f32_of(*l.mlp_norm),
+                 l.gate_up.view(), gate_up, CUDA_R_16BF, stream);
   BATON_CUDA_CHECK(kernels::silu_mul(gate_up, count, inner, activated, stream));
   linear(products, activated, product_count, l.down.view(), residual, CUDA_R_32F, 1.0f);
+}
+
+// RMSNorm of residual rows [first, first + count), then their product with `w` (at
+// `product_rows`): one launch where the product norms its own row (fused_norm, one row),
+// else the norm into Slot::normed and the product.
+void CudaModelStep::normed_product(const Products& products, int first, int count, int product_rows,
+                                   const float* norm_weight, const DeviceMatrix& w, void* y,
+                                   cudaDataType_t y_type, cudaStream_t stream) {
+  const int hidden = dims().hidden;
+  const float eps = dims().eps;
+  const auto at = static_cast<std::size_t>(first) * hidden;
+  const float* residual = state_.workspace.device_at<float>(Slot::residual) + at;
+  if (state_.fused_norm && count == 1 && product_rows == 1 &&
+      linear_normed(products, {.residual = residual, .weight = norm_weight, .eps = eps}, w, y,
+                    y_type)) {
+    return;
+  }
+  auto* normed = state_.workspace.device_at<kernels::bf16>(Slot::normed) + at;
+  BATON_CUDA_CHECK(
+      kernels::rms_norm(residual, nullptr, count, hidden, norm_weight, eps, normed, stream));
+  linear(products, normed, product_rows, w, y, y_type);
 }
 
 // One part of a layer over all the step's rows, for output columns (the products) or KV

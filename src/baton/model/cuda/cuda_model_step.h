@@ -50,6 +50,9 @@ class CudaModelStep final : public ModelStep {
   void size_workspace();
   // The stream to launch on, with the device share placed and cuBLAS's workspace set.
   cudaStream_t prepare();
+  void normed_product(const Products& products, int first, int count, int product_rows,
+                      const float* norm_weight, const DeviceMatrix& w, void* y,
+                      cudaDataType_t y_type, cudaStream_t stream);
   // cuBLAS's workspace on this step's handle, or none (no split-K) until the next prepare().
   void use_cublas_workspace(bool use);
   // The row map's copy to the device and the embedding: the step's first launches.

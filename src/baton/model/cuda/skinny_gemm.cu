@@ -74,18 +74,68 @@ __device__ int row_stride(int in) {
   return Load<W>::kGroupScaled ? q8_stride(in) : in;
 }
 
+// The first step's weights of the warp's rows start toward L2 while the kernel before
+// this one ends (they never depend on it).
+template <typename W>
+__device__ void prefetch_rows(const W* w, int first, int features, int in, int lane) {
+  constexpr int V = Load<W>::kValues;
+#pragma unroll
+  for (int f = 0; f < kFeatures; ++f) {
+    const W* row = w + static_cast<std::size_t>(first + min(f, features - 1)) * row_stride<W>(in);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int i = (lane + u * kWarp) * V;
+      if (i < in) detail::prefetch_l2(row + i);
+    }
+  }
+}
+
+// The block's x with kNormed (NormedRow): `normed.residual`'s RMSNorm times its weight,
+// rounded to bf16 into `xs`, each value as rms_norm_kernel computes it.
+__device__ void norm_into(const NormedRow& normed, int in, bf16* xs, float* scratch) {
+  const auto* row = reinterpret_cast<const float4*>(normed.residual);
+  float squares = 0.0f;
+  for (int i = threadIdx.x; i < in / 4; i += blockDim.x) {
+    const float4 v = row[i];
+    squares += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+  }
+  const float inverse =
+      rsqrtf(detail::block_sum(squares, scratch) / static_cast<float>(in) + normed.eps);
+  const auto* weight = reinterpret_cast<const float4*>(normed.weight);
+  for (int i = threadIdx.x; i < in / 4; i += blockDim.x) {
+    const float4 v = row[i];
+    const float4 g = weight[i];
+    xs[4 * i] = __float2bfloat16(v.x * inverse * g.x);
+    xs[4 * i + 1] = __float2bfloat16(v.y * inverse * g.y);
+    xs[4 * i + 2] = __float2bfloat16(v.z * inverse * g.z);
+    xs[4 * i + 3] = __float2bfloat16(v.w * inverse * g.w);
+  }
+  __syncthreads();
+}
+
 // Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
 // flight before the first is used; lanes stride along `in`, then the warp sums. E4M3
 // weights: each feature's sum times its scale; Q8_0: each load's sum times its group's.
-template <typename W, typename Out>
+// kNormed: x is the block's own RMSNorm of a row (NormedRow), not read.
+template <typename W, typename Out, bool kNormed>
 __global__ void __launch_bounds__(kThreads)
     skinny_kernel(const bf16* x, const W* w, const float* scales, int out, int in, Out* y,
-                  float beta) {
+                  float beta, NormedRow normed) {
   constexpr int V = Load<W>::kValues;
   const long long warp_index =
       (static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
   const int first = static_cast<int>(warp_index * kFeatures);
   const int lane = threadIdx.x % kWarp;
+  if constexpr (kNormed) {
+    // Every warp of the block norms x, the ones past `out` too (the block waits for all).
+    __shared__ __align__(16) bf16 xs[kNormedMaxIn];
+    __shared__ float scratch[kWarp];
+    if (first < out) prefetch_rows<W>(w, first, min(kFeatures, out - first), in, lane);
+    detail::wait_for_previous_kernel();
+    detail::let_next_kernel_start();
+    norm_into(normed, in, xs, scratch);
+    x = xs;
+  }
   if (first >= out) return;
   const int features = min(kFeatures, out - first);
   const W* rows[kFeatures];
@@ -97,17 +147,11 @@ __global__ void __launch_bounds__(kThreads)
     group_scales[f] =
         Load<W>::kGroupScaled ? scales + static_cast<std::size_t>(row) * q8_groups(in) : nullptr;
   }
-  // The first step's weights start toward L2 while the kernel before this one ends.
-#pragma unroll
-  for (int f = 0; f < kFeatures; ++f) {
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const int i = (lane + u * kWarp) * V;
-      if (i < in) detail::prefetch_l2(rows[f] + i);
-    }
+  if constexpr (!kNormed) {
+    prefetch_rows<W>(w, first, features, in, lane);
+    detail::wait_for_previous_kernel();
+    detail::let_next_kernel_start();
   }
-  detail::wait_for_previous_kernel();
-  detail::let_next_kernel_start();
   float acc[kFeatures] = {};
   for (int base = lane * V; base < in; base += kWarp * V * kUnroll) {
     uint4 loaded[kFeatures][kUnroll];
@@ -167,45 +211,84 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename W, typename Out>
 cudaError_t launch(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
-                   Out* y, float beta, cudaStream_t stream) {
+                   Out* y, float beta, cudaStream_t stream, const NormedRow* normed) {
   static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
   if (!skinny_fits(rows, in) || (sizeof(W) == 1 && in % 16 != 0)) return cudaErrorInvalidValue;
   const long long warps = (static_cast<long long>(out) + kFeatures - 1) / kFeatures;
   const int blocks = static_cast<int>((warps * kWarp + kThreads - 1) / kThreads);
-  return detail::launch_dependent(skinny_kernel<W, Out>, dim3(blocks), dim3(kThreads), stream, x, w,
-                                  scales, out, in, y, beta);
+  if (normed != nullptr) {
+    if (!normed_fits(in)) return cudaErrorInvalidValue;
+    return detail::launch_dependent(skinny_kernel<W, Out, true>, dim3(blocks), dim3(kThreads),
+                                    stream, x, w, scales, out, in, y, beta, *normed);
+  }
+  return detail::launch_dependent(skinny_kernel<W, Out, false>, dim3(blocks), dim3(kThreads),
+                                  stream, x, w, scales, out, in, y, beta, NormedRow{});
 }
 
 }  // namespace
 
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
                         float beta, cudaStream_t stream) {
-  return launch(x, rows, w, nullptr, out, in, y, beta, stream);
+  return launch(x, rows, w, nullptr, out, in, y, beta, stream, nullptr);
 }
 
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
                         cudaStream_t stream) {
-  return launch(x, rows, w, nullptr, out, in, y, 0.0f, stream);
+  return launch(x, rows, w, nullptr, out, in, y, 0.0f, stream, nullptr);
 }
 
 cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, float* y, float beta, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, beta, stream);
+  return launch(x, rows, w, scales, out, in, y, beta, stream, nullptr);
 }
 
 cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, bf16* y, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
+  return launch(x, rows, w, scales, out, in, y, 0.0f, stream, nullptr);
 }
 
 cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
                            int out, int in, float* y, float beta, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, beta, stream);
+  return launch(x, rows, w, scales, out, in, y, beta, stream, nullptr);
 }
 
 cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
                            int out, int in, bf16* y, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, 0.0f, stream);
+  return launch(x, rows, w, scales, out, in, y, 0.0f, stream, nullptr);
+}
+
+cudaError_t skinny_gemm_normed(const NormedRow& normed, const bf16* w, int out, int in, float* y,
+                               cudaStream_t stream) {
+  return launch<bf16, float>(nullptr, 1, w, nullptr, out, in, y, 0.0f, stream, &normed);
+}
+
+cudaError_t skinny_gemm_normed(const NormedRow& normed, const bf16* w, int out, int in, bf16* y,
+                               cudaStream_t stream) {
+  return launch<bf16, bf16>(nullptr, 1, w, nullptr, out, in, y, 0.0f, stream, &normed);
+}
+
+cudaError_t skinny_gemm_normed_fp8(const NormedRow& normed, const std::uint8_t* w,
+                                   const float* scales, int out, int in, float* y,
+                                   cudaStream_t stream) {
+  return launch<std::uint8_t, float>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+}
+
+cudaError_t skinny_gemm_normed_fp8(const NormedRow& normed, const std::uint8_t* w,
+                                   const float* scales, int out, int in, bf16* y,
+                                   cudaStream_t stream) {
+  return launch<std::uint8_t, bf16>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+}
+
+cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
+                                  const float* scales, int out, int in, float* y,
+                                  cudaStream_t stream) {
+  return launch<std::int8_t, float>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+}
+
+cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
+                                  const float* scales, int out, int in, bf16* y,
+                                  cudaStream_t stream) {
+  return launch<std::int8_t, bf16>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
 }
 
 }  // namespace baton::cuda::kernels

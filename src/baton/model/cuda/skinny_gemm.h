@@ -19,6 +19,18 @@ namespace baton::cuda::kernels {
 
 constexpr int kSkinnyMaxRows = 1;
 
+// An RMSNorm the product does itself (BATON_CUDA_FUSED_NORM=1): each block norms the f32
+// `residual` row times `weight` into bf16 x in shared memory, as rms_norm would (its sum
+// in another order: the scale's last bit may differ), so the norm's own launch goes. For
+// `in` a multiple of 4 up to kNormedMaxIn; x is then not read.
+struct NormedRow {
+  const float* residual = nullptr;
+  const float* weight = nullptr;
+  float eps = 0.0f;
+};
+constexpr int kNormedMaxIn = 8192;
+constexpr bool normed_fits(int in) { return in % 4 == 0 && in <= kNormedMaxIn; }
+
 // True when skinny_gemm takes this product: up to kSkinnyMaxRows rows, `in` a multiple of 8.
 constexpr bool skinny_fits(int rows, int in) {
   return rows >= 1 && rows <= kSkinnyMaxRows && in % 8 == 0;
@@ -41,5 +53,24 @@ cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const 
                            int out, int in, float* y, float beta, cudaStream_t stream);
 cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
                            int out, int in, bf16* y, cudaStream_t stream);
+
+// One row's product of its RMSNorm (`normed`; normed_fits(in)), y without beta, for each
+// weight format above.
+cudaError_t skinny_gemm_normed(const NormedRow& normed, const bf16* w, int out, int in, float* y,
+                               cudaStream_t stream);
+cudaError_t skinny_gemm_normed(const NormedRow& normed, const bf16* w, int out, int in, bf16* y,
+                               cudaStream_t stream);
+cudaError_t skinny_gemm_normed_fp8(const NormedRow& normed, const std::uint8_t* w,
+                                   const float* scales, int out, int in, float* y,
+                                   cudaStream_t stream);
+cudaError_t skinny_gemm_normed_fp8(const NormedRow& normed, const std::uint8_t* w,
+                                   const float* scales, int out, int in, bf16* y,
+                                   cudaStream_t stream);
+cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
+                                  const float* scales, int out, int in, float* y,
+                                  cudaStream_t stream);
+cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
+                                  const float* scales, int out, int in, bf16* y,
+                                  cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels
