@@ -11,7 +11,9 @@
 // may pad its prompt rows to that M and keep every row's result whatever the other rows.
 // Each case twice: with cuBLAS's default workspace, and with none (cublasSetWorkspace to 0
 // bytes), which leaves cuBLAS no room for split-K partial sums: if rows then match at every
-// M, a step needs no padding (the runner gives its handle a workspace today).
+// M, a step needs no padding (the runner gives its handle a workspace today). Then, without
+// a workspace, each product as the runner calls it (output type, beta) at every M from 1
+// to 64 against each row alone: what BATON_CUDA_INVARIANT_PRODUCTS=cublas relies on.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -104,6 +106,70 @@ void compare(cublasHandle_t cublas, const char* name, const char* workspace, con
   std::printf("\n");
 }
 
+// The decode question, as the runner calls each product (its output type, beta 1 where
+// the residual is added in place): on a handle without a workspace, rows 0..M-1 of an
+// M-row product against each row computed alone, for every M from 1 to 64. Prints the
+// rows unlike alone of all 2080 (BATON_CUDA_INVARIANT_PRODUCTS=cublas needs 0 everywhere).
+std::vector<std::uint8_t> product_as_run(cublasHandle_t cublas, const std::vector<std::uint16_t>& x,
+                                         int rows, const DeviceBuffer& w, int out, int in,
+                                         cudaDataType_t y_type, float beta,
+                                         const std::vector<std::uint8_t>& residual) {
+  const std::unique_ptr<DeviceBuffer> xs = upload(x);
+  const std::size_t element = y_type == CUDA_R_32F ? sizeof(float) : sizeof(std::uint16_t);
+  const std::size_t bytes = static_cast<std::size_t>(rows) * out * element;
+  DeviceBuffer y(bytes);
+  BATON_CUDA_CHECK(cudaMemcpy(y.get(), residual.data(), bytes, cudaMemcpyHostToDevice));
+  baton::cuda::linear_columns({.cublas = cublas}, static_cast<const bf16*>(xs->get()), rows,
+                              {.values = w.get(), .out = out, .in = in}, 0, out, y.get(), y_type,
+                              beta);
+  BATON_CUDA_CHECK(cudaDeviceSynchronize());
+  std::vector<std::uint8_t> host(bytes);
+  BATON_CUDA_CHECK(cudaMemcpy(host.data(), y.get(), bytes, cudaMemcpyDeviceToHost));
+  return host;
+}
+
+void decode_rows(cublasHandle_t bare, const char* name, int out, int in, cudaDataType_t y_type,
+                 float beta) {
+  constexpr int kMostRows = 64;
+  const std::unique_ptr<DeviceBuffer> w =
+      upload(random_bf16(static_cast<std::size_t>(out) * in, 1));
+  const std::vector<std::uint16_t> x = random_bf16(static_cast<std::size_t>(kMostRows) * in, 7);
+  const std::size_t row_bytes =
+      static_cast<std::size_t>(out) * (y_type == CUDA_R_32F ? sizeof(float) : 2);
+  std::vector<std::uint8_t> residual(kMostRows * row_bytes);
+  if (y_type == CUDA_R_32F) {  // a residual in f32 where beta adds it
+    const std::vector<std::uint16_t> r = random_bf16(residual.size() / sizeof(float), 11);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      const std::uint32_t word = static_cast<std::uint32_t>(r[i]) << 16;
+      std::memcpy(residual.data() + i * sizeof(float), &word, sizeof word);
+    }
+  }
+  std::vector<std::vector<std::uint8_t>> alone;
+  for (int r = 0; r < kMostRows; ++r) {
+    const std::vector<std::uint16_t> row(x.begin() + static_cast<std::size_t>(r) * in,
+                                         x.begin() + static_cast<std::size_t>(r + 1) * in);
+    const std::vector<std::uint8_t> own(residual.begin() + r * row_bytes,
+                                        residual.begin() + (r + 1) * row_bytes);
+    alone.push_back(product_as_run(bare, row, 1, *w, out, in, y_type, beta, own));
+  }
+  int unlike = 0;
+  int worst_m = 0;
+  for (int m = 1; m <= kMostRows; ++m) {
+    const std::vector<std::uint16_t> rows(x.begin(), x.begin() + static_cast<std::size_t>(m) * in);
+    const std::vector<std::uint8_t> y =
+        product_as_run(bare, rows, m, *w, out, in, y_type, beta, residual);
+    for (int r = 0; r < m; ++r) {
+      if (std::memcmp(y.data() + r * row_bytes, alone[static_cast<std::size_t>(r)].data(),
+                      row_bytes) != 0) {
+        ++unlike;
+        worst_m = m;
+      }
+    }
+  }
+  std::printf("| %s | %d x %d | %s, beta %g | %d | %d |\n", name, out, in,
+              y_type == CUDA_R_32F ? "f32" : "bf16", beta, unlike, worst_m);
+}
+
 }  // namespace
 
 int main() {
@@ -130,5 +196,14 @@ int main() {
       compare(bare.get(), s.name, "none", *w, s.out, s.in, rows);
     }
   }
+  std::printf(
+      "\nNo workspace, as the runner calls each product: rows 0..M-1 of an M-row product "
+      "against each row alone, M = 1..64\n\n| product | out x in | output | rows unlike alone "
+      "(of 2080) | largest M with one |\n|---|---|---|---|---|\n");
+  decode_rows(bare.get(), "qkv", 6144, 4096, CUDA_R_32F, 0.0f);
+  decode_rows(bare.get(), "o", 4096, 4096, CUDA_R_32F, 1.0f);
+  decode_rows(bare.get(), "gate_up", 28672, 4096, CUDA_R_16BF, 0.0f);
+  decode_rows(bare.get(), "down", 4096, 14336, CUDA_R_32F, 1.0f);
+  decode_rows(bare.get(), "head", 128256, 4096, CUDA_R_32F, 0.0f);
   return 0;
 }

@@ -83,9 +83,13 @@ void CudaModelStep::plan_rows() {
   graphed_ = state_.use_graphs && chunks_.empty();
   if (graphed_) {
     // Shapes in powers of two, so that a growing context meets few graphs: the table is
-    // padded, and the splits follow the padded length (each row cuts its own length).
+    // padded, and the splits follow the longest row's keys padded (each row cuts its own
+    // length), not the table's capacity: a row reserves its prompt and max_tokens, so a
+    // 93-token chat row would be cut as 1024 keys.
     max_blocks_ = std::bit_ceil(static_cast<unsigned>(std::max(max_blocks_, 4)));
-    longest_paged = max_blocks_ * block_tokens;
+    longest_paged = std::min(static_cast<int>(std::bit_ceil(
+                                 static_cast<unsigned>(std::max(longest_paged, 4 * block_tokens)))),
+                             max_blocks_ * block_tokens);
     if (c.sliding_window)
       longest_paged = std::min(longest_paged, static_cast<int>(*c.sliding_window));
   }

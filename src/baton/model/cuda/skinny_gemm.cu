@@ -91,7 +91,9 @@ __device__ void prefetch_rows(const W* w, int first, int features, int in, int l
 }
 
 // The block's x with kNormed (NormedRow): `normed.residual`'s RMSNorm times its weight,
-// rounded to bf16 into `xs`, each value as rms_norm_kernel computes it.
+// rounded to bf16 into `xs`, by rms_norm_kernel's formula; its sum of squares runs over
+// 256 threads, rms_norm_kernel's over hidden / 4, so the scale's last bit may differ (no
+// batch-invariant step fuses: skinny_gemm never takes one).
 __device__ void norm_into(const NormedRow& normed, int in, bf16* xs, float* scratch) {
   const auto* row = reinterpret_cast<const float4*>(normed.residual);
   float squares = 0.0f;
