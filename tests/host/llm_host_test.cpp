@@ -105,6 +105,25 @@ TEST(LlmHost, AHangInOneModelsDecodeIsRecoveredWhileAnotherModelAnswers) {
   EXPECT_GE(qwen_bursts, 3 + 6 + 6);
 }
 
+// An engine with a stream of its own (no seat keeps it) takes the stream with it when
+// removed: the watchdog, polling every few ms, must read it no more (before the fix it
+// did: ThreadSanitizer saw a heap-use-after-free in Watchdog::check).
+TEST(LlmHost, ARemovedEnginesStreamLeavesTheWatchdog) {
+  const LlamaModel llama = LlamaModel::load(kModels / "llama");
+  WatchdogOptions watchdog;
+  watchdog.deadline = 20ms;  // polled every few ms
+  EngineHost host(std::make_unique<cpu::CpuDevice>(CommitLimits{}), TurnOptions{}, watchdog);
+  LlmEngine& first = host.add_llm_engine("first", llama, nullptr, {});
+  EXPECT_EQ(first.submit(greedy(1, 3)).get().tokens.size(), 3u);
+  host.remove_engine(first);
+  std::this_thread::sleep_for(100ms);  // many polls of the watchdog
+  LlmEngine& second = host.add_llm_engine("second", llama, nullptr, {});
+  EXPECT_EQ(second.submit(greedy(2, 3)).get().tokens.size(), 3u);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(host.faults().events().size(), 0u);
+  host.stop();
+}
+
 // Under partition a real prefill chunk is sized for the prefill share while another
 // engine runs: the runner is told 0.3 for such steps, and a decode step (with no prefill
 // anywhere) is given the whole device.

@@ -142,6 +142,12 @@ void EngineHost::remove_engine(const HostedEngine& engine) {
   // for activity().
   removed->stop();
   if (&removed->stream() != &device_->default_stream()) removed->stream().wait_idle();
+  // A stream of its own (no seat keeps it for the next engine) goes with the engine: the
+  // watchdog must not read it after.
+  const Seat* seated = seat(removed->name());
+  if (&removed->stream() != &device_->default_stream() && (seated == nullptr || !seated->stream)) {
+    watchdog_.unwatch(removed->stream());
+  }
 }
 
 Stream& EngineHost::add_watched_stream(const std::string& name) {

@@ -30,6 +30,11 @@ void Watchdog::watch(Stream& stream, std::string owner) {
   watched_.push_back({.stream = &stream});
 }
 
+void Watchdog::unwatch(const Stream& stream) {
+  std::lock_guard lock(watched_mu_);  // the watchdog's pass over the streams holds it
+  std::erase_if(watched_, [&](const Watched& w) { return w.stream == &stream; });
+}
+
 void Watchdog::set_activity_probe(ActivityProbe probe) { probe_ = std::move(probe); }
 
 void Watchdog::start() {

@@ -51,8 +51,10 @@ class Watchdog final : public StreamObserver {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Watches `stream` (which must outlive the watchdog's thread), blaming `owner`.
+  // Watches `stream` (which must outlive the watchdog's thread, or unwatch()), blaming `owner`.
   void watch(Stream& stream, std::string owner);
+  // Stops watching `stream`: once it returns the watchdog reads it no more, and it may go.
+  void unwatch(const Stream& stream);
   void set_activity_probe(ActivityProbe probe);
   void start();
   // Joins the thread, then takes one last look at every stream (they must still exist).
