@@ -6,7 +6,8 @@
 // Engines come and go while the host runs only through seats: reserve_seat() (set-up)
 // gives a name its stream and turn client for the host's life, so that the watchdog, the
 // turn and the ledger keep one identity per name; an engine added on that seat can be
-// removed (remove_engine) and another added later.
+// removed (remove_engine) and another added later. An engine removed without a seat takes
+// its stream with it, and the watchdog stops watching it first.
 // Thread-safety: reserve_seat(), add_watched_stream(), add_burst_observer() and add_engine()
 // during set-up only; add_llm_engine() and add_embedding_engine() on a reserved seat,
 // remove_engine(), activity() and the accessors from any thread; stop() once the engines
