@@ -6,9 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -16,32 +14,17 @@
 #include "baton/model/cpu/cpu_model_runner.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/writer/model_writer.h"
+#include "process_memory.h"
 #include "temp_dir.h"
 
 namespace baton {
 namespace host_copy_release_test {
 namespace {
 
+using testing::kSanitized;
+using testing::rss_anon_bytes;
+
 constexpr std::size_t kMiB = std::size_t{1} << 20;
-
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;  // RSS then measures the sanitizer's shadow memory
-#else
-constexpr bool kSanitized = false;
-#endif
-
-// The process's anonymous resident memory (/proc/self/status, RssAnon), in bytes.
-std::size_t rss_anon() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("RssAnon:", 0) != 0) continue;
-    std::istringstream fields(line.substr(8));
-    std::size_t kib = 0;
-    fields >> kib;
-    return kib * 1024;
-  }
-  return 0;
-}
 
 ModelShape q8_shape() {
   ModelShape s = model_shape("tiny", ModelArch::llama);
@@ -85,9 +68,9 @@ TEST(HostCopyRelease, AQ8ModelOnADeviceGivesItsHostCopyBack) {
                                    static_cast<std::size_t>(shape.intermediate_size);
   const std::size_t q8 = q8_bytes(model);
   const std::size_t host_before = model.host_bytes();
-  const std::size_t rss_before = rss_anon();  // quantizing wrote every page
+  const std::size_t rss_before = rss_anon_bytes();  // quantizing wrote every page
   const std::size_t released = model.release_host_copies();
-  const std::size_t rss_after = rss_anon();
+  const std::size_t rss_after = rss_anon_bytes();
   const std::size_t host_after = model.host_bytes();
   std::cout << "released " << released << " bytes of " << q8 << " q8 bytes; RssAnon "
             << rss_before / 1024 << " KiB before, " << rss_after / 1024 << " KiB after\n";

@@ -8,28 +8,22 @@
 // show as 160 MiB).
 #include <gtest/gtest.h>
 #include <malloc.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 
 #include "baton/model/cpu/forward_pass.h"
 #include "baton/model/llama_model.h"
 #include "baton/model/writer/model_writer.h"
+#include "process_memory.h"
 #include "temp_dir.h"
 
 namespace baton {
 namespace {
 
-constexpr std::uint64_t kMiB = 1 << 20;
+using testing::kSanitized;
+using testing::rss_bytes;
 
-// A sanitizer's allocator keeps freed memory (quarantine) and maps shadow memory beside
-// every page: the process's RSS then measures the sanitizer, not the model.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr std::uint64_t kMiB = 1 << 20;
 
 class ModelMemory : public ::testing::Test {
  protected:
@@ -37,13 +31,6 @@ class ModelMemory : public ::testing::Test {
     if (kSanitized) GTEST_SKIP() << "RSS under a sanitizer is the sanitizer's";
   }
 };
-
-std::uint64_t rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::uint64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
-}
 
 ModelShape medium_shape() {
   ModelShape s = model_shape("tiny", ModelArch::llama);

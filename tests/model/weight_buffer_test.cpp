@@ -18,36 +18,21 @@
 #include "baton/model/weights/q8_matrix.h"
 #include "baton/model/weights/weight_matrix.h"
 #include "model/safetensors_writer.h"
+#include "process_memory.h"
 #include "temp_dir.h"
 
 namespace baton {
 namespace weight_buffer_test {
 namespace {
 
-constexpr std::size_t kMiB = std::size_t{1} << 20;
+using testing::kSanitized;
+using testing::rss_anon_bytes;
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr bool kSanitized = true;  // RSS then measures the sanitizer's shadow memory
-#else
-constexpr bool kSanitized = false;
-#endif
+constexpr std::size_t kMiB = std::size_t{1} << 20;
 
 std::size_t page_size() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
 std::size_t page_rounded(std::size_t n) {
   return (n + page_size() - 1) / page_size() * page_size();
-}
-
-// The process's anonymous resident memory (/proc/self/status, RssAnon), in bytes.
-std::size_t rss_anon() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("RssAnon:", 0) != 0) continue;
-    std::istringstream fields(line.substr(8));
-    std::size_t kib = 0;
-    fields >> kib;
-    return kib * 1024;
-  }
-  return 0;
 }
 
 // The permissions /proc/self/maps gives the map holding address `at` ("" when none does).
@@ -79,9 +64,9 @@ TEST(WeightBuffer, AMappedBufferGivesItsPagesBackAndStaysReserved) {
   std::shared_ptr<std::byte> buffer = allocate_weight_buffer(bytes);
   EXPECT_EQ(weight_buffer_mapped_bytes(buffer), page_rounded(bytes));
   std::memset(buffer.get(), 1, bytes);  // every page resident
-  const std::size_t before = rss_anon();
+  const std::size_t before = rss_anon_bytes();
   const std::size_t released = release_weight_buffer(buffer);
-  const std::size_t after = rss_anon();
+  const std::size_t after = rss_anon_bytes();
   EXPECT_EQ(released, page_rounded(bytes));
   const auto first = reinterpret_cast<std::uintptr_t>(buffer.get());
   const std::uintptr_t last = first + released - 1;
