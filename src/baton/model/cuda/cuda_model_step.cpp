@@ -326,8 +326,9 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
 void CudaModelStep::normed_product(const Products& products, int first, int count, int product_rows,
                                    const float* norm_weight, const DeviceMatrix& w, void* y,
                                    cudaDataType_t y_type, cudaStream_t stream) {
-  const int hidden = dims().hidden;
-  const float eps = dims().eps;
+  const Dims d = dims();
+  const int hidden = d.hidden;
+  const float eps = d.eps;
   const auto at = static_cast<std::size_t>(first) * hidden;
   const float* residual = state_.workspace.device_at<float>(Slot::residual) + at;
   if (state_.fused_norm && count == 1 && product_rows == 1 &&
