@@ -4,10 +4,13 @@
 //     serialize with spinning waiters, serialize with waiters that park at once, the
 //     host-wide turn (--turn-scope host) between two threads and between two processes,
 //     and a plain mutex + condition variable hand-over for comparison.
+//  3. The device's idle gap at a hand-over when the holder's work is still running as it
+//     releases: waiters and holders that sleep against ones that spin (handover_spin).
 #include <benchmark/benchmark.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdio>
 #include <latch>
@@ -197,6 +200,59 @@ LatencySummary condition_variable_handover(int rounds) {
   return summarize(samples);
 }
 
+// Two threads take turns, each holding for one op of `work` on its stream (a sleep: the
+// device's work, which leaves the core free); returns the device's idle gap at each
+// hand-over in us, from the holder's op ending to the next holder running.
+LatencySummary device_gap_at_handover(std::chrono::microseconds handover_spin, int rounds) {
+  TurnOptions options = options_for(TurnPolicy::serialize, std::chrono::microseconds(50));
+  options.handover_spin = handover_spin;
+  cpu::CpuDevice device(CommitLimits{});
+  auto a = device.create_stream("a");
+  auto b = device.create_stream("b");
+  auto turn = make_turn(options, device.default_stream());
+  const TurnClientId ids[] = {turn->register_client("a", *a), turn->register_client("b", *b)};
+  Stream* streams[] = {a.get(), b.get()};
+  std::atomic<std::int64_t> work_ended_ns{0};
+  std::vector<double> gaps[2];
+  std::latch start(2);
+  auto loop = [&](int me) {
+    start.arrive_and_wait();
+    for (int r = 0; r < rounds; ++r) {
+      turn->acquire(ids[me], BurstKind::decode);
+      const std::int64_t ended = work_ended_ns.exchange(0);
+      if (ended != 0) gaps[me].push_back(static_cast<double>(now_ns() - ended) / 1000.0);
+      streams[me]->encode(Op{.run = [&work_ended_ns] {
+        std::this_thread::sleep_for(std::chrono::microseconds(300));
+        work_ended_ns = now_ns();
+      }});
+      const std::int64_t give_up = now_ns() + 1'000'000;
+      while (waiting_on(*turn) == 0 && now_ns() < give_up) cpu_relax();
+      turn->release(ids[me]);
+    }
+  };
+  std::thread ta(loop, 0);
+  std::thread tb(loop, 1);
+  ta.join();
+  tb.join();
+  gaps[0].insert(gaps[0].end(), gaps[1].begin(), gaps[1].end());
+  return summarize(gaps[0]);
+}
+
+void print_device_gap_table() {
+  constexpr int kRounds = 2000;
+  std::printf(
+      "\nThe device's idle gap at a hand-over: two threads take turns, each holding for\n"
+      "one 300-us op on its stream (%d rounds each; the waiter has parked by then)\n",
+      kRounds);
+  std::printf("%-44s %10s %10s %10s\n", "mechanism", "p50 us", "p99 us", "samples");
+  for (const int spin : {0, 1000}) {
+    const LatencySummary s = device_gap_at_handover(std::chrono::microseconds(spin), kRounds);
+    const std::string name = spin == 0 ? std::string("serialize, both sleep (handover spin 0)")
+                                       : "serialize, handover spin " + std::to_string(spin) + " us";
+    std::printf("%-44s %10.2f %10.2f %10zu\n", name.c_str(), s.p50, s.p99, s.count);
+  }
+}
+
 void print_handover_table() {
   constexpr int kRounds = 20000;
   std::printf("\nHand-over latency between two threads taking turns (%d rounds each)\n", kRounds);
@@ -233,5 +289,6 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   baton::print_handover_table();
+  baton::print_device_gap_table();
   return 0;
 }

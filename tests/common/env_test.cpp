@@ -44,5 +44,20 @@ TEST(SwitchFromEnv, AnyOtherValueIsRefusedWithTheVariablesName) {
   ::unsetenv(kName);
 }
 
+TEST(IntFromEnv, ZeroIsASettingOnlyWhereZeroIsAllowed) {
+  constexpr const char* kInt = "BATON_ENV_TEST_INT";
+  ::unsetenv(kInt);
+  EXPECT_EQ(non_negative_int_from_env(kInt, 7), 7);
+  ::setenv(kInt, "0", 1);
+  EXPECT_EQ(non_negative_int_from_env(kInt, 7), 0);
+  EXPECT_THROW((void)positive_int_from_env(kInt, 7), std::invalid_argument);
+  ::setenv(kInt, "-1", 1);
+  EXPECT_THROW((void)non_negative_int_from_env(kInt, 7), std::invalid_argument);
+  ::setenv(kInt, "12", 1);
+  EXPECT_EQ(non_negative_int_from_env(kInt, 7), 12);
+  EXPECT_EQ(positive_int_from_env(kInt, 7), 12);
+  ::unsetenv(kInt);
+}
+
 }  // namespace
 }  // namespace baton

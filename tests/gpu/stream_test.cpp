@@ -144,6 +144,29 @@ TEST(Stream, WaitInFlightReturnsOnceFewEnoughBuffersAreLeft) {
   stream->synchronize();
 }
 
+// A waiter that spins first returns when the buffer completes inside its spin (1 s) and
+// when it completes after (1 ms, then asleep on the condition variable).
+TEST(Stream, WaitInFlightThatSpinsFirstReturnsEitherWay) {
+  for (const auto spin : {std::chrono::milliseconds(1000), std::chrono::milliseconds(1)}) {
+    SCOPED_TRACE(spin.count());
+    cpu::CpuDevice device{CommitLimits{}};
+    auto stream = device.create_stream("s");
+    Gate gate;
+    stream->encode(gate.op());
+    stream->commit();
+    std::atomic<bool> returned{false};
+    std::thread waiter([&] {
+      stream->wait_in_flight(0, spin);
+      returned = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_FALSE(returned.load());
+    gate.open();
+    waiter.join();
+    EXPECT_EQ(stream->stats().in_flight, 0u);
+  }
+}
+
 TEST(Stream, ExecutesBuffersInOrderOffTheEncodingThread) {
   cpu::CpuDevice device(CommitLimits{.max_ops = 2, .max_bytes = std::size_t{1} << 30});
   auto stream = device.create_stream("s");

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -18,6 +20,7 @@ namespace baton {
 namespace {
 
 using testing::eventually;
+using testing::Gate;
 
 // A serialize turn with `n` clients, each with its own CPU stream.
 struct TurnFixture {
@@ -163,24 +166,72 @@ TEST(SerialTurn, ReleaseQuietlyKeepsTheErrorOnTheStream) {
   EXPECT_THROW(f.streams[0]->synchronize(), GpuError);  // not swallowed
 }
 
+// The turn's options with a handover_spin: the next waiter is warned and spins through
+// the holder's drain, and the holder spins for it.
+TurnOptions with_handover_spin(std::chrono::microseconds spin) {
+  TurnOptions options = TurnFixture::serialize_options();
+  options.handover_spin = spin;
+  return options;
+}
+
 TEST(SerialTurn, HolderDrainsBeforeTheNextHolderRuns) {
-  TurnFixture f(2);
-  std::atomic<bool> slow_op_done{false};
-  std::atomic<bool> saw_unfinished{false};
-  f.turn.acquire(f.ids[0], BurstKind::prefill);
-  std::thread next([&] {
-    f.turn.acquire(f.ids[1], BurstKind::decode);
-    if (!slow_op_done) saw_unfinished = true;
-    f.turn.release(f.ids[1]);
+  // Sleeping through the drain, spinning through all of it, and spinning for part of it.
+  for (const auto handover_spin : {0, 200'000, 1'000}) {
+    SCOPED_TRACE(handover_spin);
+    TurnFixture f(2, with_handover_spin(std::chrono::microseconds(handover_spin)));
+    std::atomic<bool> slow_op_done{false};
+    std::atomic<bool> saw_unfinished{false};
+    f.turn.acquire(f.ids[0], BurstKind::prefill);
+    std::thread next([&] {
+      f.turn.acquire(f.ids[1], BurstKind::decode);
+      if (!slow_op_done) saw_unfinished = true;
+      f.turn.release(f.ids[1]);
+    });
+    f.await_waiters(1);
+    f.streams[0]->encode(Op{.run = [&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      slow_op_done = true;
+    }});
+    f.turn.release(f.ids[0]);  // committed and drained here, before the hand-over
+    next.join();
+    EXPECT_FALSE(saw_unfinished.load());
+    EXPECT_EQ(f.device.overlap().read().overlap_s, 0.0);
+  }
+}
+
+// A warning goes to the waiter that would be next when the holder starts to drain; the
+// holder it then hands to is chosen again after the drain. A warned waiter that is passed
+// over, and whose spin ends, sleeps again and is still woken for its own turn.
+TEST(SerialTurn, AWarnedWaiterThatIsPassedOverStillGetsItsTurn) {
+  TurnOptions options = with_handover_spin(std::chrono::microseconds(500));
+  options.decode_first = true;
+  TurnFixture f(3, options);
+  std::vector<std::size_t> order;  // guarded by the turn
+  auto take_turn = [&](std::size_t who, BurstKind kind) {
+    f.turn.acquire(f.ids[who], kind);
+    order.push_back(who);
+    f.turn.release(f.ids[who]);
+  };
+  Gate drained;
+  std::atomic<bool> releasing{false};
+  std::thread holder([&] {
+    f.turn.acquire(f.ids[0], BurstKind::decode);
+    f.await_waiters(1);  // the prefill
+    f.streams[0]->encode(drained.op());
+    releasing = true;
+    f.turn.release(f.ids[0]);  // warns the prefill, then drains until the gate opens
   });
-  f.await_waiters(1);
-  f.streams[0]->encode(Op{.run = [&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    slow_op_done = true;
-  }});
-  f.turn.release(f.ids[0]);  // committed and drained here, before the hand-over
-  next.join();
-  EXPECT_FALSE(saw_unfinished.load());
+  std::thread prefill([&] { take_turn(1, BurstKind::prefill); });
+  ASSERT_TRUE(eventually([&] { return releasing.load(); }));
+  // Arrives during the drain with the same virtual time: decode first puts it ahead.
+  std::thread decode([&] { take_turn(2, BurstKind::decode); });
+  f.await_waiters(2);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));  // the prefill's spin ends
+  drained.open();
+  holder.join();
+  prefill.join();
+  decode.join();
+  EXPECT_EQ(order, (std::vector<std::size_t>{2, 1}));
   EXPECT_EQ(f.device.overlap().read().overlap_s, 0.0);
 }
 
@@ -322,28 +373,36 @@ TEST(SerialTurn, AQueuedOpBoundaryWaitsForThePieceAheadAndDrainsOnlyToHandOver) 
 TEST(SerialTurn, MutualExclusionUnderContention) {
   constexpr int kThreads = 4;
   constexpr int kRounds = 500;
-  TurnFixture f(kThreads);
-  int inside = 0;  // a plain int: TSan flags any overlap of holders
-  int total = 0;
-  std::atomic<int> violations{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&, t] {
-      for (int r = 0; r < kRounds; ++r) {
-        f.turn.acquire(f.ids[static_cast<std::size_t>(t)], BurstKind::decode);
-        if (inside++ != 0) ++violations;
-        ++total;
-        --inside;
-        f.turn.release(f.ids[static_cast<std::size_t>(t)]);
-      }
-    });
+  // Waiters that sleep, and waiters warned to spin through each holder's drain of an op.
+  for (const auto handover_spin : {0, 300}) {
+    SCOPED_TRACE(handover_spin);
+    TurnFixture f(kThreads, with_handover_spin(std::chrono::microseconds(handover_spin)));
+    int inside = 0;  // plain ints: TSan flags any overlap of holders
+    int total = 0;
+    int ops_run = 0;
+    std::atomic<int> violations{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+      threads.emplace_back([&, t] {
+        const std::size_t me = static_cast<std::size_t>(t);
+        for (int r = 0; r < kRounds; ++r) {
+          f.turn.acquire(f.ids[me], BurstKind::decode);
+          if (inside++ != 0) ++violations;
+          ++total;
+          if (handover_spin != 0) f.streams[me]->encode(Op{.run = [&] { ++ops_run; }});
+          --inside;
+          f.turn.release(f.ids[me]);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(violations.load(), 0);
+    EXPECT_EQ(total, kThreads * kRounds);
+    EXPECT_EQ(ops_run, handover_spin != 0 ? kThreads * kRounds : 0);
+    std::uint64_t acquisitions = 0;
+    for (const auto& c : f.turn.stats().clients) acquisitions += c.acquisitions;
+    EXPECT_EQ(acquisitions, static_cast<std::uint64_t>(kThreads * kRounds));
   }
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(violations.load(), 0);
-  EXPECT_EQ(total, kThreads * kRounds);
-  std::uint64_t acquisitions = 0;
-  for (const auto& c : f.turn.stats().clients) acquisitions += c.acquisitions;
-  EXPECT_EQ(acquisitions, static_cast<std::uint64_t>(kThreads * kRounds));
 }
 
 }  // namespace
@@ -432,6 +491,22 @@ TEST(TurnOptionsNames, WeightsOtherThanOneAreInThePolicysName) {
   EXPECT_EQ(describe(options, three), "partition/0.3");
   options.policy = TurnPolicy::concurrent;
   EXPECT_EQ(describe(options, three), "concurrent");
+}
+
+// A hand-over spins on CUDA, sleeps on the CPU (whose device is the cores), and the
+// environment sets it either way, 0 included.
+TEST(TurnOptionsDefaults, AHandOverSpinsOnCudaAndTheEnvironmentDecides) {
+  constexpr const char* kVar = "BATON_TURN_HANDOVER_SPIN_US";
+  ::unsetenv(kVar);
+  EXPECT_EQ(TurnOptions::with_env_defaults("cuda").handover_spin, kCudaHandoverSpin);
+  EXPECT_EQ(TurnOptions::with_env_defaults("cpu").handover_spin.count(), 0);
+  ::setenv(kVar, "0", 1);
+  EXPECT_EQ(TurnOptions::with_env_defaults("cuda").handover_spin.count(), 0);
+  ::setenv(kVar, "250", 1);
+  EXPECT_EQ(TurnOptions::with_env_defaults("cpu").handover_spin.count(), 250);
+  ::setenv(kVar, "soon", 1);
+  EXPECT_THROW((void)TurnOptions::with_env_defaults("cuda"), std::invalid_argument);
+  ::unsetenv(kVar);
 }
 
 }  // namespace

@@ -189,8 +189,9 @@ int ReproCommand::run() {
     throw std::invalid_argument("--engine is required (or --scenario NAME)");
   }
   if (scenario.empty()) options.engines = parse_engine_specs(engine_specs, options.backend);
-  const TurnOptions env = TurnOptions::with_env_defaults();
+  const TurnOptions env = TurnOptions::with_env_defaults(options.backend);
   options.turn.spin = env.spin;
+  options.turn.handover_spin = env.handover_spin;
   options.turn.policy = *parse_turn_policy(policy);
   options.turn.quantum = *parse_quantum(quantum);
   options.turn.scope = *parse_turn_scope(turn_scope);

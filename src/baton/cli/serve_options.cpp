@@ -351,7 +351,9 @@ ServeConfig resolve(const ServeFlags& flags, const CLI::App& cmd) {
     if (const char* key = std::getenv("BATON_API_KEY")) c.api_key = key;
   }
   try {
-    c.turn.spin = TurnOptions::with_env_defaults().spin;
+    const TurnOptions env = TurnOptions::with_env_defaults(c.backend);
+    c.turn.spin = env.spin;
+    c.turn.handover_spin = env.handover_spin;
   } catch (const std::invalid_argument& e) {
     throw ConfigError(e.what());
   }

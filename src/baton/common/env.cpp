@@ -7,17 +7,30 @@
 
 namespace baton {
 
-std::int64_t positive_int_from_env(const char* name, std::int64_t fallback) {
+namespace {
+
+std::int64_t int_from_env(const char* name, std::int64_t fallback, std::int64_t least,
+                          const char* expected) {
   const char* raw = std::getenv(name);
   if (raw == nullptr || *raw == '\0') return fallback;
   std::string_view text(raw);
   std::int64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value <= 0) {
-    throw std::invalid_argument(std::string("[env] ") + name + "=" + raw +
-                                ": expected a positive integer");
+  if (ec != std::errc() || end != text.data() + text.size() || value < least) {
+    throw std::invalid_argument(std::string("[env] ") + name + "=" + raw + ": expected " +
+                                expected);
   }
   return value;
+}
+
+}  // namespace
+
+std::int64_t positive_int_from_env(const char* name, std::int64_t fallback) {
+  return int_from_env(name, fallback, 1, "a positive integer");
+}
+
+std::int64_t non_negative_int_from_env(const char* name, std::int64_t fallback) {
+  return int_from_env(name, fallback, 0, "a whole number, 0 or more");
 }
 
 bool switch_from_env(const char* name, bool when_unset) {

@@ -11,6 +11,8 @@ namespace baton {
 // Returns the value of `name` as a positive integer, or `fallback` when unset.
 // Throws std::invalid_argument naming the variable when set to anything else.
 std::int64_t positive_int_from_env(const char* name, std::int64_t fallback);
+// As positive_int_from_env(), and 0 too (a setting that 0 turns off).
+std::int64_t non_negative_int_from_env(const char* name, std::int64_t fallback);
 
 // An on/off switch: `when_unset` when `name` is unset, true when 1, false when 0. Throws
 // std::invalid_argument naming the variable when set to anything else.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "baton/common/cpu_relax.h"
 #include "baton/common/env.h"
 
 namespace baton {
@@ -14,12 +15,6 @@ namespace {
 std::chrono::microseconds spin_time() {
   static const std::chrono::microseconds spin{positive_int_from_env("BATON_POOL_SPIN_US", 50)};
   return spin;
-}
-
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
 }
 
 // Spins until done() for at most spin_time(), yielding the core now and then;

@@ -4,6 +4,8 @@
 #include <thread>
 #include <utility>
 
+#include "baton/common/cpu_relax.h"
+
 namespace baton {
 
 Stream::Stream(StreamId id, std::string name, CommitLimits limits, StreamObserver* observer,
@@ -28,6 +30,7 @@ void Stream::commit() {
     if (in_flight_.empty() && observer_ != nullptr)
       observer_->stream_busy(id_, buffer.committed_at);
     in_flight_.push_back({buffer.id, buffer.committed_at});
+    in_flight_count_.store(in_flight_.size(), std::memory_order_release);
     ++committed_;
     ops_committed_ += buffer.ops.size();
     last_commit_ = buffer.committed_at;
@@ -42,7 +45,14 @@ void Stream::synchronize() {
 
 void Stream::wait_idle() { wait_in_flight(0); }
 
-void Stream::wait_in_flight(std::size_t buffers) {
+void Stream::wait_in_flight(std::size_t buffers, std::chrono::nanoseconds spin) {
+  if (spin.count() > 0) {
+    const TimePoint until = Clock::now() + spin;
+    while (in_flight_count_.load(std::memory_order_acquire) > buffers) {
+      if (Clock::now() >= until) break;
+      cpu_relax();
+    }
+  }
   std::unique_lock lock(mu_);
   idle_cv_.wait(lock, [&] { return in_flight_.size() <= buffers; });
 }
@@ -92,6 +102,7 @@ void Stream::complete(std::uint64_t buffer_id, std::optional<GpuError> error) {
     device_ns_.fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(now - began).count(),
                          std::memory_order_release);
     in_flight_.pop_front();
+    in_flight_count_.store(in_flight_.size(), std::memory_order_release);
     ++completed_;
     last_completion_ = now;
     if (error) {

@@ -8,7 +8,7 @@ namespace {
 
 TurnOptions turn(TurnPolicy policy, Quantum quantum = Quantum::burst,
                  TurnScope scope = TurnScope::process) {
-  TurnOptions options = TurnOptions::with_env_defaults();
+  TurnOptions options;
   options.policy = policy;
   options.quantum = quantum;
   options.scope = scope;
@@ -23,6 +23,9 @@ ScenarioVariant variant(const ScenarioInputs& inputs, std::string key, std::stri
       .key = std::move(key), .label = std::move(label), .options = inputs.base, .processes = 1};
   v.options.engines = parse_engine_specs(specs, inputs.base.backend);
   v.options.turn = policy;
+  // The spins the run was given (its backend's, or the environment's).
+  v.options.turn.spin = inputs.base.turn.spin;
+  v.options.turn.handover_spin = inputs.base.turn.handover_spin;
   // Same-named turn state for every variant of a run, so that two processes meet.
   v.options.turn.host_name = inputs.base.turn.host_name;
   return v;

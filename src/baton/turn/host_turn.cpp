@@ -187,7 +187,8 @@ void HostTurn::release_quietly(TurnClientId id) noexcept {
 std::optional<GpuError> HostTurn::hand_over(TurnClientId id, bool take_errors, bool leaving,
                                             std::int64_t* passed_at_ns) noexcept {
   const Client& client = clients_[id];
-  std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
+  std::optional<GpuError> error =
+      drain_for_handover(*client.stream, default_stream_, take_errors, options_.handover_spin);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
   const std::int64_t device = running_device_ns(client);
   metrics_.record_device(id, device);
@@ -259,7 +260,7 @@ std::chrono::nanoseconds HostTurn::yield_point(TurnClientId id, Boundary boundar
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return {};
   const Client& client = clients_[id];
-  if (piece_end) end_quantum(*client.stream, boundary);
+  if (piece_end) end_quantum(*client.stream, boundary, options_.handover_spin);
   if (waiting() == 0) return {};
   contention_.saw_contention();
   {

@@ -1,15 +1,17 @@
 // serial_steps: what the serialize policy does the same way in one process (SerialTurn)
 // and across the processes of a host (HostTurn): the drain before a hand-over, the test
-// of whether a yield point is a quantum boundary, and the pause of a spinning waiter.
+// of whether a yield point is a quantum boundary, and the clock of contention.
 // Thread-safety: free functions; drain_for_handover() follows Stream's rules (the caller
 // holds the turn, so it owns its stream and the default stream).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
 #include "baton/common/clock.h"
+#include "baton/common/cpu_relax.h"
 #include "baton/gpu/gpu_error.h"
 #include "baton/gpu/stream.h"
 #include "baton/turn/burst_kind.h"
@@ -17,28 +19,20 @@
 
 namespace baton {
 
-// One pause of a spin-wait: lets the sibling hyper-thread run and saves power.
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
-// Commits and drains the holder's stream and the default stream; with `take_errors`,
-// returns the first error they hold (one at a time: a second stays pending).
-std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream,
-                                           bool take_errors) noexcept;
+// Commits and drains the holder's stream and the default stream, spinning for up to
+// `spin` on each before it sleeps; with `take_errors`, returns the first error they hold
+// (one at a time: a second stays pending).
+std::optional<GpuError> drain_for_handover(Stream& own, Stream& default_stream, bool take_errors,
+                                           std::chrono::nanoseconds spin = {}) noexcept;
 
 // Whether a holder running a `holder_kind` burst hands over at `boundary` (when someone
 // waits). Only prefill chunks are split: a decode step is short and latency-bound as it is.
 bool is_quantum_boundary(const TurnOptions& options, BurstKind holder_kind, Boundary boundary);
 // The holder's wait at the end of a quantum: at most one quantum in flight afterwards, so
 // that a waiter waits for one. At a queued_op boundary that is the queued one (the caller
-// keeps each piece queued behind the one before); otherwise none (synchronize, which
-// throws the stream's first error).
-void end_quantum(Stream& stream, Boundary boundary);
+// keeps each piece queued behind the one before); otherwise none (as synchronize: throws
+// the stream's first error). Spins for up to `spin` before it sleeps.
+void end_quantum(Stream& stream, Boundary boundary, std::chrono::nanoseconds spin = {});
 
 // When the turn last saw two clients want it at once (one waited, or was handed the turn
 // by another): the sign that a holder's prefill should come in pieces. Any thread.

@@ -110,16 +110,37 @@ std::deque<TurnClientId>::iterator SerialTurn::next_waiter_locked() {
 }
 
 void SerialTurn::wait_for_grant(Client& client) const {
-  const std::int64_t spin_until =
-      now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(options_.spin).count();
-  while (client.granted.load(std::memory_order_acquire) == 0) {
-    if (now_ns() >= spin_until) {
-      client.granted.wait(0, std::memory_order_acquire);
-    } else {
+  using std::chrono::nanoseconds;
+  std::int64_t spin_until = now_ns() + nanoseconds(options_.spin).count();
+  for (;;) {
+    std::uint32_t state = client.granted.load(std::memory_order_acquire);
+    if (state == kGranted) break;
+    if (now_ns() < spin_until) {
       cpu_relax();
+    } else if (state == kWarned) {
+      // A holder drains for a hand-over, likely to this client: spin through the drain.
+      if (client.granted.compare_exchange_strong(state, kWaiting, std::memory_order_acquire)) {
+        spin_until = now_ns() + nanoseconds(options_.handover_spin).count();
+      }
+    } else {
+      client.granted.wait(kWaiting, std::memory_order_acquire);
     }
   }
-  client.granted.store(0, std::memory_order_relaxed);
+  client.granted.store(kWaiting, std::memory_order_relaxed);
+}
+
+void SerialTurn::warn_next_waiter() {
+  if (options_.handover_spin.count() == 0 || waiting_.load(std::memory_order_acquire) == 0) {
+    return;
+  }
+  std::lock_guard lock(mu_);
+  if (waiters_.empty()) return;
+  Client& next = *clients_[*next_waiter_locked()];
+  std::uint32_t waiting = kWaiting;
+  if (next.granted.compare_exchange_strong(waiting, kWarned, std::memory_order_release,
+                                           std::memory_order_relaxed)) {
+    next.granted.notify_one();
+  }
 }
 
 void SerialTurn::release(TurnClientId id) {
@@ -137,7 +158,9 @@ void SerialTurn::release_quietly(TurnClientId id) noexcept {
 std::optional<GpuError> SerialTurn::hand_over(TurnClientId id, bool take_errors, bool leaving,
                                               std::int64_t* passed_at_ns) noexcept {
   Client& client = *clients_[id];
-  std::optional<GpuError> error = drain_for_handover(*client.stream, default_stream_, take_errors);
+  warn_next_waiter();
+  std::optional<GpuError> error =
+      drain_for_handover(*client.stream, default_stream_, take_errors, options_.handover_spin);
   const std::int64_t device = running_device_ns(client);
   metrics_.record_hold(id, now_ns() - hold_start_ns_);
   metrics_.record_device(id, device);
@@ -180,7 +203,7 @@ void SerialTurn::pass_turn(TurnClientId releaser, bool leaving, std::int64_t dev
     device_at_grant_ns_ = next->stream->device_ns() + default_stream_.device_ns();
   }
   next->granted_at_ns.store(now_ns(), std::memory_order_relaxed);
-  next->granted.store(1, std::memory_order_release);
+  next->granted.store(kGranted, std::memory_order_release);
   next->granted.notify_one();
 }
 
@@ -226,7 +249,7 @@ std::chrono::nanoseconds SerialTurn::yield_point(TurnClientId id, Boundary bound
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return {};
   Client& client = *clients_[id];
-  if (piece_end) end_quantum(*client.stream, boundary);
+  if (piece_end) end_quantum(*client.stream, boundary, options_.handover_spin);
   if (waiting_.load(std::memory_order_acquire) == 0) return {};
   {
     std::lock_guard lock(mu_);

@@ -14,7 +14,10 @@
 // Hand-over is explicit: the releaser picks the next waiter under the one mutex and
 // sets that waiter's own flag. A waiter spins on its flag for TurnOptions::spin, then
 // parks on it (futex), so a hand-over to a spinning waiter costs well under a
-// microsecond and nobody burns a core through a long wait.
+// microsecond and nobody burns a core through a long wait. With a handover_spin, a holder
+// about to hand over first warns the waiter likely to be next, which then spins through
+// the holder's drain, and the holder spins for its drain too: the device waits for no
+// wake-up between two holders.
 //
 // Thread-safety: see GpuTurn. One mutex (mu_) guards the holder, the line of waiters and
 // the share accounts.
@@ -54,10 +57,15 @@ class SerialTurn final : public GpuTurn {
   std::size_t waiting() const { return waiting_.load(std::memory_order_acquire); }
 
  private:
+  static constexpr std::uint32_t kWaiting = 0;
+  static constexpr std::uint32_t kGranted = 1;
+  static constexpr std::uint32_t kWarned = 2;
+
   struct Client {
     Stream* stream = nullptr;
-    // Set to 1 by the releaser that hands this client the turn; reset by the client.
-    alignas(64) std::atomic<std::uint32_t> granted{0};
+    // kGranted from the releaser that hands this client the turn, kWarned from a holder
+    // about to hand over; reset to kWaiting by the client.
+    alignas(64) std::atomic<std::uint32_t> granted{kWaiting};
     std::atomic<std::int64_t> granted_at_ns{0};  // written before `granted`
     BurstKind waiting_kind = BurstKind::decode;  // guarded by mu_
     std::thread::id waiting_thread;              // guarded by mu_
@@ -87,6 +95,9 @@ class SerialTurn final : public GpuTurn {
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
+  // Holder, before its drain: with a handover_spin, wakes the waiter that would be next
+  // now, so that it spins through the drain.
+  void warn_next_waiter();
   // Charges the releaser its hold's device time, then gives the turn to the next waiter or
   // frees it; `leaving`: the releaser wants no more.
   void pass_turn(TurnClientId releaser, bool leaving, std::int64_t device_ns);

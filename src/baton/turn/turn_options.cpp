@@ -9,10 +9,13 @@
 
 namespace baton {
 
-TurnOptions TurnOptions::with_env_defaults() {
+TurnOptions TurnOptions::with_env_defaults(std::string_view backend) {
   TurnOptions options;
+  if (backend == "cuda") options.handover_spin = kCudaHandoverSpin;
   options.spin =
       std::chrono::microseconds(positive_int_from_env("BATON_TURN_SPIN_US", options.spin.count()));
+  options.handover_spin = std::chrono::microseconds(
+      non_negative_int_from_env("BATON_TURN_HANDOVER_SPIN_US", options.handover_spin.count()));
   return options;
 }
 

@@ -33,6 +33,10 @@ inline constexpr double kDefaultMaxHoldMs = 0.5;
 inline constexpr double kMinMaxHoldMs = 0.05;
 inline constexpr double kMaxMaxHoldMs = 10000.0;
 
+// Longer than a piece and a queued one at the default hold, so that a warned waiter spins
+// through the drain it was warned of.
+inline constexpr std::chrono::microseconds kCudaHandoverSpin{1000};
+
 struct TurnOptions {
   TurnPolicy policy = TurnPolicy::concurrent;
   Quantum quantum = Quantum::op;
@@ -49,13 +53,20 @@ struct TurnOptions {
   bool prefill_share_auto = false;
   // How long a waiter spins before it parks in the kernel (BATON_TURN_SPIN_US).
   std::chrono::microseconds spin{50};
+  // Around a hand-over, how long the holder spins for its stream to drain and the waiter
+  // told it goes next spins for the grant, instead of sleeping: two wake-ups fewer in the
+  // device's idle gap between holders (BATON_TURN_HANDOVER_SPIN_US; 0: both sleep).
+  std::chrono::microseconds handover_spin{0};
   TurnScope scope = TurnScope::process;
   // host scope: the turn's name; the processes that share one use /dev/shm/baton-turn-NAME.
   std::string host_name = "baton";
   // host scope: how often a parked waiter checks that the holder's process is alive.
   std::chrono::milliseconds liveness_poll{20};
 
-  static TurnOptions with_env_defaults();
+  // The defaults of `backend`, then the environment's overrides. On cuda a hand-over spins
+  // for kCudaHandoverSpin (bench/turn_bench's device gap: 38 -> 6 us); on the cpu it
+  // sleeps, since the CPU backend's device is the cores a spinner would take.
+  static TurnOptions with_env_defaults(std::string_view backend);
 };
 
 std::optional<TurnPolicy> parse_turn_policy(std::string_view name);
