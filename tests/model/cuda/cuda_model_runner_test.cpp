@@ -410,8 +410,8 @@ TEST_P(CudaRunnerShapes, WarpAKeyAttentionMatchesTheCpuPass) {
   }
 }
 
-// BATON_CUDA_FUSED_NORM=1: a one-row step's q/k/v and gate/up products norm their own row
-// (skinny_gemm.h NormedRow) in bf16, fp8 and q8; the same logits within each tolerance.
+// The default (BATON_CUDA_FUSED_NORM=1): a one-row step's q/k/v and gate/up products norm their own
+// row (skinny_gemm.h NormedRow) in bf16, fp8 and q8; the same logits within each tolerance.
 TEST_P(CudaRunnerShapes, ProductsThatNormTheirOwnRowMatchTheCpuPass) {
   SKIP_WITHOUT_GPU();
   const ScopedEnv fused("BATON_CUDA_FUSED_NORM", "1");

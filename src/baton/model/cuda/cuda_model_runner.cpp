@@ -61,7 +61,7 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              .use_flash = switch_from_env("BATON_CUDA_FLASH"),
              .wide_pieces = switch_from_env("BATON_CUDA_WIDE_PIECES"),
              .paged_key_slots = switch_from_env("BATON_CUDA_PAGED_SLOTS"),
-             .fused_norm = switch_from_env("BATON_CUDA_FUSED_NORM", false),
+             .fused_norm = switch_from_env("BATON_CUDA_FUSED_NORM"),
              .batched_products = switch_from_env("BATON_CUDA_DECODE_GEMM", false)
                                      ? BatchedProducts::decode_gemm
                                      : BatchedProducts::cublas,

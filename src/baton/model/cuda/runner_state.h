@@ -37,9 +37,10 @@ struct RunnerState {
   bool use_flash = true;
   bool wide_pieces = true;
   bool paged_key_slots = true;
-  // BATON_CUDA_FUSED_NORM=1: a one-row step's q/k/v and gate/up products norm their own
-  // input (skinny_gemm.h NormedRow), two launches fewer a layer; off until measured.
-  bool fused_norm = false;
+  // A one-row step's q/k/v and gate/up products norm their own input (skinny_gemm.h
+  // NormedRow), two launches fewer a layer: the 0.5B decodes 4 % faster on the H100, the 8B
+  // the same (docs/benchmarks.md). BATON_CUDA_FUSED_NORM=0 norms first, for comparisons.
+  bool fused_norm = true;
   BatchedProducts batched_products = BatchedProducts::cublas;
   // A batch-invariant step's products: `invariant` (decode_gemm), or `invariant_cublas`
   // (BATON_CUDA_INVARIANT_PRODUCTS=cublas; cuda_linear.h).

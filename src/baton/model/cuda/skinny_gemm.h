@@ -19,9 +19,9 @@ namespace baton::cuda::kernels {
 
 constexpr int kSkinnyMaxRows = 1;
 
-// An RMSNorm the product does itself (BATON_CUDA_FUSED_NORM=1): each block norms the f32
-// `residual` row times `weight` into bf16 x in shared memory, as rms_norm would (its sum
-// in another order: the scale's last bit may differ), so the norm's own launch goes. For
+// An RMSNorm the product does itself (the default; BATON_CUDA_FUSED_NORM=0 turns it off): each
+// block norms the f32 `residual` row times `weight` into bf16 x in shared memory, as rms_norm would
+// (its sum in another order: the scale's last bit may differ), so the norm's own launch goes. For
 // `in` a multiple of 4 up to kNormedMaxIn; x is then not read.
 struct NormedRow {
   const float* residual = nullptr;
