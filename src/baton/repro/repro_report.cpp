@@ -152,24 +152,27 @@ nlohmann::json to_json(const ReproResult& run) {
     }
     engines.push_back(std::move(entry));
   }
-  nlohmann::json out = {{"backend", run.backend},
-          {"policy", std::string(to_string(run.turn.policy))},
-          {"scenario", scenario_name(run)},
-          {"quantum", std::string(to_string(run.turn.quantum))},
-          {"decode_first", run.turn.decode_first},
-          {"turn_scope", std::string(to_string(run.turn.scope))},
-          {"duration_s", run.duration_s},
-          {"overlap_s", run.overlap_s},
-          {"overlap_episodes", run.overlap_episodes},
-          {"engines", std::move(engines)},
-          {"turn",
-           {{"handovers", run.turn_stats.handovers},
-            {"handover_us_p50", run.turn_stats.handover_us.p50},
-            {"handover_us_p99", run.turn_stats.handover_us.p99},
-            {"prefill_share", run.turn_stats.prefill_share}}},
-          {"faults", faults_json(run.faults)},
-          {"detect_latency_ms",
-           {{"p50", run.faults.detect_latency_ms.p50}, {"max", run.faults.detect_latency_ms.max}}}};
+  nlohmann::json out = {
+      {"backend", run.backend},
+      {"policy", std::string(to_string(run.turn.policy))},
+      {"scenario", scenario_name(run)},
+      {"quantum", std::string(to_string(run.turn.quantum))},
+      {"decode_first", run.turn.decode_first},
+      {"turn_scope", std::string(to_string(run.turn.scope))},
+      {"duration_s", run.duration_s},
+      {"overlap_s", run.overlap_s},
+      {"overlap_episodes", run.overlap_episodes},
+      {"engines", std::move(engines)},
+      {"turn",
+       {{"handovers", run.turn_stats.handovers},
+        {"handover_us_p50", run.turn_stats.handover_us.p50},
+        {"handover_us_p99", run.turn_stats.handover_us.p99},
+        {"handover_us_mean", run.turn_stats.handover_us.mean},
+        {"handover_us_max", run.turn_stats.handover_us.max},
+        {"prefill_share", run.turn_stats.prefill_share}}},
+      {"faults", faults_json(run.faults)},
+      {"detect_latency_ms",
+       {{"p50", run.faults.detect_latency_ms.p50}, {"max", run.faults.detect_latency_ms.max}}}};
   if (run.ledger) out["ledger"] = to_json(*run.ledger);
   return out;
 }
@@ -229,6 +232,8 @@ ReproResult result_from_json(const nlohmann::json& json) {
   run.turn_stats.handovers = json.at("turn").at("handovers");
   run.turn_stats.handover_us.p50 = json.at("turn").at("handover_us_p50");
   run.turn_stats.handover_us.p99 = json.at("turn").at("handover_us_p99");
+  run.turn_stats.handover_us.mean = json.at("turn").value("handover_us_mean", 0.0);
+  run.turn_stats.handover_us.max = json.at("turn").value("handover_us_max", 0.0);
   run.turn_stats.prefill_share = json.at("turn").value("prefill_share", 0.0);
   run.faults = faults_from(json.at("faults"));
   return run;
