@@ -111,7 +111,13 @@ std::deque<TurnClientId>::iterator SerialTurn::next_waiter_locked() {
 
 void SerialTurn::wait_for_grant(Client& client) const {
   using std::chrono::nanoseconds;
-  std::int64_t spin_until = now_ns() + nanoseconds(options_.spin).count();
+  // A waiter that comes in line while the holder drains for a hand-over is as good as
+  // warned: the grant is a drain away.
+  const bool drain_under_way = draining_.load(std::memory_order_acquire);
+  std::int64_t spin_until =
+      now_ns() +
+      nanoseconds(drain_under_way ? std::max(options_.spin, options_.handover_spin) : options_.spin)
+          .count();
   for (;;) {
     std::uint32_t state = client.granted.load(std::memory_order_acquire);
     if (state == kGranted) break;
@@ -130,9 +136,9 @@ void SerialTurn::wait_for_grant(Client& client) const {
 }
 
 void SerialTurn::warn_next_waiter() {
-  if (options_.handover_spin.count() == 0 || waiting_.load(std::memory_order_acquire) == 0) {
-    return;
-  }
+  if (options_.handover_spin.count() == 0) return;
+  draining_.store(true, std::memory_order_release);
+  if (waiting_.load(std::memory_order_acquire) == 0) return;
   std::lock_guard lock(mu_);
   if (waiters_.empty()) return;
   Client& next = *clients_[*next_waiter_locked()];
@@ -173,6 +179,7 @@ void SerialTurn::pass_turn(TurnClientId releaser, bool leaving, std::int64_t dev
   Client* next = nullptr;
   {
     std::lock_guard lock(mu_);
+    draining_.store(false, std::memory_order_relaxed);
     Client& client = *clients_[releaser];
     charge(client.account, device_ns);
     client.stretch_device_ns += device_ns;

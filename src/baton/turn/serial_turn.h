@@ -96,7 +96,8 @@ class SerialTurn final : public GpuTurn {
   void enqueue_locked(TurnClientId client, BurstKind kind);
   void wait_for_grant(Client& client) const;
   // Holder, before its drain: with a handover_spin, wakes the waiter that would be next
-  // now, so that it spins through the drain.
+  // now, so that it spins through the drain, and marks the drain under way for waiters
+  // still to come.
   void warn_next_waiter();
   // Charges the releaser its hold's device time, then gives the turn to the next waiter or
   // frees it; `leaving`: the releaser wants no more.
@@ -116,6 +117,9 @@ class SerialTurn final : public GpuTurn {
   std::optional<TurnClientId> holder_;     // guarded by mu_
   std::thread::id holder_thread_;          // guarded by mu_
   std::atomic<std::uint32_t> waiting_{0};  // waiters_.size(), read without mu_ at yield points
+  // With a handover_spin: the holder is draining to hand over (set before the drain,
+  // cleared under mu_ as the turn passes); a waiter coming in line meanwhile spins.
+  std::atomic<bool> draining_{false};
 
   double floor_ns_ = 0.0;  // guarded by mu_; only ever rises
 
