@@ -410,28 +410,34 @@ TEST_P(CudaRunnerShapes, WarpAKeyAttentionMatchesTheCpuPass) {
   }
 }
 
-// The default (BATON_CUDA_FUSED_NORM=1): a one-row step's q/k/v and gate/up products norm their own
-// row (skinny_gemm.h NormedRow) in bf16, fp8 and q8; the same logits within each tolerance.
-TEST_P(CudaRunnerShapes, ProductsThatNormTheirOwnRowMatchTheCpuPass) {
+// A one-row step's products that make their own input: q/k/v and gate/up norm their own
+// row (the default, skinny_gemm.h NormedRow), down makes its own SwiGLU
+// (BATON_CUDA_FUSED_SWIGLU=1, ActivatedRow), in bf16, fp8 and q8; and the same with both
+// off (the norm and the SwiGLU launched apart): the same logits within each tolerance.
+TEST_P(CudaRunnerShapes, ProductsThatMakeTheirOwnInputMatchTheCpuPass) {
   SKIP_WITHOUT_GPU();
-  const ScopedEnv fused("BATON_CUDA_FUSED_NORM", "1");
-  {
-    const LlamaModel model = load();
-    BothRunners both(model);
-    decode_alone(both);
-    prefill_then_decode(both);
-  }
-  {
-    const LlamaModel model = load(DevicePrecision::fp8);
-    BothRunners both(model);
-    both.set_tolerance(kFp8Tolerance);
-    decode_alone(both);
-  }
-  {
-    const LlamaModel model = load(DevicePrecision::bf16, WeightFormat::q8);
-    BothRunners both(model);
-    both.set_tolerance(kQ8Tolerance);
-    decode_alone(both);
+  for (const char* fused : {"1", "0"}) {
+    SCOPED_TRACE(fused);
+    const ScopedEnv norm("BATON_CUDA_FUSED_NORM", fused);
+    const ScopedEnv swiglu("BATON_CUDA_FUSED_SWIGLU", fused);
+    {
+      const LlamaModel model = load();
+      BothRunners both(model);
+      decode_alone(both);
+      prefill_then_decode(both);
+    }
+    {
+      const LlamaModel model = load(DevicePrecision::fp8);
+      BothRunners both(model);
+      both.set_tolerance(kFp8Tolerance);
+      decode_alone(both);
+    }
+    {
+      const LlamaModel model = load(DevicePrecision::bf16, WeightFormat::q8);
+      BothRunners both(model);
+      both.set_tolerance(kQ8Tolerance);
+      decode_alone(both);
+    }
   }
 }
 

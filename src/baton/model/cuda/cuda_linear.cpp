@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -79,6 +80,25 @@ void normed_launch(const kernels::NormedRow& n, const DeviceMatrix& w, Out* y,
       return;
     case DeviceFormat::q8_groups:
       BATON_CUDA_CHECK(skinny_gemm_normed_q8(n, w.q8_values(), w.scales, w.out, w.in, y, stream));
+      return;
+  }
+}
+
+// One row's product of its own SwiGLU plus beta y, for w's format.
+void activated_launch(const kernels::ActivatedRow& a, const DeviceMatrix& w, float* y, float beta,
+                      cudaStream_t stream) {
+  using namespace kernels;
+  switch (w.format) {
+    case DeviceFormat::bf16:
+      BATON_CUDA_CHECK(skinny_gemm_activated(a, w.bf16_values(), w.out, w.in, y, beta, stream));
+      return;
+    case DeviceFormat::fp8_rows:
+      BATON_CUDA_CHECK(
+          skinny_gemm_activated_fp8(a, w.fp8_values(), w.scales, w.out, w.in, y, beta, stream));
+      return;
+    case DeviceFormat::q8_groups:
+      BATON_CUDA_CHECK(
+          skinny_gemm_activated_q8(a, w.q8_values(), w.scales, w.out, w.in, y, beta, stream));
       return;
   }
 }
@@ -168,6 +188,18 @@ bool linear_normed(const Products& products, const kernels::NormedRow& normed,
   } else {
     normed_launch(normed, w, static_cast<kernels::bf16*>(y), stream);
   }
+  return true;
+}
+
+bool linear_activated(const Products& products, const kernels::ActivatedRow& activated,
+                      const DeviceMatrix& w, float* y, float beta) {
+  if (!takes_skinny(products, 1, w) || !kernels::activated_fits(w.in) ||
+      reinterpret_cast<std::uintptr_t>(activated.gate_up) % 16 != 0) {
+    return false;
+  }
+  cudaStream_t stream = nullptr;
+  BATON_CUBLAS_CHECK(cublas_api().get_stream(products.cublas, &stream));
+  activated_launch(activated, w, y, beta, stream);
   return true;
 }
 

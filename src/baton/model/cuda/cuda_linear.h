@@ -51,6 +51,11 @@ void linear(const Products& products, const kernels::bf16* x, int rows, const De
 // product (the caller norms, then calls linear()).
 bool linear_normed(const Products& products, const kernels::NormedRow& normed,
                    const DeviceMatrix& w, void* y, cudaDataType_t y_type);
+// One row's product of its own SwiGLU (kernels::ActivatedRow: silu(gate) * up of a
+// gate_up row), f32 y plus beta y; false, launching nothing, where skinny_gemm does not
+// take it (the caller runs silu_mul, then linear()).
+bool linear_activated(const Products& products, const kernels::ActivatedRow& activated,
+                      const DeviceMatrix& w, float* y, float beta);
 // Output columns [first, first + count) of linear(): w's rows of them into y's columns of
 // them (y keeps its row stride `w.out`), through cuBLAS whatever the rows: a piece of a
 // product that reads its slice of the weights once for all rows.

@@ -62,6 +62,7 @@ CudaModelRunner::CudaModelRunner(std::shared_ptr<const CudaModel> model, const K
              .wide_pieces = switch_from_env("BATON_CUDA_WIDE_PIECES"),
              .paged_key_slots = switch_from_env("BATON_CUDA_PAGED_SLOTS"),
              .fused_norm = switch_from_env("BATON_CUDA_FUSED_NORM"),
+             .fused_swiglu = switch_from_env("BATON_CUDA_FUSED_SWIGLU", false),
              .batched_products = switch_from_env("BATON_CUDA_DECODE_GEMM", false)
                                      ? BatchedProducts::decode_gemm
                                      : BatchedProducts::cublas,

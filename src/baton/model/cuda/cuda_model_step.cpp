@@ -316,6 +316,10 @@ void CudaModelStep::enqueue_layer(int index, int first, int count, cudaStream_t 
   auto* activated = w.device_at<kernels::bf16>(Slot::activated) + at * inner;
   normed_product(products, first, count, product_count, CudaModel::f32_of(*l.mlp_norm),
                  l.gate_up.view(), gate_up, CUDA_R_16BF, stream);
+  if (state_.fused_swiglu && count == 1 && product_count == 1 &&
+      linear_activated(products, {.gate_up = gate_up}, l.down.view(), residual, 1.0f)) {
+    return;
+  }
   BATON_CUDA_CHECK(kernels::silu_mul(gate_up, count, inner, activated, stream));
   linear(products, activated, product_count, l.down.view(), residual, CUDA_R_32F, 1.0f);
 }

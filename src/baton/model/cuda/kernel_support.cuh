@@ -64,4 +64,10 @@ __device__ inline void put(float* y, float value, float beta) {
 }
 __device__ inline void put(bf16* y, float value, float) { *y = __float2bfloat16(value); }
 
+// SwiGLU of one column: silu(gate) * up, the one formula of silu_mul and of the products
+// that activate their own input (skinny_gemm.h ActivatedRow), so that both round alike.
+__device__ inline float silu_times(float gate, float up) {
+  return gate / (1.0f + expf(-gate)) * up;
+}
+
 }  // namespace baton::cuda::kernels::detail

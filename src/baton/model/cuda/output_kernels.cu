@@ -22,14 +22,14 @@ __global__ void silu_mul_kernel(const bf16* gate_up, int rows, int inner, bf16* 
   const long long c = i % inner;
   const float gate = __bfloat162float(gate_up[r * 2 * inner + c]);
   const float up = __bfloat162float(gate_up[r * 2 * inner + inner + c]);
-  out[i] = __float2bfloat16(gate / (1.0f + expf(-gate)) * up);
+  out[i] = __float2bfloat16(silu_times(gate, up));
 }
 
 // Two bf16 values of each: silu(gate) * up, rounded as the kernel above rounds.
 __device__ __nv_bfloat162 silu_mul2(__nv_bfloat162 gate, __nv_bfloat162 up) {
   const float2 g = __bfloat1622float2(gate);
   const float2 u = __bfloat1622float2(up);
-  return __floats2bfloat162_rn(g.x / (1.0f + expf(-g.x)) * u.x, g.y / (1.0f + expf(-g.y)) * u.y);
+  return __floats2bfloat162_rn(silu_times(g.x, u.x), silu_times(g.y, u.y));
 }
 
 // The same, eight columns a thread in 16-byte loads and stores (inner % 8 == 0): the

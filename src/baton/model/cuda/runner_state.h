@@ -41,6 +41,10 @@ struct RunnerState {
   // NormedRow), two launches fewer a layer: the 0.5B decodes 4 % faster on the H100, the 8B
   // the same (docs/benchmarks.md). BATON_CUDA_FUSED_NORM=0 norms first, for comparisons.
   bool fused_norm = true;
+  // BATON_CUDA_FUSED_SWIGLU=1: a one-row step's down product makes its own input, silu(gate)
+  // * up (skinny_gemm.h ActivatedRow, the same bits), one launch fewer a layer; off until
+  // measured.
+  bool fused_swiglu = false;
   BatchedProducts batched_products = BatchedProducts::cublas;
   // A batch-invariant step's products: `invariant` (decode_gemm), or `invariant_cublas`
   // (BATON_CUDA_INVARIANT_PRODUCTS=cublas; cuda_linear.h).

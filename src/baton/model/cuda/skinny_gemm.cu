@@ -115,27 +115,60 @@ __device__ void norm_into(const NormedRow& normed, int in, bf16* xs, float* scra
   __syncthreads();
 }
 
+// The block's x with kActivated (ActivatedRow): silu(gate) * up of the row, rounded to bf16
+// into `xs` as silu_mul rounds it, eight columns a thread in 16-byte loads.
+__device__ void activate_into(const ActivatedRow& activated, int in, bf16* xs) {
+  const auto* gate = reinterpret_cast<const uint4*>(activated.gate_up);
+  const auto* up = reinterpret_cast<const uint4*>(activated.gate_up + in);
+  for (int i = threadIdx.x; i < in / 8; i += blockDim.x) {
+    const uint4 g = gate[i];
+    const uint4 u = up[i];
+    float gates[8];
+    float ups[8];
+    unpack(g, gates);
+    unpack(u, ups);
+    uint4 result;
+    auto* pairs = reinterpret_cast<__nv_bfloat162*>(&result);
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      pairs[k] = __floats2bfloat162_rn(detail::silu_times(gates[2 * k], ups[2 * k]),
+                                       detail::silu_times(gates[2 * k + 1], ups[2 * k + 1]));
+    }
+    reinterpret_cast<uint4*>(xs)[i] = result;
+  }
+  __syncthreads();
+}
+
+// Where a block's x comes from: read (x), or made by the block into shared memory.
+enum class Stage { read, normed, activated };
+
 // Each warp owns kFeatures consecutive rows of w and keeps kUnroll 16-byte loads of each in
 // flight before the first is used; lanes stride along `in`, then the warp sums. E4M3
 // weights: each feature's sum times its scale; Q8_0: each load's sum times its group's.
-// kNormed: x is the block's own RMSNorm of a row (NormedRow), not read.
-template <typename W, typename Out, bool kNormed>
+// Stage::normed: x is the block's own RMSNorm of a row (NormedRow), Stage::activated its
+// own SwiGLU of one (ActivatedRow); neither reads x.
+template <typename W, typename Out, Stage kStage>
 __global__ void __launch_bounds__(kThreads)
     skinny_kernel(const bf16* x, const W* w, const float* scales, int out, int in, Out* y,
-                  float beta, NormedRow normed) {
+                  float beta, NormedRow normed, ActivatedRow activated) {
   constexpr int V = Load<W>::kValues;
   const long long warp_index =
       (static_cast<long long>(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
   const int first = static_cast<int>(warp_index * kFeatures);
   const int lane = threadIdx.x % kWarp;
-  if constexpr (kNormed) {
-    // Every warp of the block norms x, the ones past `out` too (the block waits for all).
-    __shared__ __align__(16) bf16 xs[kNormedMaxIn];
-    __shared__ float scratch[kWarp];
+  if constexpr (kStage != Stage::read) {
+    // Every warp of the block makes x, the ones past `out` too (the block waits for all).
+    constexpr int kStaged = kStage == Stage::normed ? kNormedMaxIn : kActivatedMaxIn;
+    __shared__ __align__(16) bf16 xs[kStaged];
     if (first < out) prefetch_rows<W>(w, first, min(kFeatures, out - first), in, lane);
     detail::wait_for_previous_kernel();
     detail::let_next_kernel_start();
-    norm_into(normed, in, xs, scratch);
+    if constexpr (kStage == Stage::normed) {
+      __shared__ float scratch[kWarp];
+      norm_into(normed, in, xs, scratch);
+    } else {
+      activate_into(activated, in, xs);
+    }
     x = xs;
   }
   if (first >= out) return;
@@ -149,7 +182,7 @@ __global__ void __launch_bounds__(kThreads)
     group_scales[f] =
         Load<W>::kGroupScaled ? scales + static_cast<std::size_t>(row) * q8_groups(in) : nullptr;
   }
-  if constexpr (!kNormed) {
+  if constexpr (kStage == Stage::read) {
     prefetch_rows<W>(w, first, features, in, lane);
     detail::wait_for_previous_kernel();
     detail::let_next_kernel_start();
@@ -211,86 +244,128 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
+// Where x comes from for one launch: x itself, or one of the rows a block stages.
+struct Input {
+  const bf16* x = nullptr;
+  const NormedRow* normed = nullptr;
+  const ActivatedRow* activated = nullptr;
+};
+
 template <typename W, typename Out>
-cudaError_t launch(const bf16* x, int rows, const W* w, const float* scales, int out, int in,
-                   Out* y, float beta, cudaStream_t stream, const NormedRow* normed) {
+cudaError_t launch(Input input, int rows, const W* w, const float* scales, int out, int in, Out* y,
+                   float beta, cudaStream_t stream) {
   static_assert(kSkinnyMaxRows == 1, "instantiate a kernel for each row count");
   if (!skinny_fits(rows, in) || (sizeof(W) == 1 && in % 16 != 0)) return cudaErrorInvalidValue;
   const long long warps = (static_cast<long long>(out) + kFeatures - 1) / kFeatures;
-  const int blocks = static_cast<int>((warps * kWarp + kThreads - 1) / kThreads);
-  if (normed != nullptr) {
+  const dim3 blocks(static_cast<unsigned>((warps * kWarp + kThreads - 1) / kThreads));
+  if (input.normed != nullptr) {
     if (!normed_fits(in)) return cudaErrorInvalidValue;
-    return detail::launch_dependent(skinny_kernel<W, Out, true>, dim3(blocks), dim3(kThreads),
-                                    stream, x, w, scales, out, in, y, beta, *normed);
+    return detail::launch_dependent(skinny_kernel<W, Out, Stage::normed>, blocks, dim3(kThreads),
+                                    stream, input.x, w, scales, out, in, y, beta, *input.normed,
+                                    ActivatedRow{});
   }
-  return detail::launch_dependent(skinny_kernel<W, Out, false>, dim3(blocks), dim3(kThreads),
-                                  stream, x, w, scales, out, in, y, beta, NormedRow{});
+  if (input.activated != nullptr) {
+    if (!activated_fits(in) ||
+        reinterpret_cast<std::uintptr_t>(input.activated->gate_up) % 16 != 0) {
+      return cudaErrorInvalidValue;
+    }
+    return detail::launch_dependent(skinny_kernel<W, Out, Stage::activated>, blocks, dim3(kThreads),
+                                    stream, input.x, w, scales, out, in, y, beta, NormedRow{},
+                                    *input.activated);
+  }
+  return detail::launch_dependent(skinny_kernel<W, Out, Stage::read>, blocks, dim3(kThreads),
+                                  stream, input.x, w, scales, out, in, y, beta, NormedRow{},
+                                  ActivatedRow{});
 }
 
 }  // namespace
 
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, float* y,
                         float beta, cudaStream_t stream) {
-  return launch(x, rows, w, nullptr, out, in, y, beta, stream, nullptr);
+  return launch(Input{.x = x}, rows, w, nullptr, out, in, y, beta, stream);
 }
 
 cudaError_t skinny_gemm(const bf16* x, int rows, const bf16* w, int out, int in, bf16* y,
                         cudaStream_t stream) {
-  return launch(x, rows, w, nullptr, out, in, y, 0.0f, stream, nullptr);
+  return launch(Input{.x = x}, rows, w, nullptr, out, in, y, 0.0f, stream);
 }
 
 cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, float* y, float beta, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, beta, stream, nullptr);
+  return launch(Input{.x = x}, rows, w, scales, out, in, y, beta, stream);
 }
 
 cudaError_t skinny_gemm_fp8(const bf16* x, int rows, const std::uint8_t* w, const float* scales,
                             int out, int in, bf16* y, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, 0.0f, stream, nullptr);
+  return launch(Input{.x = x}, rows, w, scales, out, in, y, 0.0f, stream);
 }
 
 cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
                            int out, int in, float* y, float beta, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, beta, stream, nullptr);
+  return launch(Input{.x = x}, rows, w, scales, out, in, y, beta, stream);
 }
 
 cudaError_t skinny_gemm_q8(const bf16* x, int rows, const std::int8_t* w, const float* scales,
                            int out, int in, bf16* y, cudaStream_t stream) {
-  return launch(x, rows, w, scales, out, in, y, 0.0f, stream, nullptr);
+  return launch(Input{.x = x}, rows, w, scales, out, in, y, 0.0f, stream);
 }
 
 cudaError_t skinny_gemm_normed(const NormedRow& normed, const bf16* w, int out, int in, float* y,
                                cudaStream_t stream) {
-  return launch<bf16, float>(nullptr, 1, w, nullptr, out, in, y, 0.0f, stream, &normed);
+  return launch<bf16, float>(Input{.normed = &normed}, 1, w, nullptr, out, in, y, 0.0f, stream);
 }
 
 cudaError_t skinny_gemm_normed(const NormedRow& normed, const bf16* w, int out, int in, bf16* y,
                                cudaStream_t stream) {
-  return launch<bf16, bf16>(nullptr, 1, w, nullptr, out, in, y, 0.0f, stream, &normed);
+  return launch<bf16, bf16>(Input{.normed = &normed}, 1, w, nullptr, out, in, y, 0.0f, stream);
 }
 
 cudaError_t skinny_gemm_normed_fp8(const NormedRow& normed, const std::uint8_t* w,
                                    const float* scales, int out, int in, float* y,
                                    cudaStream_t stream) {
-  return launch<std::uint8_t, float>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+  return launch<std::uint8_t, float>(Input{.normed = &normed}, 1, w, scales, out, in, y, 0.0f,
+                                     stream);
 }
 
 cudaError_t skinny_gemm_normed_fp8(const NormedRow& normed, const std::uint8_t* w,
                                    const float* scales, int out, int in, bf16* y,
                                    cudaStream_t stream) {
-  return launch<std::uint8_t, bf16>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+  return launch<std::uint8_t, bf16>(Input{.normed = &normed}, 1, w, scales, out, in, y, 0.0f,
+                                    stream);
 }
 
 cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
                                   const float* scales, int out, int in, float* y,
                                   cudaStream_t stream) {
-  return launch<std::int8_t, float>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+  return launch<std::int8_t, float>(Input{.normed = &normed}, 1, w, scales, out, in, y, 0.0f,
+                                    stream);
 }
 
 cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
                                   const float* scales, int out, int in, bf16* y,
                                   cudaStream_t stream) {
-  return launch<std::int8_t, bf16>(nullptr, 1, w, scales, out, in, y, 0.0f, stream, &normed);
+  return launch<std::int8_t, bf16>(Input{.normed = &normed}, 1, w, scales, out, in, y, 0.0f,
+                                   stream);
+}
+
+cudaError_t skinny_gemm_activated(const ActivatedRow& activated, const bf16* w, int out, int in,
+                                  float* y, float beta, cudaStream_t stream) {
+  return launch<bf16, float>(Input{.activated = &activated}, 1, w, nullptr, out, in, y, beta,
+                             stream);
+}
+
+cudaError_t skinny_gemm_activated_fp8(const ActivatedRow& activated, const std::uint8_t* w,
+                                      const float* scales, int out, int in, float* y, float beta,
+                                      cudaStream_t stream) {
+  return launch<std::uint8_t, float>(Input{.activated = &activated}, 1, w, scales, out, in, y, beta,
+                                     stream);
+}
+
+cudaError_t skinny_gemm_activated_q8(const ActivatedRow& activated, const std::int8_t* w,
+                                     const float* scales, int out, int in, float* y, float beta,
+                                     cudaStream_t stream) {
+  return launch<std::int8_t, float>(Input{.activated = &activated}, 1, w, scales, out, in, y, beta,
+                                    stream);
 }
 
 }  // namespace baton::cuda::kernels

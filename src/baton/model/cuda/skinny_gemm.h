@@ -31,6 +31,17 @@ struct NormedRow {
 constexpr int kNormedMaxIn = 8192;
 constexpr bool normed_fits(int in) { return in % 4 == 0 && in <= kNormedMaxIn; }
 
+// SwiGLU the product does itself (BATON_CUDA_FUSED_SWIGLU=1): each block stages x = silu(gate)
+// * up of one row of `gate_up` (gate's `in` columns, then up's) in shared memory, by the
+// formula and rounding of silu_mul, so the SwiGLU's own launch goes and y is bit for bit
+// silu_mul's then skinny_gemm's. For `in` a multiple of 8 up to kActivatedMaxIn (32 KB of
+// bf16: Llama-3.1-8B's 14336 fits); x is then not read.
+struct ActivatedRow {
+  const bf16* gate_up = nullptr;  // 16-byte aligned
+};
+constexpr int kActivatedMaxIn = 16384;
+constexpr bool activated_fits(int in) { return in % 8 == 0 && in <= kActivatedMaxIn; }
+
 // True when skinny_gemm takes this product: up to kSkinnyMaxRows rows, `in` a multiple of 8.
 constexpr bool skinny_fits(int rows, int in) {
   return rows >= 1 && rows <= kSkinnyMaxRows && in % 8 == 0;
@@ -72,5 +83,16 @@ cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
 cudaError_t skinny_gemm_normed_q8(const NormedRow& normed, const std::int8_t* w,
                                   const float* scales, int out, int in, bf16* y,
                                   cudaStream_t stream);
+
+// One row's product of its SwiGLU (`activated`; activated_fits(in)), f32 y plus beta y
+// (the down product adds into the residual), for each weight format above.
+cudaError_t skinny_gemm_activated(const ActivatedRow& activated, const bf16* w, int out, int in,
+                                  float* y, float beta, cudaStream_t stream);
+cudaError_t skinny_gemm_activated_fp8(const ActivatedRow& activated, const std::uint8_t* w,
+                                      const float* scales, int out, int in, float* y, float beta,
+                                      cudaStream_t stream);
+cudaError_t skinny_gemm_activated_q8(const ActivatedRow& activated, const std::int8_t* w,
+                                     const float* scales, int out, int in, float* y, float beta,
+                                     cudaStream_t stream);
 
 }  // namespace baton::cuda::kernels
