@@ -214,18 +214,21 @@ TEST(SerialTurn, AWarnedWaiterThatIsPassedOverStillGetsItsTurn) {
   };
   Gate drained;
   std::atomic<bool> holding{false};
-  std::atomic<bool> releasing{false};
+  std::atomic<bool> draining{false};
   std::thread holder([&] {
     f.turn.acquire(f.ids[0], BurstKind::decode);
     holding = true;
     f.await_waiters(1);  // the prefill
-    f.streams[0]->encode(drained.op());
-    releasing = true;
+    // Runs once release() has warned the prefill (the warning comes before the commit).
+    f.streams[0]->encode(Op{.run = [&, gated = drained.op()] {
+      draining = true;
+      gated.run();
+    }});
     f.turn.release(f.ids[0]);  // warns the prefill, then drains until the gate opens
   });
   while (!holding) std::this_thread::yield();
   std::thread prefill([&] { take_turn(1, BurstKind::prefill); });
-  while (!releasing) std::this_thread::yield();
+  while (!draining) std::this_thread::yield();
   // Arrives during the drain with the same virtual time: decode first puts it ahead.
   std::thread decode([&] { take_turn(2, BurstKind::decode); });
   f.await_waiters(2);

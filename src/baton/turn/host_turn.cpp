@@ -260,7 +260,11 @@ std::chrono::nanoseconds HostTurn::yield_point(TurnClientId id, Boundary boundar
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return {};
   const Client& client = clients_[id];
-  if (piece_end) end_quantum(*client.stream, boundary, options_.handover_spin);
+  if (piece_end) {
+    // Spin for the piece only when a hand-over may follow it.
+    end_quantum(*client.stream, boundary,
+                waiting() != 0 ? options_.handover_spin : std::chrono::microseconds(0));
+  }
   if (waiting() == 0) return {};
   contention_.saw_contention();
   {

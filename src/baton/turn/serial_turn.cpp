@@ -9,6 +9,11 @@
 #include "baton/turn/serial_steps.h"
 
 namespace baton {
+namespace {
+
+constexpr std::chrono::nanoseconds kNoSpin{0};
+
+}  // namespace
 
 SerialTurn::SerialTurn(Stream& default_stream, TurnOptions options)
     : default_stream_(default_stream), options_(options) {}
@@ -24,6 +29,7 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
   Client& client = *clients_.at(id);
   const std::int64_t asked_at = now_ns();
   client.asked_at_ns.store(asked_at, std::memory_order_relaxed);
+  bool next_in_drain = false;
   {
     std::lock_guard lock(mu_);
     if (holder_ && holder_thread_ == std::this_thread::get_id()) {
@@ -49,8 +55,11 @@ void SerialTurn::acquire(TurnClientId id, BurstKind kind) {
       return;
     }
     enqueue_locked(id, kind);
+    // Alone in line while the holder drains to hand over: as good as warned, the grant is
+    // a drain away (behind others in line it is not, and it sleeps as usual).
+    next_in_drain = draining_.load(std::memory_order_relaxed) && waiters_.size() == 1;
   }
-  wait_for_grant(client);
+  wait_for_grant(client, next_in_drain);
   const std::int64_t running_at = now_ns();
   hold_start_ns_ = running_at;
   metrics_.record_acquire(id, running_at - asked_at);
@@ -109,15 +118,11 @@ std::deque<TurnClientId>::iterator SerialTurn::next_waiter_locked() {
   return std::min_element(waiters_.begin(), waiters_.end(), before);
 }
 
-void SerialTurn::wait_for_grant(Client& client) const {
+void SerialTurn::wait_for_grant(Client& client, bool warned) const {
   using std::chrono::nanoseconds;
-  // A waiter that comes in line while the holder drains for a hand-over is as good as
-  // warned: the grant is a drain away.
-  const bool drain_under_way = draining_.load(std::memory_order_acquire);
   std::int64_t spin_until =
       now_ns() +
-      nanoseconds(drain_under_way ? std::max(options_.spin, options_.handover_spin) : options_.spin)
-          .count();
+      nanoseconds(warned ? std::max(options_.spin, options_.handover_spin) : options_.spin).count();
   for (;;) {
     std::uint32_t state = client.granted.load(std::memory_order_acquire);
     if (state == kGranted) break;
@@ -256,7 +261,11 @@ std::chrono::nanoseconds SerialTurn::yield_point(TurnClientId id, Boundary bound
   const bool preemptible = options_.quantum == Quantum::op && boundary == Boundary::layer;
   if (!piece_end && !preemptible) return {};
   Client& client = *clients_[id];
-  if (piece_end) end_quantum(*client.stream, boundary, options_.handover_spin);
+  if (piece_end) {
+    // Spin for the piece only when a hand-over may follow it.
+    const bool waiters = waiting_.load(std::memory_order_acquire) != 0;
+    end_quantum(*client.stream, boundary, waiters ? options_.handover_spin : kNoSpin);
+  }
   if (waiting_.load(std::memory_order_acquire) == 0) return {};
   {
     std::lock_guard lock(mu_);

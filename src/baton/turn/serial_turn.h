@@ -94,7 +94,9 @@ class SerialTurn final : public GpuTurn {
   std::int64_t running_device_ns(const Client& holder) const;
 
   void enqueue_locked(TurnClientId client, BurstKind kind);
-  void wait_for_grant(Client& client) const;
+  // Spins for TurnOptions::spin (`warned`: for the handover_spin too), then parks; a
+  // warning on the flag starts a handover_spin.
+  void wait_for_grant(Client& client, bool warned) const;
   // Holder, before its drain: with a handover_spin, wakes the waiter that would be next
   // now, so that it spins through the drain, and marks the drain under way for waiters
   // still to come.
@@ -118,7 +120,7 @@ class SerialTurn final : public GpuTurn {
   std::thread::id holder_thread_;          // guarded by mu_
   std::atomic<std::uint32_t> waiting_{0};  // waiters_.size(), read without mu_ at yield points
   // With a handover_spin: the holder is draining to hand over (set before the drain,
-  // cleared under mu_ as the turn passes); a waiter coming in line meanwhile spins.
+  // cleared under mu_ as the turn passes); a waiter coming in line alone meanwhile spins.
   std::atomic<bool> draining_{false};
 
   double floor_ns_ = 0.0;  // guarded by mu_; only ever rises

@@ -55,7 +55,8 @@ struct TurnOptions {
   std::chrono::microseconds spin{50};
   // Around a hand-over, how long the holder spins for its stream to drain and the waiter
   // told it goes next spins for the grant, instead of sleeping: two wake-ups fewer in the
-  // device's idle gap between holders (BATON_TURN_HANDOVER_SPIN_US; 0: both sleep).
+  // device's idle gap between holders (BATON_TURN_HANDOVER_SPIN_US; 0: both sleep). The
+  // host-wide turn (TurnScope::host) spins its holder only: its waiters park as before.
   std::chrono::microseconds handover_spin{0};
   TurnScope scope = TurnScope::process;
   // host scope: the turn's name; the processes that share one use /dev/shm/baton-turn-NAME.
